@@ -1,0 +1,34 @@
+# Each target makes .venv on first use and installs what it needs into it.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-test
+
+.PHONY: test demo bench generate check-generated clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): $(VENV)/bin/python pyproject.toml
+	$(PY) -m pip install -q -e '.[cpu,test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q tests
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+bench: $(STAMP)
+	$(PY) -m ortc bench
+
+generate: $(VENV)/bin/python
+	$(PY) -m pip install -q cffi
+	$(PY) build_ffi.py
+
+check-generated: $(STAMP)
+	$(PY) build_ffi.py --check
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

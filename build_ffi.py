@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Generate ortc's cffi layer from the declarations in include/.
+
+Outputs (committed; a test regenerates them and fails when they differ):
+  ortc/_ffi.py    cffi out-of-line ABI module (no C compiler, no pycparser at run time)
+  ortc/_slots.py  OrtApi slot names in ABI order with the API version that added each
+  ortc/_enums.py  IntEnums for the C enums, prefixes dropped (ElementType.FLOAT, ...)
+
+Usage: python build_ffi.py [--out DIR] [--check]
+The output is a pure function of include/ortc_types.h and include/ortc_api.h, read in that order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+HEADERS = ("include/ortc_types.h", "include/ortc_api.h")
+
+# C enum -> (Python name, prefix dropped from its constants)
+ENUMS = {
+    "OrtLoggingLevel": ("LoggingLevel", "ORT_LOGGING_LEVEL_"),
+    "OrtErrorCode": ("ErrorCode", "ORT_"),
+    "ONNXTensorElementDataType": ("ElementType", "ONNX_TENSOR_ELEMENT_DATA_TYPE_"),
+    "ONNXType": ("ValueKind", "ONNX_TYPE_"),
+    "OrtSparseFormat": ("SparseFormat", "ORT_SPARSE_"),
+    "OrtSparseIndicesFormat": ("SparseIndicesFormat", "ORT_SPARSE_"),
+    "GraphOptimizationLevel": ("GraphOptimizationLevel", "ORT_"),
+    "ExecutionMode": ("ExecutionMode", "ORT_"),
+    "OrtLanguageProjection": ("LanguageProjection", "ORT_PROJECTION_"),
+    "OrtAllocatorType": ("AllocatorType", "Ort"),
+    "OrtMemType": ("MemType", "OrtMemType"),
+    "OrtMemoryInfoDeviceType": ("DeviceType", "OrtMemoryInfoDeviceType_"),
+    "OrtCudnnConvAlgoSearch": ("CudnnConvAlgoSearch", "OrtCudnnConvAlgoSearch"),
+    "OrtOpAttrType": ("OpAttrType", "ORT_OP_ATTR_"),
+    "OrtCustomOpInputOutputCharacteristic": ("CustomOpCharacteristic", "INPUT_OUTPUT_"),
+    "OrtExecutionProviderDevicePolicy": ("DevicePolicy", "OrtExecutionProviderDevicePolicy_"),
+    "OrtHardwareDeviceType": ("HardwareDeviceType", "OrtHardwareDeviceType_"),
+    "OrtDeviceMemoryType": ("DeviceMemoryType", "OrtDeviceMemoryType_"),
+}
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_MARKER = re.compile(r"/\*\s*@api\s+(\d+)\s*\*/")
+_SLOT = re.compile(r"\(\s*\*\s*(\w+)\s*\)\s*\(")
+
+
+def read_headers(root: str = ROOT) -> list[str]:
+    out = []
+    for rel in HEADERS:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            out.append(f.read())
+    return out
+
+
+def cdef_text(sources: list[str]) -> str:
+    """The headers with comments and preprocessor lines removed: what cffi's cdef reads."""
+    lines = []
+    for src in sources:
+        for line in _COMMENT.sub("", src).splitlines():
+            if line.lstrip().startswith("#"):
+                continue
+            if line.strip():
+                lines.append(line.rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def parse_slots(api_header: str) -> list[tuple[str, int]]:
+    """(slot, since) in ABI order from the `struct OrtApi { ... };` block."""
+    m = re.search(r"struct\s+OrtApi\s*\{(.*?)\n\s*\}\s*;", api_header, re.S)
+    if not m:
+        raise SystemExit("include/ortc_api.h: no `struct OrtApi { ... };` block")
+    since = 0
+    slots: list[tuple[str, int]] = []
+    for line in m.group(1).splitlines():
+        mk = _MARKER.search(line)
+        if mk:
+            v = int(mk.group(1))
+            if v <= since:
+                raise SystemExit(f"@api markers must ascend: {v} after {since}")
+            since = v
+            continue
+        code = _COMMENT.sub("", line).strip()
+        if not code:
+            continue
+        sm = _SLOT.search(code)
+        if not sm:
+            raise SystemExit(f"cannot parse OrtApi slot line: {line.strip()!r}")
+        if since == 0:
+            raise SystemExit("the first OrtApi slot has no /* @api N */ marker above it")
+        slots.append((sm.group(1), since))
+    names = [n for n, _ in slots]
+    if len(set(names)) != len(names):
+        raise SystemExit("duplicate OrtApi slot names")
+    return slots
+
+
+def parse_enums(text: str) -> dict[str, list[tuple[str, int]]]:
+    """C enums (typedef'd or tagged) with explicit values."""
+    enums: dict[str, list[tuple[str, int]]] = {}
+    body_re = re.compile(
+        r"typedef\s+enum\s+(\w+)?\s*\{(.*?)\}\s*(\w+)\s*;|enum\s+(\w+)\s*\{(.*?)\}\s*;", re.S)
+    for m in body_re.finditer(text):
+        name = m.group(3) or m.group(4)
+        body = m.group(2) if m.group(2) is not None else m.group(5)
+        members: list[tuple[str, int]] = []
+        nxt = 0
+        known: dict[str, int] = {}
+        for item in body.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            if "=" in item:
+                key, val = (s.strip() for s in item.split("=", 1))
+                value = known[val] if val in known else int(val, 0)
+            else:
+                key, value = item, nxt
+            known[key] = value
+            members.append((key, value))
+            nxt = value + 1
+        enums[name] = members
+    return enums
+
+
+def render_slots(slots: list[tuple[str, int]]) -> str:
+    top = max(v for _, v in slots)
+    rows = "\n".join(f"    ({name!r}, {since})," for name, since in slots)
+    return (
+        "# Generated by build_ffi.py from include/ortc_api.h; do not edit.\n"
+        '"""OrtApi slots in ABI order, each with the API version that added it."""\n\n'
+        f"DECLARED_API_VERSION = {top}\n\n"
+        "SLOTS: tuple[tuple[str, int], ...] = (\n" + rows + "\n)\n\n"
+        "SINCE: dict[str, int] = dict(SLOTS)\n")
+
+
+def render_enums(enums: dict[str, list[tuple[str, int]]]) -> str:
+    out = [
+        "# Generated by build_ffi.py from include/ortc_types.h; do not edit.",
+        '"""The C API\'s enums as IntEnums, with their C prefixes dropped."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from enum import IntEnum",
+        "",
+    ]
+    names = []
+    for c_name, (py_name, prefix) in ENUMS.items():
+        if c_name not in enums:
+            continue
+        names.append(py_name)
+        out += ["", f"class {py_name}(IntEnum):", f'    """C enum ``{c_name}``."""', ""]
+        for key, value in enums[c_name]:
+            short = key[len(prefix):] if key.startswith(prefix) else key
+            if not short.isidentifier() or short[0].isdigit():
+                short = "_" + short
+            out.append(f"    {short} = {value}")
+        out.append("")
+    out.insert(7, "__all__ = [" + ", ".join(repr(n) for n in names) + "]\n")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def build(out_dir: str, root: str = ROOT) -> list[str]:
+    """Write the three generated files into out_dir/ortc; return their paths."""
+    import cffi
+
+    types_h, api_h = read_headers(root)
+    cdef = cdef_text([types_h, api_h])
+    ffi = cffi.FFI()
+    ffi.cdef(cdef)
+    ffi.set_source("ortc._ffi", None)
+    pkg = os.path.join(out_dir, "ortc")
+    os.makedirs(pkg, exist_ok=True)
+    ffi_path = os.path.join(pkg, "_ffi.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        ffi.emit_python_code(os.path.join(tmp, "_ffi.py"))
+        with open(os.path.join(tmp, "_ffi.py"), encoding="utf-8") as f:
+            generated = f.read()
+    # cffi writes its own first line ("# auto-generated file"); ours names the source.
+    with open(ffi_path, "w", encoding="utf-8") as f:
+        f.write("# Generated by build_ffi.py from include/*.h (cffi out-of-line ABI mode); "
+                "do not edit.\n" + generated)
+    slots_path = os.path.join(pkg, "_slots.py")
+    with open(slots_path, "w", encoding="utf-8") as f:
+        f.write(render_slots(parse_slots(api_h)))
+    enums_path = os.path.join(pkg, "_enums.py")
+    with open(enums_path, "w", encoding="utf-8") as f:
+        f.write(render_enums(parse_enums(_COMMENT.sub("", types_h))))
+    return [ffi_path, slots_path, enums_path]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=ROOT, help="folder that receives ortc/_ffi.py etc.")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when the committed generated files are stale")
+    args = ap.parse_args(argv)
+    if args.check:
+        with tempfile.TemporaryDirectory() as tmp:
+            stale = []
+            for path in build(tmp):
+                rel = os.path.relpath(path, tmp)
+                mine = os.path.join(ROOT, rel)
+                with open(path, encoding="utf-8") as a:
+                    new = a.read()
+                old = open(mine, encoding="utf-8").read() if os.path.exists(mine) else None
+                if old != new:
+                    stale.append(rel)
+        if stale:
+            print("stale generated files (run python build_ffi.py): " + ", ".join(stale))
+            return 1
+        print("generated files are up to date")
+        return 0
+    for path in build(args.out):
+        print("wrote", os.path.relpath(path, ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""ortc: ONNX Runtime's C API from Python, over cffi, with its thread rules enforced.
+
+>>> import ortc, numpy as np                                            # doctest: +SKIP
+>>> sess = ortc.Session("model.onnx")                                   # doctest: +SKIP
+>>> outputs = sess.run(None, {"x": np.ones((1, 3), np.float32)})        # doctest: +SKIP
+
+The library is found on first use (see :func:`load`); ``import ortc`` itself loads nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._enums import (AllocatorType, ElementType, ErrorCode, ExecutionMode,
+                     GraphOptimizationLevel, LoggingLevel, MemType, ValueKind)
+from ._handle import live_handles
+from ._loader import LibraryInfo, load
+from .binding import IoBinding
+from .env import Env, available_providers, get_env
+from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, EPFail, Error,
+                     Fail, ForkedHandleError, InvalidArgument, InvalidGraph, InvalidProtobuf,
+                     LibraryNotFoundError, ModelLoadCanceled, ModelLoaded,
+                     ModelRequiresCompilation, NoModel, NoSuchFile, NotSupportedError, OrtError,
+                     OrtNotFound, OrtNotImplementedError, RuntimeException, ThreadRuleError,
+                     WrongThreadError)
+from .memory import Allocator, MemoryInfo, default_allocator
+from .rules import rules
+from .session import RunOptions, Session, SessionOptions
+from .threads import set_thread_checks, thread_checks
+from .typeinfo import ModelMetadata, NodeArg, TypeInfo
+from .value import Value
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "load", "version", "VersionInfo", "LibraryInfo", "available_providers", "get_env", "Env",
+    "Session", "SessionOptions", "RunOptions", "Value", "IoBinding", "MemoryInfo", "Allocator",
+    "default_allocator", "TypeInfo", "NodeArg", "ModelMetadata",
+    "ElementType", "ErrorCode", "ValueKind", "LoggingLevel", "GraphOptimizationLevel",
+    "ExecutionMode", "AllocatorType", "MemType",
+    "set_thread_checks", "thread_checks", "live_handles", "rules",
+    "Error", "OrtError", "Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError",
+    "RuntimeException", "InvalidProtobuf", "ModelLoaded", "OrtNotImplementedError",
+    "InvalidGraph", "EPFail", "ModelLoadCanceled", "ModelRequiresCompilation", "OrtNotFound",
+    "DeviceReset", "NotSupportedError", "LibraryNotFoundError", "ClosedError", "ThreadRuleError",
+    "WrongThreadError", "ConcurrentUseError", "ForkedHandleError",
+]
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    """What :func:`version` reports."""
+
+    ortc: str
+    library_path: str
+    library_version: str
+    api_version: int
+    library_api: int
+    declared_api: int
+    providers: tuple[str, ...]
+    source: str
+
+    def __str__(self) -> str:
+        return (f"ortc {self.ortc}: ONNX Runtime {self.library_version} at {self.library_path} "
+                f"({self.source}); API {self.api_version} (library {self.library_api}, ortc "
+                f"{self.declared_api}); providers: {', '.join(self.providers)}")
+
+
+def version() -> VersionInfo:
+    """The loaded library (loading it if needed): path, version, negotiated API, providers."""
+    info = load()
+    return VersionInfo(ortc=__version__, library_path=info.path, library_version=info.version,
+                       api_version=info.api_version, library_api=info.library_api,
+                       declared_api=info.declared_api, providers=tuple(available_providers()),
+                       source=info.source)
+
+
+def __getattr__(name: str) -> Any:
+    raise AttributeError(f"module 'ortc' has no attribute {name!r}")

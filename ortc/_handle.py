@@ -1,0 +1,148 @@
+"""The base of every wrapper around an ORT object: ownership, lifetimes and thread rules.
+
+A :class:`Handle` owns one ORT pointer. It is released exactly once: by :meth:`Handle.close`, by
+the context manager, or by a finalizer (``ffi.gc``) when the wrapper is collected. A handle keeps
+its owners (the objects it borrows from) alive as attributes of its release callable, so a child
+can never outlive what it needs; a parent closed while children are alive is closed for direct
+use at once and released when its last child goes. Use after close raises :class:`ClosedError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import Counter
+from typing import Any, Callable, ClassVar
+
+from ._ffi import ffi
+from .errors import ClosedError
+from .threads import Guard, register
+
+__all__ = ["Handle", "live_handles"]
+
+_lifetime_log = logging.getLogger("ortc.lifetime")
+_tree_lock = threading.Lock()  # guards children counts and deferred releases
+_live: Counter[str] = Counter()
+
+
+def live_handles() -> dict[str, int]:
+    """How many ORT objects of each kind ortc holds right now (for finding leaks).
+
+    >>> ortc.live_handles()  # doctest: +SKIP
+    {'Session': 1, 'SessionOptions': 0, ...}
+    """
+    with _tree_lock:
+        return {k: v for k, v in _live.items() if v}
+
+
+class Handle:
+    """Base of the ORT object wrappers. Subclasses declare their thread rules as class attributes.
+
+    ``c_type``: the C type wrapped; ``send``/``sync``: the Rust-like markers; ``evidence``: why;
+    ``parents``: the C types this object must not outlive.
+    """
+
+    c_type: ClassVar[str] = ""
+    send: ClassVar[bool] = True
+    sync: ClassVar[bool] = True
+    evidence: ClassVar[str] = ""
+    parents: ClassVar[tuple[str, ...]] = ()
+
+    # Class-level defaults make a half-built object (its __init__ raised) safe to close and
+    # to finalize: it simply owns nothing.
+    _ptr: Any = ffi.NULL
+    _guard: Guard | None = None
+    _owners: tuple[Any, ...] = ()
+    _children = 0
+    _release_pending = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("c_type"):
+            register(cls)
+
+    # -- ownership -----------------------------------------------------------------------------
+    def _adopt(self, raw: Any, release: Callable[[Any], None] | None,
+               owners: tuple[Any, ...] = ()) -> None:
+        """Take ``raw``; ``release`` frees it (None: borrowed, never freed); keep ``owners`` alive."""
+        if raw == ffi.NULL:
+            raise ValueError(f"{type(self).__name__}: NULL {self.c_type}")
+        self._guard = Guard(self.send, self.sync)
+        self._owners = owners
+        parents = tuple(o for o in owners if isinstance(o, Handle))
+        kind = type(self).__name__
+        with _tree_lock:
+            for p in parents:
+                p._children += 1
+            _live[kind] += 1
+        if _lifetime_log.isEnabledFor(logging.DEBUG):
+            _lifetime_log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
+        self._ptr = ffi.gc(raw, _releaser(kind, release, parents, os.getpid()))
+
+    def close(self) -> None:
+        """Release the ORT object now (idempotent). Children keep it alive until they go."""
+        guard = self._guard
+        if guard is None or guard.closed:
+            return
+        guard.close_when_idle(self, self._release_if_childless)
+
+    def _release_if_childless(self) -> None:
+        with _tree_lock:
+            if self._children:
+                self._release_pending = True
+                return
+        self._release_now()
+
+    def _release_now(self) -> None:
+        ptr, self._ptr = self._ptr, ffi.NULL
+        if ptr != ffi.NULL:
+            ffi.release(ptr)  # runs the finalizer now, exactly once
+
+    def _child_released(self) -> None:
+        with _tree_lock:
+            self._children -= 1
+            due = self._release_pending and not self._children
+            if due:
+                self._release_pending = False
+        if due:
+            self._release_now()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called (or construction failed)."""
+        return self._guard is None or self._guard.closed
+
+    def _check_open(self) -> None:
+        if self._guard is None or self._guard.closed:
+            raise ClosedError(f"{type(self).__name__} is closed")
+
+    def __enter__(self) -> Any:
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else hex(int(ffi.cast("uintptr_t", self._ptr)))
+        return f"<ortc.{type(self).__name__} {state}>"
+
+
+def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[Handle, ...],
+              pid: int) -> Callable[[Any], None]:
+    """The ffi.gc callback: free the pointer, then let the parents go."""
+
+    def run(ptr: Any) -> None:
+        # In a forked child, ORT's threads are gone: releasing could join threads that do not
+        # exist. Leaking there is the safe choice.
+        if release is not None and os.getpid() == pid:
+            release(ptr)
+        with _tree_lock:
+            _live[kind] -= 1
+        if _lifetime_log.isEnabledFor(logging.DEBUG):
+            _lifetime_log.debug("-DROP %s %s", kind, hex(int(ffi.cast("uintptr_t", ptr))))
+        for p in parents:
+            p._child_released()
+
+    return run

@@ -1,0 +1,223 @@
+"""The one place that finds, loads and negotiates with the ONNX Runtime library.
+
+Search order: :func:`load` with an explicit path > ``ORTC_LIBRARY`` > the library inside an
+installed onnxruntime / onnxruntime-gpu wheel (found through its package metadata, never by
+importing it) > the system's loader. The library is opened once and kept for the life of the
+process; every wrapper reaches ORT through the one :class:`Api` facade built here.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ._ffi import ffi
+from ._slots import DECLARED_API_VERSION, SLOTS
+from .errors import LibraryNotFoundError, NotSupportedError
+
+__all__ = ["Api", "LibraryInfo", "load", "api", "library_info", "candidate_paths"]
+
+# Wheels that ship libonnxruntime in <package>/capi. The GPU wheel installs the same package name.
+_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-directml", "onnxruntime-openvino",
+                  "onnxruntime-qnn", "ort-nightly", "ort-nightly-gpu")
+
+if sys.platform == "darwin":
+    _PATTERNS = ("libonnxruntime.*.dylib", "libonnxruntime.dylib")
+    _SYSTEM_NAMES = ("libonnxruntime.dylib",)
+elif sys.platform == "win32":
+    _PATTERNS = ("onnxruntime.dll",)
+    _SYSTEM_NAMES = ("onnxruntime.dll",)
+else:
+    # The wheel's file is versioned (libonnxruntime.so.1.32.0); the plain name is a dev symlink.
+    _PATTERNS = ("libonnxruntime.so.*", "libonnxruntime.so")
+    _SYSTEM_NAMES = ("libonnxruntime.so", "libonnxruntime.so.1")
+
+
+@dataclass(frozen=True)
+class LibraryInfo:
+    """What was loaded: the file, ORT's version string, and the API versions."""
+
+    path: str
+    version: str
+    #: the highest API version the library offers (ORT 1.N offers API N)
+    library_api: int
+    #: the highest API version ortc declares
+    declared_api: int
+    #: min(declared, library): the table ortc uses
+    api_version: int
+    #: how the library was chosen ("explicit", "ORTC_LIBRARY", "onnxruntime package", "system")
+    source: str
+    #: every place searched, in order
+    searched: tuple[str, ...]
+
+
+class Api:
+    """The OrtApi table as plain attributes: one cdata function pointer per usable slot.
+
+    A slot newer than the library is a callable raising :class:`NotSupportedError`; reading it
+    from the raw table would read past the table's end.
+    """
+
+    version: int
+    info: LibraryInfo
+
+    def __init__(self, table: Any, version: int, info: LibraryInfo, lib: Any) -> None:
+        self.table = table
+        self.version = version
+        self.info = info
+        self.lib = lib  # pins the dlopen handle for as long as any wrapper holds the facade
+        self.available: dict[str, int] = {}
+        for name, since in SLOTS:
+            if since <= version:
+                setattr(self, name, getattr(table, name))
+                self.available[name] = since
+            else:
+                setattr(self, name, _unsupported(name, since, info))
+
+    def has(self, name: str) -> bool:
+        """Whether slot ``name`` exists in the negotiated table."""
+        return name in self.available
+
+
+def _unsupported(name: str, since: int, info: LibraryInfo) -> Callable[..., Any]:
+    def missing(*_args: Any) -> Any:
+        raise NotSupportedError(
+            f"{name} needs ORT API {since}, the loaded library has {info.library_api} "
+            f"(ONNX Runtime {info.version} at {info.path})")
+
+    missing.__name__ = name
+    return missing
+
+
+_lock = threading.Lock()
+_api: Api | None = None
+
+
+def _package_candidates(searched: list[str]) -> list[str]:
+    from importlib import metadata
+
+    found: list[str] = []
+    for dist_name in _DISTRIBUTIONS:
+        try:
+            dist = metadata.distribution(dist_name)
+        except metadata.PackageNotFoundError:
+            searched.append(f"package {dist_name}: not installed")
+            continue
+        capi = str(dist.locate_file(os.path.join("onnxruntime", "capi")))
+        hits: list[str] = []
+        for pattern in _PATTERNS:
+            hits += sorted(p for p in glob.glob(os.path.join(capi, pattern))
+                           if "providers" not in os.path.basename(p))
+        searched.append(f"package {dist_name} {dist.version}: {capi} "
+                        f"({', '.join(map(os.path.basename, hits)) or 'no library'})")
+        found += hits
+    return found
+
+
+def candidate_paths() -> tuple[list[tuple[str, str]], list[str]]:
+    """Libraries to try, in order, as (path, source), and a log of every place searched."""
+    searched: list[str] = []
+    out: list[tuple[str, str]] = []
+    env = os.environ.get("ORTC_LIBRARY")
+    if env:
+        searched.append(f"ORTC_LIBRARY={env}")
+        out.append((env, "ORTC_LIBRARY"))
+    else:
+        searched.append("ORTC_LIBRARY: not set")
+    out += [(p, "onnxruntime package") for p in _package_candidates(searched)]
+    for name in _SYSTEM_NAMES:
+        searched.append(f"system loader: {name}")
+        out.append((name, "system"))
+    return out, searched
+
+
+def _open(path: str, source: str, searched: list[str]) -> Api:
+    try:
+        lib = ffi.dlopen(path)
+    except OSError as exc:
+        raise LibraryNotFoundError(f"cannot load {path}: {exc}") from exc
+    try:
+        get_base = lib.OrtGetApiBase
+    except AttributeError as exc:
+        raise LibraryNotFoundError(f"{path} has no OrtGetApiBase: not an ONNX Runtime library") \
+            from exc
+    base = get_base()
+    version = ffi.string(base.GetVersionString()).decode()
+    try:
+        library_api = int(version.split(".")[1])
+    except (IndexError, ValueError):
+        library_api = DECLARED_API_VERSION
+    negotiated = min(DECLARED_API_VERSION, library_api)
+    table = ffi.NULL
+    # A build may report a version whose table it cannot give (a custom build): step down.
+    while negotiated >= 1:
+        table = base.GetApi(negotiated)
+        if table != ffi.NULL:
+            break
+        negotiated -= 1
+    if table == ffi.NULL:
+        raise LibraryNotFoundError(f"{path} (ONNX Runtime {version}) offers no API version "
+                                   f"up to {DECLARED_API_VERSION}")
+    real = os.path.realpath(path) if os.path.exists(path) else path
+    info = LibraryInfo(path=real, version=version, library_api=library_api,
+                       declared_api=DECLARED_API_VERSION, api_version=negotiated,
+                       source=source, searched=tuple(searched))
+    return Api(table, negotiated, info, lib)
+
+
+def load(path: str | os.PathLike[str] | None = None) -> LibraryInfo:
+    """Load the ONNX Runtime library (once per process) and return what was loaded.
+
+    With ``path``, load exactly that file. Without it, search as the module docstring says.
+    Calling it again with another path after a library is loaded raises ``RuntimeError``: ORT
+    keeps process-wide state, so one process uses one library.
+
+    >>> ortc.load("/opt/ort/lib/libonnxruntime.so.1.32.0")  # doctest: +SKIP
+    """
+    global _api
+    with _lock:
+        if _api is not None:
+            if path is not None and os.path.realpath(os.fspath(path)) != _api.info.path:
+                raise RuntimeError(f"ortc already loaded {_api.info.path}; one process uses one "
+                                   f"ONNX Runtime library (start a new process for another)")
+            return _api.info
+        if path is not None:
+            p = os.fspath(path)
+            if not os.path.exists(p):
+                raise LibraryNotFoundError(f"ortc.load({p!r}): no such file")
+            _api = _open(p, "explicit", [f"explicit path {p}"])
+            return _api.info
+        candidates, searched = candidate_paths()
+        errors: list[str] = []
+        for cand, source in candidates:
+            if source != "system" and not os.path.exists(cand):
+                errors.append(f"{cand}: no such file")
+                continue
+            try:
+                _api = _open(cand, source, searched)
+                return _api.info
+            except LibraryNotFoundError as exc:
+                errors.append(str(exc))
+        raise LibraryNotFoundError(
+            "no ONNX Runtime library found. Searched:\n  " + "\n  ".join(searched)
+            + "\nErrors:\n  " + "\n  ".join(errors)
+            + "\nInstall one (pip install 'ortc[cpu]'), set ORTC_LIBRARY=/path/to/libonnxruntime.so,"
+              " or call ortc.load(path).")
+
+
+def api() -> Api:
+    """The facade of the loaded library, loading it on first use."""
+    a = _api
+    if a is None:
+        load()
+        a = _api
+    assert a is not None
+    return a
+
+
+def library_info() -> LibraryInfo:
+    return api().info

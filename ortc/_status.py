@@ -1,0 +1,56 @@
+"""The one chokepoint that turns an ``OrtStatus*`` into a Python exception.
+
+Every ORT call that returns a status goes through :func:`check` (hot paths test the pointer for
+NULL first and call :func:`raise_status` only on failure). The status is released here, exactly
+once, after its code and message are copied out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from ._ffi import ffi
+from ._loader import api
+from .errors import OrtError, error_class_for
+
+__all__ = ["check", "raise_status", "error_from_status", "call_out"]
+
+
+def error_from_status(status: Any) -> OrtError:
+    """Decode and release a non-NULL status; return the matching exception."""
+    a = api()
+    code = int(a.GetErrorCode(status))
+    raw = a.GetErrorMessage(status)
+    message = ffi.string(raw).decode("utf-8", "replace") if raw != ffi.NULL else ""
+    a.ReleaseStatus(status)
+    return error_class_for(code)(message, code)
+
+
+def raise_status(status: Any, context: str | None = None) -> NoReturn:
+    """Raise the exception for a non-NULL status, optionally prefixing ``context``."""
+    err = error_from_status(status)
+    if context:
+        err = type(err)(f"{context}: {err.message}", err.code)
+    raise err
+
+
+def check(status: Any, context: str | None = None) -> None:
+    """Raise for a failed status; do nothing for NULL (success)."""
+    if status:
+        raise_status(status, context)
+
+
+def call_out(fn: Any, out_type: str, *args: Any, context: str | None = None) -> Any:
+    """Call a creating slot ``fn(*args, &out)`` and return ``out``; a NULL result raises.
+
+    ``out_type`` is the C type of the out-parameter's pointee, e.g. ``"OrtSession*"``.
+    """
+    out = ffi.new(out_type + "*")
+    status = fn(*args, out)
+    if status:
+        raise_status(status, context)
+    result = out[0]
+    if result == ffi.NULL and out_type.endswith("*"):
+        name = getattr(fn, "__name__", None) or "an ORT function"
+        raise OrtError(f"{context or name} returned success and a NULL {out_type}")
+    return result

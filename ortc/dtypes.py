@@ -1,0 +1,121 @@
+"""The element-type table: ORT element types <-> numpy dtypes, and sub-byte packing.
+
+Types numpy lacks (bfloat16, the float8 family, int4/uint4, float4, int2/uint2) map to
+ml_dtypes' dtypes when ml_dtypes is installed; without it, using one raises a clear TypeError.
+Sub-byte types are packed in ORT (two 4-bit or four 2-bit elements per byte, first element in
+the lowest bits) and unpacked one element per byte in ml_dtypes, so they are copied both ways.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._enums import ElementType
+
+__all__ = ["dtype_for", "element_type_for", "bits_for", "pack_subbyte", "unpack_subbyte",
+           "STRING_KINDS"]
+
+_NUMPY: dict[str, Any] = {
+    "FLOAT": np.float32, "DOUBLE": np.float64, "FLOAT16": np.float16,
+    "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
+    "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64,
+    "BOOL": np.bool_, "COMPLEX64": np.complex64, "COMPLEX128": np.complex128,
+}
+_ML_DTYPES: dict[str, str] = {
+    "BFLOAT16": "bfloat16",
+    "FLOAT8E4M3FN": "float8_e4m3fn", "FLOAT8E4M3FNUZ": "float8_e4m3fnuz",
+    "FLOAT8E5M2": "float8_e5m2", "FLOAT8E5M2FNUZ": "float8_e5m2fnuz",
+    "FLOAT8E8M0": "float8_e8m0fnu",
+    "INT4": "int4", "UINT4": "uint4", "FLOAT4E2M1": "float4_e2m1fn",
+    "INT2": "int2", "UINT2": "uint2",
+}
+_SUBBYTE_BITS = {"INT4": 4, "UINT4": 4, "FLOAT4E2M1": 4, "INT2": 2, "UINT2": 2}
+
+#: numpy dtype kinds that become string tensors
+STRING_KINDS = frozenset("USO")
+
+_TO_DTYPE: dict[int, np.dtype[Any]] = {}
+_FROM_DTYPE: dict[np.dtype[Any], ElementType] = {}
+_BITS: dict[int, int] = {}
+_MISSING: dict[int, str] = {}  # element type -> ml_dtypes name, when ml_dtypes is absent
+
+try:
+    import ml_dtypes as _ml
+except ImportError:  # optional dependency
+    _ml = None
+
+for _et in ElementType:
+    _name = _et.name
+    if _name in _NUMPY:
+        _dt = np.dtype(_NUMPY[_name])
+    elif _name in _ML_DTYPES:
+        if _ml is None or not hasattr(_ml, _ML_DTYPES[_name]):
+            _MISSING[int(_et)] = _ML_DTYPES[_name]
+            continue
+        _dt = np.dtype(getattr(_ml, _ML_DTYPES[_name]))
+    else:
+        continue
+    _TO_DTYPE[int(_et)] = _dt
+    _FROM_DTYPE.setdefault(_dt, _et)
+    if _name in _SUBBYTE_BITS:
+        _BITS[int(_et)] = _SUBBYTE_BITS[_name]
+
+
+def dtype_for(element_type: int, required: bool = True) -> np.dtype[Any] | None:
+    """The numpy dtype for an ORT element type (object for strings)."""
+    dt = _TO_DTYPE.get(int(element_type))
+    if dt is not None:
+        return dt
+    if int(element_type) == ElementType.STRING:
+        return np.dtype(object)
+    if not required:
+        return None
+    if int(element_type) in _MISSING:
+        raise TypeError(f"element type {ElementType(element_type).name} needs ml_dtypes "
+                        f"(pip install ml_dtypes) for its numpy dtype "
+                        f"ml_dtypes.{_MISSING[int(element_type)]}")
+    try:
+        name = ElementType(element_type).name
+    except ValueError:
+        name = f"#{int(element_type)}"
+    raise TypeError(f"element type {name} has no numpy equivalent")
+
+
+def element_type_for(dtype: np.dtype[Any]) -> ElementType:
+    """The ORT element type for a numpy dtype; strings (U, S, O) are STRING."""
+    et = _FROM_DTYPE.get(dtype)
+    if et is not None:
+        return et
+    if dtype.kind in STRING_KINDS:
+        return ElementType.STRING
+    raise TypeError(f"numpy dtype {dtype} has no ONNX Runtime element type")
+
+
+def bits_for(element_type: int) -> int:
+    """Bits per element of a sub-byte type, 0 for every other type."""
+    return _BITS.get(int(element_type), 0)
+
+
+def pack_subbyte(arr: np.ndarray[Any, Any], bits: int) -> np.ndarray[Any, Any]:
+    """Pack an ml_dtypes sub-byte array (one element per byte) into ORT's layout."""
+    per = 8 // bits
+    flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8) & ((1 << bits) - 1)
+    pad = (-flat.size) % per
+    if pad:
+        flat = np.concatenate([flat, np.zeros(pad, np.uint8)])
+    groups = flat.reshape(-1, per).astype(np.uint8)
+    out = np.zeros(groups.shape[0], np.uint8)
+    for i in range(per):
+        out |= groups[:, i] << (bits * i)
+    return out
+
+
+def unpack_subbyte(raw: np.ndarray[Any, Any], bits: int, count: int,
+                   dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """Unpack ORT's packed bytes into ``count`` one-byte ml_dtypes elements."""
+    per = 8 // bits
+    mask = (1 << bits) - 1
+    cols = [(raw >> (bits * i)) & mask for i in range(per)]
+    return np.stack(cols, axis=1).reshape(-1)[:count].astype(np.uint8).view(dtype)

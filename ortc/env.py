@@ -1,0 +1,168 @@
+"""The process-wide ORT environment, and ORT's log messages routed into Python ``logging``.
+
+ORT's ``OrtEnv`` is a reference-counted singleton: every CreateEnv returns the same object and
+ignores its arguments after the first, and once its last reference is released ORT cannot run
+anything (Run after the last ReleaseEnv segfaults: research/thread-safety.md, experiment E10).
+ortc therefore creates it once, on first use, and never releases it; every Session keeps it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from typing import Any
+
+from . import _loader
+from ._enums import LoggingLevel
+from ._ffi import ffi
+from ._handle import Handle
+from ._status import call_out, check
+from .threads import exclusive, shared
+
+__all__ = ["Env", "get_env", "available_providers"]
+
+ort_logger = logging.getLogger("ortc.ort")
+
+# ORT severity -> Python logging level.
+_PY_LEVEL = {
+    int(LoggingLevel.VERBOSE): logging.DEBUG,
+    int(LoggingLevel.INFO): logging.INFO,
+    int(LoggingLevel.WARNING): logging.WARNING,
+    int(LoggingLevel.ERROR): logging.ERROR,
+    int(LoggingLevel.FATAL): logging.CRITICAL,
+}
+_LOGGING_TO_ORT = [
+    (logging.DEBUG, LoggingLevel.VERBOSE),
+    (logging.INFO, LoggingLevel.INFO),
+    (logging.WARNING, LoggingLevel.WARNING),
+    (logging.ERROR, LoggingLevel.ERROR),
+]
+
+_accepting_logs = True  # cleared at interpreter exit: from then on the callback does nothing
+
+
+def _text(p: Any) -> str:
+    return ffi.string(p).decode("utf-8", "replace") if p != ffi.NULL else ""
+
+
+def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_location: Any,
+                  message: Any) -> None:
+    # Runs on whatever thread ORT logs from (caller threads and ORT's own pools), concurrently
+    # and without ORT holding a lock. It must never raise into C and never wait on ortc locks.
+    if not _accepting_logs:
+        return
+    try:
+        ort_logger.log(
+            _PY_LEVEL.get(severity, logging.WARNING), "%s", _text(message),
+            extra={"ort_category": _text(category), "ort_logid": _text(logid),
+                   "ort_code_location": _text(code_location), "ort_severity": severity})
+    except BaseException:  # noqa: BLE001 - a logging failure must not unwind through ORT
+        pass
+
+
+# Kept alive for the life of the process: ORT may call it until its env is destroyed.
+_log_callback = ffi.callback("OrtLoggingFunction", _log_from_ort)
+
+
+def _default_severity() -> LoggingLevel:
+    level = ort_logger.getEffectiveLevel()
+    for py_level, ort_level in _LOGGING_TO_ORT:
+        if level <= py_level:
+            return ort_level
+    return LoggingLevel.FATAL
+
+
+class Env(Handle):
+    """The ORT environment (one per process; get it with :func:`get_env`).
+
+    Thread rules: Send and Sync. Session creation and queries are shared; changing the log
+    level is exclusive. It is never released: ORT cannot re-create an env once the last reference
+    is gone, and everything running depends on it.
+    """
+
+    c_type = "OrtEnv"
+    send = True
+    sync = True
+    evidence = ("ORT CreateEnv doc: every env creation returns the same ref-counted instance "
+                "(onnxruntime_c_api.h, CreateEnv); ORT issue #13571 (one env per process, used "
+                "from many threads); shared/research E6, E10, E12")
+
+    def __init__(self, severity: LoggingLevel | int | None = None, logid: str = "ortc") -> None:
+        api = _loader.api()
+        self._api = api
+        self._severity = LoggingLevel(_default_severity() if severity is None else severity)
+        raw = call_out(api.CreateEnvWithCustomLogger, "OrtEnv*", _log_callback, ffi.NULL,
+                       int(self._severity), logid.encode(), context="CreateEnvWithCustomLogger")
+        self._adopt(raw, None)  # never released: see the module docstring
+
+    def close(self) -> None:
+        """Does nothing: the environment lives as long as the process (see the class doc)."""
+
+    @property
+    def log_severity(self) -> LoggingLevel:
+        """ORT's minimum severity for messages sent to the ``ortc.ort`` logger."""
+        return self._severity
+
+    @log_severity.setter
+    @exclusive("UpdateEnvWithCustomLogLevel")
+    def log_severity(self, level: LoggingLevel | int) -> None:
+        check(self._api.UpdateEnvWithCustomLogLevel(self._ptr, int(level)))
+        self._severity = LoggingLevel(level)
+
+    @shared("GetAvailableProviders", "ReleaseAvailableProviders")
+    def providers(self) -> list[str]:
+        """Execution providers compiled into the library (e.g. ``["CPUExecutionProvider"]``)."""
+        return available_providers()
+
+    @shared("EnableTelemetryEvents")
+    def enable_telemetry(self) -> None:
+        """Allow ORT's telemetry events (a no-op on builds without telemetry)."""
+        check(self._api.EnableTelemetryEvents(self._ptr))
+
+    @shared("DisableTelemetryEvents")
+    def disable_telemetry(self) -> None:
+        """Stop ORT's telemetry events."""
+        check(self._api.DisableTelemetryEvents(self._ptr))
+
+
+_env_lock = threading.Lock()
+_env: Env | None = None
+
+
+def get_env() -> Env:
+    """The process's :class:`Env`, created on first use."""
+    global _env
+    env = _env
+    if env is None:
+        with _env_lock:
+            if _env is None:
+                _env = Env()
+            env = _env
+    return env
+
+
+def available_providers() -> list[str]:
+    """Execution providers this ONNX Runtime library was built with."""
+    api = _loader.api()
+    names = ffi.new("char***")
+    count = ffi.new("int*")
+    check(api.GetAvailableProviders(names, count))
+    try:
+        return [ffi.string(names[0][i]).decode() for i in range(count[0])]
+    finally:
+        check(api.ReleaseAvailableProviders(names[0], count[0]))
+
+
+@atexit.register
+def _quiet_at_exit() -> None:
+    # ORT may log from its static destructors after Python has finalized; calling back into a
+    # finalized interpreter would crash. Raise ORT's threshold and make the callback inert.
+    global _accepting_logs
+    _accepting_logs = False
+    env = _env
+    if env is not None:
+        try:
+            env._api.UpdateEnvWithCustomLogLevel(env._ptr, int(LoggingLevel.FATAL))
+        except Exception:  # noqa: BLE001 - an old library without the slot: nothing to do
+            pass

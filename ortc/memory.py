@@ -1,0 +1,182 @@
+"""Memory descriptions (``OrtMemoryInfo``) and allocators (``OrtAllocator``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _loader
+from ._enums import AllocatorType, MemType
+from ._ffi import ffi
+from ._handle import Handle
+from ._status import call_out, check
+from .threads import shared
+
+__all__ = ["MemoryInfo", "Allocator", "cpu_memory_info", "default_allocator"]
+
+
+class MemoryInfo(Handle):
+    """Where a tensor's memory lives: device name, id, allocator kind and memory type.
+
+    Thread rules: Send and Sync; it is immutable once created (all getters are shared). One
+    returned by ORT for another object (a tensor's, an allocator's) is borrowed from it and
+    keeps that owner alive.
+    """
+
+    c_type = "OrtMemoryInfo"
+    send = True
+    sync = True
+    evidence = ("immutable after creation, every getter takes const OrtMemoryInfo* "
+                "(onnxruntime_c_api.h); Go shares one instance across goroutines "
+                "(research/thread-safety.md §1)")
+
+    def __init__(self, name: str = "Cpu", allocator_type: AllocatorType | int = AllocatorType.DeviceAllocator,
+                 device_id: int = 0, mem_type: MemType | int = MemType.Default) -> None:
+        self._api = _loader.api()
+        raw = call_out(self._api.CreateMemoryInfo, "OrtMemoryInfo*", name.encode(),
+                       int(allocator_type), int(device_id), int(mem_type),
+                       context=f"CreateMemoryInfo({name!r})")
+        self._adopt(raw, self._api.ReleaseMemoryInfo)
+
+    @classmethod
+    def cpu(cls, allocator_type: AllocatorType | int = AllocatorType.DeviceAllocator,
+            mem_type: MemType | int = MemType.Default) -> MemoryInfo:
+        """CPU memory (CreateCpuMemoryInfo)."""
+        self = cls.__new__(cls)
+        self._api = _loader.api()
+        raw = call_out(self._api.CreateCpuMemoryInfo, "OrtMemoryInfo*", int(allocator_type),
+                       int(mem_type))
+        self._adopt(raw, self._api.ReleaseMemoryInfo)
+        return self
+
+    @classmethod
+    def _borrow(cls, raw: Any, owner: Any) -> MemoryInfo:
+        self = cls.__new__(cls)
+        self._api = _loader.api()
+        self._adopt(raw, None, (owner,))
+        return self
+
+    @property
+    @shared("MemoryInfoGetName")
+    def name(self) -> str:
+        out = ffi.new("char**")
+        check(self._api.MemoryInfoGetName(self._ptr, ffi.cast("const char**", out)))
+        return ffi.string(out[0]).decode()
+
+    @property
+    @shared("MemoryInfoGetId")
+    def device_id(self) -> int:
+        out = ffi.new("int*")
+        check(self._api.MemoryInfoGetId(self._ptr, out))
+        return int(out[0])
+
+    @property
+    @shared("MemoryInfoGetMemType")
+    def mem_type(self) -> MemType:
+        out = ffi.new("OrtMemType*")
+        check(self._api.MemoryInfoGetMemType(self._ptr, out))
+        return MemType(out[0])
+
+    @property
+    @shared("MemoryInfoGetType")
+    def allocator_type(self) -> AllocatorType:
+        out = ffi.new("OrtAllocatorType*")
+        check(self._api.MemoryInfoGetType(self._ptr, out))
+        return AllocatorType(out[0])
+
+    @shared("CompareMemoryInfo")
+    def same_as(self, other: MemoryInfo) -> bool:
+        """Whether both describe the same memory (CompareMemoryInfo)."""
+        other._check_open()
+        out = ffi.new("int*")
+        check(self._api.CompareMemoryInfo(self._ptr, other._ptr, out))
+        return out[0] == 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MemoryInfo):
+            return NotImplemented
+        return self.same_as(other)
+
+    __hash__ = Handle.__hash__
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<ortc.MemoryInfo closed>"
+        return (f"<ortc.MemoryInfo {self.name} id={self.device_id} {self.allocator_type.name} "
+                f"{self.mem_type.name}>")
+
+
+class Allocator(Handle):
+    """An ORT allocator: the default CPU one, or one created for a session.
+
+    Thread rules: Send. Sync for the default CPU allocator (a stateless aligned malloc,
+    experiment E7) and for session CPU arenas (the arena has a mutex, E8). A session's allocator
+    keeps its session alive and must go before it.
+    """
+
+    c_type = "OrtAllocator"
+    send = True
+    sync = True
+    parents = ("OrtSession",)
+    evidence = ("default allocator: static, never freed (GetAllocatorWithDefaultOptions doc); "
+                "research E7 (16 threads x 20000 Alloc/Free) and E8 (session CPU arena, 8 threads)")
+
+    _owned = False
+
+    @classmethod
+    def _wrap(cls, raw: Any, release: Any, owners: tuple[Any, ...]) -> Allocator:
+        self = cls.__new__(cls)
+        self._api = _loader.api()
+        self._owned = release is not None
+        self._adopt(raw, release, owners)
+        return self
+
+    @shared("AllocatorAlloc")
+    def alloc(self, nbytes: int) -> int:
+        """Allocate ``nbytes``; returns the address (free it with :meth:`free`)."""
+        if nbytes < 0:
+            raise ValueError(f"alloc: negative size {nbytes}")
+        out = ffi.new("void**")
+        check(self._api.AllocatorAlloc(self._ptr, nbytes, out))
+        return int(ffi.cast("uintptr_t", out[0]))
+
+    @shared("AllocatorFree")
+    def free(self, address: int) -> None:
+        """Free memory returned by :meth:`alloc`."""
+        check(self._api.AllocatorFree(self._ptr, ffi.cast("void*", address)))
+
+    @property
+    @shared("AllocatorGetInfo")
+    def memory_info(self) -> MemoryInfo:
+        out = ffi.new("OrtMemoryInfo**")
+        check(self._api.AllocatorGetInfo(self._ptr, ffi.cast("const OrtMemoryInfo**", out)))
+        return MemoryInfo._borrow(out[0], self)
+
+    @shared("AllocatorGetStats")
+    def stats(self) -> dict[str, str]:
+        """The allocator's statistics (arena allocators report bytes in use, allocations, ...)."""
+        from .session import read_key_values
+
+        out = ffi.new("OrtKeyValuePairs**")
+        check(self._api.AllocatorGetStats(self._ptr, out))
+        return read_key_values(self._api, out[0], release=True)
+
+
+_cpu_info: MemoryInfo | None = None
+_default_allocator: Allocator | None = None
+
+
+def cpu_memory_info() -> MemoryInfo:
+    """The shared CPU memory description used for tensors over numpy memory."""
+    global _cpu_info
+    if _cpu_info is None:
+        _cpu_info = MemoryInfo.cpu(AllocatorType.ArenaAllocator, MemType.Default)
+    return _cpu_info
+
+
+def default_allocator() -> Allocator:
+    """ORT's default CPU allocator (process-wide, never released)."""
+    global _default_allocator
+    if _default_allocator is None:
+        raw = call_out(_loader.api().GetAllocatorWithDefaultOptions, "OrtAllocator*")
+        _default_allocator = Allocator._wrap(raw, None, ())
+    return _default_allocator

@@ -1,0 +1,744 @@
+"""Inference sessions, their options, and per-run options.
+
+>>> sess = ortc.Session("model.onnx", intra_op_num_threads=1)        # doctest: +SKIP
+>>> [y] = sess.run(None, {"x": np.ones((1, 3), np.float32)})          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from . import _loader
+from ._enums import ElementType, ExecutionMode, GraphOptimizationLevel, LoggingLevel, ValueKind
+from ._ffi import ffi
+from ._handle import Handle
+from ._loader import Api
+from ._status import call_out, check, raise_status
+from .dtypes import STRING_KINDS, element_type_for
+from .env import Env, get_env
+from .errors import ClosedError, InvalidArgument
+from .memory import Allocator, MemoryInfo, default_allocator
+from .threads import exclusive, shared
+from .typeinfo import ModelMetadata, NodeArg, TypeInfo, read_metadata, take_type_info
+from .value import Value, array_to_ortvalue, ortvalue_to_python, tensor_to_numpy
+
+__all__ = ["Session", "SessionOptions", "RunOptions", "read_key_values", "ModelSource"]
+
+ModelSource = Any  # str | os.PathLike | bytes | bytearray | memoryview | a binary file object
+
+
+def read_key_values(api: Api, kvp: Any, release: bool) -> dict[str, str]:
+    """Copy an ``OrtKeyValuePairs*`` into a dict (and release it when asked)."""
+    try:
+        keys = ffi.new("char***")
+        values = ffi.new("char***")
+        n = ffi.new("size_t*")
+        api.GetKeyValuePairs(kvp, ffi.cast("const char* const**", keys),
+                             ffi.cast("const char* const**", values), n)
+        return {ffi.string(keys[0][i]).decode(): ffi.string(values[0][i]).decode()
+                for i in range(n[0])}
+    finally:
+        if release:
+            api.ReleaseKeyValuePairs(kvp)
+
+
+def _c_strings(items: Iterable[str]) -> tuple[Any, list[Any]]:
+    """A ``const char* const*`` array and the buffers it points into (keep both alive)."""
+    bufs = [ffi.new("char[]", s.encode()) for s in items]
+    return ffi.new("char*[]", bufs), bufs
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, (bool, int, np.bool_)):
+        raise TypeError(f"expected a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"expected a non-negative int, got {value!r}")
+    return int(value)
+
+
+def _setting(name: str, apply: Callable[[SessionOptions, Any], Any], default: Any,
+             doc: str, slots: tuple[str, ...]) -> property:
+    """An attribute-style option: setting it calls ORT at once; reading returns what was set."""
+
+    def get(self: SessionOptions) -> Any:
+        self._check_open()
+        return self._values.get(name, default)
+
+    def put(self: SessionOptions, value: Any) -> None:
+        stored = apply(self, value)
+        self._values[name] = value if stored is None else stored
+
+    put.__name__ = name
+    return property(get, exclusive(*slots)(put), doc=doc)
+
+
+class SessionOptions(Handle):
+    """How a session is built: threads, optimization, providers, config entries, ...
+
+    Options are attributes (``opts.intra_op_num_threads = 1``) or constructor keywords
+    (``SessionOptions(intra_op_num_threads=1)``); each assignment is passed to ORT at once, so a
+    bad value raises there.
+
+    Thread rules: Send, and Sync for reads: concurrent session creation with one options
+    object is fine (experiment E6); every setter is exclusive. ORT copies the options into the
+    session, so they may be closed right after; what they reference (initializer values,
+    external buffers) is handed to the session and kept alive by it.
+    """
+
+    c_type = "OrtSessionOptions"
+    send = True
+    sync = True
+    evidence = ("InferenceSession stores its SessionOptions by value (inference_session.h); "
+                "research E6: 8 concurrent CreateSession with one options object, identical "
+                "outputs; setters mutate without locks (exclusive)")
+
+    def __init__(self, **options: Any) -> None:
+        self._api = _loader.api()
+        raw = call_out(self._api.CreateSessionOptions, "OrtSessionOptions*")
+        self._adopt(raw, self._api.ReleaseSessionOptions)
+        self._values: dict[str, Any] = {}
+        self._keep: list[Any] = []  # initializer Values and buffers ORT references by pointer
+        self._providers: list[str] = []
+        self.update(**options)
+
+    def update(self, **options: Any) -> SessionOptions:
+        """Set several options at once; unknown names raise TypeError."""
+        for key, value in options.items():
+            if not isinstance(getattr(type(self), key, None), property) or \
+                    getattr(type(self), key).fset is None:
+                raise TypeError(f"unknown session option {key!r}")
+            setattr(self, key, value)
+        return self
+
+    # -- attribute-style settings --------------------------------------------------------------
+    intra_op_num_threads = _setting(
+        "intra_op_num_threads",
+        lambda s, v: check(s._api.SetIntraOpNumThreads(s._ptr, _count(v))), 0,
+        "Threads for parallelism inside an operator (0: ORT's default).",
+        ("SetIntraOpNumThreads",))
+    inter_op_num_threads = _setting(
+        "inter_op_num_threads",
+        lambda s, v: check(s._api.SetInterOpNumThreads(s._ptr, _count(v))), 0,
+        "Threads for running operators in parallel (parallel execution mode only).",
+        ("SetInterOpNumThreads",))
+    execution_mode = _setting(
+        "execution_mode",
+        lambda s, v: (check(s._api.SetSessionExecutionMode(s._ptr, int(ExecutionMode(v)))),
+                      ExecutionMode(v))[1],
+        ExecutionMode.SEQUENTIAL, "ExecutionMode.SEQUENTIAL or PARALLEL.",
+        ("SetSessionExecutionMode",))
+    graph_optimization_level = _setting(
+        "graph_optimization_level",
+        lambda s, v: (check(s._api.SetSessionGraphOptimizationLevel(
+            s._ptr, int(GraphOptimizationLevel(v)))), GraphOptimizationLevel(v))[1],
+        GraphOptimizationLevel.ENABLE_ALL, "A GraphOptimizationLevel.",
+        ("SetSessionGraphOptimizationLevel",))
+    optimized_model_filepath = _setting(
+        "optimized_model_filepath",
+        lambda s, v: check(s._api.SetOptimizedModelFilePath(s._ptr, os.fsencode(v))), "",
+        "Where ORT saves the optimized model (empty: not saved).",
+        ("SetOptimizedModelFilePath",))
+    enable_profiling = _setting(
+        "enable_profiling",
+        lambda s, v: check(
+            s._api.EnableProfiling(s._ptr, os.fsencode(s._values.get("profile_file_prefix",
+                                                                     "onnxruntime_profile_")))
+            if _bool(v) else s._api.DisableProfiling(s._ptr)), False,
+        "Write a Chrome-trace profile (see profile_file_prefix, Session.end_profiling).",
+        ("EnableProfiling", "DisableProfiling"))
+    profile_file_prefix = _setting(
+        "profile_file_prefix",
+        lambda s, v: check(s._api.EnableProfiling(s._ptr, os.fsencode(v)))
+        if s._values.get("enable_profiling") else None,
+        "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",))
+    enable_mem_pattern = _setting(
+        "enable_mem_pattern",
+        lambda s, v: check(s._api.EnableMemPattern(s._ptr) if _bool(v)
+                           else s._api.DisableMemPattern(s._ptr)), True,
+        "Pre-plan memory from the first run's shapes.", ("EnableMemPattern", "DisableMemPattern"))
+    enable_cpu_mem_arena = _setting(
+        "enable_cpu_mem_arena",
+        lambda s, v: check(s._api.EnableCpuMemArena(s._ptr) if _bool(v)
+                           else s._api.DisableCpuMemArena(s._ptr)), True,
+        "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"))
+    logid = _setting(
+        "logid", lambda s, v: check(s._api.SetSessionLogId(s._ptr, str(v).encode())), "",
+        "The session's id in log messages.", ("SetSessionLogId",))
+    log_severity_level = _setting(
+        "log_severity_level",
+        lambda s, v: (check(s._api.SetSessionLogSeverityLevel(s._ptr, int(LoggingLevel(v)))),
+                      LoggingLevel(v))[1],
+        LoggingLevel.WARNING, "Minimum severity of this session's log messages.",
+        ("SetSessionLogSeverityLevel",))
+    log_verbosity_level = _setting(
+        "log_verbosity_level",
+        lambda s, v: check(s._api.SetSessionLogVerbosityLevel(s._ptr, int(v))), 0,
+        "Verbosity of VERBOSE messages (debug builds of ORT).", ("SetSessionLogVerbosityLevel",))
+    use_deterministic_compute = _setting(
+        "use_deterministic_compute",
+        lambda s, v: check(s._api.SetDeterministicCompute(s._ptr, _bool(v))), False,
+        "Prefer deterministic kernels.", ("SetDeterministicCompute",))
+
+    # -- methods -------------------------------------------------------------------------------
+    @exclusive("AddSessionConfigEntry")
+    def add_session_config_entry(self, key: str, value: str) -> None:
+        """Set a session config entry (e.g. ``session.intra_op.allow_spinning``)."""
+        check(self._api.AddSessionConfigEntry(self._ptr, key.encode(), str(value).encode()),
+              f"config entry {key!r}")
+
+    @shared("GetSessionConfigEntry", "HasSessionConfigEntry")
+    def get_session_config_entry(self, key: str) -> str | None:
+        """A config entry's value, or None when unset."""
+        has = ffi.new("int*")
+        check(self._api.HasSessionConfigEntry(self._ptr, key.encode(), has))
+        if not has[0]:
+            return None
+        size = ffi.new("size_t*")
+        check(self._api.GetSessionConfigEntry(self._ptr, key.encode(), ffi.NULL, size))
+        buf = ffi.new("char[]", size[0])
+        check(self._api.GetSessionConfigEntry(self._ptr, key.encode(), buf, size))
+        return ffi.string(buf).decode()
+
+    @exclusive("AddFreeDimensionOverrideByName")
+    def add_free_dimension_override_by_name(self, name: str, value: int) -> None:
+        """Fix the symbolic dimension ``name`` to ``value``."""
+        check(self._api.AddFreeDimensionOverrideByName(self._ptr, name.encode(), _count(value)))
+
+    @exclusive("AddFreeDimensionOverride")
+    def add_free_dimension_override(self, denotation: str, value: int) -> None:
+        """Fix every dimension with this denotation (e.g. ``DATA_BATCH``) to ``value``."""
+        check(self._api.AddFreeDimensionOverride(self._ptr, denotation.encode(), _count(value)))
+
+    @exclusive("AddInitializer")
+    def add_initializer(self, name: str, value: Value | np.ndarray[Any, Any]) -> None:
+        """Replace the initializer ``name`` with ``value`` (kept alive for the session)."""
+        v = value if isinstance(value, Value) else Value.from_numpy(value)
+        v._check_open()
+        keep = ffi.new("char[]", name.encode())
+        check(self._api.AddInitializer(self._ptr, keep, v._ptr), f"initializer {name!r}")
+        self._keep += [v, keep]
+
+    @exclusive("AddExternalInitializers")
+    def add_external_initializers(self, initializers: Mapping[str, Value | np.ndarray[Any, Any]]
+                                  ) -> None:
+        """Supply initializers stored outside the model, by name (kept alive for the session)."""
+        values = [v if isinstance(v, Value) else Value.from_numpy(v)
+                  for v in initializers.values()]
+        names, bufs = _c_strings(initializers)
+        ptrs = ffi.new("OrtValue*[]", [v._ptr for v in values])
+        check(self._api.AddExternalInitializers(
+            self._ptr, ffi.cast("const char* const*", names),
+            ffi.cast("const OrtValue* const*", ptrs), len(values)))
+        self._keep += values
+
+    @exclusive("RegisterCustomOpsLibrary_V2")
+    def register_custom_ops_library(self, path: str | os.PathLike[str]) -> None:
+        """Load a shared library of custom operators."""
+        check(self._api.RegisterCustomOpsLibrary_V2(self._ptr, os.fsencode(path)),
+              f"custom op library {os.fspath(path)!r}")
+
+    @exclusive("DisablePerSessionThreads")
+    def disable_per_session_threads(self) -> None:
+        """Use the env's global thread pools instead of per-session ones."""
+        check(self._api.DisablePerSessionThreads(self._ptr))
+
+    @exclusive("SessionOptionsAppendExecutionProvider",
+               "SessionOptionsAppendExecutionProvider_CUDA_V2",
+               "SessionOptionsAppendExecutionProvider_TensorRT_V2")
+    def append_execution_provider(self, name: str, options: Mapping[str, Any] | None = None
+                                  ) -> None:
+        """Add an execution provider by name (``"CUDAExecutionProvider"``, ``"XNNPACK"``, ...)
+        with string options. The CPU provider is always present as the fallback."""
+        opts = {str(k): str(v) for k, v in (options or {}).items()}
+        short = name[:-len("ExecutionProvider")] if name.endswith("ExecutionProvider") else name
+        api = self._api
+        if short == "CPU":
+            if "use_arena" in opts:
+                self.enable_cpu_mem_arena = opts.pop("use_arena") not in ("0", "false", "False")
+            if opts:
+                raise InvalidArgument(f"CPUExecutionProvider: unknown options {sorted(opts)}")
+        elif short in ("CUDA", "Tensorrt", "TensorRT"):
+            kind = "CUDA" if short == "CUDA" else "TensorRT"
+            create = getattr(api, f"Create{kind}ProviderOptions")
+            update = getattr(api, f"Update{kind}ProviderOptions")
+            append = getattr(api, f"SessionOptionsAppendExecutionProvider_{kind}_V2")
+            release = getattr(api, f"Release{kind}ProviderOptions")
+            c_type = "OrtCUDAProviderOptionsV2*" if kind == "CUDA" else \
+                "OrtTensorRTProviderOptionsV2*"
+            prov = call_out(create, c_type, context=name)
+            try:
+                keys, kb = _c_strings(opts)
+                vals, vb = _c_strings(opts.values())
+                check(update(prov, ffi.cast("const char* const*", keys),
+                             ffi.cast("const char* const*", vals), len(opts)), name)
+                check(append(self._ptr, prov), name)
+            finally:
+                release(prov)
+        else:
+            keys, kb = _c_strings(opts)
+            vals, vb = _c_strings(opts.values())
+            check(api.SessionOptionsAppendExecutionProvider(
+                self._ptr, short.encode(), ffi.cast("const char* const*", keys),
+                ffi.cast("const char* const*", vals), len(opts)), f"execution provider {name!r}")
+        canonical = short + "ExecutionProvider"
+        if canonical not in self._providers:
+            self._providers.append(canonical)
+
+    @property
+    def providers(self) -> list[str]:
+        """Providers appended so far, in priority order (CPU, the fallback, not listed)."""
+        return list(self._providers)
+
+    @shared("CloneSessionOptions")
+    def clone(self) -> SessionOptions:
+        """An independent copy (the referenced initializers are shared, not copied)."""
+        new = SessionOptions.__new__(SessionOptions)
+        new._api = self._api
+        raw = call_out(self._api.CloneSessionOptions, "OrtSessionOptions*", self._ptr)
+        new._adopt(raw, self._api.ReleaseSessionOptions)
+        new._values = dict(self._values)
+        new._keep = list(self._keep)
+        new._providers = list(self._providers)
+        return new
+
+
+class RunOptions(Handle):
+    """Options for one or many runs: a tag, log levels, config entries, and termination.
+
+    Thread rules: Send and Sync. One RunOptions may serve many concurrent runs;
+    :meth:`terminate` and :meth:`unset_terminate` are shared and meant to be called from another
+    thread while runs are in flight. Setters are exclusive (they must not overlap a run that
+    reads the options).
+    """
+
+    c_type = "OrtRunOptions"
+    send = True
+    sync = True
+    evidence = ("RunOptionsSetTerminate doc: 'can be called from another thread' "
+                "(onnxruntime_c_api.h); run_options.h TerminationState mutex; C# RunOptions."
+                "Terminate doc; research E3 (8 concurrent runs stopped by one terminate)")
+
+    def __init__(self, **options: Any) -> None:
+        self._api = _loader.api()
+        raw = call_out(self._api.CreateRunOptions, "OrtRunOptions*")
+        self._adopt(raw, self._api.ReleaseRunOptions)
+        for key, value in options.items():
+            if key not in ("tag", "log_severity_level", "log_verbosity_level"):
+                raise TypeError(f"unknown run option {key!r}")
+            setattr(self, key, value)
+
+    @property
+    @shared("RunOptionsGetRunTag")
+    def tag(self) -> str:
+        out = ffi.new("char**")
+        check(self._api.RunOptionsGetRunTag(self._ptr, ffi.cast("const char**", out)))
+        return ffi.string(out[0]).decode() if out[0] != ffi.NULL else ""
+
+    @tag.setter
+    @exclusive("RunOptionsSetRunTag")
+    def tag(self, value: str) -> None:
+        check(self._api.RunOptionsSetRunTag(self._ptr, str(value).encode()))
+
+    @property
+    @shared("RunOptionsGetRunLogSeverityLevel")
+    def log_severity_level(self) -> LoggingLevel:
+        out = ffi.new("int*")
+        check(self._api.RunOptionsGetRunLogSeverityLevel(self._ptr, out))
+        return LoggingLevel(out[0])
+
+    @log_severity_level.setter
+    @exclusive("RunOptionsSetRunLogSeverityLevel")
+    def log_severity_level(self, value: LoggingLevel | int) -> None:
+        check(self._api.RunOptionsSetRunLogSeverityLevel(self._ptr, int(LoggingLevel(value))))
+
+    @property
+    @shared("RunOptionsGetRunLogVerbosityLevel")
+    def log_verbosity_level(self) -> int:
+        out = ffi.new("int*")
+        check(self._api.RunOptionsGetRunLogVerbosityLevel(self._ptr, out))
+        return int(out[0])
+
+    @log_verbosity_level.setter
+    @exclusive("RunOptionsSetRunLogVerbosityLevel")
+    def log_verbosity_level(self, value: int) -> None:
+        check(self._api.RunOptionsSetRunLogVerbosityLevel(self._ptr, int(value)))
+
+    @shared("RunOptionsSetTerminate")
+    def terminate(self) -> None:
+        """Make every run using these options fail soon (RuntimeException); any thread."""
+        check(self._api.RunOptionsSetTerminate(self._ptr))
+
+    @shared("RunOptionsUnsetTerminate")
+    def unset_terminate(self) -> None:
+        """Allow runs again after :meth:`terminate`."""
+        check(self._api.RunOptionsUnsetTerminate(self._ptr))
+
+    @exclusive("AddRunConfigEntry")
+    def add_run_config_entry(self, key: str, value: str) -> None:
+        """Set a run config entry (e.g. ``memory.enable_memory_arena_shrinkage``)."""
+        check(self._api.AddRunConfigEntry(self._ptr, key.encode(), str(value).encode()),
+              f"run config entry {key!r}")
+
+    @shared("GetRunConfigEntry")
+    def get_run_config_entry(self, key: str) -> str | None:
+        """A run config entry's value, or None when unset (needs ORT 1.23)."""
+        out = self._api.GetRunConfigEntry(self._ptr, key.encode())
+        return ffi.string(out).decode() if out != ffi.NULL else None
+
+
+class _NameArray:
+    """A C array of names with its buffers (cached per session, never mutated)."""
+
+    __slots__ = ("ptr", "bufs", "count")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.bufs = [ffi.new("char[]", n.encode()) for n in names]
+        self.ptr = ffi.new("char*[]", self.bufs)  # owns its memory; bufs keep the strings
+        self.count = len(names)
+
+
+class Session(Handle):
+    """A model loaded for inference.
+
+    >>> sess = ortc.Session(model_bytes)                              # doctest: +SKIP
+    >>> sess.inputs[0].name, sess.inputs[0].shape                     # doctest: +SKIP
+    ('x', ('batch', 3))
+    >>> sess.run(None, {"x": np.zeros((2, 3), np.float32)})           # doctest: +SKIP
+
+    ``model`` is a path, the model's bytes, or a binary file object. ``options`` is a
+    :class:`SessionOptions`; keyword arguments set options too (on a copy of ``options``).
+    ``providers`` lists execution providers by name, or as (name, options dict) pairs.
+
+    Thread rules: Send and Sync. ``run`` and the other run methods are shared when every
+    execution provider of the session allows concurrent runs (the CPU provider does), else
+    exclusive; see :meth:`thread_rules`. ``end_profiling`` is exclusive. The session keeps the
+    Env alive; IoBindings and allocators made from it keep the session alive.
+    """
+
+    c_type = "OrtSession"
+    send = True
+    sync = True
+    parents = ("OrtEnv",)
+    evidence = ("ORT docs: 'multiple threads can invoke the Run() method on the same inference "
+                "session object' (onnxruntime.ai/docs/api/c-api, Threading); issue #114; "
+                "snnn in #19432 (Run executes on the calling thread); research E1")
+
+    def __init__(self, model: ModelSource, options: SessionOptions | None = None, *,
+                 providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
+                 **option_kwargs: Any) -> None:
+        self._api = api = _loader.api()
+        env = get_env()
+        temp_options = None
+        if options is not None:
+            options._check_open()
+        if option_kwargs or providers:
+            temp_options = options.clone() if options is not None else SessionOptions()
+            temp_options.update(**option_kwargs)
+            for p in providers or ():
+                if isinstance(p, str):
+                    temp_options.append_execution_provider(p)
+                else:
+                    temp_options.append_execution_provider(p[0], p[1])
+            options = temp_options
+        opts_ptr = options._ptr if options is not None else ffi.NULL
+        try:
+            raw = self._create(api, env, model, opts_ptr)
+        finally:
+            if temp_options is not None:
+                temp_options.close()
+        keep = tuple(options._keep) if options is not None else ()
+        self._adopt(raw, api.ReleaseSession, (env, *keep))
+        self._providers = (options.providers if options is not None else []) + \
+            ["CPUExecutionProvider"]
+        self._load_io()
+
+    @staticmethod
+    def _create(api: Api, env: Env, model: ModelSource, opts_ptr: Any) -> Any:
+        if isinstance(model, (str, os.PathLike)):
+            path = os.fspath(model)
+            return call_out(api.CreateSession, "OrtSession*", env._ptr, os.fsencode(path),
+                            opts_ptr, context=f"loading model {path!r}")
+        if hasattr(model, "read"):
+            model = model.read()
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            data = bytes(model) if isinstance(model, memoryview) else model
+            if not data:
+                raise InvalidArgument("the model is empty (0 bytes)")
+            return call_out(api.CreateSessionFromArray, "OrtSession*", env._ptr,
+                            ffi.from_buffer(data), len(data), opts_ptr,
+                            context="loading model from bytes")
+        raise TypeError(f"model must be a path, bytes or a binary file object, "
+                        f"not {type(model).__name__}")
+
+    def _load_io(self) -> None:
+        api = self._api
+        alloc = default_allocator()._ptr
+
+        def args(count_slot: Any, name_slot: Any, type_slot: Any) -> list[NodeArg]:
+            n = ffi.new("size_t*")
+            check(count_slot(self._ptr, n))
+            out = []
+            for i in range(n[0]):
+                raw_name = call_out(name_slot, "char*", self._ptr, i, alloc)
+                name = ffi.string(raw_name).decode()
+                api.AllocatorFree(alloc, raw_name)
+                ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", self._ptr, i))
+                out.append(NodeArg(name, ti))
+            return out
+
+        self._inputs = args(api.SessionGetInputCount, api.SessionGetInputName,
+                            api.SessionGetInputTypeInfo)
+        self._outputs = args(api.SessionGetOutputCount, api.SessionGetOutputName,
+                             api.SessionGetOutputTypeInfo)
+        self._initializers = args(api.SessionGetOverridableInitializerCount,
+                                  api.SessionGetOverridableInitializerName,
+                                  api.SessionGetOverridableInitializerTypeInfo)
+        self._feedable = {a.name: a for a in (*self._inputs, *self._initializers)}
+        self._output_index = {a.name: a for a in self._outputs}
+        self._tensor_outputs = frozenset(
+            a.name for a in self._outputs if a.kind == ValueKind.TENSOR)
+        self._optional_inputs = frozenset(
+            a.name for a in self._inputs if a.kind == ValueKind.OPTIONAL)
+        self._optional_outputs = frozenset(
+            a.name for a in self._outputs if a.kind == ValueKind.OPTIONAL)
+        self._names: dict[tuple[str, ...], _NameArray] = {}
+        self._all_outputs = tuple(a.name for a in self._outputs)
+
+    # -- description ---------------------------------------------------------------------------
+    @property
+    def inputs(self) -> list[NodeArg]:
+        """The model's inputs (name, type, dtype, shape with symbolic dims as str or None)."""
+        self._check_open()
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> list[NodeArg]:
+        """The model's outputs."""
+        self._check_open()
+        return list(self._outputs)
+
+    @property
+    def overridable_initializers(self) -> list[NodeArg]:
+        """Initializers that may be fed like inputs to override their stored value."""
+        self._check_open()
+        return list(self._initializers)
+
+    @property
+    def providers(self) -> list[str]:
+        """Execution providers requested for this session, CPU (the fallback) last."""
+        self._check_open()
+        return list(self._providers)
+
+    @shared("SessionGetModelMetadata", "ModelMetadataGetProducerName",
+            "ModelMetadataGetCustomMetadataMapKeys")
+    def metadata(self) -> ModelMetadata:
+        """The model's metadata (producer, domain, description, version, custom map)."""
+        md = call_out(self._api.SessionGetModelMetadata, "OrtModelMetadata*", self._ptr)
+        try:
+            return read_metadata(self._api, md, default_allocator()._ptr)
+        finally:
+            self._api.ReleaseModelMetadata(md)
+
+    @property
+    def model_metadata(self) -> ModelMetadata:
+        return self.metadata()
+
+    @shared("SessionGetProfilingStartTimeNs")
+    def profiling_start_ns(self) -> int:
+        out = ffi.new("uint64_t*")
+        check(self._api.SessionGetProfilingStartTimeNs(self._ptr, out))
+        return int(out[0])
+
+    def thread_rules(self) -> dict[str, Any]:
+        """Whether :meth:`run` may be called concurrently on this session, and why."""
+        from .rules import session_run_rule
+
+        return session_run_rule(self._providers)
+
+    # -- running -------------------------------------------------------------------------------
+    def _name_array(self, names: tuple[str, ...]) -> _NameArray:
+        arr = self._names.get(names)
+        if arr is None:
+            if len(self._names) > 256:  # bound the cache for callers with ever-new name sets
+                self._names.clear()
+            arr = self._names[names] = _NameArray(names)
+        return arr
+
+    def _output_names(self, output_names: Sequence[str] | None) -> tuple[str, ...]:
+        if output_names is None:
+            return self._all_outputs
+        names = tuple(output_names)
+        for n in names:
+            if n not in self._output_index:
+                if not isinstance(n, str):
+                    raise InvalidArgument(f"output names must be str, got {type(n).__name__}")
+                raise InvalidArgument(f"unknown output name {n!r}; the model's outputs are "
+                                      f"{list(self._output_index)}")
+        return names
+
+    def _feed_value(self, name: str, data: Any, keep: list[Any], created: list[Any]) -> Any:
+        arg = self._feedable.get(name)
+        if arg is None:
+            if not isinstance(name, str):
+                raise InvalidArgument(f"input names must be str, got {type(name).__name__}")
+            raise InvalidArgument(f"unknown input name {name!r}; the model's inputs are "
+                                  f"{[a.name for a in self._inputs]}")
+        if isinstance(data, Value):
+            data._check_open()
+            keep.append(data)
+            return data._ptr
+        kind = arg.type.kind
+        if kind == ValueKind.OPTIONAL and arg.type.element is not None:
+            kind = arg.type.element.kind
+        if kind == ValueKind.TENSOR:
+            expected = arg.type.element_type
+            if isinstance(data, np.ndarray) and expected is not None:
+                dt = data.dtype
+                try:
+                    got = element_type_for(dt)
+                except TypeError:
+                    got = None
+                if got != expected and not (expected == ElementType.STRING
+                                            and dt.kind in STRING_KINDS):
+                    raise InvalidArgument(
+                        f"input {name!r}: expected {arg.type.type_str}, got an array of dtype "
+                        f"{dt} ({got.name if got is not None else 'no ORT type'})")
+            raw, buf = array_to_ortvalue(self._api, data, f"input {name!r}",
+                                         expected if expected is not None and
+                                         expected != ElementType.STRING and
+                                         not isinstance(data, np.ndarray) else None)
+            created.append(raw)
+            keep.append(buf)
+            return raw
+        if kind == ValueKind.SEQUENCE:
+            v = Value.from_sequence(data)
+        elif kind == ValueKind.MAP:
+            v = Value.from_map(data)
+        else:
+            raise InvalidArgument(f"input {name!r}: pass a Value for a {arg.type.type_str} input")
+        keep.append(v)
+        return v._ptr
+
+    @shared("Run", args={"run_options": "shared"})
+    def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
+            run_options: RunOptions | None = None) -> list[Any]:
+        """Run the model: ``feeds`` maps input names to arrays (lists for sequences, dicts for
+        maps, Values for anything); returns the outputs named (all when None), in that order:
+        arrays for tensors, lists for sequences, dicts for maps, None for an empty optional."""
+        names = self._output_names(output_names)
+        raws = self._run_raw(names, feeds, run_options)
+        api = self._api
+        release = api.ReleaseValue
+        tensors = self._tensor_outputs
+        out: list[Any] = []
+        try:
+            for i, raw in enumerate(raws):
+                raws[i] = None
+                if raw is None:
+                    out.append(None)
+                elif names[i] in tensors:  # declared a tensor: skip the kind queries
+                    out.append(tensor_to_numpy(api, raw, None, release))
+                else:
+                    out.append(ortvalue_to_python(api, raw, None, release))
+        finally:
+            for raw in raws:
+                if raw is not None:
+                    release(raw)
+        return out
+
+    @shared("Run", args={"run_options": "shared"})
+    def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
+                        run_options: RunOptions | None = None) -> list[Value | None]:
+        """Like :meth:`run`, but the outputs are ortc Values (no conversion)."""
+        raws = self._run_raw(self._output_names(output_names), feeds, run_options)
+        out: list[Value | None] = []
+        try:
+            for i, raw in enumerate(raws):
+                raws[i] = None
+                out.append(Value._own(raw) if raw is not None else None)
+        finally:
+            for raw in raws:
+                if raw is not None:
+                    self._api.ReleaseValue(raw)
+        return out
+
+    def _run_raw(self, output_names: tuple[str, ...], feeds: Mapping[str, Any],
+                 run_options: RunOptions | None) -> list[Any]:
+        api = self._api
+        if not isinstance(feeds, Mapping):
+            raise InvalidArgument(f"feeds must be a dict of input name -> array, "
+                                  f"not {type(feeds).__name__}")
+        out_names = self._name_array(output_names)
+        if self._optional_inputs and any(feeds.get(n, 0) is None for n in self._optional_inputs):
+            # an empty optional input is passed by leaving it out
+            feeds = {k: v for k, v in feeds.items()
+                     if not (v is None and k in self._optional_inputs)}
+        in_names = self._name_array(tuple(feeds))
+        keep: list[Any] = []
+        created: list[Any] = []
+        ro_guard = token = None
+        try:
+            values = ffi.new("OrtValue*[]", len(feeds))
+            for i, (name, data) in enumerate(feeds.items()):
+                values[i] = self._feed_value(name, data, keep, created)
+            outputs = ffi.new("OrtValue*[]", out_names.count)
+            ro_ptr = ffi.NULL
+            if run_options is not None:
+                ro_guard = run_options._guard
+                if ro_guard is None:
+                    raise ClosedError("RunOptions is closed")
+                token = ro_guard.enter_shared(run_options)
+                ro_ptr = run_options._ptr
+            status = api.Run(self._ptr, ro_ptr, in_names.ptr, values, len(feeds),
+                             out_names.ptr, out_names.count, outputs)
+        finally:
+            if token is not None:
+                ro_guard.leave(token)  # type: ignore[union-attr]
+            for raw in created:
+                api.ReleaseValue(raw)
+        if status:
+            for i in range(out_names.count):
+                if outputs[i] != ffi.NULL:
+                    api.ReleaseValue(outputs[i])
+            raise_status(status)
+        return [outputs[i] if outputs[i] != ffi.NULL else None for i in range(out_names.count)]
+
+    @exclusive("SessionEndProfiling")
+    def end_profiling(self) -> str:
+        """Stop profiling and return the profile file's path."""
+        alloc = default_allocator()._ptr
+        out = call_out(self._api.SessionEndProfiling, "char*", self._ptr, alloc)
+        try:
+            return ffi.string(out).decode()
+        finally:
+            self._api.AllocatorFree(alloc, out)
+
+    @shared("CreateIoBinding")
+    def io_binding(self) -> Any:
+        """A new :class:`IoBinding` for this session (one per thread)."""
+        from .binding import IoBinding
+
+        return IoBinding(self)
+
+    @shared("RunWithBinding", args={"binding": "exclusive", "run_options": "shared"})
+    def run_with_binding(self, binding: Any, run_options: RunOptions | None = None) -> None:
+        """Run with the inputs and outputs bound in ``binding`` (see :class:`IoBinding`)."""
+        binding._run(self, run_options)
+
+    @shared("CreateAllocator")
+    def allocator(self, memory_info: MemoryInfo | None = None) -> Allocator:
+        """An allocator of this session's (CPU arena by default); it keeps the session alive."""
+        from .memory import cpu_memory_info
+
+        info = memory_info or cpu_memory_info()
+        info._check_open()
+        raw = call_out(self._api.CreateAllocator, "OrtAllocator*", self._ptr, info._ptr)
+        return Allocator._wrap(raw, self._api.ReleaseAllocator, (self,))

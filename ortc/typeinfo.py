@@ -1,0 +1,246 @@
+"""ORT's type and metadata objects, converted at once into plain frozen dataclasses.
+
+``OrtTypeInfo`` and ``OrtModelMetadata`` are read-only snapshots in ORT (Send and Sync; the
+metadata is an independent copy of the session's, research/thread-safety.md §1). ortc copies
+them into Python values and releases the C objects immediately, so nothing here holds a handle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from ._enums import ElementType, ValueKind
+from ._ffi import ffi
+from ._loader import Api
+from ._status import call_out, check
+from .dtypes import dtype_for
+
+__all__ = ["TypeInfo", "NodeArg", "ModelMetadata", "Dim"]
+
+#: a dimension: an int when fixed, the symbolic name when named, None when unknown
+Dim = Union[int, str, None]
+
+_TYPE_STR = {
+    ElementType.FLOAT: "float", ElementType.DOUBLE: "double", ElementType.FLOAT16: "float16",
+    ElementType.BOOL: "bool", ElementType.STRING: "string",
+}
+
+
+@dataclass(frozen=True)
+class TypeInfo:
+    """The type of a model input/output or a value.
+
+    ``kind`` says which fields apply: tensors and sparse tensors have ``element_type``,
+    ``dtype`` and ``shape``; sequences and optionals have ``element`` (the contained type);
+    maps have ``key_type`` and ``element`` (the value type).
+    """
+
+    kind: ValueKind
+    element_type: Optional[ElementType] = None
+    shape: Optional[tuple[Dim, ...]] = None
+    element: Optional["TypeInfo"] = None
+    key_type: Optional[ElementType] = None
+    denotation: str = ""
+
+    @property
+    def dtype(self) -> np.dtype[Any] | None:
+        """The numpy dtype of a tensor's elements, or None (no tensor, or no numpy dtype)."""
+        if self.element_type is None:
+            return None
+        return dtype_for(self.element_type, required=False)
+
+    @property
+    def type_str(self) -> str:
+        """onnxruntime's spelling, e.g. ``tensor(float)`` or ``seq(map(string,tensor(float)))``."""
+        def elem(t: ElementType | None) -> str:
+            if t is None:
+                return "undefined"
+            return _TYPE_STR.get(t, t.name.lower())
+        if self.kind == ValueKind.TENSOR:
+            return f"tensor({elem(self.element_type)})"
+        if self.kind == ValueKind.SPARSETENSOR:
+            return f"sparse_tensor({elem(self.element_type)})"
+        if self.kind == ValueKind.SEQUENCE:
+            return f"seq({self.element.type_str if self.element else '?'})"
+        if self.kind == ValueKind.MAP:
+            return f"map({elem(self.key_type)},{self.element.type_str if self.element else '?'})"
+        if self.kind == ValueKind.OPTIONAL:
+            return f"optional({self.element.type_str if self.element else '?'})"
+        return self.kind.name.lower()
+
+
+@dataclass(frozen=True)
+class NodeArg:
+    """A model input, output or overridable initializer: its name and type."""
+
+    name: str
+    type: TypeInfo
+
+    @property
+    def dtype(self) -> np.dtype[Any] | None:
+        return self.type.dtype
+
+    @property
+    def shape(self) -> tuple[Dim, ...] | None:
+        return self.type.shape
+
+    @property
+    def element_type(self) -> ElementType | None:
+        return self.type.element_type
+
+    @property
+    def kind(self) -> ValueKind:
+        return self.type.kind
+
+
+@dataclass(frozen=True)
+class ModelMetadata:
+    """A model's metadata (a copy; it does not depend on the session afterwards)."""
+
+    producer_name: str = ""
+    graph_name: str = ""
+    domain: str = ""
+    description: str = ""
+    graph_description: str = ""
+    version: int = 0
+    custom_metadata_map: dict[str, str] = field(default_factory=dict)
+
+
+def _kind(value: int) -> ValueKind:
+    try:
+        return ValueKind(value)
+    except ValueError:
+        return ValueKind.UNKNOWN
+
+
+def _element(value: int) -> ElementType | None:
+    try:
+        return ElementType(value)
+    except ValueError:
+        return None
+
+
+def tensor_shape(api: Api, info: Any) -> tuple[Dim, ...]:
+    """Shape of an OrtTensorTypeAndShapeInfo: ints, symbolic names, or None for unknown."""
+    n = ffi.new("size_t*")
+    check(api.GetDimensionsCount(info, n))
+    count = n[0]
+    if not count:
+        return ()
+    dims = ffi.new("int64_t[]", count)
+    check(api.GetDimensions(info, dims, count))
+    names = ffi.new("char*[]", count)
+    check(api.GetSymbolicDimensions(info, ffi.cast("const char**", names), count))
+    out: list[Dim] = []
+    for i in range(count):
+        d = dims[i]
+        if d >= 0:
+            out.append(int(d))
+        else:
+            name = ffi.string(names[i]).decode() if names[i] != ffi.NULL else ""
+            out.append(name or None)
+    return tuple(out)
+
+
+def convert_type_info(api: Api, info: Any) -> TypeInfo:
+    """Copy an ``OrtTypeInfo*`` (not released here) into a :class:`TypeInfo`."""
+    kind_p = ffi.new("ONNXType*")
+    check(api.GetOnnxTypeFromTypeInfo(info, kind_p))
+    kind = _kind(kind_p[0])
+    denotation = ""
+    text = ffi.new("char**")
+    length = ffi.new("size_t*")
+    if not api.GetDenotationFromTypeInfo(info, ffi.cast("const char**", text), length) \
+            and text[0] != ffi.NULL and length[0]:
+        denotation = ffi.unpack(text[0], length[0]).decode()
+    if kind in (ValueKind.TENSOR, ValueKind.SPARSETENSOR):
+        tinfo = ffi.new("OrtTensorTypeAndShapeInfo**")
+        check(api.CastTypeInfoToTensorInfo(info, ffi.cast("const OrtTensorTypeAndShapeInfo**",
+                                                          tinfo)))
+        if tinfo[0] == ffi.NULL:
+            return TypeInfo(kind, denotation=denotation)
+        et = ffi.new("ONNXTensorElementDataType*")
+        check(api.GetTensorElementType(tinfo[0], et))
+        return TypeInfo(kind, element_type=_element(et[0]), shape=tensor_shape(api, tinfo[0]),
+                        denotation=denotation)
+    if kind == ValueKind.SEQUENCE:
+        seq = ffi.new("OrtSequenceTypeInfo**")
+        check(api.CastTypeInfoToSequenceTypeInfo(info, ffi.cast("const OrtSequenceTypeInfo**", seq)))
+        inner = call_out(api.GetSequenceElementType, "OrtTypeInfo*", seq[0])
+        try:
+            return TypeInfo(kind, element=convert_type_info(api, inner), denotation=denotation)
+        finally:
+            api.ReleaseTypeInfo(inner)
+    if kind == ValueKind.MAP:
+        mp = ffi.new("OrtMapTypeInfo**")
+        check(api.CastTypeInfoToMapTypeInfo(info, ffi.cast("const OrtMapTypeInfo**", mp)))
+        key = ffi.new("ONNXTensorElementDataType*")
+        check(api.GetMapKeyType(mp[0], key))
+        inner = call_out(api.GetMapValueType, "OrtTypeInfo*", mp[0])
+        try:
+            return TypeInfo(kind, key_type=_element(key[0]),
+                            element=convert_type_info(api, inner), denotation=denotation)
+        finally:
+            api.ReleaseTypeInfo(inner)
+    if kind == ValueKind.OPTIONAL:
+        op = ffi.new("OrtOptionalTypeInfo**")
+        check(api.CastTypeInfoToOptionalTypeInfo(info, ffi.cast("const OrtOptionalTypeInfo**", op)))
+        inner = call_out(api.GetOptionalContainedTypeInfo, "OrtTypeInfo*", op[0])
+        try:
+            return TypeInfo(kind, element=convert_type_info(api, inner), denotation=denotation)
+        finally:
+            api.ReleaseTypeInfo(inner)
+    return TypeInfo(kind, denotation=denotation)
+
+
+def take_type_info(api: Api, info: Any) -> TypeInfo:
+    """Convert and release an owned ``OrtTypeInfo*``."""
+    try:
+        return convert_type_info(api, info)
+    finally:
+        api.ReleaseTypeInfo(info)
+
+
+def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
+    """Copy an ``OrtModelMetadata*`` (not released here); strings come from ``allocator``."""
+
+    def take_string(fn: Any, *args: Any) -> str:
+        out = ffi.new("char**")
+        check(fn(*args, out))
+        try:
+            return ffi.string(out[0]).decode("utf-8", "replace") if out[0] != ffi.NULL else ""
+        finally:
+            if out[0] != ffi.NULL:
+                check(api.AllocatorFree(allocator, out[0]))
+
+    version = ffi.new("int64_t*")
+    check(api.ModelMetadataGetVersion(md, version))
+    custom: dict[str, str] = {}
+    keys = ffi.new("char***")
+    nkeys = ffi.new("int64_t*")
+    check(api.ModelMetadataGetCustomMetadataMapKeys(md, allocator, keys, nkeys))
+    if keys[0] != ffi.NULL:
+        try:
+            for i in range(nkeys[0]):
+                key = ffi.string(keys[0][i])
+                custom[key.decode("utf-8", "replace")] = take_string(
+                    api.ModelMetadataLookupCustomMetadataMap, md, allocator, keys[0][i])
+        finally:
+            for i in range(nkeys[0]):
+                api.AllocatorFree(allocator, keys[0][i])
+            api.AllocatorFree(allocator, keys[0])
+    graph_description = ""
+    if api.has("ModelMetadataGetGraphDescription"):
+        graph_description = take_string(api.ModelMetadataGetGraphDescription, md, allocator)
+    return ModelMetadata(
+        producer_name=take_string(api.ModelMetadataGetProducerName, md, allocator),
+        graph_name=take_string(api.ModelMetadataGetGraphName, md, allocator),
+        domain=take_string(api.ModelMetadataGetDomain, md, allocator),
+        description=take_string(api.ModelMetadataGetDescription, md, allocator),
+        graph_description=graph_description,
+        version=int(version[0]),
+        custom_metadata_map=custom,
+    )

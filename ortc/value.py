@@ -1,0 +1,449 @@
+"""ORT values (``OrtValue``): tensors, sequences, maps and optionals, and the numpy bridge.
+
+Numpy -> ORT: a C-contiguous array of a numeric type becomes a tensor over the array's own
+memory (no copy; the Value keeps the array alive; read-only arrays are accepted, ORT only reads
+inputs). Other layouts are copied once. Strings are copied into ORT's string tensor.
+ORT -> numpy: a tensor becomes an array over the Value's memory (no copy; the array keeps the
+Value alive through its base object). Sub-byte types and strings are copied.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from . import _loader
+from ._enums import ElementType, ValueKind
+from ._ffi import ffi
+from ._handle import Handle
+from ._loader import Api
+from ._status import call_out, check, raise_status
+from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
+    unpack_subbyte
+from .errors import InvalidArgument
+from .memory import cpu_memory_info, default_allocator
+from .threads import exclusive, shared
+from .typeinfo import TypeInfo, take_type_info
+
+__all__ = ["Value", "array_to_ortvalue", "ortvalue_to_python", "encode_strings"]
+
+
+def encode_strings(arr: np.ndarray[Any, Any], what: str) -> list[bytes]:
+    """UTF-8 bytes of every element of a string array (str or bytes elements)."""
+    out: list[bytes] = []
+    for i, item in enumerate(arr.reshape(-1).tolist()):
+        if isinstance(item, str):
+            try:
+                out.append(item.encode("utf-8"))
+            except UnicodeEncodeError as exc:
+                raise InvalidArgument(f"{what}: element {i} is not encodable as UTF-8: {exc}") \
+                    from None
+        elif isinstance(item, (bytes, bytearray)):
+            try:
+                bytes(item).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidArgument(f"{what}: element {i} is not valid UTF-8 ({exc}); ONNX "
+                                      f"strings are UTF-8") from None
+            out.append(bytes(item))
+        else:
+            raise InvalidArgument(f"{what}: element {i} is a {type(item).__name__}, expected "
+                                  f"str or bytes in a string tensor")
+    return out
+
+
+def _as_array(data: Any, what: str) -> np.ndarray[Any, Any]:
+    if isinstance(data, np.ndarray):
+        return data
+    if data is None:
+        raise InvalidArgument(f"{what}: got None, expected a numpy array")
+    try:
+        arr = np.asarray(data)
+    except Exception as exc:  # noqa: BLE001 - anything numpy refuses
+        raise InvalidArgument(f"{what}: cannot convert {type(data).__name__} to an array: {exc}") \
+            from None
+    return arr
+
+
+def array_to_ortvalue(api: Api, data: Any, what: str = "value",
+                      element_type: int | None = None) -> tuple[Any, Any]:
+    """Make an ``OrtValue*`` tensor from an array; returns (raw value, object to keep alive).
+
+    The caller owns the raw value (ReleaseValue) and must keep the second item alive as long.
+    """
+    arr = _as_array(data, what)
+    dtype = arr.dtype
+    if dtype.kind in STRING_KINDS:
+        if dtype.kind == "O":
+            for i, item in enumerate(arr.reshape(-1).tolist()):
+                if not isinstance(item, (str, bytes, bytearray)):
+                    raise InvalidArgument(
+                        f"{what}: object array element {i} is a {type(item).__name__}; only "
+                        f"str/bytes object arrays (string tensors) are supported")
+        return _string_tensor(api, arr, what), None
+    try:
+        et = element_type_for(dtype) if element_type is None else element_type
+    except TypeError as exc:
+        raise InvalidArgument(f"{what}: {exc}") from None
+    bits = bits_for(et)
+    if bits:
+        arr = np.asarray(arr, dtype=dtype_for(et))
+        buf = pack_subbyte(arr, bits)
+        shape = arr.shape
+    else:
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        buf = arr
+        shape = arr.shape
+    for d in shape:
+        if d < 0:
+            raise InvalidArgument(f"{what}: negative dimension in shape {shape}")
+    out = ffi.new("OrtValue**")
+    status = api.CreateTensorWithDataAsOrtValue(
+        cpu_memory_info()._ptr, ffi.from_buffer(buf), buf.nbytes, shape, len(shape), int(et), out)
+    if status:
+        raise_status(status, what)
+    return out[0], buf
+
+
+def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
+    encoded = encode_strings(arr, what)
+    shape = arr.shape
+    raw = call_out(api.CreateTensorAsOrtValue, "OrtValue*", default_allocator()._ptr, shape,
+                   len(shape), int(ElementType.STRING), context=what)
+    try:
+        if encoded:
+            keep = [ffi.new("char[]", s) for s in encoded]  # NUL-terminated copies
+            ptrs = ffi.new("char*[]", keep)
+            check(api.FillStringTensor(raw, ffi.cast("const char* const*", ptrs), len(keep)),
+                  what)
+    except BaseException:
+        api.ReleaseValue(raw)
+        raise
+    return raw
+
+
+def _tensor_shape_and_type(api: Api, raw: Any) -> tuple[int, tuple[int, ...]]:
+    info = call_out(api.GetTensorTypeAndShape, "OrtTensorTypeAndShapeInfo*", raw)
+    try:
+        et = ffi.new("ONNXTensorElementDataType*")
+        check(api.GetTensorElementType(info, et))
+        n = ffi.new("size_t*")
+        check(api.GetDimensionsCount(info, n))
+        dims = ffi.new("int64_t[]", n[0])
+        if n[0]:
+            check(api.GetDimensions(info, dims, n[0]))
+        return int(et[0]), tuple(dims)
+    finally:
+        api.ReleaseTensorTypeAndShapeInfo(info)
+
+
+def _read_strings(api: Api, raw: Any, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    count = 1
+    for d in shape:
+        count *= d
+    out = np.empty(count, dtype=object)
+    if count:
+        total = ffi.new("size_t*")
+        check(api.GetStringTensorDataLength(raw, total))
+        buf = ffi.new("char[]", max(total[0], 1))
+        offsets = ffi.new("size_t[]", count)
+        check(api.GetStringTensorContent(raw, buf, total[0], offsets, count))
+        data = ffi.unpack(buf, total[0])
+        for i in range(count):
+            end = offsets[i + 1] if i + 1 < count else total[0]
+            out[i] = data[offsets[i]:end].decode("utf-8", "surrogateescape")
+    return out.reshape(shape)
+
+
+def tensor_to_numpy(api: Api, raw: Any, keep: Any, release: Any = None) -> np.ndarray[Any, Any]:
+    """A numpy array for the tensor ``raw``.
+
+    Numeric tensors: a view over ORT's memory. The view's base keeps ``keep`` alive and, when
+    ``release`` is given, calls it with ``raw`` once the array is gone (the array then owns the
+    value). Strings and sub-byte types are copied (``release`` runs at once).
+    """
+    et, shape = _tensor_shape_and_type(api, raw)
+    return _tensor_view(api, raw, et, shape, keep, release)
+
+
+def _tensor_view(api: Api, raw: Any, et: int, shape: tuple[int, ...], keep: Any,
+                 release: Any) -> np.ndarray[Any, Any]:
+    if et == ElementType.STRING:
+        try:
+            return _read_strings(api, raw, shape)
+        finally:
+            if release is not None:
+                release(raw)
+    dtype = dtype_for(et)
+    assert dtype is not None
+    count = 1
+    for d in shape:
+        count *= d
+    bits = bits_for(et)
+    if bits or count == 0:
+        try:
+            if count == 0:
+                return np.empty(shape, dtype)
+            data = ffi.new("void**")
+            check(api.GetTensorMutableData(raw, data))
+            nbytes = (count * bits + 7) // 8
+            packed = np.frombuffer(ffi.buffer(ffi.cast("char*", data[0]), nbytes), np.uint8)
+            return unpack_subbyte(packed, bits, count, dtype).reshape(shape)
+        finally:
+            if release is not None:
+                release(raw)
+    data = ffi.new("void**")
+    status = api.GetTensorMutableData(raw, data)
+    if status:
+        if release is not None:
+            release(raw)
+        raise_status(status)
+    if release is not None:
+        owner = ffi.gc(ffi.cast("char*", data[0]), lambda _p, r=raw, f=release: f(r))
+    else:
+        owner = ffi.gc(ffi.cast("char*", data[0]), lambda _p, k=keep: None)
+    return np.frombuffer(ffi.buffer(owner, count * dtype.itemsize), dtype).reshape(shape)
+
+
+def is_empty_optional(api: Api, raw: Any) -> bool:
+    """True for an OrtValue that holds nothing (an empty optional)."""
+    out = ffi.new("int*")
+    check(api.HasValue(raw, out))
+    return not out[0]
+
+
+def _value_kind(api: Api, raw: Any) -> int:
+    # ORT crashes (SIGSEGV, ORT 1.32) when GetValueType reads an empty optional value, so
+    # ask HasValue first; an empty value reports as OPTIONAL.
+    if is_empty_optional(api, raw):
+        return int(ValueKind.OPTIONAL)
+    out = ffi.new("ONNXType*")
+    check(api.GetValueType(raw, out))
+    return int(out[0])
+
+
+def ortvalue_to_python(api: Api, raw: Any, keep: Any = None, release: Any = None) -> Any:
+    """Convert an ``OrtValue*`` to Python: ndarray, list (sequence), dict (map) or None.
+
+    When ``release`` is given, ownership of ``raw`` passes to this function (a tensor array
+    keeps it; anything copied releases it here).
+    """
+    try:
+        kind = _value_kind(api, raw)
+    except BaseException:
+        if release is not None:
+            release(raw)
+        raise
+    if kind == ValueKind.TENSOR:
+        return tensor_to_numpy(api, raw, keep, release)
+    try:
+        if kind == ValueKind.SEQUENCE:
+            return [_take_element(api, raw, i) for i in range(_value_count(api, raw))]
+        if kind == ValueKind.MAP:
+            keys = _take_element(api, raw, 0)
+            values = _take_element(api, raw, 1)
+            return dict(zip(keys.reshape(-1).tolist(), values.reshape(-1).tolist()))
+        if kind == ValueKind.OPTIONAL:
+            return None  # _value_kind reports only empty optionals as OPTIONAL
+        if kind == ValueKind.SPARSETENSOR:
+            return _sparse_to_python(api, raw)
+        raise InvalidArgument(f"cannot convert an ORT value of kind {ValueKind(kind).name}")
+    finally:
+        if release is not None:
+            release(raw)
+
+
+def _value_count(api: Api, raw: Any) -> int:
+    n = ffi.new("size_t*")
+    check(api.GetValueCount(raw, n))
+    return int(n[0])
+
+
+def _take_element(api: Api, raw: Any, index: int) -> Any:
+    inner = call_out(api.GetValue, "OrtValue*", raw, index, default_allocator()._ptr)
+    # GetValue builds a new value (a copy), so the element owns itself.
+    return ortvalue_to_python(api, inner, None, api.ReleaseValue)
+
+
+def _sparse_to_python(api: Api, raw: Any) -> Any:
+    from .errors import OrtNotImplementedError
+
+    raise OrtNotImplementedError("sparse tensor values are not converted to numpy by ortc yet; "
+                                 "use Session.run_with_values to receive the Value")
+
+
+class Value(Handle):
+    """An ORT value: a tensor, a sequence, a map or an optional.
+
+    Create one with :meth:`from_numpy` (tensor), :meth:`from_sequence`, :meth:`from_map`;
+    read it with :meth:`numpy` (tensors) or :meth:`to_python` (any kind).
+
+    >>> v = ortc.Value.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+    >>> v.shape, v.element_type.name
+    ((2, 3), 'FLOAT')
+
+    Thread rules: Send and Sync. Reads (shape, type, numpy views) are shared; a value that
+    a run writes to (a bound or preallocated output) is used exclusively by that run. A value
+    over numpy memory keeps that array alive; an array from :meth:`numpy` keeps the value alive.
+    """
+
+    c_type = "OrtValue"
+    send = True
+    sync = True
+    evidence = ("read APIs take const OrtValue* (onnxruntime_c_api.cc TENSOR_READ_API_BEGIN); "
+                "one input value shared by concurrent runs: Java InferenceTest.testMultiThreads, "
+                "research E1 (shared_input=True, 0 mismatches of 320)")
+
+    def __init__(self) -> None:
+        raise TypeError("use Value.from_numpy, Value.from_sequence or Value.from_map")
+
+    @classmethod
+    def _own(cls, raw: Any, keep: Any = None, owners: tuple[Any, ...] = ()) -> Value:
+        self = object.__new__(cls)
+        self._api = _loader.api()
+        self._keep = keep
+        self._adopt(raw, self._api.ReleaseValue, owners)
+        return self
+
+    @classmethod
+    def from_numpy(cls, array: Any, element_type: ElementType | int | None = None) -> Value:
+        """A tensor over ``array``'s memory (copied only when not C-contiguous, or sub-byte)."""
+        api = _loader.api()
+        raw, keep = array_to_ortvalue(api, array, "Value.from_numpy", element_type)
+        return cls._own(raw, keep)
+
+    from_array = from_numpy
+
+    @classmethod
+    def from_sequence(cls, items: Sequence[Any]) -> Value:
+        """A sequence of tensors (or of maps) built from arrays, dicts or Values."""
+        if not isinstance(items, (list, tuple)):
+            raise InvalidArgument(f"from_sequence: expected a list, got {type(items).__name__}")
+        api = _loader.api()
+        parts = [it if isinstance(it, Value) else
+                 (cls.from_map(it) if isinstance(it, Mapping) else cls.from_numpy(it))
+                 for it in items]
+        return cls._compose(api, parts, ValueKind.SEQUENCE, "from_sequence")
+
+    @classmethod
+    def from_map(cls, mapping: Mapping[Any, Any] | tuple[Any, Any]) -> Value:
+        """A map from a dict (or a (keys array, values array) pair)."""
+        api = _loader.api()
+        if isinstance(mapping, Mapping):
+            keys_list = list(mapping.keys())
+            values_list = list(mapping.values())
+            if keys_list and all(isinstance(k, str) for k in keys_list):
+                keys = np.array(keys_list, dtype=object)
+            else:
+                keys = np.array(keys_list, dtype=np.int64)
+            values = np.array(values_list)
+            if values.dtype == np.float64 and all(isinstance(v, float) for v in values_list):
+                values = values.astype(np.float32)
+        elif isinstance(mapping, tuple) and len(mapping) == 2:
+            keys, values = (np.asarray(x) for x in mapping)
+        else:
+            raise InvalidArgument(f"from_map: expected a dict, got {type(mapping).__name__}")
+        parts = [cls.from_numpy(keys.reshape(-1)), cls.from_numpy(values.reshape(-1))]
+        return cls._compose(api, parts, ValueKind.MAP, "from_map")
+
+    @classmethod
+    def _compose(cls, api: Api, parts: list[Value], kind: ValueKind, what: str) -> Value:
+        for p in parts:
+            p._check_open()
+        arr = ffi.new("OrtValue*[]", [p._ptr for p in parts])
+        raw = call_out(api.CreateValue, "OrtValue*", ffi.cast("const OrtValue* const*", arr),
+                       len(parts), int(kind), context=what)
+        return cls._own(raw, parts)
+
+    # -- reads ---------------------------------------------------------------------------------
+    @property
+    @shared("GetValueType")
+    def kind(self) -> ValueKind:
+        """TENSOR, SEQUENCE, MAP, OPTIONAL, SPARSETENSOR, ..."""
+        return ValueKind(_value_kind(self._api, self._ptr))
+
+    @property
+    @shared("GetTypeInfo")
+    def type_info(self) -> TypeInfo:
+        raw = call_out(self._api.GetTypeInfo, "OrtTypeInfo*", self._ptr)
+        return take_type_info(self._api, raw)
+
+    @property
+    @shared("IsTensor")
+    def is_tensor(self) -> bool:
+        out = ffi.new("int*")
+        check(self._api.IsTensor(self._ptr, out))
+        return bool(out[0])
+
+    @property
+    @shared("GetTensorTypeAndShape", "GetDimensions")
+    def shape(self) -> tuple[int, ...]:
+        """A tensor's shape."""
+        return _tensor_shape_and_type(self._api, self._ptr)[1]
+
+    @property
+    @shared("GetTensorTypeAndShape", "GetTensorElementType")
+    def element_type(self) -> ElementType:
+        """A tensor's element type."""
+        return ElementType(_tensor_shape_and_type(self._api, self._ptr)[0])
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """A tensor's numpy dtype (object for strings)."""
+        dt = dtype_for(self.element_type)
+        assert dt is not None
+        return dt
+
+    @shared("GetTensorMutableData", "GetStringTensorContent")
+    def numpy(self) -> np.ndarray[Any, Any]:
+        """The tensor as a numpy array: a view over the value's memory (it keeps the value
+        alive); strings and sub-byte types are copies."""
+        if not self.is_tensor:
+            raise InvalidArgument(f"numpy(): this value is a {self.kind.name}, not a tensor; "
+                                  f"use to_python()")
+        return tensor_to_numpy(self._api, self._ptr, self)
+
+    @shared("GetValueType", "GetValueCount", "GetValue")
+    def to_python(self) -> Any:
+        """Any value as Python data: ndarray, list, dict or None."""
+        return ortvalue_to_python(self._api, self._ptr, self)
+
+    @shared("GetValueCount")
+    def __len__(self) -> int:
+        kind = self.kind
+        if kind == ValueKind.TENSOR:
+            shape = self.shape
+            if not shape:
+                raise TypeError("len() of a 0-d tensor")
+            return shape[0]
+        return _value_count(self._api, self._ptr)
+
+    @shared("HasValue")
+    def has_value(self) -> bool:
+        """False for an empty optional value, True otherwise."""
+        out = ffi.new("int*")
+        check(self._api.HasValue(self._ptr, out))
+        return bool(out[0])
+
+    @exclusive("GetTensorMutableData")
+    def fill(self, data: Any) -> None:
+        """Copy ``data`` into this (numeric) tensor's memory; a writer, hence exclusive."""
+        view = self.numpy()
+        np.copyto(view, np.asarray(data, dtype=view.dtype), casting="same_kind")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<ortc.Value closed>"
+        kind = self.kind
+        if kind == ValueKind.TENSOR:
+            return f"<ortc.Value tensor {self.element_type.name} {list(self.shape)}>"
+        return f"<ortc.Value {kind.name.lower()}>"
+
+
+def as_values(items: Iterable[Any]) -> list[Value]:
+    return [it if isinstance(it, Value) else Value.from_numpy(it) for it in items]

@@ -1,0 +1,64 @@
+"""Fetch the shared library of a given onnxruntime release (for tests and the version matrix).
+
+``fetch_library("1.16.3")`` runs ``pip download --no-deps`` for that onnxruntime wheel and
+extracts only ``libonnxruntime.so.*`` into a cache folder, so other ORT versions can be loaded
+in child processes (``ORTC_LIBRARY=...``) without installing them.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+__all__ = ["cache_dir", "fetch_library"]
+
+
+def cache_dir() -> str:
+    """Where fetched libraries live: ``$ORTC_LIB_CACHE`` or ``~/.cache/ortc/libs``."""
+    return os.environ.get("ORTC_LIB_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "ortc", "libs")
+
+
+def _platforms() -> list[str]:
+    machine = platform.machine().lower()
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    return [f"manylinux_2_{v}_{arch}" for v in (28, 27, 17)] + [f"manylinux2014_{arch}"]
+
+
+def fetch_library(version: str, package: str = "onnxruntime", cache: str | None = None) -> str:
+    """Path of ``libonnxruntime.so.<version>`` from the ``package==version`` wheel (cached)."""
+    if not sys.platform.startswith("linux"):
+        raise RuntimeError("fetch_library supports Linux wheels only")
+    dest = os.path.join(cache or cache_dir(), f"{package}-{version}")
+    found = glob.glob(os.path.join(dest, "libonnxruntime.so*"))
+    if found:
+        return found[0]
+    os.makedirs(dest, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+               "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
+               "-d", tmp, f"{package}=={version}"]
+        for plat in _platforms():
+            cmd += ["--platform", plat]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wheels = glob.glob(os.path.join(tmp, "*.whl"))
+        if proc.returncode != 0 or not wheels:
+            raise RuntimeError(f"pip download {package}=={version} failed: "
+                               f"{proc.stderr.strip()[-800:]}")
+        with zipfile.ZipFile(wheels[0]) as zf:
+            members = [m for m in zf.namelist()
+                       if os.path.basename(m).startswith("libonnxruntime.so")
+                       and "providers" not in m]
+            if not members:
+                raise RuntimeError(f"{os.path.basename(wheels[0])} has no libonnxruntime.so")
+            member = sorted(members, key=len)[-1]  # the versioned file
+            target = os.path.join(dest, os.path.basename(member))
+            with zf.open(member) as src, open(target + ".part", "wb") as out:
+                out.write(src.read())
+            os.replace(target + ".part", target)
+    return target

@@ -1,0 +1,41 @@
+"""Shared fixtures: models come from tests/models.py (built with onnx.helper, never downloaded)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+
+import ortc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(autouse=True)
+def _strict_thread_checks() -> Iterator[None]:
+    """Every test starts and ends in the default policy."""
+    old = ortc.set_thread_checks("strict")
+    yield
+    ortc.set_thread_checks(old)
+
+
+def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120
+               ) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter with ortc importable; returns the finished process."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = ROOT + os.pathsep + os.path.join(ROOT, "tests")
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full_env, timeout=timeout)
+
+
+@pytest.fixture
+def add_session() -> Iterator[Any]:
+    import models
+
+    with ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1) as s:
+        yield s
