@@ -82,6 +82,24 @@ class Api:
         """Whether slot ``name`` exists in the negotiated table."""
         return name in self.available
 
+    def instrument(self, wrap: Callable[[str, Any], Any],
+                   names: Any = None) -> Callable[[], None]:
+        """Replace slots with ``wrap(name, original)`` (slot counting, fault injection in tests).
+
+        Wrappers read slots from this facade at call time, so the replacement is seen
+        everywhere. Returns a function that restores the originals.
+        """
+        chosen = list(self.available) if names is None else list(names)
+        saved = {n: getattr(self, n) for n in chosen}
+        for n, fn in saved.items():
+            setattr(self, n, wrap(n, fn))
+
+        def undo() -> None:
+            for n, fn in saved.items():
+                setattr(self, n, fn)
+
+        return undo
+
 
 def _unsupported(name: str, since: int, info: LibraryInfo) -> Callable[..., Any]:
     def missing(*_args: Any) -> Any:

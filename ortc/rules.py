@@ -26,13 +26,17 @@ EP_CONCURRENT_RUN: dict[str, tuple[bool, str]] = {
 }
 
 
-def session_run_rule(providers: Sequence[str]) -> dict[str, Any]:
+def session_run_rule(providers: Sequence[str],
+                     provider_options: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """Whether Run is shared for a session with these providers, and the reasons."""
     reasons = []
     shared = True
     for p in providers:
         ok, why = EP_CONCURRENT_RUN.get(
             p, (False, "undocumented for this provider; serialized by default"))
+        opts = (provider_options or {}).get(p, {})
+        if p == "CUDAExecutionProvider" and opts.get("enable_cuda_graph") in ("1", "True", "true"):
+            ok, why = False, "enable_cuda_graph: one captured graph per session, replayed by Run"
         reasons.append(f"{p}: {'concurrent' if ok else 'exclusive'} ({why})")
         shared = shared and ok
     return {"run": "shared" if shared else "exclusive", "providers": list(providers),

@@ -107,6 +107,7 @@ class SessionOptions(Handle):
         self._values: dict[str, Any] = {}
         self._keep: list[Any] = []  # initializer Values and buffers ORT references by pointer
         self._providers: list[str] = []
+        self._provider_options: dict[str, dict[str, str]] = {}
         self.update(**options)
 
     def update(self, **options: Any) -> SessionOptions:
@@ -258,6 +259,7 @@ class SessionOptions(Handle):
         """Add an execution provider by name (``"CUDAExecutionProvider"``, ``"XNNPACK"``, ...)
         with string options. The CPU provider is always present as the fallback."""
         opts = {str(k): str(v) for k, v in (options or {}).items()}
+        given = dict(opts)
         short = name[:-len("ExecutionProvider")] if name.endswith("ExecutionProvider") else name
         api = self._api
         if short == "CPU":
@@ -291,6 +293,7 @@ class SessionOptions(Handle):
         canonical = short + "ExecutionProvider"
         if canonical not in self._providers:
             self._providers.append(canonical)
+        self._provider_options[canonical] = given
 
     @property
     def providers(self) -> list[str]:
@@ -307,6 +310,7 @@ class SessionOptions(Handle):
         new._values = dict(self._values)
         new._keep = list(self._keep)
         new._providers = list(self._providers)
+        new._provider_options = {k: dict(v) for k, v in self._provider_options.items()}
         return new
 
 
@@ -458,6 +462,9 @@ class Session(Handle):
         self._adopt(raw, api.ReleaseSession, (env, *keep))
         self._providers = (options.providers if options is not None else []) + \
             ["CPUExecutionProvider"]
+        self._provider_options = dict(options._provider_options) if options is not None else {}
+        # Run is shared only when every provider of the session allows concurrent runs.
+        self._run_exclusive = self.thread_rules()["run"] == "exclusive"
         self._load_io()
 
     @staticmethod
@@ -561,7 +568,7 @@ class Session(Handle):
         """Whether :meth:`run` may be called concurrently on this session, and why."""
         from .rules import session_run_rule
 
-        return session_run_rule(self._providers)
+        return session_run_rule(self._providers, self._provider_options)
 
     # -- running -------------------------------------------------------------------------------
     def _name_array(self, names: tuple[str, ...]) -> _NameArray:
@@ -627,7 +634,7 @@ class Session(Handle):
         keep.append(v)
         return v._ptr
 
-    @shared("Run", args={"run_options": "shared"})
+    @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: RunOptions | None = None) -> list[Any]:
         """Run the model: ``feeds`` maps input names to arrays (lists for sequences, dicts for
@@ -654,7 +661,7 @@ class Session(Handle):
                     release(raw)
         return out
 
-    @shared("Run", args={"run_options": "shared"})
+    @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
                         run_options: RunOptions | None = None) -> list[Value | None]:
         """Like :meth:`run`, but the outputs are ortc Values (no conversion)."""
@@ -728,7 +735,8 @@ class Session(Handle):
 
         return IoBinding(self)
 
-    @shared("RunWithBinding", args={"binding": "exclusive", "run_options": "shared"})
+    @shared("RunWithBinding", args={"binding": "exclusive", "run_options": "shared"},
+            exclusive_when="_run_exclusive")
     def run_with_binding(self, binding: Any, run_options: RunOptions | None = None) -> None:
         """Run with the inputs and outputs bound in ``binding`` (see :class:`IoBinding`)."""
         binding._run(self, run_options)

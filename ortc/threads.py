@@ -86,21 +86,32 @@ class MethodRule:
     c_functions: tuple[str, ...] = ()
     #: other handle arguments and how they are used, e.g. {"binding": "exclusive"}
     args: tuple[tuple[str, str], ...] = ()
+    #: a shared method that becomes exclusive when this instance attribute is true
+    #: (Session.run on an execution provider that forbids concurrent runs)
+    exclusive_when: str | None = None
 
 
-def _mark(kind: str, c_functions: tuple[str, ...], args: dict[str, str] | None) -> Callable[[F], F]:
+def _mark(kind: str, c_functions: tuple[str, ...], args: dict[str, str] | None,
+          exclusive_when: str | None = None) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
-        rule = MethodRule(kind, tuple(c_functions), tuple(sorted((args or {}).items())))
-        guarded = _guarded(fn, kind == "exclusive")
+        rule = MethodRule(kind, tuple(c_functions), tuple(sorted((args or {}).items())),
+                          exclusive_when)
+        guarded = _guarded(fn, kind == "exclusive", exclusive_when)
         guarded.__ortc_rule__ = rule  # type: ignore[attr-defined]
         return guarded  # type: ignore[return-value]
 
     return decorate
 
 
-def shared(*c_functions: str, args: dict[str, str] | None = None) -> Callable[[F], F]:
-    """Mark a method as shared (Rust ``&self``): it may overlap other shared calls."""
-    return _mark("shared", c_functions, args)
+def shared(*c_functions: str, args: dict[str, str] | None = None,
+           exclusive_when: str | None = None) -> Callable[[F], F]:
+    """Mark a method as shared (Rust ``&self``): it may overlap other shared calls.
+
+    ``exclusive_when`` names a boolean instance attribute that, when true, makes the call
+    exclusive for that instance (e.g. a session whose execution provider forbids concurrent
+    runs).
+    """
+    return _mark("shared", c_functions, args, exclusive_when)
 
 
 def exclusive(*c_functions: str, args: dict[str, str] | None = None) -> Callable[[F], F]:
@@ -108,8 +119,24 @@ def exclusive(*c_functions: str, args: dict[str, str] | None = None) -> Callable
     return _mark("exclusive", c_functions, args)
 
 
-def _guarded(fn: Callable[..., Any], is_exclusive: bool) -> Callable[..., Any]:
+def _guarded(fn: Callable[..., Any], is_exclusive: bool,
+             exclusive_when: str | None = None) -> Callable[..., Any]:
     import functools
+
+    if exclusive_when is not None:
+        @functools.wraps(fn)
+        def call_conditional(self: Any, *args: Any, **kwargs: Any) -> Any:
+            guard = self._guard
+            if getattr(self, exclusive_when):
+                token = guard.enter_exclusive(self)
+            else:
+                token = guard.enter_shared(self)
+            try:
+                return fn(self, *args, **kwargs)
+            finally:
+                guard.leave(token)
+
+        return call_conditional
 
     if is_exclusive:
         @functools.wraps(fn)
