@@ -377,7 +377,8 @@ class RunOptions(Handle):
 
     @shared("RunOptionsSetTerminate")
     def terminate(self) -> None:
-        """Make every run using these options fail soon (RuntimeException); any thread."""
+        """Make every run using these options fail soon (ORT returns FAIL: :class:`ortc.Fail`);
+        callable from any thread while runs are in flight."""
         check(self._api.RunOptionsSetTerminate(self._ptr))
 
     @shared("RunOptionsUnsetTerminate")
@@ -460,8 +461,9 @@ class Session(Handle):
                 temp_options.close()
         keep = tuple(options._keep) if options is not None else ()
         self._adopt(raw, api.ReleaseSession, (env, *keep))
-        self._providers = (options.providers if options is not None else []) + \
-            ["CPUExecutionProvider"]
+        self._providers = options.providers if options is not None else []
+        if "CPUExecutionProvider" not in self._providers:
+            self._providers.append("CPUExecutionProvider")  # ORT's fallback, always present
         self._provider_options = dict(options._provider_options) if options is not None else {}
         # Run is shared only when every provider of the session allows concurrent runs.
         self._run_exclusive = self.thread_rules()["run"] == "exclusive"
@@ -514,6 +516,9 @@ class Session(Handle):
             a.name for a in self._outputs if a.kind == ValueKind.TENSOR)
         self._optional_inputs = frozenset(
             a.name for a in self._inputs if a.kind == ValueKind.OPTIONAL)
+        initializers = {a.name for a in self._initializers}
+        self._required = tuple(a.name for a in self._inputs
+                               if a.kind != ValueKind.OPTIONAL and a.name not in initializers)
         self._optional_outputs = frozenset(
             a.name for a in self._outputs if a.kind == ValueKind.OPTIONAL)
         self._names: dict[tuple[str, ...], _NameArray] = {}
@@ -688,6 +693,11 @@ class Session(Handle):
             # an empty optional input is passed by leaving it out
             feeds = {k: v for k, v in feeds.items()
                      if not (v is None and k in self._optional_inputs)}
+        for name in self._required:
+            if name not in feeds:
+                missing = [n for n in self._required if n not in feeds]
+                raise InvalidArgument(f"missing input(s) {missing}: the model requires "
+                                      f"{list(self._required)}, the feeds have {list(feeds)}")
         in_names = self._name_array(tuple(feeds))
         keep: list[Any] = []
         created: list[Any] = []

@@ -85,9 +85,16 @@ def array_to_ortvalue(api: Api, data: Any, what: str = "value",
         et = element_type_for(dtype) if element_type is None else element_type
     except TypeError as exc:
         raise InvalidArgument(f"{what}: {exc}") from None
+    if element_type is not None:
+        want = dtype_for(et)
+        if dtype != want:  # e.g. a list of floats for a float32 input
+            try:
+                arr = arr.astype(want, casting="same_kind")
+            except TypeError as exc:
+                raise InvalidArgument(f"{what}: cannot convert {dtype} data to "
+                                      f"{ElementType(et).name}: {exc}") from None
     bits = bits_for(et)
     if bits:
-        arr = np.asarray(arr, dtype=dtype_for(et))
         buf = pack_subbyte(arr, bits)
         shape = arr.shape
     else:

@@ -1,0 +1,201 @@
+"""Values: every element type both ways, zero copy where promised, sequences, maps, errors."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import models
+import ortc
+from ortc import ElementType, ValueKind
+from ortc.dtypes import dtype_for, element_type_for, pack_subbyte, unpack_subbyte
+
+NUMERIC = [np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
+           np.uint16, np.uint32, np.uint64, np.bool_]
+ML = [ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz,
+      ml_dtypes.float8_e5m2, ml_dtypes.float8_e5m2fnuz]
+SUBBYTE = [(ml_dtypes.int4, ElementType.INT4, [-8, -1, 0, 1, 3, 7, 5]),
+           (ml_dtypes.uint4, ElementType.UINT4, [0, 1, 7, 8, 15, 3, 9]),
+           (ml_dtypes.float4_e2m1fn, ElementType.FLOAT4E2M1, [-6, -1, -0.5, 0, 0.5, 1.5, 6]),
+           (ml_dtypes.int2, ElementType.INT2, [-2, -1, 0, 1, 1, 0, -2]),
+           (ml_dtypes.uint2, ElementType.UINT2, [0, 1, 2, 3, 3, 2, 1])]
+
+
+def _sample(dtype, shape=(2, 3)):
+    rng = np.random.default_rng(1)
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(max(info.min, -100), min(info.max, 100), shape).astype(dt)
+    if dt.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    return rng.standard_normal(shape).astype(dt)
+
+
+@pytest.mark.parametrize("dtype", NUMERIC + ML, ids=lambda d: np.dtype(d).name)
+def test_numeric_round_trip_is_zero_copy(dtype) -> None:
+    arr = _sample(dtype)
+    v = ortc.Value.from_numpy(arr)
+    assert v.kind == ValueKind.TENSOR and v.is_tensor and v.shape == (2, 3)
+    assert v.dtype == np.dtype(dtype) and v.element_type == element_type_for(np.dtype(dtype))
+    out = v.numpy()
+    assert out.dtype == arr.dtype
+    np.testing.assert_array_equal(out.view(np.uint8), arr.view(np.uint8))
+    assert np.shares_memory(out, arr), "numpy -> Value -> numpy must not copy"
+
+
+@pytest.mark.parametrize("dtype,et,values", SUBBYTE, ids=lambda x: getattr(x, "__name__", ""))
+def test_subbyte_types_round_trip_packed(dtype, et, values) -> None:
+    arr = np.array(values).astype(dtype)  # 7 elements: the last byte is partly used
+    v = ortc.Value.from_numpy(arr)
+    assert v.element_type == et and v.shape == arr.shape
+    np.testing.assert_array_equal(v.numpy().view(np.uint8), arr.view(np.uint8))
+
+
+def test_complex_tensors_are_refused_by_ort() -> None:
+    # ONNX declares complex element types; ORT implements no tensor of them.
+    for dtype in (np.complex64, np.complex128):
+        with pytest.raises(ortc.OrtNotImplementedError, match="not supported"):
+            ortc.Value.from_numpy(np.zeros(2, dtype))
+
+
+def test_pack_layout_matches_ort() -> None:
+    # two int4 per byte, first element in the low nibble
+    arr = np.array([1, -1, 7], dtype=ml_dtypes.int4)
+    assert pack_subbyte(arr, 4).tolist() == [0xF1, 0x07]
+    back = unpack_subbyte(np.array([0xF1, 0x07], np.uint8), 4, 3, np.dtype(ml_dtypes.int4))
+    assert back.astype(np.int8).tolist() == [1, -1, 7]
+
+
+def test_strings_round_trip_unicode_and_empty() -> None:
+    arr = np.array([["", "a", "été"], ["日本語", "x\x00y", "tab\t"]], dtype=object)
+    v = ortc.Value.from_numpy(arr)
+    assert v.element_type == ElementType.STRING and v.shape == (2, 3)
+    out = v.numpy()
+    assert out.dtype == object and out.tolist()[0] == ["", "a", "été"]
+    assert out[1, 0] == "日本語"
+    for kind in ("U", "S"):
+        a2 = np.array(["ab", "cd"], dtype=kind)
+        assert ortc.Value.from_numpy(a2).numpy().tolist() == ["ab", "cd"]
+
+
+def test_non_utf8_bytes_are_refused() -> None:
+    with pytest.raises(ortc.InvalidArgument, match="element 1 is not valid UTF-8"):
+        ortc.Value.from_numpy(np.array([b"ok", b"\xff\xfe"], dtype=object))
+    with pytest.raises(ortc.InvalidArgument, match="not encodable"):
+        ortc.Value.from_numpy(np.array(["\udcff"], dtype=object))
+
+
+def test_non_contiguous_is_copied_once_and_read_only_is_accepted() -> None:
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    view = base[:, ::2]
+    v = ortc.Value.from_numpy(view)
+    np.testing.assert_array_equal(v.numpy(), view)
+    assert not np.shares_memory(v.numpy(), base)
+    ro = np.arange(4, dtype=np.int64)
+    ro.flags.writeable = False
+    v2 = ortc.Value.from_numpy(ro)
+    assert np.shares_memory(v2.numpy(), ro)
+
+
+def test_zero_size_and_scalar() -> None:
+    empty = np.zeros((0, 4), np.float32)
+    v = ortc.Value.from_numpy(empty)
+    assert v.shape == (0, 4) and v.numpy().shape == (0, 4)
+    s = ortc.Value.from_numpy(np.float64(2.5))
+    assert s.shape == () and s.numpy() == 2.5
+    with pytest.raises(TypeError):
+        len(s)
+
+
+def test_value_keeps_its_array_and_array_keeps_its_value() -> None:
+    arr = np.arange(5, dtype=np.float32)
+    ref = weakref.ref(arr)
+    v = ortc.Value.from_numpy(arr)
+    del arr
+    gc.collect()
+    assert ref() is not None
+    out = v.numpy()
+    vref = weakref.ref(v)
+    del v
+    gc.collect()
+    assert vref() is not None, "the array's base must keep the Value alive"
+    assert out.tolist() == [0, 1, 2, 3, 4]
+    del out
+    gc.collect()
+    assert vref() is None and ref() is None
+
+
+def test_writes_through_the_numpy_view_reach_ort() -> None:
+    v = ortc.Value.from_numpy(np.zeros(3, np.int32))
+    v.fill([1, 2, 3])
+    assert v.numpy().tolist() == [1, 2, 3]
+
+
+def test_sequence_and_map_values() -> None:
+    seq = ortc.Value.from_sequence([np.array([1, 2], np.int64), np.array([3], np.int64)])
+    assert seq.kind == ValueKind.SEQUENCE and len(seq) == 2
+    assert [a.tolist() for a in seq.to_python()] == [[1, 2], [3]]
+    assert seq.type_info.type_str == "seq(tensor(int64))"
+    m = ortc.Value.from_map({1: 0.5, 2: 1.5})
+    assert m.kind == ValueKind.MAP and m.to_python() == {1: 0.5, 2: 1.5}
+    ms = ortc.Value.from_map({"a": 1.0})
+    assert ms.to_python() == {"a": 1.0}
+    seq_of_maps = ortc.Value.from_sequence([{1: 2.0}, {3: 4.0}])
+    assert seq_of_maps.to_python() == [{1: 2.0}, {3: 4.0}]
+    with pytest.raises(ortc.InvalidArgument, match="not a tensor"):
+        seq.numpy()
+    with pytest.raises(ortc.InvalidArgument):
+        ortc.Value.from_sequence(np.zeros(2))  # type: ignore[arg-type]
+    with pytest.raises(ortc.InvalidArgument):
+        ortc.Value.from_map([1, 2])  # type: ignore[arg-type]
+
+
+def test_bad_inputs_to_from_numpy() -> None:
+    with pytest.raises(ortc.InvalidArgument, match="None"):
+        ortc.Value.from_numpy(None)
+    with pytest.raises(ortc.InvalidArgument, match="object array element 0 is a dict"):
+        ortc.Value.from_numpy(np.array([{}], dtype=object))
+    with pytest.raises(ortc.InvalidArgument, match="no ONNX Runtime element type"):
+        ortc.Value.from_numpy(np.zeros(2, dtype="datetime64[s]"))
+    with pytest.raises(TypeError, match="use Value.from_numpy"):
+        ortc.Value()
+
+
+def test_dtype_table_covers_every_element_type() -> None:
+    for et in ElementType:
+        if et in (ElementType.UNDEFINED, ElementType.STRING):
+            continue
+        dt = dtype_for(et, required=False)
+        assert dt is not None, f"{et.name} has no dtype with ml_dtypes installed"
+        assert element_type_for(dt) == et or et.name.startswith("FLOAT8E8M0")
+
+
+def test_missing_ml_dtypes_gives_a_clear_error() -> None:
+    from conftest import run_python
+
+    code = ("import sys; sys.modules['ml_dtypes'] = None\n"
+            "import ortc\nfrom ortc.dtypes import dtype_for\n"
+            "try:\n dtype_for(ortc.ElementType.BFLOAT16)\nexcept TypeError as e:\n print(e)")
+    proc = run_python(code)
+    assert "needs ml_dtypes" in proc.stdout and "bfloat16" in proc.stdout, proc.stderr
+
+
+def test_every_identity_case_round_trips_through_a_session() -> None:
+    for case in models.identity_cases():
+        s = ortc.Session(case.model)
+        [y] = s.run(None, case.feeds)
+        x = case.feeds["x"]
+        assert y.dtype == x.dtype and y.shape == x.shape, case.name
+        if x.dtype == object:
+            assert y.tolist() == x.tolist(), case.name
+        else:
+            np.testing.assert_array_equal(y.reshape(-1).view(np.uint8),
+                                          np.ascontiguousarray(x).reshape(-1).view(np.uint8),
+                                          err_msg=case.name)
