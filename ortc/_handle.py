@@ -98,6 +98,12 @@ class Handle:
         ptr, self._ptr = self._ptr, ffi.NULL
         if ptr != ffi.NULL:
             ffi.release(ptr)  # runs the finalizer now, exactly once
+        # A closed object no longer needs what it borrowed: let parents and buffers go.
+        self._owners = ()
+        self._drop_references()
+
+    def _drop_references(self) -> None:
+        """Forget Python references to parents and buffers (after release); see subclasses."""
 
     def _child_released(self) -> None:
         with _tree_lock:

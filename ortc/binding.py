@@ -48,6 +48,11 @@ class IoBinding(Handle):
         self._bound_inputs: dict[str, Value] = {}
         self._bound_outputs: dict[str, Any] = {}
 
+    def _drop_references(self) -> None:
+        self._session = None
+        self._bound_inputs = {}
+        self._bound_outputs = {}
+
     def _value_for(self, data: Any, what: str, element_type: Any = None) -> Value:
         if isinstance(data, Value):
             data._check_open()
@@ -166,14 +171,15 @@ class IoBinding(Handle):
             api.AllocatorFree(alloc, arr[0])
 
     def _run(self, session: Any, run_options: Any) -> None:
-        if session is not self._session:
-            raise InvalidArgument("run_with_binding: this IoBinding belongs to another session")
         guard = self._guard
         if guard is None:
             raise ClosedError("IoBinding is closed")
         token = guard.enter_exclusive(self)
         ro_token = None
         try:
+            if session is not self._session:
+                raise InvalidArgument("run_with_binding: this IoBinding belongs to another "
+                                      "session")
             ro_ptr = ffi.NULL
             if run_options is not None:
                 if run_options._guard is None:

@@ -313,6 +313,9 @@ class Value(Handle):
         self._adopt(raw, self._api.ReleaseValue, owners)
         return self
 
+    def _drop_references(self) -> None:
+        self._keep = None
+
     @classmethod
     def from_numpy(cls, array: Any, element_type: ElementType | int | None = None) -> Value:
         """A tensor over ``array``'s memory (copied only when not C-contiguous, or sub-byte)."""

@@ -1,0 +1,80 @@
+"""IoBinding: bound inputs and outputs, ORT-allocated outputs, names, clear, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+
+
+@pytest.fixture
+def mlp() -> ortc.Session:
+    return ortc.Session(models.mlp_model(3, 16, "batch"), intra_op_num_threads=1)
+
+
+def test_bound_output_array_receives_results(mlp) -> None:
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    [expected] = mlp.run(None, {"x": x})
+    y = np.zeros((4, 16), np.float32)
+    b = mlp.io_binding()
+    b.bind_input("x", x)
+    b.bind_output("y", y)
+    for _ in range(3):
+        y[:] = 0
+        mlp.run_with_binding(b)
+        np.testing.assert_array_equal(y, expected)
+    # inputs are used in place: changing the array changes the next result
+    x *= 2
+    mlp.run_with_binding(b)
+    np.testing.assert_array_equal(y, mlp.run(None, {"x": x})[0])
+    assert b.output_names() == ["y"]
+    [out] = b.get_outputs()
+    assert np.shares_memory(out, y)
+
+
+def test_ort_allocated_outputs(mlp) -> None:
+    x = np.ones((2, 16), np.float32)
+    b = mlp.io_binding()
+    b.bind_input("x", x)
+    b.bind_output("y")
+    mlp.run_with_binding(b, ortc.RunOptions(tag="bound"))
+    [y] = b.get_outputs()
+    np.testing.assert_array_equal(y, mlp.run(None, {"x": x})[0])
+    [v] = b.get_output_values()
+    assert isinstance(v, ortc.Value) and v.shape == (2, 16)
+    b.synchronize_inputs()
+    b.synchronize_outputs()
+    b.clear_binding_outputs()
+    assert b.output_names() == []
+    b.clear_binding_inputs()
+    with pytest.raises(ortc.OrtError):
+        mlp.run_with_binding(b)
+
+
+def test_binding_errors(mlp) -> None:
+    b = mlp.io_binding()
+    with pytest.raises(ortc.InvalidArgument, match="unknown input name 'nope'"):
+        b.bind_input("nope", np.ones((1, 16), np.float32))
+    with pytest.raises(ortc.InvalidArgument, match="expected tensor\\(float\\)"):
+        b.bind_input("x", np.ones((1, 16), np.float64))
+    with pytest.raises(ortc.InvalidArgument, match="C-contiguous and writeable"):
+        b.bind_output("y", np.ones((16, 2), np.float32).T)
+    ro = np.ones((1, 16), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ortc.InvalidArgument, match="writeable"):
+        b.bind_output("y", ro)
+    other = ortc.Session(models.mlp_model(3, 16, "batch"))
+    with pytest.raises(ortc.InvalidArgument, match="another session"):
+        other.run_with_binding(b)
+
+
+def test_bound_values(mlp) -> None:
+    x = ortc.Value.from_numpy(np.ones((1, 16), np.float32))
+    y = ortc.Value.from_numpy(np.zeros((1, 16), np.float32))
+    b = mlp.io_binding()
+    b.bind_input("x", x)
+    b.bind_output("y", y)
+    mlp.run_with_binding(b)
+    np.testing.assert_array_equal(y.numpy(), mlp.run(None, {"x": x})[0])

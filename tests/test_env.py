@@ -1,0 +1,114 @@
+"""The env and ORT's log messages in Python logging (logger ortc.ort)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+from ortc import LoggingLevel
+
+
+def test_ort_messages_reach_python_logging(caplog) -> None:
+    env = ortc.get_env()
+    old = env.log_severity
+    try:
+        env.log_severity = LoggingLevel.VERBOSE
+        with caplog.at_level(logging.DEBUG, logger="ortc.ort"):
+            ortc.Session(models.add_model(), logid="logging-test").close()
+        records = [r for r in caplog.records if r.name == "ortc.ort"]
+        assert records, "ORT logs at VERBOSE while creating a session"
+        assert any(getattr(r, "ort_logid", "") for r in records)
+        assert all(hasattr(r, "ort_category") and hasattr(r, "ort_code_location")
+                   for r in records)
+    finally:
+        env.log_severity = old
+    assert env.log_severity == old
+
+
+def test_logging_from_many_threads_and_ort_threads(caplog) -> None:
+    env = ortc.get_env()
+    old = env.log_severity
+    seen: set[int] = set()
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.add(record.thread)
+
+    handler = Catch()
+    logger = logging.getLogger("ortc.ort")
+    logger.addHandler(handler)
+    old_level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        env.log_severity = LoggingLevel.VERBOSE
+        s = ortc.Session(models.mlp_model(2, 8, "batch"), intra_op_num_threads=2)
+
+        def work() -> None:
+            for _ in range(5):
+                s.run(None, {"x": np.ones((3, 8), np.float32)})
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        env.log_severity = old
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    assert len(seen) >= 2
+
+
+def test_a_failing_log_handler_does_not_break_ort() -> None:
+    class Boom(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            raise RuntimeError("handler failure")
+
+        def handleError(self, record: logging.LogRecord) -> None:
+            raise RuntimeError("handleError failure")
+
+    logger = logging.getLogger("ortc.ort")
+    h = Boom()
+    logger.addHandler(h)
+    env = ortc.get_env()
+    old = env.log_severity
+    try:
+        env.log_severity = LoggingLevel.VERBOSE
+        s = ortc.Session(models.add_model())
+        a = np.ones(1, np.float32)
+        assert s.run(None, {"a": a, "b": a})[0].tolist() == [2.0]
+    finally:
+        env.log_severity = old
+        logger.removeHandler(h)
+
+
+def test_logging_at_interpreter_exit_is_safe() -> None:
+    from conftest import run_python
+
+    code = ("import logging, numpy as np, ortc, models\n"
+            "logging.basicConfig(level=logging.DEBUG)\n"
+            "ortc.get_env().log_severity = ortc.LoggingLevel.VERBOSE\n"
+            "s = ortc.Session(models.mlp_model(2, 8, 'batch'), intra_op_num_threads=2)\n"
+            "s.run(None, {'x': np.ones((2, 8), np.float32)})\n"
+            "print('done')\n")
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("done")
+
+
+def test_telemetry_toggles() -> None:
+    env = ortc.get_env()
+    env.disable_telemetry()
+    env.enable_telemetry()
+    env.disable_telemetry()
+
+
+def test_providers_listed() -> None:
+    assert "CPUExecutionProvider" in ortc.get_env().providers()
+    with pytest.raises(ValueError):
+        ortc.get_env().log_severity = 9
