@@ -382,6 +382,8 @@ class Value(Handle):
     @property
     @shared("IsTensor")
     def is_tensor(self) -> bool:
+        if is_empty_optional(self._api, self._ptr):
+            return False
         out = ffi.new("int*")
         check(self._api.IsTensor(self._ptr, out))
         return bool(out[0])
@@ -410,7 +412,9 @@ class Value(Handle):
         """The tensor as a numpy array: a view over the value's memory (it keeps the value
         alive); strings and sub-byte types are copies."""
         if not self.is_tensor:
-            raise InvalidArgument(f"numpy(): this value is a {self.kind.name}, not a tensor; "
+            kind = self.kind
+            what = "an empty optional" if kind == ValueKind.OPTIONAL else f"a {kind.name}"
+            raise InvalidArgument(f"numpy(): this value is {what}, not a tensor; "
                                   f"use to_python()")
         return tensor_to_numpy(self._api, self._ptr, self)
 

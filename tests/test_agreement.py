@@ -36,9 +36,8 @@ from onnx import TensorProto, helper
 
 ort = pytest.importorskip("onnxruntime")
 
+import models  # noqa: E402  (tests/ is on sys.path under pytest's default import mode)
 import ortc  # noqa: E402
-
-from . import models  # noqa: E402
 
 T = TensorProto
 
@@ -386,7 +385,13 @@ def test_run_with_values_agrees(case: models.Case) -> None:
             got.append(None)
             continue
         assert isinstance(v, ortc.Value), type(v)
-        got.append(v.numpy() if v.is_tensor else v.to_python())
+        if not v.has_value():  # an empty optional comes back as a Value holding nothing
+            assert v.to_python() is None
+            got.append(None)
+        elif v.kind == ortc.ValueKind.TENSOR:
+            got.append(v.numpy())
+        else:
+            got.append(v.to_python())
     assert_outputs_same(expected, got)
 
 
@@ -434,11 +439,7 @@ def test_io_metadata_agrees() -> None:
                 if b.type.startswith("tensor("):
                     want = tuple(d if isinstance(d, (int, str)) or d is None else d for d in b.shape)
                     assert tuple(a.shape) == want, (case.name, a.name, a.shape, b.shape)
-                    ref_dt = _EXOTIC.get(b.type)
-                    if ref_dt is None:
-                        ref_dt = {"tensor(string)": np.dtype(object)}.get(b.type) or np.dtype(
-                            helper.tensor_dtype_to_np_dtype(models.elem_type_of(
-                                onnx.helper.tensor_dtype_to_np_dtype(_type_str_to_elem(b.type)))))
+                    ref_dt = _EXOTIC.get(b.type) or models.np_dtype_of(_TYPE_STR_TO_ELEM[b.type])
                     assert a.dtype == ref_dt, (case.name, a.name, a.dtype, b.type)
 
 
@@ -450,5 +451,100 @@ _TYPE_STR_TO_ELEM = {
 }
 
 
-def _type_str_to_elem(s: str) -> int:
-    return _TYPE_STR_TO_ELEM[s]
+# ---------------------------------------------------------------------------
+# the comparison itself must be strict (otherwise everything above is vacuous)
+# ---------------------------------------------------------------------------
+
+_I4 = np.dtype(ml_dtypes.int4)
+_BF = np.dtype(ml_dtypes.bfloat16)
+
+_MISMATCHES = {
+    "neg_zero": (np.array([0.0], np.float32), np.array([-0.0], np.float32)),
+    "nan_vs_number": (np.array([np.nan], np.float32), np.array([1.0], np.float32)),
+    "nan_payload": (np.array([0x7FC00000], np.uint32).view(np.float32),
+                    np.array([0x7FC00001], np.uint32).view(np.float32)),
+    "one_ulp": (np.array([1.0], np.float32), np.nextafter(np.array([1.0], np.float32), np.float32(2))),
+    "dtype": (np.array([1.0], np.float32), np.array([1.0], np.float64)),
+    "shape": (np.zeros((2, 3), np.int64), np.zeros((3, 2), np.int64)),
+    "scalar_vs_1d": (np.array(1, np.int64), np.array([1], np.int64)),
+    "numpy_scalar": (np.array(1.5, np.float32), np.float32(1.5)),
+    "bool": (np.array([True, False]), np.array([True, True])),
+    "string": (np.array(["a", "b"], dtype=object), np.array(["a", "B"], dtype=object)),
+    "string_bytes": (np.array(["a"], dtype=object), np.array([b"a"], dtype=object)),
+    "string_dtype_U": (np.array(["a"], dtype=object), np.array(["a"])),
+    "bfloat16": (np.array([1, 2], _BF), np.array([1, 3], _BF)),
+    "bfloat16_vs_float16": (np.array([1, 2], _BF), np.array([1, 2], np.float16)),
+    "int4": (np.array([-8, 7], _I4), np.array([-8, 6], _I4)),
+    "int4_vs_int8": (np.array([-8, 7], _I4), np.array([-8, 7], np.int8)),
+    "list_length": ([np.zeros(1)], [np.zeros(1), np.zeros(1)]),
+    "list_vs_tuple": ([np.zeros(1)], (np.zeros(1),)),
+    "list_element": ([np.zeros(1), np.ones(1)], [np.zeros(1), np.zeros(1)]),
+    "dict_value": ({1: 0.5}, {1: 0.25}),
+    "dict_key": ({1: 0.5}, {2: 0.5}),
+    "dict_key_type": ({1: 0.5}, {"1": 0.5}),
+    "dict_neg_zero": ({"a": 0.0}, {"a": -0.0}),
+    "none_vs_array": (None, np.zeros(1)),
+    "array_vs_none": (np.zeros(1), None),
+    "widened": (Widened(_BF, np.array([1.0, 2.0], np.float32)), np.array([1, 3], _BF)),
+    "widened_dtype": (Widened(_BF, np.array([1.0, 2.0], np.float32)), np.array([1, 2], np.float32)),
+}
+
+
+@pytest.mark.parametrize("exp,got", list(_MISMATCHES.values()), ids=list(_MISMATCHES))
+def test_comparison_rejects(exp: Any, got: Any) -> None:
+    with pytest.raises(AssertionError):
+        assert_same(exp, got)
+
+
+def test_comparison_accepts_equal_values() -> None:
+    nan = np.array([np.nan, -0.0, np.inf], np.float64)
+    assert_same(nan, nan.copy())
+    assert_same([{"a": 1.5, "b": float("nan")}], [{"b": float("nan"), "a": 1.5}])
+    assert_same(np.array(["é", ""], dtype=object), np.array(["é", ""], dtype=object))
+    assert_same(Widened(_I4, np.array([-8, 7], np.int8)), np.array([-8, 7], _I4))
+    assert_same(None, None)
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.int4, ml_dtypes.uint4], ids=["int4", "uint4"])
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+def test_4bit_packing_roundtrip(dtype: Any, n: int) -> None:
+    """The reference side's 4-bit (un)packing, checked against ORT itself."""
+    dt = np.dtype(dtype)
+    values = np.arange(n) % 16 - (8 if dt == _I4 else 0)
+    arr = values.astype(dt)
+    packed = _pack_4bit(arr)
+    assert packed.nbytes == (n + 1) // 2
+    assert packed[0] & 0x0F == (int(values[0]) & 0x0F)
+    back = _unpack_4bit(packed.tobytes(), dt, (n,))
+    assert back.dtype == dt
+    np.testing.assert_array_equal(back.astype(np.int8), values.astype(np.int8))
+    # through ORT: int4 -> Cast -> int8 must give the same numbers
+    model = models.make_model(
+        [helper.make_node("Cast", ["x"], ["y"], to=T.INT8)],
+        [helper.make_tensor_value_info("x", models.elem_type_of(dt), [n])],
+        [helper.make_tensor_value_info("y", T.INT8, [n])],
+    ).SerializeToString()
+    sess = _ort_session(model)
+    (out,) = sess.run_with_ort_values(None, {"x": _to_ortvalue(arr, f"tensor({'int4' if dt == _I4 else 'uint4'})")})
+    np.testing.assert_array_equal(out.numpy(), values.astype(np.int8))
+
+
+@pytest.mark.parametrize("model", [
+    pytest.param(models.metadata_model(), id="metadata_model"),
+    pytest.param(models.metadata_model(custom={}, doc_string="", model_version=0, graph_doc_string=""), id="empty"),
+    pytest.param(models.add_model(), id="add_model"),
+])
+def test_model_metadata_agrees(model: bytes) -> None:
+    ref = _ort_session(model).get_modelmeta()
+    md = _ortc_session(model).metadata()
+    for field in ("producer_name", "graph_name", "domain", "description", "graph_description", "version",
+                  "custom_metadata_map"):
+        assert getattr(md, field) == getattr(ref, field), field
+
+
+def test_overridable_initializers_agree() -> None:
+    model = models.overridable_initializer_model()
+    ref = _ort_session(model).get_overridable_initializers()
+    mine = _ortc_session(model).overridable_initializers
+    assert [a.name for a in mine] == [a.name for a in ref] == ["bias"]
+    assert [tuple(a.shape) for a in mine] == [tuple(a.shape) for a in ref] == [(3,)]
