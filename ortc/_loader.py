@@ -77,6 +77,8 @@ class Api:
                 self.available[name] = since
             else:
                 setattr(self, name, _unsupported(name, since, info))
+        #: the one-call tensor type-and-shape query exists (API 23+)
+        self.fast_shape = "GetTensorElementTypeAndShapeDataReference" in self.available
 
     def has(self, name: str) -> bool:
         """Whether slot ``name`` exists in the negotiated table."""

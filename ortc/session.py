@@ -17,14 +17,14 @@ from ._enums import ElementType, ExecutionMode, GraphOptimizationLevel, LoggingL
 from ._ffi import ffi
 from ._handle import Handle
 from ._loader import Api
-from ._status import call_out, check, raise_status
-from .dtypes import STRING_KINDS, element_type_for
+from ._status import call_out, check, error_from_status, raise_status
+from .dtypes import STRING_KINDS, bits_for, element_type_for
 from .env import Env, get_env
 from .errors import ClosedError, InvalidArgument
-from .memory import Allocator, MemoryInfo, default_allocator
+from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .threads import exclusive, shared
 from .typeinfo import ModelMetadata, NodeArg, TypeInfo, read_metadata, take_type_info
-from .value import Value, array_to_ortvalue, ortvalue_to_python, tensor_to_numpy
+from .value import Value, array_to_ortvalue, ortvalue_to_python, scratch, tensor_to_numpy
 
 __all__ = ["Session", "SessionOptions", "RunOptions", "read_key_values", "ModelSource"]
 
@@ -410,6 +410,20 @@ class _NameArray:
         self.count = len(names)
 
 
+class _OutputPlan:
+    """What run() needs per requested output list, computed once per session and list."""
+
+    __slots__ = ("names", "count", "tensor", "preallocate")
+
+    def __init__(self, names: _NameArray, tensor: list[bool],
+                 preallocate: list[tuple[Any, ...]]) -> None:
+        self.names = names
+        self.count = names.count
+        self.tensor = tensor
+        #: (output index, dtype, element type, dims: int or (input name, axis))
+        self.preallocate = preallocate
+
+
 class Session(Handle):
     """A model loaded for inference.
 
@@ -523,6 +537,44 @@ class Session(Handle):
             a.name for a in self._outputs if a.kind == ValueKind.OPTIONAL)
         self._names: dict[tuple[str, ...], _NameArray] = {}
         self._all_outputs = tuple(a.name for a in self._outputs)
+        self._plans: dict[Any, _OutputPlan] = {}
+        self._preallocate = True
+        self._cpu_info = cpu_memory_info()
+        self._cpu_info_ptr = self._cpu_info._ptr
+        # inputs that take a numpy array of one exact dtype directly: name -> (dtype, type)
+        self._fast_inputs: dict[str, tuple[np.dtype[Any], int]] = {}
+        for a in self._feedable.values():
+            dt = a.dtype
+            if a.kind == ValueKind.TENSOR and dt is not None and dt.kind not in STRING_KINDS \
+                    and not bits_for(a.element_type or 0):
+                self._fast_inputs[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
+        self._output_alloc = self._derive_output_shapes()
+
+    def _derive_output_shapes(self) -> dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]]:
+        """Outputs whose shape is known before a run: fixed dims, or symbolic dims that also
+        name an input's dim (ONNX requires one symbol to mean one size within a model)."""
+        symbols: dict[str, tuple[str, int]] = {}
+        for a in self._inputs:
+            for axis, d in enumerate(a.shape or ()):
+                if isinstance(d, str):
+                    symbols.setdefault(d, (a.name, axis))
+        out: dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]] = {}
+        for a in self._outputs:
+            dt = a.dtype
+            if a.kind != ValueKind.TENSOR or a.shape is None or dt is None \
+                    or dt.kind in STRING_KINDS or bits_for(a.element_type or 0):
+                continue
+            dims: list[Any] = []
+            for d in a.shape:
+                if isinstance(d, int):
+                    dims.append(d)
+                elif isinstance(d, str) and d in symbols:
+                    dims.append(symbols[d])
+                else:
+                    break
+            else:
+                out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
+        return out
 
     # -- description ---------------------------------------------------------------------------
     @property
@@ -639,94 +691,218 @@ class Session(Handle):
         keep.append(v)
         return v._ptr
 
-    @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
+    @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive",
+            inline=True)
     def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: RunOptions | None = None) -> list[Any]:
         """Run the model: ``feeds`` maps input names to arrays (lists for sequences, dicts for
         maps, Values for anything); returns the outputs named (all when None), in that order:
-        arrays for tensors, lists for sequences, dicts for maps, None for an empty optional."""
-        names = self._output_names(output_names)
-        raws = self._run_raw(names, feeds, run_options)
-        api = self._api
-        release = api.ReleaseValue
-        tensors = self._tensor_outputs
-        out: list[Any] = []
+        arrays for tensors, lists for sequences, dicts for maps, None for an empty optional.
+
+        Outputs whose shape is known before the run (static, or from the inputs' shapes) are
+        written by ORT straight into new numpy arrays; others are views over ORT's memory.
+        """
+        guard = self._guard
+        if guard is None:
+            raise ClosedError("Session is closed")
+        token = guard.enter_exclusive(self) if self._run_exclusive else guard.enter_shared(self)
         try:
-            for i, raw in enumerate(raws):
-                raws[i] = None
-                if raw is None:
-                    out.append(None)
-                elif names[i] in tensors:  # declared a tensor: skip the kind queries
-                    out.append(tensor_to_numpy(api, raw, None, release))
-                else:
-                    out.append(ortvalue_to_python(api, raw, None, release))
+            return self._run(output_names, feeds, run_options)
         finally:
-            for raw in raws:
-                if raw is not None:
-                    release(raw)
+            guard.leave(token)
+
+    def _run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
+             run_options: RunOptions | None) -> list[Any]:
+        plan = self._plans.get(output_names if output_names is None or
+                               type(output_names) is tuple else tuple(output_names))
+        if plan is None:
+            plan = self._make_plan(output_names)
+        api = self._api
+        created: list[Any] = []
+        try:
+            in_names, values, shapes, keep = self._prepare_inputs(feeds, created)
+            count = plan.count
+            outputs = ffi.new("OrtValue*[]", count)
+            arrays: list[Any] = [None] * count
+            if plan.preallocate and self._preallocate:
+                self._preallocate_outputs(plan, shapes, outputs, arrays, created)
+            status = self._call_run(in_names, values, plan.names, outputs, count, run_options)
+        except BaseException:
+            for raw in created:
+                api.ReleaseValue(raw)
+            raise
+        release = api.ReleaseValue
+        if status:
+            for i in range(count):
+                if outputs[i] != ffi.NULL and arrays[i] is None:
+                    release(outputs[i])
+            for raw in created:
+                release(raw)
+            if any(a is not None for a in arrays):
+                # A model whose declared output shape is wrong makes ORT refuse our
+                # preallocated buffer. Run again letting ORT allocate; if that works, stop
+                # preallocating for this session, else report the second error.
+                error_from_status(status)  # releases it
+                self._preallocate = False
+                try:
+                    return self._run(output_names, feeds, run_options)
+                except BaseException:
+                    self._preallocate = True
+                    raise
+            raise_status(status)
+        for raw in created:  # inputs, and the OrtValues over our preallocated arrays
+            release(raw)
+        out: list[Any] = arrays
+        tensor = plan.tensor
+        try:
+            for i in range(count):
+                if arrays[i] is not None:
+                    continue
+                raw = outputs[i]
+                outputs[i] = ffi.NULL
+                if raw == ffi.NULL:
+                    continue
+                if tensor[i]:  # declared a tensor: skip the kind queries
+                    out[i] = tensor_to_numpy(api, raw, None, release)
+                else:
+                    out[i] = ortvalue_to_python(api, raw, None, release)
+        finally:
+            for i in range(count):
+                if outputs[i] != ffi.NULL and arrays[i] is None:
+                    release(outputs[i])
+        del keep
         return out
 
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
                         run_options: RunOptions | None = None) -> list[Value | None]:
         """Like :meth:`run`, but the outputs are ortc Values (no conversion)."""
-        raws = self._run_raw(self._output_names(output_names), feeds, run_options)
+        names = self._name_array(self._output_names(output_names))
+        api = self._api
+        created: list[Any] = []
+        try:
+            in_names, values, _shapes, keep = self._prepare_inputs(feeds, created)
+            outputs = ffi.new("OrtValue*[]", names.count)
+            status = self._call_run(in_names, values, names, outputs, names.count, run_options)
+        finally:
+            for raw in created:
+                api.ReleaseValue(raw)
+        if status:
+            for i in range(names.count):
+                if outputs[i] != ffi.NULL:
+                    api.ReleaseValue(outputs[i])
+            raise_status(status)
         out: list[Value | None] = []
         try:
-            for i, raw in enumerate(raws):
-                raws[i] = None
-                out.append(Value._own(raw) if raw is not None else None)
+            for i in range(names.count):
+                raw, outputs[i] = outputs[i], ffi.NULL
+                out.append(Value._own(raw) if raw != ffi.NULL else None)
         finally:
-            for raw in raws:
-                if raw is not None:
-                    self._api.ReleaseValue(raw)
+            for i in range(names.count):
+                if outputs[i] != ffi.NULL:
+                    api.ReleaseValue(outputs[i])
+        del keep
         return out
 
-    def _run_raw(self, output_names: tuple[str, ...], feeds: Mapping[str, Any],
-                 run_options: RunOptions | None) -> list[Any]:
-        api = self._api
-        if not isinstance(feeds, Mapping):
+    def _prepare_inputs(self, feeds: Mapping[str, Any], created: list[Any]
+                        ) -> tuple[_NameArray, Any, dict[str, tuple[int, ...]], list[Any]]:
+        """OrtValues for the feeds. Returns (names, values array, input shapes, objects to keep
+        alive until Run returns); every OrtValue made here is appended to ``created``."""
+        if type(feeds) is not dict and not isinstance(feeds, Mapping):
             raise InvalidArgument(f"feeds must be a dict of input name -> array, "
                                   f"not {type(feeds).__name__}")
-        out_names = self._name_array(output_names)
         if self._optional_inputs and any(feeds.get(n, 0) is None for n in self._optional_inputs):
             # an empty optional input is passed by leaving it out
             feeds = {k: v for k, v in feeds.items()
                      if not (v is None and k in self._optional_inputs)}
         for name in self._required:
             if name not in feeds:
+                for given in feeds:  # a misspelt name explains a missing one best
+                    if given not in self._feedable:
+                        self._feed_value(given, None, [], [])  # raises "unknown input name"
                 missing = [n for n in self._required if n not in feeds]
                 raise InvalidArgument(f"missing input(s) {missing}: the model requires "
                                       f"{list(self._required)}, the feeds have {list(feeds)}")
         in_names = self._name_array(tuple(feeds))
+        values = ffi.new("OrtValue*[]", in_names.count)
+        shapes: dict[str, tuple[int, ...]] = {}
         keep: list[Any] = []
-        created: list[Any] = []
-        ro_guard = token = None
-        try:
-            values = ffi.new("OrtValue*[]", len(feeds))
-            for i, (name, data) in enumerate(feeds.items()):
+        fast = self._fast_inputs
+        create = self._api.CreateTensorWithDataAsOrtValue
+        info = self._cpu_info_ptr
+        out = scratch.value
+        i = 0
+        for name, data in feeds.items():
+            spec = fast.get(name)
+            # fast path: an exact-dtype, C-contiguous array over its own memory, no checks left
+            if spec is not None and type(data) is np.ndarray and data.dtype is spec[0] \
+                    and data.flags.c_contiguous:
+                shape = data.shape
+                status = create(info, ffi.from_buffer(data), data.nbytes, shape, len(shape),
+                                spec[1], out)
+                if status:
+                    raise_status(status, f"input {name!r}")
+                raw = out[0]
+                created.append(raw)
+                values[i] = raw
+                shapes[name] = shape
+            else:
                 values[i] = self._feed_value(name, data, keep, created)
-            outputs = ffi.new("OrtValue*[]", out_names.count)
-            ro_ptr = ffi.NULL
-            if run_options is not None:
-                ro_guard = run_options._guard
-                if ro_guard is None:
-                    raise ClosedError("RunOptions is closed")
-                token = ro_guard.enter_shared(run_options)
-                ro_ptr = run_options._ptr
-            status = api.Run(self._ptr, ro_ptr, in_names.ptr, values, len(feeds),
-                             out_names.ptr, out_names.count, outputs)
+                if isinstance(data, np.ndarray):
+                    shapes[name] = data.shape
+            i += 1
+        return in_names, values, shapes, keep
+
+    def _call_run(self, in_names: _NameArray, values: Any, out_names: _NameArray, outputs: Any,
+                  count: int, run_options: RunOptions | None) -> Any:
+        if run_options is None:
+            return self._api.Run(self._ptr, ffi.NULL, in_names.ptr, values, in_names.count,
+                                 out_names.ptr, count, outputs)
+        ro_guard = run_options._guard
+        if ro_guard is None:
+            raise ClosedError("RunOptions is closed")
+        token = ro_guard.enter_shared(run_options)
+        try:
+            return self._api.Run(self._ptr, run_options._ptr, in_names.ptr, values,
+                                 in_names.count, out_names.ptr, count, outputs)
         finally:
-            if token is not None:
-                ro_guard.leave(token)  # type: ignore[union-attr]
-            for raw in created:
-                api.ReleaseValue(raw)
-        if status:
-            for i in range(out_names.count):
-                if outputs[i] != ffi.NULL:
-                    api.ReleaseValue(outputs[i])
-            raise_status(status)
-        return [outputs[i] if outputs[i] != ffi.NULL else None for i in range(out_names.count)]
+            ro_guard.leave(token)
+
+    def _make_plan(self, output_names: Sequence[str] | None) -> _OutputPlan:
+        names = self._output_names(output_names)
+        plan = _OutputPlan(self._name_array(names),
+                           [self._output_index[n].kind == ValueKind.TENSOR for n in names],
+                           [(i, *self._output_alloc[n]) for i, n in enumerate(names)
+                            if n in self._output_alloc])
+        if len(self._plans) > 256:  # bound the cache for callers with ever-new name lists
+            self._plans.clear()
+        self._plans[None if output_names is None else tuple(output_names)] = plan
+        return plan
+
+    def _preallocate_outputs(self, plan: _OutputPlan, shapes: dict[str, tuple[int, ...]],
+                             outputs: Any, arrays: list[Any], created: list[Any]) -> None:
+        create = self._api.CreateTensorWithDataAsOrtValue
+        info = self._cpu_info_ptr
+        out = scratch.value
+        for index, dtype, et, dims in plan.preallocate:
+            shape = []
+            for d in dims:
+                if type(d) is int:
+                    shape.append(d)
+                else:
+                    source = shapes.get(d[0])
+                    if source is None or len(source) <= d[1]:
+                        break  # not derivable this time: ORT allocates this output
+                    shape.append(source[d[1]])
+            else:
+                arr = np.empty(shape, dtype)
+                status = create(info, ffi.from_buffer(arr), arr.nbytes, shape, len(shape), et,
+                                out)
+                if status:
+                    raise_status(status, "preallocating an output")
+                created.append(out[0])
+                outputs[index] = out[0]
+                arrays[index] = arr
 
     @exclusive("SessionEndProfiling")
     def end_profiling(self) -> str:
@@ -754,7 +930,6 @@ class Session(Handle):
     @shared("CreateAllocator")
     def allocator(self, memory_info: MemoryInfo | None = None) -> Allocator:
         """An allocator of this session's (CPU arena by default); it keeps the session alive."""
-        from .memory import cpu_memory_info
 
         info = memory_info or cpu_memory_info()
         info._check_open()

@@ -92,10 +92,13 @@ class MethodRule:
 
 
 def _mark(kind: str, c_functions: tuple[str, ...], args: dict[str, str] | None,
-          exclusive_when: str | None = None) -> Callable[[F], F]:
+          exclusive_when: str | None = None, inline: bool = False) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         rule = MethodRule(kind, tuple(c_functions), tuple(sorted((args or {}).items())),
                           exclusive_when)
+        if inline:  # the method enters and leaves the guard itself (hot paths)
+            fn.__ortc_rule__ = rule  # type: ignore[attr-defined]
+            return fn
         guarded = _guarded(fn, kind == "exclusive", exclusive_when)
         guarded.__ortc_rule__ = rule  # type: ignore[attr-defined]
         return guarded  # type: ignore[return-value]
@@ -104,14 +107,15 @@ def _mark(kind: str, c_functions: tuple[str, ...], args: dict[str, str] | None,
 
 
 def shared(*c_functions: str, args: dict[str, str] | None = None,
-           exclusive_when: str | None = None) -> Callable[[F], F]:
+           exclusive_when: str | None = None, inline: bool = False) -> Callable[[F], F]:
     """Mark a method as shared (Rust ``&self``): it may overlap other shared calls.
 
     ``exclusive_when`` names a boolean instance attribute that, when true, makes the call
     exclusive for that instance (e.g. a session whose execution provider forbids concurrent
-    runs).
+    runs). ``inline=True`` records the rule but leaves the guard to the method itself, for hot
+    paths that cannot afford a second Python frame.
     """
-    return _mark("shared", c_functions, args, exclusive_when)
+    return _mark("shared", c_functions, args, exclusive_when, inline)
 
 
 def exclusive(*c_functions: str, args: dict[str, str] | None = None) -> Callable[[F], F]:

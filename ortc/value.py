@@ -9,6 +9,7 @@ Value alive through its base object). Sub-byte types and strings are copied.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -130,7 +131,30 @@ def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
     return raw
 
 
+class _Scratch(threading.local):
+    """Per-thread out-parameters, allocated once per thread instead of once per call."""
+
+    def __init__(self) -> None:
+        self.elem = ffi.new("ONNXTensorElementDataType*")
+        self.dims = ffi.new("int64_t**")
+        self.count = ffi.new("size_t*")
+        self.data = ffi.new("void**")
+        self.value = ffi.new("OrtValue**")
+
+
+scratch = _Scratch()
+
+
 def _tensor_shape_and_type(api: Api, raw: Any) -> tuple[int, tuple[int, ...]]:
+    if api.fast_shape:
+        # one call instead of five (GetTensorTypeAndShape ... Release), API 23+
+        sc = scratch
+        status = api.GetTensorElementTypeAndShapeDataReference(
+            raw, sc.elem, ffi.cast("const int64_t**", sc.dims), sc.count)
+        if status:
+            raise_status(status)
+        n = sc.count[0]
+        return int(sc.elem[0]), tuple(ffi.unpack(sc.dims[0], n)) if n else ()
     info = call_out(api.GetTensorTypeAndShape, "OrtTensorTypeAndShapeInfo*", raw)
     try:
         et = ffi.new("ONNXTensorElementDataType*")
@@ -200,12 +224,14 @@ def _tensor_view(api: Api, raw: Any, et: int, shape: tuple[int, ...], keep: Any,
         finally:
             if release is not None:
                 release(raw)
-    data = ffi.new("void**")
+    data = scratch.data
     status = api.GetTensorMutableData(raw, data)
     if status:
         if release is not None:
             release(raw)
         raise_status(status)
+    # The array's base chain is buffer -> this gc'd pointer -> its finalizer, which holds
+    # (and, given ``release``, frees) the value: the memory lives exactly as long as the array.
     if release is not None:
         owner = ffi.gc(ffi.cast("char*", data[0]), lambda _p, r=raw, f=release: f(r))
     else:
