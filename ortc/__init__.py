@@ -22,7 +22,7 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
                      Fail, ForkedHandleError, InvalidArgument, InvalidGraph, InvalidProtobuf,
                      LibraryNotFoundError, ModelLoadCanceled, ModelLoaded,
                      ModelRequiresCompilation, NoModel, NoSuchFile, NotSupportedError, OrtError,
-                     OrtNotFound, OrtNotImplementedError, RuntimeException, ThreadRuleError,
+                     OrtNotFound, OrtNotImplementedError, RuntimeException, RunTimeout, ThreadRuleError,
                      WrongThreadError)
 from .memory import Allocator, MemoryInfo, default_allocator
 from .rules import rules
@@ -43,7 +43,7 @@ __all__ = [
     "Error", "OrtError", "Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError",
     "RuntimeException", "InvalidProtobuf", "ModelLoaded", "OrtNotImplementedError",
     "InvalidGraph", "EPFail", "ModelLoadCanceled", "ModelRequiresCompilation", "OrtNotFound",
-    "DeviceReset", "NotSupportedError", "LibraryNotFoundError", "ClosedError", "ThreadRuleError",
+    "DeviceReset", "RunTimeout", "NotSupportedError", "LibraryNotFoundError", "ClosedError", "ThreadRuleError",
     "WrongThreadError", "ConcurrentUseError", "ForkedHandleError",
 ]
 

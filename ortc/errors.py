@@ -33,6 +33,7 @@ __all__ = [
     "NotSupportedError",
     "LibraryNotFoundError",
     "ClosedError",
+    "RunTimeout",
     "ThreadRuleError",
     "WrongThreadError",
     "ConcurrentUseError",
@@ -136,6 +137,10 @@ class LibraryNotFoundError(Error, OSError):
 
 class ClosedError(Error, ValueError):
     """The object was closed (or its owner was) and can no longer be used."""
+
+
+class RunTimeout(Error, TimeoutError):
+    """A run did not finish within its ``timeout`` and was terminated."""
 
 
 class ThreadRuleError(Error, RuntimeError):

@@ -20,7 +20,8 @@ from ._loader import Api
 from ._status import call_out, check, error_from_status, raise_status
 from .dtypes import STRING_KINDS, bits_for, element_type_for
 from .env import Env, get_env
-from .errors import ClosedError, InvalidArgument
+from ._interrupt import watcher
+from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .threads import exclusive, shared
 from .typeinfo import ModelMetadata, NodeArg, TypeInfo, read_metadata, take_type_info
@@ -386,6 +387,18 @@ class RunOptions(Handle):
         """Allow runs again after :meth:`terminate`."""
         check(self._api.RunOptionsUnsetTerminate(self._ptr))
 
+    # Used by ortc's watcher thread (Ctrl-C, deadlines): no guard, so it can never wait on a
+    # lock held by the thread it is stopping; a closed object is simply skipped.
+    def _terminate_now(self) -> None:
+        ptr = self._ptr
+        if ptr != ffi.NULL:
+            self._api.RunOptionsSetTerminate(ptr)
+
+    def _unset_now(self) -> None:
+        ptr = self._ptr
+        if ptr != ffi.NULL:
+            self._api.RunOptionsUnsetTerminate(ptr)
+
     @exclusive("AddRunConfigEntry")
     def add_run_config_entry(self, key: str, value: str) -> None:
         """Set a run config entry (e.g. ``memory.enable_memory_arena_shrinkage``)."""
@@ -397,6 +410,22 @@ class RunOptions(Handle):
         """A run config entry's value, or None when unset (needs ORT 1.23)."""
         out = self._api.GetRunConfigEntry(self._ptr, key.encode())
         return ffi.string(out).decode() if out != ffi.NULL else None
+
+
+_get_ident = threading.get_ident
+_MAIN_THREAD = threading.main_thread().ident
+_main_options: RunOptions | None = None
+_main_options_lock = threading.Lock()
+
+
+def _main_run_options() -> RunOptions:
+    """The RunOptions used by main-thread runs that pass none (so Ctrl-C can stop them)."""
+    global _main_options
+    if _main_options is None:
+        with _main_options_lock:
+            if _main_options is None:
+                _main_options = RunOptions(tag="ortc-main")
+    return _main_options
 
 
 class _NameArray:
@@ -694,84 +723,137 @@ class Session(Handle):
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive",
             inline=True)
     def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
-            run_options: RunOptions | None = None) -> list[Any]:
+            run_options: RunOptions | None = None, *, timeout: float | None = None
+            ) -> list[Any]:
         """Run the model: ``feeds`` maps input names to arrays (lists for sequences, dicts for
         maps, Values for anything); returns the outputs named (all when None), in that order:
         arrays for tensors, lists for sequences, dicts for maps, None for an empty optional.
 
         Outputs whose shape is known before the run (static, or from the inputs' shapes) are
         written by ORT straight into new numpy arrays; others are views over ORT's memory.
+
+        ``timeout`` (seconds) stops the run through RunOptions.terminate and raises
+        :class:`ortc.RunTimeout`; with a shared ``run_options`` every run using them stops.
+        On the main thread, Ctrl-C stops a run within milliseconds and raises
+        KeyboardInterrupt. The session stays usable after either.
         """
         guard = self._guard
         if guard is None:
             raise ClosedError("Session is closed")
         token = guard.enter_exclusive(self) if self._run_exclusive else guard.enter_shared(self)
         try:
-            return self._run(output_names, feeds, run_options)
+            if timeout is not None:
+                return self._run_with_deadline(output_names, feeds, run_options, timeout)
+            if _get_ident() == _MAIN_THREAD and (watcher.sigint_ready
+                                                 or watcher.sigint_supported()):
+                return self._run_interruptible(output_names, feeds, run_options)
+            return self._run(output_names, feeds, run_options, ffi.NULL)
         finally:
             guard.leave(token)
 
+    def _run_interruptible(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
+                           run_options: RunOptions | None) -> list[Any]:
+        # A run on the main thread always has a RunOptions, so Ctrl-C has something to stop.
+        ro = run_options if run_options is not None else _main_run_options()
+        if watcher.interrupted:  # re-arm options a previous Ctrl-C terminated
+            with watcher.sigint_lock:
+                for old in watcher.interrupted:
+                    old._unset_now()
+                watcher.interrupted.clear()
+        watcher.main_run = ro
+        try:
+            if run_options is None:  # ortc's private options: no guard needed
+                return self._run(output_names, feeds, None, ro._ptr)
+            return self._run(output_names, feeds, run_options, ffi.NULL)
+        finally:
+            watcher.main_run = None
+
+    def _run_with_deadline(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
+                           run_options: RunOptions | None, timeout: float) -> list[Any]:
+        import time
+
+        if not isinstance(timeout, (int, float)) or timeout != timeout or timeout < 0:
+            raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+        ro = run_options if run_options is not None else RunOptions()
+        seq = watcher.add_deadline(time.monotonic() + timeout, ro)
+        fired = False
+        try:
+            if _get_ident() == _MAIN_THREAD and (watcher.sigint_ready
+                                                 or watcher.sigint_supported()):
+                return self._run_interruptible(output_names, feeds, ro)
+            return self._run(output_names, feeds, ro, ffi.NULL)
+        except OrtError as exc:
+            fired = watcher.finish_deadline(seq)
+            seq = -1
+            if fired:
+                raise RunTimeout(f"the run did not finish within {timeout} s and was "
+                                 f"terminated") from exc
+            raise
+        finally:
+            if seq >= 0:
+                fired = watcher.finish_deadline(seq)
+            if run_options is None:
+                ro.close()
+            elif fired:
+                ro.unset_terminate()
+
     def _run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
-             run_options: RunOptions | None) -> list[Any]:
+             run_options: RunOptions | None, raw_run_options: Any) -> list[Any]:
         plan = self._plans.get(output_names if output_names is None or
                                type(output_names) is tuple else tuple(output_names))
         if plan is None:
             plan = self._make_plan(output_names)
         api = self._api
+        release = api.ReleaseValue
         created: list[Any] = []
+        outputs: Any = None
+        arrays: list[Any] = []
+        # Every release below sits in a finally: KeyboardInterrupt may surface at any point
+        # after Run returns (Python runs its SIGINT handler at the next bytecode check).
         try:
             in_names, values, shapes, keep = self._prepare_inputs(feeds, created)
             count = plan.count
             outputs = ffi.new("OrtValue*[]", count)
-            arrays: list[Any] = [None] * count
+            arrays = [None] * count
             if plan.preallocate and self._preallocate:
                 self._preallocate_outputs(plan, shapes, outputs, arrays, created)
-            status = self._call_run(in_names, values, plan.names, outputs, count, run_options)
-        except BaseException:
-            for raw in created:
-                api.ReleaseValue(raw)
-            raise
-        release = api.ReleaseValue
-        if status:
-            for i in range(count):
-                if outputs[i] != ffi.NULL and arrays[i] is None:
-                    release(outputs[i])
-            for raw in created:
-                release(raw)
-            if any(a is not None for a in arrays):
-                # A model whose declared output shape is wrong makes ORT refuse our
-                # preallocated buffer. Run again letting ORT allocate; if that works, stop
-                # preallocating for this session, else report the second error.
-                error_from_status(status)  # releases it
-                self._preallocate = False
-                try:
-                    return self._run(output_names, feeds, run_options)
-                except BaseException:
-                    self._preallocate = True
-                    raise
-            raise_status(status)
-        for raw in created:  # inputs, and the OrtValues over our preallocated arrays
-            release(raw)
-        out: list[Any] = arrays
-        tensor = plan.tensor
-        try:
+            status = self._call_run(in_names, values, plan.names, outputs, count, run_options,
+                                    raw_run_options)
+            del keep
+            if status:
+                if any(a is not None for a in arrays):
+                    # A model whose declared output shape is wrong makes ORT refuse our
+                    # preallocated buffer. Run again letting ORT allocate; if that works, stop
+                    # preallocating for this session, else report the second error.
+                    error_from_status(status)  # releases it
+                    self._preallocate = False
+                    try:
+                        return self._run(output_names, feeds, run_options, raw_run_options)
+                    except BaseException:
+                        self._preallocate = True
+                        raise
+                raise_status(status)
+            out: list[Any] = arrays
+            tensor = plan.tensor
             for i in range(count):
                 if arrays[i] is not None:
                     continue
                 raw = outputs[i]
-                outputs[i] = ffi.NULL
                 if raw == ffi.NULL:
                     continue
+                outputs[i] = ffi.NULL  # from here the conversion owns it
                 if tensor[i]:  # declared a tensor: skip the kind queries
                     out[i] = tensor_to_numpy(api, raw, None, release)
                 else:
                     out[i] = ortvalue_to_python(api, raw, None, release)
+            return out
         finally:
-            for i in range(count):
-                if outputs[i] != ffi.NULL and arrays[i] is None:
-                    release(outputs[i])
-        del keep
-        return out
+            for raw in created:  # inputs, and the OrtValues over our preallocated arrays
+                release(raw)
+            if outputs is not None:
+                for i in range(len(arrays)):
+                    if outputs[i] != ffi.NULL and arrays[i] is None:
+                        release(outputs[i])
 
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
@@ -854,10 +936,11 @@ class Session(Handle):
         return in_names, values, shapes, keep
 
     def _call_run(self, in_names: _NameArray, values: Any, out_names: _NameArray, outputs: Any,
-                  count: int, run_options: RunOptions | None) -> Any:
+                  count: int, run_options: RunOptions | None, raw_run_options: Any = ffi.NULL
+                  ) -> Any:
         if run_options is None:
-            return self._api.Run(self._ptr, ffi.NULL, in_names.ptr, values, in_names.count,
-                                 out_names.ptr, count, outputs)
+            return self._api.Run(self._ptr, raw_run_options, in_names.ptr, values,
+                                 in_names.count, out_names.ptr, count, outputs)
         ro_guard = run_options._guard
         if ro_guard is None:
             raise ClosedError("RunOptions is closed")

@@ -1,0 +1,156 @@
+"""Stopping runs in flight: Ctrl-C on the main thread, and per-call deadlines.
+
+A run blocks inside ORT with the GIL released, so Python's SIGINT handler only runs after Run
+returns, which for a long model may be minutes. ORT's way to stop a run early is
+RunOptionsSetTerminate on the RunOptions the run uses (it may be called from any thread). So:
+
+* Deadlines: one daemon thread (the watcher) keeps a heap of (deadline, RunOptions) and
+  terminates each one whose time has come.
+* Ctrl-C: Python's C-level signal handler writes the signal number to the wakeup fd
+  (signal.set_wakeup_fd). The watcher reads that fd, and when SIGINT arrives while the main
+  thread is inside a run, terminates that run's RunOptions. Python then raises
+  KeyboardInterrupt in the main thread as usual once Run returns. Bytes are forwarded to a
+  wakeup fd installed before ours (asyncio's), so its signal handling keeps working.
+
+The watcher never takes a lock that a running thread may hold while inside ORT.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import select
+import signal
+import threading
+from typing import Any
+
+__all__ = ["Watcher", "watcher"]
+
+
+class Watcher:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._heap: list[tuple[float, int, Any]] = []
+        self._cancelled: set[int] = set()
+        self._fired: set[int] = set()
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._sig_r = self._sig_w = -1
+        self._forward_fd = -1
+        #: the Ctrl-C bridge is installed
+        self.sigint_ready = False
+        #: the RunOptions of the run the main thread is inside, if any
+        self.main_run: Any = None
+        #: RunOptions terminated by Ctrl-C that must be re-armed before their next use
+        self.interrupted: list[Any] = []
+        self.sigint_lock = threading.Lock()
+
+    # -- the thread ----------------------------------------------------------------------------
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="ortc-watcher", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        import time
+
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                while self._heap and self._heap[0][0] <= now:
+                    _, seq, ro = heapq.heappop(self._heap)
+                    if seq in self._cancelled:
+                        self._cancelled.discard(seq)
+                        continue
+                    self._fired.add(seq)
+                    _terminate(ro)
+                timeout = (self._heap[0][0] - now) if self._heap else None
+                if self._sig_r < 0:
+                    self._wake.wait(timeout)
+                    continue
+            # With a signal pipe, sleep in select so SIGINT wakes us; cap the sleep so new
+            # deadlines are picked up (add() also writes a byte to wake us).
+            wait = 0.5 if timeout is None else min(timeout, 0.5)
+            try:
+                ready, _, _ = select.select([self._sig_r], [], [], wait)
+            except (OSError, ValueError):
+                continue
+            if ready:
+                try:
+                    data = os.read(self._sig_r, 512)
+                except OSError:
+                    continue
+                if self._forward_fd >= 0:
+                    try:
+                        os.write(self._forward_fd, data)
+                    except OSError:
+                        pass
+                if signal.SIGINT in data:
+                    self._on_sigint()
+
+    def _on_sigint(self) -> None:
+        with self.sigint_lock:
+            ro = self.main_run
+            if ro is not None:
+                self.interrupted.append(ro)
+                _terminate(ro)
+
+    # -- deadlines -----------------------------------------------------------------------------
+    def add_deadline(self, deadline: float, run_options: Any) -> int:
+        self._start()
+        seq = next(self._seq)
+        with self._lock:
+            heapq.heappush(self._heap, (deadline, seq, run_options))
+            self._wake.notify()
+        if self._sig_w >= 0:
+            try:
+                os.write(self._sig_w, b"\0")  # wake select() to see the new deadline
+            except OSError:
+                pass
+        return seq
+
+    def finish_deadline(self, seq: int) -> bool:
+        """Remove a deadline; True when it had fired (the run was terminated by it)."""
+        with self._lock:
+            if seq in self._fired:
+                self._fired.discard(seq)
+                return True
+            self._cancelled.add(seq)
+            return False
+
+    # -- Ctrl-C --------------------------------------------------------------------------------
+    def sigint_supported(self) -> bool:
+        """Install the wakeup-fd bridge once (main thread only); False when not possible."""
+        if self.sigint_ready:
+            return True
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return False  # the user handles SIGINT themselves; leave it alone
+        r, w = os.pipe()
+        os.set_blocking(w, False)
+        try:
+            old = signal.set_wakeup_fd(w)
+        except (ValueError, OSError):
+            os.close(r)
+            os.close(w)
+            return False
+        self._forward_fd = old
+        self._sig_r, self._sig_w = r, w
+        self.sigint_ready = True
+        self._start()
+        with self._lock:
+            self._wake.notify()
+        return True
+
+
+def _terminate(run_options: Any) -> None:
+    try:
+        run_options._terminate_now()
+    except Exception:  # noqa: BLE001 - a closed RunOptions: nothing left to stop
+        pass
+
+
+watcher = Watcher()

@@ -1,0 +1,111 @@
+"""Ctrl-C and deadlines stop a run in flight through RunOptions.terminate (real signals)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+from conftest import ROOT
+
+CHILD = r'''
+import json, sys, time, numpy as np, ortc, models
+s = ortc.Session(models.matmul_chain_model(4000, 256), intra_op_num_threads=1)
+x = np.ones((256, 256), np.float32)
+small = ortc.Session(models.add_model())
+one = np.ones(1, np.float32)
+small.run(None, {"a": one, "b": one})
+result = {}
+print("ready", flush=True)
+t0 = time.time()
+try:
+    s.run(None, {"x": x})
+    result["outcome"] = "finished"
+except KeyboardInterrupt:
+    result["outcome"] = "KeyboardInterrupt"
+result["caught_at"] = time.time()
+result["ran_for"] = result["caught_at"] - t0
+# the sessions are usable afterwards, and the next run is not terminated by a stale flag
+result["after"] = small.run(None, {"a": one, "b": one})[0].tolist()
+print(json.dumps(result), flush=True)
+'''
+
+
+def test_ctrl_c_stops_a_long_run_quickly() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
+    proc = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip() == "ready", proc.stderr.read() if proc.stderr else ""
+    time.sleep(0.5)  # well inside the run (thousands of MatMuls: tens of seconds)
+    sent = time.time()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-2000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["outcome"] == "KeyboardInterrupt"
+    latency = result["caught_at"] - sent
+    # The issue's bound is 200 ms; this asserts behaviour (the run stopped long before its
+    # natural end of tens of seconds), the latency itself is reported by bench, not timed here.
+    assert latency < 5.0, latency
+    assert result["after"] == [2.0]
+
+
+def test_timeout_terminates_and_session_stays_usable() -> None:
+    s = ortc.Session(models.matmul_chain_model(4000, 256), intra_op_num_threads=1)
+    x = np.ones((256, 256), np.float32)
+    with pytest.raises(ortc.RunTimeout, match="did not finish within 0.05 s") as info:
+        s.run(None, {"x": x}, timeout=0.05)
+    assert isinstance(info.value, TimeoutError)
+    small = ortc.Session(models.add_model())
+    one = np.ones(1, np.float32)
+    assert small.run(None, {"a": one, "b": one}, timeout=30)[0].tolist() == [2.0]
+    # a run that finishes in time is untouched by its deadline
+    fast = ortc.Session(models.matmul_chain_model(2, 16))
+    [y] = fast.run(None, {"x": np.ones((16, 16), np.float32)}, timeout=60)
+    assert y.shape == (16, 16)
+
+
+def test_timeout_with_user_run_options_rearms_them() -> None:
+    s = ortc.Session(models.matmul_chain_model(4000, 256), intra_op_num_threads=1)
+    ro = ortc.RunOptions()
+    with pytest.raises(ortc.RunTimeout):
+        s.run(None, {"x": np.ones((256, 256), np.float32)}, ro, timeout=0.05)
+    small = ortc.Session(models.add_model())
+    one = np.ones(1, np.float32)
+    assert small.run(None, {"a": one, "b": one}, ro)[0].tolist() == [2.0]
+
+
+def test_timeout_from_a_worker_thread() -> None:
+    import threading
+
+    s = ortc.Session(models.matmul_chain_model(4000, 256), intra_op_num_threads=1)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            s.run(None, {"x": np.ones((256, 256), np.float32)}, timeout=0.05)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(60)
+    assert not t.is_alive() and len(errors) == 1 and isinstance(errors[0], ortc.RunTimeout)
+
+
+def test_bad_timeout() -> None:
+    s = ortc.Session(models.add_model())
+    one = np.ones(1, np.float32)
+    for bad in (-1, float("nan"), "1"):
+        with pytest.raises(ValueError, match="timeout"):
+            s.run(None, {"a": one, "b": one}, timeout=bad)  # type: ignore[arg-type]
