@@ -427,6 +427,16 @@ class Value(Handle):
         return ElementType(_tensor_shape_and_type(self._api, self._ptr)[0])
 
     @property
+    @shared("GetTensorMemoryInfo")
+    def memory_info(self) -> Any:
+        """Where a tensor's memory lives (a MemoryInfo borrowed from, and keeping, this value)."""
+        from .memory import MemoryInfo
+
+        out = ffi.new("OrtMemoryInfo**")
+        check(self._api.GetTensorMemoryInfo(self._ptr, ffi.cast("const OrtMemoryInfo**", out)))
+        return MemoryInfo._borrow(out[0], self)
+
+    @property
     def dtype(self) -> np.dtype[Any]:
         """A tensor's numpy dtype (object for strings)."""
         dt = dtype_for(self.element_type)

@@ -1,0 +1,70 @@
+"""MemoryInfo and allocators: attributes, comparisons, alloc/free, stats, lifetimes."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+from ortc import AllocatorType, MemType
+
+
+def test_cpu_memory_info_attributes() -> None:
+    info = ortc.MemoryInfo.cpu(AllocatorType.ArenaAllocator, MemType.Default)
+    assert info.name == "Cpu" and info.device_id == 0
+    assert info.allocator_type == AllocatorType.ArenaAllocator and info.mem_type == MemType.Default
+    same = ortc.MemoryInfo("Cpu", AllocatorType.ArenaAllocator, 0, MemType.Default)
+    assert info == same and info.same_as(same)
+    other = ortc.MemoryInfo.cpu(AllocatorType.DeviceAllocator, MemType.Default)
+    assert "Cpu" in repr(other)
+
+
+def test_unknown_memory_name_is_refused() -> None:
+    with pytest.raises(ortc.OrtError):
+        ortc.MemoryInfo("NoSuchDevice", AllocatorType.DeviceAllocator, 0, MemType.Default)
+
+
+def test_default_allocator() -> None:
+    alloc = ortc.default_allocator()
+    assert alloc is ortc.default_allocator()
+    addr = alloc.alloc(1024)
+    assert addr != 0 and addr % 16 == 0
+    alloc.free(addr)
+    assert alloc.memory_info.name == "Cpu"
+    with pytest.raises(ValueError):
+        alloc.alloc(-1)
+
+
+def test_session_allocator_keeps_its_session_alive() -> None:
+    s = ortc.Session(models.add_model())
+    ref = weakref.ref(s)
+    alloc = s.allocator()
+    del s
+    gc.collect()
+    assert ref() is not None
+    addr = alloc.alloc(4096)
+    stats = alloc.stats()
+    assert isinstance(stats, dict) and stats  # the CPU arena reports its counters
+    assert int(stats.get("NumAllocs", stats.get("num_allocs", "1"))) >= 1
+    alloc.free(addr)
+    alloc.close()
+    gc.collect()
+    assert ref() is None
+
+
+def test_value_memory_is_cpu() -> None:
+    v = ortc.Value.from_numpy(np.zeros(3, np.float32))
+    assert v.type_info.type_str == "tensor(float)"
+    info = v.memory_info
+    assert info.name == "Cpu" and info.device_id == 0
+    ref = weakref.ref(v)
+    del v
+    gc.collect()
+    assert ref() is not None, "a borrowed MemoryInfo keeps its value alive"
+    del info
+    gc.collect()
+    assert ref() is None
