@@ -52,6 +52,7 @@ class Handle:
     # Class-level defaults make a half-built object (its __init__ raised) safe to close and
     # to finalize: it simply owns nothing.
     _ptr: Any = ffi.NULL
+    _api: Any  # the loader's Api facade, set by each subclass's constructor
     _guard: Guard | None = None
     _owners: tuple[Any, ...] = ()
     _children = 0

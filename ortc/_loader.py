@@ -80,6 +80,11 @@ class Api:
         #: the one-call tensor type-and-shape query exists (API 23+)
         self.fast_shape = "GetTensorElementTypeAndShapeDataReference" in self.available
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names that are not slots (slots are set in __init__); it also tells
+        # type checkers that slots are dynamic attributes.
+        raise AttributeError(f"OrtApi has no slot {name!r}")
+
     def has(self, name: str) -> bool:
         """Whether slot ``name`` exists in the negotiated table."""
         return name in self.available

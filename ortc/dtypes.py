@@ -41,6 +41,7 @@ _FROM_DTYPE: dict[np.dtype[Any], ElementType] = {}
 _BITS: dict[int, int] = {}
 _MISSING: dict[int, str] = {}  # element type -> ml_dtypes name, when ml_dtypes is absent
 
+_ml: Any
 try:
     import ml_dtypes as _ml
 except ImportError:  # optional dependency

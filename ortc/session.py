@@ -65,17 +65,21 @@ def _count(value: Any) -> int:
     return int(value)
 
 
-def _setting(name: str, apply: Callable[[SessionOptions, Any], Any], default: Any,
-             doc: str, slots: tuple[str, ...]) -> property:
-    """An attribute-style option: setting it calls ORT at once; reading returns what was set."""
+def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: Any,
+             doc: str, slots: tuple[str, ...],
+             convert: Callable[[Any], Any] | None = None) -> property:
+    """An attribute-style option: setting it calls ORT at once; reading returns what was set
+    (after ``convert``, e.g. to its enum)."""
 
     def get(self: SessionOptions) -> Any:
         self._check_open()
         return self._values.get(name, default)
 
     def put(self: SessionOptions, value: Any) -> None:
-        stored = apply(self, value)
-        self._values[name] = value if stored is None else stored
+        if convert is not None:
+            value = convert(value)
+        apply(self, value)
+        self._values[name] = value
 
     put.__name__ = name
     return property(get, exclusive(*slots)(put), doc=doc)
@@ -133,16 +137,14 @@ class SessionOptions(Handle):
         ("SetInterOpNumThreads",))
     execution_mode = _setting(
         "execution_mode",
-        lambda s, v: (check(s._api.SetSessionExecutionMode(s._ptr, int(ExecutionMode(v)))),
-                      ExecutionMode(v))[1],
+        lambda s, v: check(s._api.SetSessionExecutionMode(s._ptr, int(v))),
         ExecutionMode.SEQUENTIAL, "ExecutionMode.SEQUENTIAL or PARALLEL.",
-        ("SetSessionExecutionMode",))
+        ("SetSessionExecutionMode",), ExecutionMode)
     graph_optimization_level = _setting(
         "graph_optimization_level",
-        lambda s, v: (check(s._api.SetSessionGraphOptimizationLevel(
-            s._ptr, int(GraphOptimizationLevel(v)))), GraphOptimizationLevel(v))[1],
+        lambda s, v: check(s._api.SetSessionGraphOptimizationLevel(s._ptr, int(v))),
         GraphOptimizationLevel.ENABLE_ALL, "A GraphOptimizationLevel.",
-        ("SetSessionGraphOptimizationLevel",))
+        ("SetSessionGraphOptimizationLevel",), GraphOptimizationLevel)
     optimized_model_filepath = _setting(
         "optimized_model_filepath",
         lambda s, v: check(s._api.SetOptimizedModelFilePath(s._ptr, os.fsencode(v))), "",
@@ -176,10 +178,9 @@ class SessionOptions(Handle):
         "The session's id in log messages.", ("SetSessionLogId",))
     log_severity_level = _setting(
         "log_severity_level",
-        lambda s, v: (check(s._api.SetSessionLogSeverityLevel(s._ptr, int(LoggingLevel(v)))),
-                      LoggingLevel(v))[1],
+        lambda s, v: check(s._api.SetSessionLogSeverityLevel(s._ptr, int(v))),
         LoggingLevel.WARNING, "Minimum severity of this session's log messages.",
-        ("SetSessionLogSeverityLevel",))
+        ("SetSessionLogSeverityLevel",), LoggingLevel)
     log_verbosity_level = _setting(
         "log_verbosity_level",
         lambda s, v: check(s._api.SetSessionLogVerbosityLevel(s._ptr, int(v))), 0,
