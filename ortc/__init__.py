@@ -27,6 +27,7 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
 from .memory import Allocator, MemoryInfo, default_allocator
 from .rules import rules
 from .session import RunOptions, Session, SessionOptions
+from .sparse import SparseTensor
 from .threads import set_thread_checks, thread_checks
 from .typeinfo import ModelMetadata, NodeArg, TypeInfo
 from .value import Value
@@ -36,7 +37,7 @@ __version__ = "0.1.0"
 __all__ = [
     "load", "version", "VersionInfo", "LibraryInfo", "available_providers", "get_env", "Env",
     "Session", "SessionOptions", "RunOptions", "Value", "IoBinding", "MemoryInfo", "Allocator",
-    "default_allocator", "TypeInfo", "NodeArg", "ModelMetadata",
+    "default_allocator", "SparseTensor", "TypeInfo", "NodeArg", "ModelMetadata",
     "ElementType", "ErrorCode", "ValueKind", "LoggingLevel", "GraphOptimizationLevel",
     "ExecutionMode", "AllocatorType", "MemType",
     "set_thread_checks", "thread_checks", "live_handles", "rules",

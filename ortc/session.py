@@ -413,6 +413,12 @@ class RunOptions(Handle):
         return ffi.string(out).decode() if out != ffi.NULL else None
 
 
+def _refused_buffer(message: str) -> bool:
+    """Whether ORT refused a preallocated output for its shape (wording differs by version)."""
+    return ("pre-allocated" in message or "re-use buffer" in message
+            or "OrtValue provided for output" in message)
+
+
 _get_ident = threading.get_ident
 _MAIN_THREAD = threading.main_thread().ident
 _main_options: RunOptions | None = None
@@ -716,6 +722,8 @@ class Session(Handle):
             v = Value.from_sequence(data)
         elif kind == ValueKind.MAP:
             v = Value.from_map(data)
+        elif kind == ValueKind.SPARSETENSOR:
+            v = Value.from_sparse(data)
         else:
             raise InvalidArgument(f"input {name!r}: pass a Value for a {arg.type.type_str} input")
         keep.append(v)
@@ -822,18 +830,13 @@ class Session(Handle):
                                     raw_run_options)
             del keep
             if status:
-                if any(a is not None for a in arrays):
+                err = error_from_status(status)  # releases the status
+                if any(a is not None for a in arrays) and _refused_buffer(err.message):
                     # A model whose declared output shape is wrong makes ORT refuse our
-                    # preallocated buffer. Run again letting ORT allocate; if that works, stop
-                    # preallocating for this session, else report the second error.
-                    error_from_status(status)  # releases it
+                    # preallocated buffer: stop preallocating for this session, run again.
                     self._preallocate = False
-                    try:
-                        return self._run(output_names, feeds, run_options, raw_run_options)
-                    except BaseException:
-                        self._preallocate = True
-                        raise
-                raise_status(status)
+                    return self._run(output_names, feeds, run_options, raw_run_options)
+                raise err
             out: list[Any] = arrays
             tensor = plan.tensor
             for i in range(count):

@@ -300,10 +300,9 @@ def _take_element(api: Api, raw: Any, index: int) -> Any:
 
 
 def _sparse_to_python(api: Api, raw: Any) -> Any:
-    from .errors import OrtNotImplementedError
+    from .sparse import sparse_to_python
 
-    raise OrtNotImplementedError("sparse tensor values are not converted to numpy by ortc yet; "
-                                 "use Session.run_with_values to receive the Value")
+    return sparse_to_python(api, raw)
 
 
 class Value(Handle):
@@ -350,6 +349,18 @@ class Value(Handle):
         return cls._own(raw, keep)
 
     from_array = from_numpy
+
+    @classmethod
+    def from_sparse(cls, sparse: Any) -> Value:
+        """A sparse tensor value from an :class:`ortc.SparseTensor` (COO or CSR; copied)."""
+        from .sparse import SparseTensor, sparse_from_python
+
+        if not isinstance(sparse, SparseTensor):
+            raise InvalidArgument(f"from_sparse: expected an ortc.SparseTensor, "
+                                  f"got {type(sparse).__name__}")
+        api = _loader.api()
+        raw = sparse_from_python(api, sparse, default_allocator()._ptr, cpu_memory_info()._ptr)
+        return cls._own(raw)
 
     @classmethod
     def from_sequence(cls, items: Sequence[Any]) -> Value:

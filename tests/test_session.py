@@ -315,3 +315,38 @@ def test_sequence_map_and_optional_runs() -> None:
     feeds = {n: np.full(2, i, np.float32) for i, n in enumerate(names)}
     [seq] = s4.run(None, feeds)
     assert [t.tolist() for t in seq] == [feeds[n].tolist() for n in names]
+
+
+def test_wrong_declared_output_shape_falls_back_to_ort_allocation() -> None:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Add", ["a", "a"], ["c"])], "g",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n"])],
+                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, [5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    s = ortc.Session(model.SerializeToString())
+    for _ in range(2):
+        [c] = s.run(None, {"a": np.ones(3, np.float32)})
+        assert c.tolist() == [2.0, 2.0, 2.0]
+    assert s._preallocate is False
+
+
+def test_failing_run_is_not_retried() -> None:
+    calls = []
+    s = ortc.Session(models.add_model(np.float32, [2]))
+    api = ortc._loader.api()
+
+    def count(name, fn):
+        def wrapper(*args):
+            calls.append(name)
+            return fn(*args)
+        return wrapper
+
+    undo = api.instrument(count, ["Run"])
+    try:
+        with pytest.raises(ortc.InvalidArgument):
+            s.run(None, {"a": np.ones(3, np.float32), "b": np.ones(3, np.float32)})
+    finally:
+        undo()
+    assert calls == ["Run"] and s._preallocate is True

@@ -1,0 +1,162 @@
+"""Sparse tensors (COO and CSR) as plain Python data, and their ORT values.
+
+ORT copies the values and indices into its own memory when a sparse value is filled
+(FillSparseTensorCoo / Csr), so a sparse value owns everything it needs; reading one copies
+back out, since numpy has no sparse type of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ._enums import SparseFormat, SparseIndicesFormat
+from ._ffi import ffi
+from ._loader import Api
+from ._status import call_out, check
+from .dtypes import dtype_for, element_type_for
+from .errors import InvalidArgument
+
+__all__ = ["SparseTensor", "sparse_to_python", "sparse_from_python"]
+
+
+@dataclass(frozen=True)
+class SparseTensor:
+    """A sparse tensor: ``values`` at ``indices`` within ``dense_shape``.
+
+    COO: ``indices`` is int64 of shape [nnz] (linear) or [nnz, rank]. CSR (2-D only):
+    ``inner_indices`` (column of each value) and ``outer_indices`` (row starts, rows + 1).
+    """
+
+    format: SparseFormat
+    dense_shape: tuple[int, ...]
+    values: np.ndarray[Any, Any]
+    indices: Optional[np.ndarray[Any, Any]] = None
+    inner_indices: Optional[np.ndarray[Any, Any]] = None
+    outer_indices: Optional[np.ndarray[Any, Any]] = None
+
+    @classmethod
+    def coo(cls, dense_shape: Any, values: Any, indices: Any) -> SparseTensor:
+        return cls(SparseFormat.COO, tuple(int(d) for d in dense_shape), np.asarray(values),
+                   np.asarray(indices, dtype=np.int64))
+
+    @classmethod
+    def csr(cls, dense_shape: Any, values: Any, inner_indices: Any, outer_indices: Any
+            ) -> SparseTensor:
+        return cls(SparseFormat.CSRC, tuple(int(d) for d in dense_shape), np.asarray(values),
+                   inner_indices=np.asarray(inner_indices, dtype=np.int64),
+                   outer_indices=np.asarray(outer_indices, dtype=np.int64))
+
+    def to_dense(self) -> np.ndarray[Any, Any]:
+        dense = np.zeros(self.dense_shape, self.values.dtype)
+        flat = dense.reshape(-1)
+        if self.format == SparseFormat.COO:
+            assert self.indices is not None
+            idx = self.indices
+            linear = idx if idx.ndim == 1 else np.ravel_multi_index(idx.T, self.dense_shape)
+            flat[linear] = self.values
+        elif self.format == SparseFormat.CSRC:
+            assert self.inner_indices is not None and self.outer_indices is not None
+            cols = self.dense_shape[1]
+            for row in range(len(self.outer_indices) - 1):
+                lo, hi = self.outer_indices[row], self.outer_indices[row + 1]
+                flat[row * cols + self.inner_indices[lo:hi]] = self.values[lo:hi]
+        else:
+            raise InvalidArgument(f"to_dense: {self.format.name} is not supported")
+        return dense
+
+
+def _info_shape(api: Api, info: Any) -> tuple[int, tuple[int, ...]]:
+    try:
+        et = ffi.new("ONNXTensorElementDataType*")
+        check(api.GetTensorElementType(info, et))
+        n = ffi.new("size_t*")
+        check(api.GetDimensionsCount(info, n))
+        dims = ffi.new("int64_t[]", max(n[0], 1))
+        if n[0]:
+            check(api.GetDimensions(info, dims, n[0]))
+        return int(et[0]), tuple(dims[i] for i in range(n[0]))
+    finally:
+        api.ReleaseTensorTypeAndShapeInfo(info)
+
+
+def _indices(api: Api, raw: Any, fmt: SparseIndicesFormat) -> np.ndarray[Any, Any]:
+    info = call_out(api.GetSparseTensorIndicesTypeShape, "OrtTensorTypeAndShapeInfo*", raw,
+                    int(fmt))
+    et, shape = _info_shape(api, info)
+    count = ffi.new("size_t*")
+    ptr = ffi.new("void**")
+    check(api.GetSparseTensorIndices(raw, int(fmt), count,
+                                     ffi.cast("const void**", ptr)))
+    dtype = dtype_for(et)
+    assert dtype is not None
+    n = int(np.prod(shape)) if shape else int(count[0])
+    if not n:
+        return np.zeros(shape, dtype)
+    return np.frombuffer(ffi.buffer(ptr[0], n * dtype.itemsize), dtype).reshape(shape).copy()
+
+
+def sparse_to_python(api: Api, raw: Any) -> SparseTensor:
+    """Copy a sparse OrtValue into a :class:`SparseTensor`."""
+    fmt_p = ffi.new("enum OrtSparseFormat*")
+    check(api.GetSparseTensorFormat(raw, fmt_p))
+    fmt = SparseFormat(fmt_p[0])
+    dense_info = call_out(api.GetTensorTypeAndShape, "OrtTensorTypeAndShapeInfo*", raw)
+    _, dense_shape = _info_shape(api, dense_info)
+    vinfo = call_out(api.GetSparseTensorValuesTypeAndShape, "OrtTensorTypeAndShapeInfo*", raw)
+    et, vshape = _info_shape(api, vinfo)
+    dtype = dtype_for(et)
+    assert dtype is not None
+    nvals = int(np.prod(vshape)) if vshape else 0
+    if nvals:
+        vptr = ffi.new("void**")
+        check(api.GetSparseTensorValues(raw, ffi.cast("const void**", vptr)))
+        values = np.frombuffer(ffi.buffer(vptr[0], nvals * dtype.itemsize), dtype) \
+            .reshape(vshape).copy()
+    else:
+        values = np.zeros(vshape, dtype)
+    if fmt == SparseFormat.COO:
+        return SparseTensor(fmt, dense_shape, values,
+                            _indices(api, raw, SparseIndicesFormat.COO_INDICES))
+    if fmt == SparseFormat.CSRC:
+        return SparseTensor(fmt, dense_shape, values,
+                            inner_indices=_indices(api, raw, SparseIndicesFormat.CSR_INNER_INDICES),
+                            outer_indices=_indices(api, raw, SparseIndicesFormat.CSR_OUTER_INDICES))
+    raise InvalidArgument(f"sparse format {fmt.name} is not converted by ortc")
+
+
+def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_info: Any) -> Any:
+    """A new sparse OrtValue (owned by the caller) filled with copies of ``sparse``'s data."""
+    values = np.ascontiguousarray(sparse.values)
+    if values.dtype.kind in "USO":
+        raise InvalidArgument("sparse string tensors are not supported by ortc")
+    et = element_type_for(values.dtype)
+    dense = sparse.dense_shape
+    raw = call_out(api.CreateSparseTensorAsOrtValue, "OrtValue*", allocator, dense, len(dense),
+                   int(et), context="CreateSparseTensorAsOrtValue")
+    try:
+        vshape = values.shape
+        if sparse.format == SparseFormat.COO:
+            if sparse.indices is None:
+                raise InvalidArgument("a COO sparse tensor needs indices")
+            idx = np.ascontiguousarray(sparse.indices, dtype=np.int64)
+            check(api.FillSparseTensorCoo(raw, memory_info, vshape, len(vshape),
+                                          ffi.from_buffer(values), ffi.from_buffer("int64_t[]", idx),
+                                          idx.size), "sparse COO tensor")
+        elif sparse.format == SparseFormat.CSRC:
+            if sparse.inner_indices is None or sparse.outer_indices is None:
+                raise InvalidArgument("a CSR sparse tensor needs inner and outer indices")
+            inner = np.ascontiguousarray(sparse.inner_indices, dtype=np.int64)
+            outer = np.ascontiguousarray(sparse.outer_indices, dtype=np.int64)
+            check(api.FillSparseTensorCsr(raw, memory_info, vshape, len(vshape),
+                                          ffi.from_buffer(values), ffi.from_buffer("int64_t[]", inner),
+                                          inner.size, ffi.from_buffer("int64_t[]", outer), outer.size),
+                  "sparse CSR tensor")
+        else:
+            raise InvalidArgument(f"sparse format {sparse.format.name} is not supported")
+    except BaseException:
+        api.ReleaseValue(raw)
+        raise
+    return raw

@@ -1,0 +1,59 @@
+"""Sparse tensors: COO and CSR values both ways, and a model with a sparse input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import ortc
+from ortc import SparseTensor, ValueKind
+from ortc._enums import SparseFormat
+
+
+def test_coo_round_trip() -> None:
+    sp = SparseTensor.coo((3, 4), np.array([1.5, -2.0, 3.0], np.float32), [1, 6, 11])
+    v = ortc.Value.from_sparse(sp)
+    assert v.kind == ValueKind.SPARSETENSOR
+    back = v.to_python()
+    assert back.format == SparseFormat.COO and back.dense_shape == (3, 4)
+    np.testing.assert_array_equal(back.values, sp.values)
+    np.testing.assert_array_equal(back.indices, [1, 6, 11])
+    dense = back.to_dense()
+    assert dense[0, 1] == 1.5 and dense[1, 2] == -2.0 and dense[2, 3] == 3.0 and dense.sum() == 2.5
+
+
+def test_coo_2d_indices_and_csr_round_trip() -> None:
+    sp = SparseTensor.coo((2, 3), np.array([7, 8], np.int32), [[0, 2], [1, 0]])
+    back = ortc.Value.from_sparse(sp).to_python()
+    np.testing.assert_array_equal(back.to_dense(), [[0, 0, 7], [8, 0, 0]])
+    csr = SparseTensor.csr((2, 3), np.array([1.0, 2.0, 3.0]), [0, 2, 1], [0, 2, 3])
+    back = ortc.Value.from_sparse(csr).to_python()
+    assert back.format == SparseFormat.CSRC
+    np.testing.assert_array_equal(back.to_dense(), [[1, 0, 2], [0, 3, 0]])
+
+
+def test_bad_sparse_inputs() -> None:
+    with pytest.raises(ortc.InvalidArgument, match="expected an ortc.SparseTensor"):
+        ortc.Value.from_sparse(np.zeros(3))
+    with pytest.raises(ortc.OrtError):  # an index outside the dense shape
+        ortc.Value.from_sparse(SparseTensor.coo((2, 2), np.ones(1, np.float32), [9]))
+
+
+def test_model_with_a_sparse_input() -> None:
+    a_type = helper.make_sparse_tensor_type_proto(TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph(
+        [helper.make_node("SparseToDenseMatMul", ["a", "b"], ["y"], domain="com.microsoft")],
+        "g", [helper.make_value_info("a", a_type),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    s = ortc.Session(model.SerializeToString())
+    assert s.inputs[0].kind == ValueKind.SPARSETENSOR
+    sp = SparseTensor.coo((2, 3), np.array([1.0, 2.0, 3.0], np.float32),
+                          [[0, 0], [0, 2], [1, 1]])  # the kernel wants 2-D indices
+    b = np.arange(6, dtype=np.float32).reshape(3, 2)
+    [y] = s.run(None, {"a": sp, "b": b})
+    np.testing.assert_array_equal(y, sp.to_dense() @ b)
