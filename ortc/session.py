@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import Future
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from . import _loader
 from ._enums import ElementType, ExecutionMode, GraphOptimizationLevel, LoggingLevel, ValueKind
 from ._ffi import ffi
-from ._handle import Handle
+from ._handle import Handle, _tree_lock
 from ._loader import Api
 from ._status import call_out, check, error_from_status, raise_status
 from .dtypes import STRING_KINDS, bits_for, element_type_for
@@ -858,6 +859,77 @@ class Session(Handle):
                 for i in range(len(arrays)):
                     if outputs[i] != ffi.NULL and arrays[i] is None:
                         release(outputs[i])
+
+    @shared("RunAsync", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
+    def run_async(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
+                  run_options: RunOptions | None = None) -> Future[list[Any]]:
+        """Start a run on ORT's intra-op thread pool and return a Future of its outputs
+        (the same list :meth:`run` returns). Needs ``intra_op_num_threads`` >= 2.
+
+        The completion runs on an ORT thread; the inputs, the run options and the session
+        stay alive until it has run (closing the session meanwhile defers its release).
+        ``asyncio.wrap_future`` turns the Future into an awaitable.
+        """
+        from ._callbacks import AsyncJob, releaser, run_async_callback
+
+        names = self._name_array(self._output_names(output_names))
+        api = self._api
+        created: list[Any] = []
+        in_names, values, _shapes, keep = self._prepare_inputs(feeds, created)
+        count = names.count
+        outputs = ffi.new("OrtValue*[]", count)
+        tensor = [self._output_index[n].kind == ValueKind.TENSOR for n in self._output_names(
+            output_names)]
+        ro_guard = run_options._guard if run_options is not None else None
+        if run_options is not None and ro_guard is None:
+            for raw in created:
+                api.ReleaseValue(raw)
+            raise ClosedError("RunOptions is closed")
+
+        def finish(out_ptr: Any, n: int, status: Any) -> list[Any]:
+            # runs on an ORT thread, once; releases everything the run needed
+            try:
+                if status:
+                    raise error_from_status(status)
+                result: list[Any] = []
+                for i in range(count):
+                    raw, outputs[i] = outputs[i], ffi.NULL
+                    if raw == ffi.NULL:
+                        result.append(None)
+                    elif tensor[i]:
+                        result.append(tensor_to_numpy(api, raw, None, api.ReleaseValue))
+                    else:
+                        result.append(ortvalue_to_python(api, raw, None, api.ReleaseValue))
+                return result
+            finally:
+                for i in range(count):
+                    if outputs[i] != ffi.NULL:
+                        api.ReleaseValue(outputs[i])
+                for raw in created:
+                    api.ReleaseValue(raw)
+
+        def done() -> None:  # on the ORT thread, after finish()
+            if token is not None:
+                ro_guard.leave(token)  # type: ignore[union-attr]
+            releaser.submit(self._child_released)  # may release the session: not here
+
+        token = ro_guard.enter_shared(run_options) if ro_guard is not None else None
+        # the job counts as a child: the session is not released while ORT still runs it
+        with _tree_lock:
+            self._children += 1
+        job = AsyncJob(finish, (in_names, values, keep, outputs, run_options, self), done)
+        status = api.RunAsync(self._ptr, run_options._ptr if run_options is not None else
+                              ffi.NULL, in_names.ptr, values, in_names.count, names.ptr, count,
+                              outputs, run_async_callback, job.handle)
+        if status:
+            job.abandon()
+            for raw in created:
+                api.ReleaseValue(raw)
+            if token is not None:
+                ro_guard.leave(token)  # type: ignore[union-attr]
+            self._child_released()
+            raise_status(status, "RunAsync")
+        return job.future
 
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],

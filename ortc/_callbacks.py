@@ -1,0 +1,124 @@
+"""The bridge for C calling Python: RunAsync completions.
+
+ORT calls the completion on one of its intra-op pool threads (research E5), concurrently with
+anything else. The callback never raises into C: every failure is stored on the job's Future.
+Everything ORT reads during the run (input values and their buffers, name arrays, the output
+array) and the session itself stay pinned on the job until the callback has run; the session
+counts the job as a live child, so closing it meanwhile defers its release to the completion.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from concurrent.futures import Future
+from typing import Any, Callable
+
+from ._ffi import ffi
+
+__all__ = ["AsyncJob", "run_async_callback", "pending_jobs", "releaser"]
+
+_pending_lock = threading.Lock()
+_pending: set[AsyncJob] = set()
+
+
+class AsyncJob:
+    """One RunAsync in flight: what must stay alive, and how to finish it."""
+
+    def __init__(self, finish: Callable[[Any, int, Any], Any], keep: tuple[Any, ...],
+                 on_done: Callable[[], None]) -> None:
+        self.future: Future[Any] = Future()
+        self.finish = finish
+        self.keep = keep
+        self.on_done = on_done
+        self.thread_id = 0  # the OS thread the completion ran on (for tests and diagnostics)
+        self.handle = ffi.new_handle(self)
+        with _pending_lock:
+            _pending.add(self)
+
+    def complete(self, outputs: Any, count: int, status: Any) -> None:
+        self.thread_id = threading.get_ident()
+        try:
+            result = self.finish(outputs, count, status)
+        except BaseException as exc:  # noqa: BLE001 - delivered through the Future
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(result)
+        finally:
+            self.keep = ()
+            try:
+                self.on_done()
+            finally:
+                with _pending_lock:
+                    _pending.discard(self)
+
+    def abandon(self) -> None:
+        """The run never started (RunAsync itself failed): forget the job."""
+        self.keep = ()
+        with _pending_lock:
+            _pending.discard(self)
+
+
+def _on_run_async_done(user_data: Any, outputs: Any, count: int, status: Any) -> None:
+    try:
+        job = ffi.from_handle(user_data)
+    except BaseException:  # noqa: BLE001 - nothing to report to
+        return
+    try:
+        job.complete(outputs, count, status)
+    except BaseException:  # noqa: BLE001 - never unwind into ORT's thread pool
+        pass
+
+
+#: kept for the life of the process: ORT may call it until the last job completes
+run_async_callback = ffi.callback("RunAsyncCallbackFn", _on_run_async_done)
+
+
+class _Releaser:
+    """A daemon thread for work that must not run on an ORT pool thread: releasing a session
+    from a completion would make its thread pool join the very thread it runs on."""
+
+    def __init__(self) -> None:
+        import queue
+
+        self.queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        with self.lock:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._loop, name="ortc-releaser",
+                                               daemon=True)
+                self.thread.start()
+        self.queue.put(fn)
+
+    def _loop(self) -> None:
+        while True:
+            fn = self.queue.get()
+            try:
+                fn()
+            except BaseException:  # noqa: BLE001 - a release failure must not kill the thread
+                pass
+
+
+releaser = _Releaser()
+
+
+def pending_jobs() -> int:
+    """How many RunAsync jobs are in flight."""
+    with _pending_lock:
+        return len(_pending)
+
+
+@atexit.register
+def _drain_at_exit() -> None:
+    # A completion arriving after the interpreter is torn down would call into a dead
+    # interpreter: give in-flight runs a bounded time to finish first.
+    with _pending_lock:
+        jobs = list(_pending)
+    for job in jobs:
+        try:
+            job.future.exception(timeout=30)
+        except BaseException:  # noqa: BLE001
+            pass

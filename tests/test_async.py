@@ -1,0 +1,90 @@
+"""RunAsync: results through a Future, completion on an ORT thread, lifetimes while in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+from ortc._callbacks import pending_jobs
+
+
+@pytest.fixture
+def mlp() -> ortc.Session:
+    return ortc.Session(models.mlp_model(3, 32, "batch"), intra_op_num_threads=2)
+
+
+def test_run_async_matches_run(mlp) -> None:
+    x = np.random.default_rng(0).standard_normal((8, 32)).astype(np.float32)
+    expected = mlp.run(None, {"x": x})
+    futures = [mlp.run_async(None, {"x": x}) for _ in range(8)]
+    for f in futures:
+        [y] = f.result(timeout=60)
+        np.testing.assert_array_equal(y, expected[0])
+    assert pending_jobs() == 0
+
+
+def test_completion_runs_on_an_ort_thread(mlp) -> None:
+    from ortc import _callbacks
+
+    seen: list[int] = []
+    real = _callbacks.AsyncJob.complete
+
+    def spy(self, *args):  # type: ignore[no-untyped-def]
+        seen.append(threading.get_ident())
+        return real(self, *args)
+
+    _callbacks.AsyncJob.complete = spy  # type: ignore[method-assign]
+    try:
+        mlp.run_async(None, {"x": np.ones((2, 32), np.float32)}).result(timeout=60)
+    finally:
+        _callbacks.AsyncJob.complete = real  # type: ignore[method-assign]
+    assert seen and seen[0] != threading.get_ident()
+
+
+def test_errors_arrive_through_the_future(mlp) -> None:
+    f = mlp.run_async(None, {"x": np.ones((2, 31), np.float32)})
+    with pytest.raises(ortc.InvalidArgument):
+        f.result(timeout=60)
+    with pytest.raises(ortc.InvalidArgument, match="unknown input name"):
+        mlp.run_async(None, {"nope": np.ones((2, 32), np.float32)})
+
+
+def test_one_intra_op_thread_is_refused_at_once() -> None:
+    s = ortc.Session(models.add_model(), intra_op_num_threads=1)
+    one = np.ones(1, np.float32)
+    with pytest.raises(ortc.OrtError, match="RunAsync"):
+        s.run_async(None, {"a": one, "b": one})
+    assert pending_jobs() == 0
+
+
+def test_close_while_in_flight_defers_the_release() -> None:
+    from ortc._ffi import ffi
+
+    s = ortc.Session(models.matmul_chain_model(400, 128), intra_op_num_threads=2)
+    f = s.run_async(None, {"x": np.ones((128, 128), np.float32)})
+    s.close()
+    assert s.closed
+    if not f.done():  # still running: the C session must not have been released
+        assert s._ptr != ffi.NULL and s._release_pending
+    [y] = f.result(timeout=120)
+    assert y.shape == (128, 128)
+    for _ in range(200):  # the deferred release runs on ortc's releaser thread
+        if s._ptr == ffi.NULL:
+            break
+        threading.Event().wait(0.05)
+    assert s._ptr == ffi.NULL and s._children == 0
+
+
+def test_asyncio_wrap(mlp) -> None:
+    async def main() -> list[np.ndarray]:
+        return await asyncio.wrap_future(mlp.run_async(None, {"x": np.ones((1, 32),
+                                                                           np.float32)}))
+
+    [y] = asyncio.run(main())
+    assert y.shape == (1, 32)
