@@ -350,3 +350,28 @@ def test_failing_run_is_not_retried() -> None:
     finally:
         undo()
     assert calls == ["Run"] and s._preallocate is True
+
+
+def test_custom_ops_library_registers_real_kernels() -> None:
+    # onnxruntime-extensions' shared library exports RegisterCustomOps (test dependency)
+    import glob
+    from importlib import metadata
+
+    from onnx import TensorProto, helper
+
+    pkg = metadata.distribution("onnxruntime-extensions").locate_file("onnxruntime_extensions")
+    [lib] = glob.glob(os.path.join(str(pkg), "_extensions_pydll*.so"))
+    opts = ortc.SessionOptions()
+    opts.register_custom_ops_library(lib)
+    graph = helper.make_graph(
+        [helper.make_node("StringUpper", ["s"], ["u"], domain="ai.onnx.contrib")], "g",
+        [helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
+        [helper.make_tensor_value_info("u", TensorProto.STRING, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("ai.onnx.contrib", 1)])
+    model.ir_version = 8
+    s = ortc.Session(model.SerializeToString(), opts)
+    [u] = s.run(None, {"s": np.array(["ab", "Cd"], dtype=object)})
+    assert u.tolist() == ["AB", "CD"]
+    with pytest.raises(ortc.OrtError):  # without the library the domain is unknown
+        ortc.Session(model.SerializeToString())
