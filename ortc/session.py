@@ -54,6 +54,31 @@ def _c_strings(items: Iterable[str]) -> tuple[Any, list[Any]]:
     return ffi.new("char*[]", bufs), bufs
 
 
+# The generic SessionOptionsAppendExecutionProvider takes these short names (ORT 1.32 also
+# takes the long ones; older libraries only the short ones). CUDA and TensorRT have their own
+# slots. short name -> the name ORT reports for the provider.
+_PROVIDERS = {
+    "CPU": "CPUExecutionProvider", "CUDA": "CUDAExecutionProvider",
+    "TensorRT": "TensorrtExecutionProvider", "DML": "DmlExecutionProvider",
+    "QNN": "QNNExecutionProvider", "OpenVINO": "OpenVINOExecutionProvider",
+    "SNPE": "SNPEExecutionProvider", "XNNPACK": "XnnpackExecutionProvider",
+    "WEBNN": "WebNNExecutionProvider", "WebGPU": "WebGpuExecutionProvider",
+    "AZURE": "AzureExecutionProvider", "JS": "JsExecutionProvider",
+    "VitisAI": "VitisAIExecutionProvider", "CoreML": "CoreMLExecutionProvider",
+    "MIGraphX": "MIGraphXExecutionProvider",
+}
+_BY_LOWER = {k.lower(): k for k in _PROVIDERS} | {v.lower(): k for k, v in _PROVIDERS.items()}
+
+
+def _provider_names(name: str) -> tuple[str, str]:
+    """(the short name ORT's append takes, the provider's full name) for a user's name."""
+    short = _BY_LOWER.get(name.lower())
+    if short is None:  # unknown here: let ORT judge the name as given
+        bare = name[:-len("ExecutionProvider")] if name.endswith("ExecutionProvider") else name
+        return bare, bare + "ExecutionProvider"
+    return short, _PROVIDERS[short]
+
+
 def _bool(value: Any) -> bool:
     if not isinstance(value, (bool, int, np.bool_)):
         raise TypeError(f"expected a bool, got {type(value).__name__}")
@@ -263,15 +288,15 @@ class SessionOptions(Handle):
         with string options. The CPU provider is always present as the fallback."""
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         given = dict(opts)
-        short = name[:-len("ExecutionProvider")] if name.endswith("ExecutionProvider") else name
+        short, canonical = _provider_names(name)
         api = self._api
         if short == "CPU":
             if "use_arena" in opts:
                 self.enable_cpu_mem_arena = opts.pop("use_arena") not in ("0", "false", "False")
             if opts:
                 raise InvalidArgument(f"CPUExecutionProvider: unknown options {sorted(opts)}")
-        elif short in ("CUDA", "Tensorrt", "TensorRT"):
-            kind = "CUDA" if short == "CUDA" else "TensorRT"
+        elif short in ("CUDA", "TensorRT"):
+            kind = short
             create = getattr(api, f"Create{kind}ProviderOptions")
             update = getattr(api, f"Update{kind}ProviderOptions")
             append = getattr(api, f"SessionOptionsAppendExecutionProvider_{kind}_V2")
@@ -293,7 +318,6 @@ class SessionOptions(Handle):
             check(api.SessionOptionsAppendExecutionProvider(
                 self._ptr, short.encode(), ffi.cast("const char* const*", keys),
                 ffi.cast("const char* const*", vals), len(opts)), f"execution provider {name!r}")
-        canonical = short + "ExecutionProvider"
         if canonical not in self._providers:
             self._providers.append(canonical)
         self._provider_options[canonical] = given

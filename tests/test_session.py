@@ -375,3 +375,19 @@ def test_custom_ops_library_registers_real_kernels() -> None:
     assert u.tolist() == ["AB", "CD"]
     with pytest.raises(ortc.OrtError):  # without the library the domain is unknown
         ortc.Session(model.SerializeToString())
+
+
+def test_provider_names_short_and_long() -> None:
+    for name in ("AzureExecutionProvider", "AZURE", "azure"):
+        opts = ortc.SessionOptions()
+        opts.append_execution_provider(name)
+        assert opts.providers == ["AzureExecutionProvider"]
+    s = ortc.Session(models.add_model(), providers=["AzureExecutionProvider",
+                                                     "CPUExecutionProvider"])
+    assert s.providers == ["AzureExecutionProvider", "CPUExecutionProvider"]
+    rules = s.thread_rules()
+    assert rules["run"] == "exclusive" and "AzureExecutionProvider" in rules["reasons"][0]
+    one = np.ones(1, np.float32)
+    assert s.run(None, {"a": one, "b": one})[0].tolist() == [2.0]
+    with pytest.raises(ortc.OrtError, match="not (supported|enabled) in this build"):
+        ortc.SessionOptions().append_execution_provider("CUDAExecutionProvider")
