@@ -1,0 +1,1 @@
+"""ortc's benchmark runner (``python -m ortc bench``, ``make bench``); see bench/runner.py."""

@@ -1,0 +1,719 @@
+"""ortc's benchmark: per-call latency against onnxruntime's own binding and a C loop.
+
+    python -m ortc bench [--quick | --smoke] [--json FILE] [--models tiny,matmul,mlp,squeezenet]
+
+Everything runs in one process (the C floor as a long-lived child that takes commands on its
+stdin), in interleaved rounds: every round runs each path once, in a rotated order, so drift of
+the machine (frequency, noisy neighbours) falls on all paths alike. Each call is timed on its own
+(``perf_counter_ns`` around it, the C floor ``clock_gettime``); the timing loop's own overhead,
+measured with an empty loop of the same shape, is subtracted. Latency runs use
+``intra_op_num_threads=1``.
+
+Paths (µs per call, median and p99 over all calls of all rounds):
+
+* ``c_floor``: a C program (bench/floor.c, compiled now with gcc against include/ortc_api.h and
+  linked to the library ortc loads) that wraps fresh OrtValues over its input buffers, calls
+  Run with ORT-allocated outputs and releases everything, per call;
+* ``ort_run`` / ``ort_run_reused``: onnxruntime's ``InferenceSession.run`` with a fresh input
+  array each call / the same array every call; ``ort_iobinding``: its IOBinding with inputs and
+  outputs bound once, ``run_with_iobinding`` per call;
+* ``ortc_run`` / ``ortc_run_reused``: ``Session.run`` likewise; ``ortc_run_nochecks``: the
+  reused case with ``set_thread_checks("off")``; ``ortc_run_with_values``: ``run_with_values``
+  with input Values made once; ``ortc_bound``: ``io_binding()`` bound once to numpy inputs and
+  outputs, ``run_with_binding`` per call.
+
+"Fresh" arrays come from a pool of distinct arrays made before timing (so their creation is
+not timed) that is cycled through: no two consecutive calls see the same array object.
+
+Also measured: throughput of one session driven by 1 and by 2 threads (C, onnxruntime, ortc),
+``import`` time in fresh interpreters (numpy already imported) and resident memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .models import BenchModel, all_models
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+PATH_LABELS = {
+    "c_floor": "C floor (fresh OrtValues)",
+    "ort_run": "onnxruntime run()",
+    "ort_run_reused": "onnxruntime run(), same array",
+    "ort_iobinding": "onnxruntime IOBinding (bound once)",
+    "ortc_run": "ortc run()",
+    "ortc_run_reused": "ortc run(), same array",
+    "ortc_run_nochecks": "ortc run(), same array, checks off",
+    "ortc_run_with_values": "ortc run_with_values (Values made once)",
+    "ortc_bound": "ortc run_with_binding (bound once)",
+}
+#: the onnxruntime path each ortc path is compared with
+ORT_PEER = {
+    "ortc_run": "ort_run",
+    "ortc_run_reused": "ort_run_reused",
+    "ortc_run_nochecks": "ort_run_reused",
+    "ortc_run_with_values": "ort_run_reused",
+    "ortc_bound": "ort_iobinding",
+}
+
+
+@dataclass
+class Config:
+    mode: str
+    rounds: int
+    round_s: float  # time budget of one path in one round
+    min_calls: int
+    max_calls: int
+    thread_rounds: int
+    thread_round_s: float
+    import_reps: int
+
+    @staticmethod
+    def of(mode: str) -> Config:
+        if mode == "smoke":
+            return Config(mode, 2, 0.002, 20, 100, 1, 0.005, 1)
+        if mode == "quick":
+            return Config(mode, 6, 0.02, 5, 3000, 3, 0.05, 3)
+        return Config(mode, 30, 0.05, 10, 20000, 10, 0.15, 9)
+
+
+# -- timing loops ---------------------------------------------------------------------------------
+# One function per path, with the call written out inline as a user would (no lambda, no extra
+# frame). Each returns the per-call times in ns; the loop's own cost is measured by _t_empty,
+# which has the same shape without the call.
+
+_pc = time.perf_counter_ns
+
+
+def _t_empty(pool: list[Any], mask: int, n: int) -> list[int]:
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        pool[i & mask]
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+def _t_run(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        sess.run(None, pool[i & mask])
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+def _t_run_with_values(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        sess.run_with_values(None, pool[i & mask])
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+def _t_ortc_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        sess.run_with_binding(pool[i & mask])
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+def _t_ort_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        sess.run_with_iobinding(pool[i & mask])
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+# -- the C floor ----------------------------------------------------------------------------------
+
+def build_floor(workdir: str, library_path: str) -> tuple[str | None, str]:
+    """Compile bench/floor.c; returns (executable or None, message)."""
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        return None, "no C compiler (gcc) found"
+    # The library's SONAME (libonnxruntime.so.1) may not exist beside the wheel's versioned
+    # file: link through a symlink of that name in the build folder, found there at run time.
+    link_dir = os.path.join(workdir, "lib")
+    os.makedirs(link_dir, exist_ok=True)
+    names = {os.path.basename(library_path)}
+    if sys.platform.startswith("linux"):
+        names |= {"libonnxruntime.so.1", "libonnxruntime.so"}
+    for name in names:
+        dst = os.path.join(link_dir, name)
+        if not os.path.exists(dst):
+            os.symlink(os.path.realpath(library_path), dst)
+    exe = os.path.join(workdir, "floor")
+    cmd = [cc, "-O2", "-std=c11", "-I", os.path.join(ROOT, "include"),
+           os.path.join(HERE, "floor.c"), "-o", exe,
+           os.path.join(link_dir, os.path.basename(library_path)),
+           f"-Wl,-rpath,{link_dir}", "-lpthread"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None, f"compiling the C floor failed: {proc.stderr.strip()[:2000]}"
+    return exe, " ".join(cmd)
+
+
+class Floor:
+    """The C floor for one model, as a child process serving lat/cal/tput commands."""
+
+    def __init__(self, exe: str, model_path: str, model: BenchModel, threads: int = 1) -> None:
+        specs = [f"{n}:{','.join(map(str, s))}" for n, s in model.inputs.items()]
+        self.proc = subprocess.Popen([exe, model_path, str(threads), *specs, "--",
+                                      *model.outputs],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     bufsize=1)
+        line = self._read()
+        if line != "ready":
+            raise RuntimeError(f"C floor did not start: {line!r}")
+
+    def _read(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            raise RuntimeError(f"C floor exited with status {code}")
+        return line.strip()
+
+    def _ask(self, cmd: str) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def lat(self, n: int) -> list[int]:
+        return [int(x) for x in self._ask(f"lat {n}").split()]
+
+    def cal(self, n: int) -> list[int]:
+        return [int(x) for x in self._ask(f"cal {n}").split()]
+
+    def tput(self, threads: int, n: int) -> float:
+        """Calls per second of ``threads`` threads each making ``n`` calls."""
+        ns = int(self._ask(f"tput {threads} {n}"))
+        return threads * n / (ns * 1e-9)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+# -- statistics -----------------------------------------------------------------------------------
+
+def _summary(samples: list[float], round_medians: list[float]) -> dict[str, Any]:
+    arr = np.asarray(samples, dtype=np.float64)
+    return {
+        "median_us": float(np.median(arr)) / 1e3,
+        "p99_us": float(np.percentile(arr, 99)) / 1e3,
+        "mean_us": float(arr.mean()) / 1e3,
+        "calls": int(arr.size),
+        "round_median_min_us": min(round_medians) / 1e3,
+        "round_median_max_us": max(round_medians) / 1e3,
+    }
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b <= 0:
+        return None
+    return a / b
+
+
+# -- one model ------------------------------------------------------------------------------------
+
+def _pool_size(model: BenchModel) -> int:
+    """How many distinct input sets the "fresh" pool holds: up to 64, about 1 MB in all."""
+    nbytes = sum(int(np.prod(s)) * 4 for s in model.inputs.values()) or 4
+    size = 2
+    while size < 64 and (size * 2) * nbytes <= (1 << 20):
+        size *= 2
+    return size
+
+
+def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_exe: str | None,
+                ort: Any, ortc: Any, log: Callable[[str], None]) -> dict[str, Any]:
+    pool_n = _pool_size(model)
+    mask = pool_n - 1
+    fresh = [model.feeds(seed=i) for i in range(pool_n)]
+    same = [fresh[0]] * pool_n
+    outputs = {}
+
+    # ortc
+    sess = ortc.Session(model.model, intra_op_num_threads=1)
+    values = [{k: ortc.Value.from_numpy(v) for k, v in fresh[0].items()}] * pool_n
+    binding = sess.io_binding()
+    for k, v in fresh[0].items():
+        binding.bind_input(k, v)
+    for name, arr in zip(model.outputs, sess.run(None, fresh[0])):
+        outputs[name] = arr
+        binding.bind_output(name, np.empty_like(arr))
+    bindings = [binding] * pool_n
+
+    def nochecks(n: int) -> list[int]:
+        old = ortc.set_thread_checks("off")
+        try:
+            return _t_run(sess, same, mask, n)
+        finally:
+            ortc.set_thread_checks(old)
+
+    paths: dict[str, Callable[[int], list[int]]] = {
+        "ortc_run": lambda n: _t_run(sess, fresh, mask, n),
+        "ortc_run_reused": lambda n: _t_run(sess, same, mask, n),
+        "ortc_run_nochecks": nochecks,
+        "ortc_run_with_values": lambda n: _t_run_with_values(sess, values, mask, n),
+        "ortc_bound": lambda n: _t_ortc_bound(sess, bindings, mask, n),
+    }
+
+    # onnxruntime
+    osess = None
+    if ort is not None:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        osess = ort.InferenceSession(model.model, so, providers=["CPUExecutionProvider"])
+        io = osess.io_binding()
+        for k, v in fresh[0].items():
+            io.bind_cpu_input(k, v)
+        ort_out = {}
+        for name, arr in outputs.items():
+            buf = np.empty_like(arr)
+            ort_out[name] = buf
+            io.bind_output(name, "cpu", 0, buf.dtype, list(buf.shape), buf.ctypes.data)
+        ios = [io] * pool_n
+        paths["ort_run"] = lambda n: _t_run(osess, fresh, mask, n)
+        paths["ort_run_reused"] = lambda n: _t_run(osess, same, mask, n)
+        paths["ort_iobinding"] = lambda n: _t_ort_bound(osess, ios, mask, n)
+        # the outputs agree (a benchmark of wrong answers measures nothing)
+        ref = osess.run(None, fresh[1 % pool_n])
+        got = sess.run(None, fresh[1 % pool_n])
+        for r, g in zip(ref, got):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
+
+    floor = None
+    if floor_exe is not None:
+        floor = Floor(floor_exe, model_path, model)
+        paths["c_floor"] = floor.lat
+
+    try:
+        # warm up every path, then size the rounds from the slowest warm path
+        est = 0.0
+        for name, fn in paths.items():
+            fn(max(3, cfg.min_calls))
+            t = float(np.median(fn(max(5, cfg.min_calls)))) * 1e-9
+            est = max(est, t)
+        n = int(min(cfg.max_calls, max(cfg.min_calls, cfg.round_s / max(est, 1e-9))))
+        py_cal = float(np.median(_t_empty(fresh, mask, 20000)))
+        c_cal = float(np.median(floor.cal(20000))) if floor is not None else 0.0
+        order = list(paths)
+        samples: dict[str, list[float]] = {k: [] for k in order}
+        medians: dict[str, list[float]] = {k: [] for k in order}
+        gc.collect()
+        for r in range(cfg.rounds):
+            k = r % len(order)
+            for name in order[k:] + order[:k]:
+                raw = paths[name](n)
+                cal = c_cal if name == "c_floor" else py_cal
+                adj = [max(0.0, x - cal) for x in raw]
+                samples[name] += adj
+                medians[name].append(statistics.median(adj))
+        res: dict[str, Any] = {
+            "label": model.label,
+            "inputs": {k: list(v) for k, v in model.inputs.items()},
+            "calls_per_round": n,
+            "rounds": cfg.rounds,
+            "fresh_pool": pool_n,
+            "timer_overhead_ns": {"python": py_cal, "c": c_cal},
+            "paths": {k: _summary(samples[k], medians[k]) for k in order},
+        }
+    finally:
+        if floor is not None:
+            floor.close()
+    log_line = ", ".join(f"{k} {v['median_us']:.2f}" for k, v in res["paths"].items())
+    log(f"  {model.label}: {n} calls x {cfg.rounds} rounds; {log_line}")
+    res["ratios"] = _model_ratios(res["paths"])
+    # keep the sessions for the thread runs
+    res["_sessions"] = (sess, osess)
+    return res
+
+
+def _model_ratios(paths: dict[str, Any]) -> dict[str, Any]:
+    med = {k: v["median_us"] for k, v in paths.items()}
+    out: dict[str, Any] = {}
+    for k in ORT_PEER:
+        if k not in med:
+            continue
+        out[k] = {
+            "vs_onnxruntime": _ratio(med[k], med.get(ORT_PEER[k])),
+            "vs_c_floor": _ratio(med[k], med.get("c_floor")),
+        }
+    for k in ("ort_run", "ort_run_reused", "ort_iobinding"):
+        if k in med:
+            out[k] = {"vs_c_floor": _ratio(med[k], med.get("c_floor"))}
+    return out
+
+
+# -- threads --------------------------------------------------------------------------------------
+
+def _py_tput(sess: Any, feeds: list[dict[str, Any]], threads: int, n: int) -> float:
+    """Calls per second of ``threads`` Python threads each calling sess.run ``n`` times."""
+    barrier = threading.Barrier(threads + 1)
+
+    def work(f: dict[str, Any]) -> None:
+        barrier.wait()
+        pool = [f]
+        _t_run(sess, pool, 0, n)
+
+    ts = [threading.Thread(target=work, args=(feeds[i],)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for t in ts:
+        t.join()
+    return threads * n / (time.perf_counter() - t0)
+
+
+def bench_threads(model: BenchModel, model_path: str, res: dict[str, Any], cfg: Config,
+                  floor_exe: str | None, log: Callable[[str], None]) -> dict[str, Any]:
+    sess, osess = res["_sessions"]
+    feeds = [model.feeds(seed=100 + i) for i in range(2)]
+    est = max(v["median_us"] for k, v in res["paths"].items()) * 1e-6
+    n = int(max(cfg.min_calls, min(50000, cfg.thread_round_s / max(est, 1e-9))))
+    runners: dict[str, Callable[[int], float]] = {
+        "ortc": lambda t: _py_tput(sess, feeds, t, n)}
+    if osess is not None:
+        runners["onnxruntime"] = lambda t: _py_tput(osess, feeds, t, n)
+    floor = Floor(floor_exe, model_path, model) if floor_exe is not None else None
+    try:
+        if floor is not None:
+            runners["c"] = lambda t: floor.tput(t, n)
+        for fn in runners.values():  # warm the threads' first calls
+            fn(1), fn(2)
+        got: dict[str, dict[int, list[float]]] = {k: {1: [], 2: []} for k in runners}
+        for r in range(cfg.thread_rounds):
+            names = list(runners)
+            k = r % len(names)
+            for name in names[k:] + names[:k]:
+                for t in ((1, 2) if r % 2 == 0 else (2, 1)):
+                    got[name][t].append(runners[name](t))
+    finally:
+        if floor is not None:
+            floor.close()
+    out: dict[str, Any] = {"calls_per_thread": n, "rounds": cfg.thread_rounds}
+    for name, by in got.items():
+        one, two = statistics.median(by[1]), statistics.median(by[2])
+        out[name] = {"calls_per_s_1": one, "calls_per_s_2": two, "scaling": two / one}
+    log(f"  {model.label} threads 1->2: " + ", ".join(
+        f"{k} x{out[k]['scaling']:.2f}" for k in got))
+    return out
+
+
+# -- import time and memory -----------------------------------------------------------------------
+
+_PROBE = r"""
+import os, sys, time
+def rss():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+import numpy
+r0 = rss()
+t0 = time.perf_counter()
+if sys.argv[1] == "ortc":
+    import ortc
+    t1 = time.perf_counter()
+    r1 = rss()
+    s = ortc.Session(sys.argv[2], intra_op_num_threads=1)
+else:
+    import onnxruntime
+    t1 = time.perf_counter()
+    r1 = rss()
+    so = onnxruntime.SessionOptions()
+    so.intra_op_num_threads = 1
+    s = onnxruntime.InferenceSession(sys.argv[2], so, providers=["CPUExecutionProvider"])
+t2 = time.perf_counter()
+r2 = rss()
+print(t1 - t0, t2 - t0, r0, r1, r2)
+"""
+
+
+def bench_import(cfg: Config, tiny_path: str, big_path: str, have_ort: bool,
+                 log: Callable[[str], None]) -> dict[str, Any]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    mods = ["ortc"] + (["onnxruntime"] if have_ort else [])
+
+    def probe(mod: str, path: str) -> list[float]:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, mod, path], capture_output=True,
+                              text=True, env=env, timeout=300)
+        if proc.returncode != 0:
+            raise RuntimeError(f"import probe for {mod} failed: {proc.stderr[-2000:]}")
+        return [float(x) for x in proc.stdout.split()[-5:]]
+
+    for mod in mods:  # warm the file cache and bytecode
+        probe(mod, tiny_path)
+    times: dict[str, list[list[float]]] = {m: [] for m in mods}
+    for r in range(cfg.import_reps):
+        for mod in (mods if r % 2 == 0 else mods[::-1]):
+            times[mod].append(probe(mod, tiny_path))
+    out: dict[str, Any] = {}
+    for mod in mods:
+        rows = times[mod]
+        out[mod] = {
+            "import_ms": statistics.median(r[0] for r in rows) * 1e3,
+            "import_and_session_ms": statistics.median(r[1] for r in rows) * 1e3,
+            "rss_numpy_mib": statistics.median(r[2] for r in rows),
+            "rss_after_import_mib": statistics.median(r[3] for r in rows),
+            "rss_after_tiny_session_mib": statistics.median(r[4] for r in rows),
+        }
+        if big_path != tiny_path:
+            out[mod]["rss_after_big_session_mib"] = probe(mod, big_path)[4]
+    log("  import: " + ", ".join(f"{m} {v['import_ms']:.1f} ms" for m, v in out.items()))
+    return out
+
+
+# -- targets --------------------------------------------------------------------------------------
+
+def evaluate_targets(models: dict[str, Any], threads: dict[str, Any],
+                     imports: dict[str, Any] | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, value: float | None, limit: float, op: str, detail: str = "") -> None:
+        met = None if value is None else (value <= limit if op == "<=" else value >= limit)
+        out.append({"target": name, "value": value, "limit": limit, "op": op, "met": met,
+                    "detail": detail})
+
+    tiny = models.get("tiny")
+    if tiny is not None:
+        r = tiny["ratios"]
+        add("tiny: ortc run() / onnxruntime run(), fresh array",
+            r.get("ortc_run", {}).get("vs_onnxruntime"), 0.8, "<=")
+        add("tiny: ortc run() / onnxruntime run(), same array (reported)",
+            r.get("ortc_run_reused", {}).get("vs_onnxruntime"), 0.8, "<=")
+        add("tiny: ortc bound / C floor", r.get("ortc_bound", {}).get("vs_c_floor"), 1.25, "<=")
+        add("tiny: ortc bound / onnxruntime IOBinding",
+            r.get("ortc_bound", {}).get("vs_onnxruntime"), 0.8, "<=")
+        p = tiny["paths"]
+        if "ortc_run_reused" in p and "ortc_run_nochecks" in p:
+            add("tiny: thread-rule checks, µs per call (strict - off)",
+                p["ortc_run_reused"]["median_us"] - p["ortc_run_nochecks"]["median_us"],
+                0.3, "<=")
+    for key, res in models.items():
+        if key == "tiny":
+            continue
+        r = res["ratios"]
+        add(f"{key}: ortc run() / C floor, fresh array",
+            r.get("ortc_run", {}).get("vs_c_floor"), 1.03, "<=")
+        add(f"{key}: ortc run() / C floor, same array",
+            r.get("ortc_run_reused", {}).get("vs_c_floor"), 1.03, "<=")
+    for key, t in threads.items():
+        if "onnxruntime" in t:
+            add(f"{key}: 2-thread scaling ortc >= onnxruntime", t["ortc"]["scaling"],
+                t["onnxruntime"]["scaling"], ">=")
+        if key == "mlp":
+            add("mlp: 2-thread scaling ortc >= 1.9", t["ortc"]["scaling"], 1.9, ">=")
+    if imports and "onnxruntime" in imports:
+        add("import ortc faster than import onnxruntime (ms)", imports["ortc"]["import_ms"],
+            imports["onnxruntime"]["import_ms"], "<=")
+    return out
+
+
+# -- reporting ------------------------------------------------------------------------------------
+
+def machine_info() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    info: dict[str, Any] = {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+    for mod in ("onnx", "onnxruntime", "cffi"):
+        try:
+            info[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - not installed
+            info[mod] = None
+    try:
+        info["loadavg"] = list(os.getloadavg())
+    except OSError:
+        info["loadavg"] = None
+    return info
+
+
+def _fmt(x: float | None, spec: str = ".2f") -> str:
+    return "—" if x is None else format(x, spec)
+
+
+def render(result: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for key, res in result["models"].items():
+        lines.append(f"\n{res['label']}  ({res['calls_per_round']} calls x {res['rounds']} "
+                     f"rounds per path, µs per call)")
+        lines.append(f"  {'path':<42}{'median':>9}{'p99':>9}{'/ort':>7}{'/C':>7}")
+        for name, s in res["paths"].items():
+            r = res["ratios"].get(name, {})
+            lines.append(f"  {PATH_LABELS[name]:<42}{s['median_us']:>9.2f}{s['p99_us']:>9.2f}"
+                         f"{_fmt(r.get('vs_onnxruntime')):>7}{_fmt(r.get('vs_c_floor')):>7}")
+    if result["threads"]:
+        lines.append("\nOne session, 1 -> 2 threads (throughput, calls/s; intra-op threads 1)")
+        lines.append(f"  {'model':<28}{'C':>8}{'onnxruntime':>13}{'ortc':>8}")
+        for key, t in result["threads"].items():
+            label = result["models"][key]["label"]
+            lines.append(f"  {label:<28}{_fmt(t.get('c', {}).get('scaling'), '.2f'):>8}"
+                         f"{_fmt(t.get('onnxruntime', {}).get('scaling')):>13}"
+                         f"{_fmt(t['ortc']['scaling']):>8}")
+    if result.get("import"):
+        lines.append("\nImport and memory (fresh interpreter, numpy already imported)")
+        for mod, v in result["import"].items():
+            big = v.get("rss_after_big_session_mib")
+            lines.append(f"  {mod:<12} import {v['import_ms']:.1f} ms, import + tiny session "
+                         f"{v['import_and_session_ms']:.1f} ms; RSS numpy "
+                         f"{v['rss_numpy_mib']:.0f} MiB, after import "
+                         f"{v['rss_after_import_mib']:.0f} MiB, tiny session "
+                         f"{v['rss_after_tiny_session_mib']:.0f} MiB"
+                         + (f", big session {big:.0f} MiB" if big is not None else ""))
+    lines.append("\nTargets")
+    for t in result["targets"]:
+        mark = {True: "met", False: "MISSED", None: "n/a"}[t["met"]]
+        lines.append(f"  [{mark:>6}] {t['target']}: {_fmt(t['value'], '.3f')} "
+                     f"({t['op']} {t['limit']:.3g})")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ortc bench", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="a short run (fewer, shorter rounds)")
+    p.add_argument("--smoke", action="store_true",
+                   help="a few iterations on the tiny model only (for tests)")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--models", help="comma-separated subset of tiny,matmul,mlp,squeezenet")
+    p.add_argument("--rounds", type=int, help="rounds per path (overrides the mode)")
+    p.add_argument("--no-c", action="store_true", help="skip the C floor")
+    p.add_argument("--no-onnxruntime", action="store_true", help="skip onnxruntime's paths")
+    p.add_argument("--no-threads", action="store_true", help="skip the 1 vs 2 thread runs")
+    p.add_argument("--no-import", action="store_true", help="skip import time and memory")
+    args = p.parse_args(argv)
+
+    cfg = Config.of("smoke" if args.smoke else "quick" if args.quick else "full")
+    if args.rounds:
+        cfg.rounds = args.rounds
+    keys = args.models.split(",") if args.models else (["tiny"] if args.smoke else None)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    import ortc
+
+    lib = ortc.load()
+    ort = None
+    if not args.no_onnxruntime:
+        try:
+            import onnxruntime as ort  # type: ignore[no-redef]
+        except ImportError:
+            log("onnxruntime is not installed: its paths are skipped")
+    machine = machine_info()
+    machine["library"] = {"path": lib.path, "version": lib.version, "api": lib.api_version}
+    started = time.time()
+    log(f"ortc bench ({cfg.mode}): {machine['cpu']}, {machine['cores']} cores, "
+        f"load {machine['loadavg']}")
+
+    with tempfile.TemporaryDirectory(prefix="ortc-bench-") as work:
+        floor_exe = None
+        floor_note = "skipped (--no-c)"
+        if not args.no_c:
+            floor_exe, floor_note = build_floor(work, lib.path)
+            if floor_exe is None:
+                log(f"C floor skipped: {floor_note}")
+        models = all_models(keys)
+        paths: dict[str, str] = {}
+        for m in models:
+            if m.path is None:
+                m.path = os.path.join(work, f"{m.key}.onnx")
+                with open(m.path, "wb") as f:
+                    f.write(m.model)
+            paths[m.key] = m.path
+        results: dict[str, Any] = {}
+        threads: dict[str, Any] = {}
+        for m in models:
+            log(f"model {m.label}")
+            results[m.key] = bench_model(m, paths[m.key], cfg, floor_exe, ort, ortc, log)
+            if not args.no_threads:
+                threads[m.key] = bench_threads(m, paths[m.key], results[m.key], cfg, floor_exe,
+                                               log)
+            results[m.key].pop("_sessions")
+            gc.collect()
+        imports = None
+        if not args.no_import:
+            tiny_path = paths.get("tiny") or paths[models[0].key]
+            big_path = paths[models[-1].key]
+            imports = bench_import(cfg, tiny_path, big_path, ort is not None, log)
+
+    machine["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    result = {
+        "command": "python -m ortc bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "mode": cfg.mode,
+        "machine": machine,
+        "c_floor": floor_note,
+        "seconds": time.time() - started,
+        "models": results,
+        "threads": threads,
+        "import": imports,
+    }
+    result["targets"] = evaluate_targets(results, threads, imports)
+    print(render(result))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+    return 0
