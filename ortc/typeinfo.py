@@ -167,33 +167,32 @@ def convert_type_info(api: Api, info: Any) -> TypeInfo:
         return TypeInfo(kind, element_type=_element(et[0]), shape=tensor_shape(api, tinfo[0]),
                         denotation=denotation)
     if kind == ValueKind.SEQUENCE:
-        seq = ffi.new("OrtSequenceTypeInfo**")
-        check(api.CastTypeInfoToSequenceTypeInfo(info, ffi.cast("const OrtSequenceTypeInfo**", seq)))
-        inner = call_out(api.GetSequenceElementType, "OrtTypeInfo*", seq[0])
-        try:
-            return TypeInfo(kind, element=convert_type_info(api, inner), denotation=denotation)
-        finally:
-            api.ReleaseTypeInfo(inner)
+        seq = _cast(api.CastTypeInfoToSequenceTypeInfo, info, "OrtSequenceTypeInfo")
+        return TypeInfo(kind, element=_inner(api, api.GetSequenceElementType, seq),
+                        denotation=denotation)
     if kind == ValueKind.MAP:
-        mp = ffi.new("OrtMapTypeInfo**")
-        check(api.CastTypeInfoToMapTypeInfo(info, ffi.cast("const OrtMapTypeInfo**", mp)))
+        mp = _cast(api.CastTypeInfoToMapTypeInfo, info, "OrtMapTypeInfo")
         key = ffi.new("ONNXTensorElementDataType*")
-        check(api.GetMapKeyType(mp[0], key))
-        inner = call_out(api.GetMapValueType, "OrtTypeInfo*", mp[0])
-        try:
-            return TypeInfo(kind, key_type=_element(key[0]),
-                            element=convert_type_info(api, inner), denotation=denotation)
-        finally:
-            api.ReleaseTypeInfo(inner)
+        check(api.GetMapKeyType(mp, key))
+        return TypeInfo(kind, key_type=_element(key[0]),
+                        element=_inner(api, api.GetMapValueType, mp), denotation=denotation)
     if kind == ValueKind.OPTIONAL:
-        op = ffi.new("OrtOptionalTypeInfo**")
-        check(api.CastTypeInfoToOptionalTypeInfo(info, ffi.cast("const OrtOptionalTypeInfo**", op)))
-        inner = call_out(api.GetOptionalContainedTypeInfo, "OrtTypeInfo*", op[0])
-        try:
-            return TypeInfo(kind, element=convert_type_info(api, inner), denotation=denotation)
-        finally:
-            api.ReleaseTypeInfo(inner)
+        op = _cast(api.CastTypeInfoToOptionalTypeInfo, info, "OrtOptionalTypeInfo")
+        return TypeInfo(kind, element=_inner(api, api.GetOptionalContainedTypeInfo, op),
+                        denotation=denotation)
     return TypeInfo(kind, denotation=denotation)
+
+
+def _cast(slot: Any, info: Any, c_type: str) -> Any:
+    """A borrowed view of ``info`` as a container type info (valid while ``info`` lives)."""
+    out = ffi.new(c_type + "**")
+    check(slot(info, ffi.cast(f"const {c_type}**", out)))
+    return out[0]
+
+
+def _inner(api: Api, getter: Any, container: Any) -> TypeInfo:
+    """Convert the owned type info ``getter`` returns for a container's element/value."""
+    return take_type_info(api, call_out(getter, "OrtTypeInfo*", container))
 
 
 def take_type_info(api: Api, info: Any) -> TypeInfo:
