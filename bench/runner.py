@@ -565,14 +565,24 @@ def evaluate_targets(models: dict[str, Any], threads: dict[str, Any],
 
 def machine_info() -> dict[str, Any]:
     cpu = platform.processor() or platform.machine()
+    fields: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                if not line.strip():
+                    break  # the first processor is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
     except OSError:
         pass
+    if "model name" in fields:
+        cpu = fields["model name"]
+        extra = [f"family {fields['cpu family']} model {fields['model']}"
+                 if "cpu family" in fields and "model" in fields else "",
+                 f"{float(fields['cpu MHz']):.0f} MHz" if "cpu MHz" in fields else "",
+                 f"cache {fields['cache size']}" if "cache size" in fields else "",
+                 "/".join(x for x in ("avx2", "avx512f") if x in fields.get("flags", "").split())]
+        cpu += " (" + ", ".join(x for x in extra if x) + ")"
     info: dict[str, Any] = {
         "cpu": cpu,
         "cores": os.cpu_count(),
@@ -632,12 +642,72 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_markdown(result: dict[str, Any]) -> str:
+    """The results as Markdown tables (for docs/PERFORMANCE.md)."""
+    out: list[str] = []
+    ms = result["machine"]
+    load = ms.get("loadavg") or [float("nan")] * 3
+    load_end = ms.get("loadavg_end") or [float("nan")] * 3
+    out.append(f"- command: `{result['command']}` ({result['seconds']:.0f} s)")
+    out.append(f"- machine: {ms['cpu']}, {ms['cores']} cores; {ms['platform']}")
+    out.append(f"- python {ms['python']}, numpy {ms['numpy']}, onnx {ms['onnx']}, onnxruntime "
+               f"{ms['onnxruntime']}, cffi {ms['cffi']}; ortc loads ONNX Runtime "
+               f"{ms['library']['version']} (API {ms['library']['api']})")
+    out.append(f"- load average (1/5/15 min): {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} at "
+               f"the start, {load_end[0]:.2f} / {load_end[1]:.2f} / {load_end[2]:.2f} at the end")
+    out.append(f"- C floor: {'compiled' if 'c_floor' in next(iter(result['models'].values()))['paths'] else result['c_floor']}")
+    for key, res in result["models"].items():
+        out.append(f"\n### {res['label']}\n")
+        out.append(f"{res['calls_per_round']} calls x {res['rounds']} rounds per path; µs per "
+                   f"call (timing-loop overhead subtracted); ratios of medians.\n")
+        out.append("| path | median | p99 | round medians | / onnxruntime | / C floor |")
+        out.append("|---|---:|---:|---|---:|---:|")
+        for name, st in res["paths"].items():
+            r = res["ratios"].get(name, {})
+            out.append(f"| {PATH_LABELS[name]} | {st['median_us']:.2f} | {st['p99_us']:.2f} | "
+                       f"{st['round_median_min_us']:.2f}–{st['round_median_max_us']:.2f} | "
+                       f"{_fmt(r.get('vs_onnxruntime'))} | {_fmt(r.get('vs_c_floor'))} |")
+    if result["threads"]:
+        out.append("\n### One session, 1 → 2 threads\n")
+        out.append("Throughput with two threads calling run on one session over one thread "
+                   "(intra-op threads 1; median calls/s of the rounds).\n")
+        out.append("| model | C | onnxruntime | ortc | ortc calls/s (1 → 2) |")
+        out.append("|---|---:|---:|---:|---|")
+        for key, t in result["threads"].items():
+            o = t["ortc"]
+            out.append(f"| {result['models'][key]['label']} | "
+                       f"{_fmt(t.get('c', {}).get('scaling'))} | "
+                       f"{_fmt(t.get('onnxruntime', {}).get('scaling'))} | {o['scaling']:.2f} | "
+                       f"{o['calls_per_s_1']:.0f} → {o['calls_per_s_2']:.0f} |")
+    if result.get("import"):
+        out.append("\n### Import time and memory\n")
+        out.append("Fresh interpreter with numpy already imported; medians.\n")
+        out.append("| | import | import + tiny session | RSS after import | RSS with tiny "
+                   "session | RSS with the last model's session |")
+        out.append("|---|---:|---:|---:|---:|---:|")
+        for mod, v in result["import"].items():
+            big = v.get("rss_after_big_session_mib")
+            out.append(f"| {mod} | {v['import_ms']:.1f} ms | {v['import_and_session_ms']:.1f} ms "
+                       f"| {v['rss_after_import_mib']:.0f} MiB | "
+                       f"{v['rss_after_tiny_session_mib']:.0f} MiB | "
+                       f"{'—' if big is None else f'{big:.0f} MiB'} |")
+    out.append("\n### Targets\n")
+    out.append("| target | measured | limit | |")
+    out.append("|---|---:|---:|---|")
+    for t in result["targets"]:
+        mark = {True: "met", False: "**missed**", None: "n/a"}[t["met"]]
+        out.append(f"| {t['target']} | {_fmt(t['value'], '.3f')} | {t['op']} {t['limit']:.3g} "
+                   f"| {mark} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ortc bench", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a short run (fewer, shorter rounds)")
     p.add_argument("--smoke", action="store_true",
                    help="a few iterations on the tiny model only (for tests)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--markdown", metavar="FILE", help="write the results as Markdown tables")
     p.add_argument("--models", help="comma-separated subset of tiny,matmul,mlp,squeezenet")
     p.add_argument("--rounds", type=int, help="rounds per path (overrides the mode)")
     p.add_argument("--no-c", action="store_true", help="skip the C floor")
@@ -716,4 +786,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(render_markdown(result))
     return 0
