@@ -2,8 +2,7 @@
 
     python -m ortc bench [--quick | --smoke] [--json FILE] [--models tiny,matmul,mlp,squeezenet]
 
-Everything runs in one process (the C floor as a long-lived child that takes commands on its
-stdin), in interleaved rounds: every round runs each path once, in a rotated order, so drift of
+Everything runs in one process, in interleaved rounds: every round runs each path once, in a rotated order, so drift of
 the machine (frequency, noisy neighbours) falls on all paths alike. Each call is timed on its own
 (``perf_counter_ns`` around it, the C floor ``clock_gettime``); the timing loop's own overhead,
 measured with an empty loop of the same shape, is subtracted. Latency runs use
@@ -11,9 +10,10 @@ measured with an empty loop of the same shape, is subtracted. Latency runs use
 
 Paths (µs per call, median and p99 over all calls of all rounds):
 
-* ``c_floor``: a C program (bench/floor.c, compiled now with gcc against include/ortc_api.h and
-  linked to the library ortc loads) that wraps fresh OrtValues over its input buffers, calls
-  Run with ORT-allocated outputs and releases everything, per call;
+* ``c_floor``: C code (bench/floor.c, compiled now with gcc against include/ortc_api.h and
+  linked to the library ortc loads; called in this process through ctypes, so it is scheduled
+  like the Python paths) that wraps fresh OrtValues over its input buffers, calls Run with
+  ORT-allocated outputs and releases everything, per call, timing each call itself;
 * ``ort_run`` / ``ort_run_reused``: onnxruntime's ``InferenceSession.run`` with a fresh input
   array each call / the same array every call; ``ort_iobinding``: its IOBinding with inputs and
   outputs bound once, ``run_with_iobinding`` per call;
@@ -165,12 +165,13 @@ def _t_ort_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
 # -- the C floor ----------------------------------------------------------------------------------
 
 def build_floor(workdir: str, library_path: str) -> tuple[str | None, str]:
-    """Compile bench/floor.c; returns (executable or None, message)."""
+    """Compile bench/floor.c into a shared library; returns (its path or None, message)."""
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         return None, "no C compiler (gcc) found"
     # The library's SONAME (libonnxruntime.so.1) may not exist beside the wheel's versioned
     # file: link through a symlink of that name in the build folder, found there at run time.
+    # (In this process the loader then finds the copy ortc has already opened: one ORT.)
     link_dir = os.path.join(workdir, "lib")
     os.makedirs(link_dir, exist_ok=True)
     names = {os.path.basename(library_path)}
@@ -180,65 +181,85 @@ def build_floor(workdir: str, library_path: str) -> tuple[str | None, str]:
         dst = os.path.join(link_dir, name)
         if not os.path.exists(dst):
             os.symlink(os.path.realpath(library_path), dst)
-    exe = os.path.join(workdir, "floor")
-    cmd = [cc, "-O2", "-std=c11", "-I", os.path.join(ROOT, "include"),
-           os.path.join(HERE, "floor.c"), "-o", exe,
+    out = os.path.join(workdir, "libortcfloor.so")
+    cmd = [cc, "-O2", "-std=c11", "-shared", "-fPIC", "-I", os.path.join(ROOT, "include"),
+           os.path.join(HERE, "floor.c"), "-o", out,
            os.path.join(link_dir, os.path.basename(library_path)),
            f"-Wl,-rpath,{link_dir}", "-lpthread"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return None, f"compiling the C floor failed: {proc.stderr.strip()[:2000]}"
-    return exe, " ".join(cmd)
+    return out, " ".join(cmd)
 
 
 class Floor:
-    """The C floor for one model, as a child process serving lat/cal/tput commands."""
+    """The C floor for one model: bench/floor.c as a shared library, called through ctypes in
+    this process (ctypes releases the GIL for the call), so that it is scheduled like the
+    Python paths."""
 
-    def __init__(self, exe: str, model_path: str, model: BenchModel, threads: int = 1) -> None:
-        specs = [f"{n}:{','.join(map(str, s))}" for n, s in model.inputs.items()]
-        self.proc = subprocess.Popen([exe, model_path, str(threads), *specs, "--",
-                                      *model.outputs],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     bufsize=1)
-        line = self._read()
-        if line != "ready":
-            raise RuntimeError(f"C floor did not start: {line!r}")
+    _libs: dict[str, Any] = {}
 
-    def _read(self) -> str:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            code = self.proc.wait()
-            raise RuntimeError(f"C floor exited with status {code}")
-        return line.strip()
+    def __init__(self, lib_path: str, model_path: str, model: BenchModel, threads: int = 1) -> None:
+        import ctypes as C
 
-    def _ask(self, cmd: str) -> str:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        return self._read()
+        lib = self._libs.get(lib_path)
+        if lib is None:
+            lib = C.CDLL(lib_path)
+            lib.floor_open.restype = C.c_void_p
+            lib.floor_open.argtypes = [C.c_char_p, C.c_int, C.c_int, C.POINTER(C.c_char_p),
+                                       C.POINTER(C.c_int), C.POINTER(C.c_longlong), C.c_int,
+                                       C.POINTER(C.c_char_p)]
+            lib.floor_error.restype = C.c_char_p
+            lib.floor_error.argtypes = [C.c_void_p]
+            for name in ("floor_lat", "floor_cal"):
+                getattr(lib, name).restype = C.c_int
+                getattr(lib, name).argtypes = [C.c_void_p, C.c_long, C.POINTER(C.c_longlong)]
+            lib.floor_tput.restype = C.c_longlong
+            lib.floor_tput.argtypes = [C.c_void_p, C.c_int, C.c_long]
+            lib.floor_close.restype = None
+            lib.floor_close.argtypes = [C.c_void_p]
+            self._libs[lib_path] = lib
+        self._C = C
+        self.lib = lib
+        names = [n.encode() for n in model.inputs]
+        ranks = [len(s) for s in model.inputs.values()]
+        dims = [d for s in model.inputs.values() for d in s]
+        outs = [n.encode() for n in model.outputs]
+        self.handle = lib.floor_open(
+            os.fsencode(model_path), threads, len(names), (C.c_char_p * max(1, len(names)))(*names),
+            (C.c_int * max(1, len(ranks)))(*ranks), (C.c_longlong * max(1, len(dims)))(*dims),
+            len(outs), (C.c_char_p * max(1, len(outs)))(*outs))
+        self._check(0)
+        self._buf = (C.c_longlong * 1)()
+
+    def _check(self, rc: int) -> None:
+        msg = self.lib.floor_error(self.handle)
+        if rc or msg:
+            raise RuntimeError(f"C floor: {msg.decode(errors='replace') or rc}")
+
+    def _timed(self, fn: Any, n: int) -> list[int]:
+        if len(self._buf) < n:
+            self._buf = (self._C.c_longlong * n)()
+        self._check(fn(self.handle, n, self._buf))
+        return self._buf[:n]
 
     def lat(self, n: int) -> list[int]:
-        return [int(x) for x in self._ask(f"lat {n}").split()]
+        return self._timed(self.lib.floor_lat, n)
 
     def cal(self, n: int) -> list[int]:
-        return [int(x) for x in self._ask(f"cal {n}").split()]
+        return self._timed(self.lib.floor_cal, n)
 
     def tput(self, threads: int, n: int) -> float:
         """Calls per second of ``threads`` threads each making ``n`` calls."""
-        ns = int(self._ask(f"tput {threads} {n}"))
+        ns = self.lib.floor_tput(self.handle, threads, n)
+        if ns < 0:
+            self._check(-1)
         return threads * n / (ns * 1e-9)
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.write("quit\n")
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
+        if self.handle:
+            self.lib.floor_close(self.handle)
+            self.handle = None
 
 
 # -- statistics -----------------------------------------------------------------------------------
@@ -272,7 +293,7 @@ def _pool_size(model: BenchModel) -> int:
     return size
 
 
-def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_exe: str | None,
+def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str | None,
                 ort: Any, ortc: Any, log: Callable[[str], None]) -> dict[str, Any]:
     pool_n = _pool_size(model)
     mask = pool_n - 1
@@ -331,8 +352,8 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_exe: str 
             np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
 
     floor = None
-    if floor_exe is not None:
-        floor = Floor(floor_exe, model_path, model)
+    if floor_lib is not None:
+        floor = Floor(floor_lib, model_path, model)
         paths["c_floor"] = floor.lat
 
     try:
@@ -415,7 +436,7 @@ def _py_tput(sess: Any, feeds: list[dict[str, Any]], threads: int, n: int) -> fl
 
 
 def bench_threads(model: BenchModel, model_path: str, res: dict[str, Any], cfg: Config,
-                  floor_exe: str | None, log: Callable[[str], None]) -> dict[str, Any]:
+                  floor_lib: str | None, log: Callable[[str], None]) -> dict[str, Any]:
     sess, osess = res["_sessions"]
     feeds = [model.feeds(seed=100 + i) for i in range(2)]
     est = max(v["median_us"] for k, v in res["paths"].items()) * 1e-6
@@ -424,7 +445,7 @@ def bench_threads(model: BenchModel, model_path: str, res: dict[str, Any], cfg: 
         "ortc": lambda t: _py_tput(sess, feeds, t, n)}
     if osess is not None:
         runners["onnxruntime"] = lambda t: _py_tput(osess, feeds, t, n)
-    floor = Floor(floor_exe, model_path, model) if floor_exe is not None else None
+    floor = Floor(floor_lib, model_path, model) if floor_lib is not None else None
     try:
         if floor is not None:
             runners["c"] = lambda t: floor.tput(t, n)
@@ -740,11 +761,11 @@ def main(argv: list[str] | None = None) -> int:
         f"load {machine['loadavg']}")
 
     with tempfile.TemporaryDirectory(prefix="ortc-bench-") as work:
-        floor_exe = None
+        floor_lib = None
         floor_note = "skipped (--no-c)"
         if not args.no_c:
-            floor_exe, floor_note = build_floor(work, lib.path)
-            if floor_exe is None:
+            floor_lib, floor_note = build_floor(work, lib.path)
+            if floor_lib is None:
                 log(f"C floor skipped: {floor_note}")
         models = all_models(keys)
         paths: dict[str, str] = {}
@@ -758,9 +779,9 @@ def main(argv: list[str] | None = None) -> int:
         threads: dict[str, Any] = {}
         for m in models:
             log(f"model {m.label}")
-            results[m.key] = bench_model(m, paths[m.key], cfg, floor_exe, ort, ortc, log)
+            results[m.key] = bench_model(m, paths[m.key], cfg, floor_lib, ort, ortc, log)
             if not args.no_threads:
-                threads[m.key] = bench_threads(m, paths[m.key], results[m.key], cfg, floor_exe,
+                threads[m.key] = bench_threads(m, paths[m.key], results[m.key], cfg, floor_lib,
                                                log)
             results[m.key].pop("_sessions")
             gc.collect()
