@@ -91,8 +91,8 @@ class Config:
         if mode == "smoke":
             return Config(mode, 2, 0.002, 20, 100, 1, 0.005, 1)
         if mode == "quick":
-            return Config(mode, 6, 0.02, 5, 3000, 3, 0.05, 3)
-        return Config(mode, 30, 0.05, 10, 20000, 10, 0.15, 9)
+            return Config(mode, 10, 0.01, 3, 3000, 3, 0.05, 3)
+        return Config(mode, 60, 0.02, 5, 20000, 12, 0.15, 9)
 
 
 # -- timing loops ---------------------------------------------------------------------------------
@@ -274,6 +274,7 @@ def _summary(samples: list[float], round_medians: list[float]) -> dict[str, Any]
         "calls": int(arr.size),
         "round_median_min_us": min(round_medians) / 1e3,
         "round_median_max_us": max(round_medians) / 1e3,
+        "round_medians_us": [x / 1e3 for x in round_medians],
     }
 
 
@@ -399,19 +400,26 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
     return res
 
 
+def _paired(paths: dict[str, Any], a: str, b: str, op: str = "ratio") -> float | None:
+    """Median over rounds of (a's round median / b's round median), or of their difference in
+    µs: both paths ran back to back in every round, so drift of the machine cancels."""
+    if a not in paths or b not in paths:
+        return None
+    ra, rb = paths[a]["round_medians_us"], paths[b]["round_medians_us"]
+    if op == "ratio":
+        return statistics.median(x / y for x, y in zip(ra, rb) if y > 0)
+    return statistics.median(x - y for x, y in zip(ra, rb))
+
+
 def _model_ratios(paths: dict[str, Any]) -> dict[str, Any]:
-    med = {k: v["median_us"] for k, v in paths.items()}
     out: dict[str, Any] = {}
     for k in ORT_PEER:
-        if k not in med:
-            continue
-        out[k] = {
-            "vs_onnxruntime": _ratio(med[k], med.get(ORT_PEER[k])),
-            "vs_c_floor": _ratio(med[k], med.get("c_floor")),
-        }
+        if k in paths:
+            out[k] = {"vs_onnxruntime": _paired(paths, k, ORT_PEER[k]),
+                      "vs_c_floor": _paired(paths, k, "c_floor")}
     for k in ("ort_run", "ort_run_reused", "ort_iobinding"):
-        if k in med:
-            out[k] = {"vs_c_floor": _ratio(med[k], med.get("c_floor"))}
+        if k in paths:
+            out[k] = {"vs_c_floor": _paired(paths, k, "c_floor")}
     return out
 
 
@@ -465,7 +473,9 @@ def bench_threads(model: BenchModel, model_path: str, res: dict[str, Any], cfg: 
     out: dict[str, Any] = {"calls_per_thread": n, "rounds": cfg.thread_rounds}
     for name, by in got.items():
         one, two = statistics.median(by[1]), statistics.median(by[2])
-        out[name] = {"calls_per_s_1": one, "calls_per_s_2": two, "scaling": two / one}
+        out[name] = {"calls_per_s_1": one, "calls_per_s_2": two,
+                     # paired per round (1 and 2 threads ran back to back), like the latencies
+                     "scaling": statistics.median(b / a for a, b in zip(by[1], by[2]))}
     log(f"  {model.label} threads 1->2: " + ", ".join(
         f"{k} x{out[k]['scaling']:.2f}" for k in got))
     return out
@@ -567,8 +577,7 @@ def evaluate_targets(models: dict[str, Any], threads: dict[str, Any],
         p = tiny["paths"]
         if "ortc_run_reused" in p and "ortc_run_nochecks" in p:
             add("tiny: thread-rule checks, µs per call (strict - off)",
-                p["ortc_run_reused"]["median_us"] - p["ortc_run_nochecks"]["median_us"],
-                0.3, "<=")
+                _paired(p, "ortc_run_reused", "ortc_run_nochecks", "diff"), 0.3, "<=")
     for key, res in models.items():
         if key == "tiny":
             continue
@@ -688,7 +697,8 @@ def render_markdown(result: dict[str, Any]) -> str:
     for key, res in result["models"].items():
         out.append(f"\n### {res['label']}\n")
         out.append(f"{res['calls_per_round']} calls x {res['rounds']} rounds per path; µs per "
-                   f"call (timing-loop overhead subtracted); ratios of medians.\n")
+                   f"call (timing-loop overhead subtracted); a ratio is the median over rounds of the "
+                   f"ratio of the two paths' medians in that round.\n")
         out.append("| path | median | p99 | round medians | / onnxruntime | / C floor |")
         out.append("|---|---:|---:|---|---:|---:|")
         for name, st in res["paths"].items():
@@ -699,7 +709,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     if result["threads"]:
         out.append("\n### One session, 1 → 2 threads\n")
         out.append("Throughput with two threads calling run on one session over one thread "
-                   "(intra-op threads 1; median calls/s of the rounds).\n")
+                   "(intra-op threads 1; median over rounds of the per-round ratio).\n")
         out.append("| model | C | onnxruntime | ortc | ortc calls/s (1 → 2) |")
         out.append("|---|---:|---:|---:|---|")
         for key, t in result["threads"].items():
