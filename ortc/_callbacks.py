@@ -15,6 +15,7 @@ from concurrent.futures import Future
 from typing import Any, Callable
 
 from ._ffi import ffi
+from .threads import ort_callback
 
 __all__ = ["AsyncJob", "run_async_callback", "pending_jobs", "releaser"]
 
@@ -38,19 +39,21 @@ class AsyncJob:
 
     def complete(self, outputs: Any, count: int, status: Any) -> None:
         self.thread_id = threading.get_ident()
-        try:
-            result = self.finish(outputs, count, status)
-        except BaseException as exc:  # noqa: BLE001 - delivered through the Future
-            self.future.set_exception(exc)
-        else:
-            self.future.set_result(result)
-        finally:
-            self.keep = ()
+        # on an ORT pool thread: a guard conflict here (also in done-callbacks) raises, never waits
+        with ort_callback():
             try:
-                self.on_done()
+                result = self.finish(outputs, count, status)
+            except BaseException as exc:  # noqa: BLE001 - delivered through the Future
+                self.future.set_exception(exc)
+            else:
+                self.future.set_result(result)
             finally:
-                with _pending_lock:
-                    _pending.discard(self)
+                self.keep = ()
+                try:
+                    self.on_done()
+                finally:
+                    with _pending_lock:
+                        _pending.discard(self)
 
     def abandon(self) -> None:
         """The run never started (RunAsync itself failed): forget the job."""

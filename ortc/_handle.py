@@ -17,7 +17,7 @@ from typing import Any, Callable, ClassVar
 
 from ._ffi import ffi
 from .errors import ClosedError
-from .threads import Guard, register
+from .threads import Guard, register, releasing
 
 __all__ = ["Handle", "live_handles"]
 
@@ -144,7 +144,9 @@ def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[H
         # In a forked child, ORT's threads are gone: releasing could join threads that do not
         # exist. Leaking there is the safe choice.
         if release is not None and os.getpid() == pid:
-            release(ptr)
+            with releasing() as allowed:  # counted for, and skipped after, interpreter exit
+                if allowed:
+                    release(ptr)
         with _tree_lock:
             _live[kind] -= 1
         if _lifetime_log.isEnabledFor(logging.DEBUG):

@@ -18,7 +18,9 @@ from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check
-from .threads import exclusive, shared
+from .threads import exclusive, ort_callback, shared, survive_fork
+
+_in_callback = ort_callback()
 
 __all__ = ["Env", "get_env", "available_providers"]
 
@@ -53,10 +55,11 @@ def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_lo
     if not _accepting_logs:
         return
     try:
-        ort_logger.log(
-            _PY_LEVEL.get(severity, logging.WARNING), "%s", _text(message),
-            extra={"ort_category": _text(category), "ort_logid": _text(logid),
-                   "ort_code_location": _text(code_location), "ort_severity": severity})
+        with _in_callback:  # a handler calling ortc raises instead of waiting on a guard
+            ort_logger.log(
+                _PY_LEVEL.get(severity, logging.WARNING), "%s", _text(message),
+                extra={"ort_category": _text(category), "ort_logid": _text(logid),
+                       "ort_code_location": _text(code_location), "ort_severity": severity})
     except BaseException:  # noqa: BLE001 - a logging failure must not unwind through ORT
         pass
 
@@ -95,6 +98,7 @@ class Env(Handle):
         raw = call_out(api.CreateEnvWithCustomLogger, "OrtEnv*", _log_callback, ffi.NULL,
                        int(self._severity), logid.encode(), context="CreateEnvWithCustomLogger")
         self._adopt(raw, None)  # never released: see the module docstring
+        survive_fork(self._guard)  # process-wide: a forked child creates sessions with it too
 
     def close(self) -> None:
         """Does nothing: the environment lives as long as the process (see the class doc)."""

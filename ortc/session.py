@@ -24,7 +24,7 @@ from .env import Env, get_env
 from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
-from .threads import exclusive, shared
+from .threads import Lease, exclusive, shared
 from .typeinfo import ModelMetadata, NodeArg, TypeInfo, read_metadata, take_type_info
 from .value import Value, array_to_ortvalue, ortvalue_to_python, scratch, tensor_to_numpy
 
@@ -529,9 +529,16 @@ class Session(Handle):
                     temp_options.append_execution_provider(p[0], p[1])
             options = temp_options
         opts_ptr = options._ptr if options is not None else ffi.NULL
+        leases: list[Lease] = []
         try:
+            # the env and the options are in use (shared) while ORT creates the session
+            leases.append(Lease(env))
+            if options is not None:
+                leases.append(Lease(options))
             raw = self._create(api, env, model, opts_ptr)
         finally:
+            for lease in leases:
+                lease.release()
             if temp_options is not None:
                 temp_options.close()
         keep = tuple(options._keep) if options is not None else ()
@@ -717,8 +724,7 @@ class Session(Handle):
             raise InvalidArgument(f"unknown input name {name!r}; the model's inputs are "
                                   f"{[a.name for a in self._inputs]}")
         if isinstance(data, Value):
-            data._check_open()
-            keep.append(data)
+            keep.append(Lease(data))  # a shared use of the value until the run returns
             return data._ptr
         kind = arg.type.kind
         if kind == ValueKind.OPTIONAL and arg.type.element is not None:
@@ -941,7 +947,9 @@ class Session(Handle):
         # the job counts as a child: the session is not released while ORT still runs it
         with _tree_lock:
             self._children += 1
-        job = AsyncJob(finish, (in_names, values, keep, outputs, run_options, self), done)
+        # the feeds too: the fast path wraps their arrays without copying or keeping them
+        job = AsyncJob(finish, (in_names, values, keep, outputs, run_options, self,
+                                list(feeds.values())), done)
         status = api.RunAsync(self._ptr, run_options._ptr if run_options is not None else
                               ffi.NULL, in_names.ptr, values, in_names.count, names.ptr, count,
                               outputs, run_async_callback, job.handle)

@@ -15,18 +15,25 @@ waits for another thread's ORT call: a conflict raises at once.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
-from .errors import ClosedError, ConcurrentUseError, ForkedHandleError, WrongThreadError
+from .errors import (ClosedError, ConcurrentUseError, ForkedHandleError, ThreadRuleError,
+                     WrongThreadError)
 
 __all__ = [
     "shared",
     "exclusive",
     "Guard",
+    "Lease",
     "MethodRule",
+    "ort_callback",
+    "in_ort_callback",
+    "survive_fork",
+    "releasing",
     "set_thread_checks",
     "thread_checks",
     "registry",
@@ -131,6 +138,8 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
         @functools.wraps(fn)
         def call_conditional(self: Any, *args: Any, **kwargs: Any) -> Any:
             guard = self._guard
+            if guard is None:
+                raise ClosedError(f"{type(self).__name__} is closed")
             if getattr(self, exclusive_when):
                 token = guard.enter_exclusive(self)
             else:
@@ -146,6 +155,8 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
         @functools.wraps(fn)
         def call_exclusive(self: Any, *args: Any, **kwargs: Any) -> Any:
             guard = self._guard
+            if guard is None:
+                raise ClosedError(f"{type(self).__name__} is closed")
             token = guard.enter_exclusive(self)
             try:
                 return fn(self, *args, **kwargs)
@@ -157,6 +168,8 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
     @functools.wraps(fn)
     def call_shared(self: Any, *args: Any, **kwargs: Any) -> Any:
         guard = self._guard
+        if guard is None:
+            raise ClosedError(f"{type(self).__name__} is closed")
         token = guard.enter_shared(self)
         try:
             return fn(self, *args, **kwargs)
@@ -166,154 +179,414 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
     return call_shared
 
 
-class Guard:
-    """Per-object bookkeeping of who is inside the object's methods.
+# -- fork and callbacks ------------------------------------------------------------------------
+# A fork bumps the generation in the child; every guard remembers the generation it was made in.
+# Comparing two ints is far cheaper than os.getpid() (a system call) on every call.
+_generation = 0
 
-    ``users`` maps a thread id to how deep that thread is inside shared calls; ``owner`` is the
-    thread inside an exclusive call (re-entry by the same thread, e.g. from a callback, is
-    allowed). ``send``/``sync`` come from the object's class.
+
+_fork_survivors: list[Guard] = []
+
+
+def survive_fork(guard: Guard | None) -> None:
+    """Keep ``guard`` usable in forked children (for process-wide objects ORT keeps valid
+    across fork, such as the env): the child gets it back idle instead of ForkedHandleError."""
+    if guard is not None:
+        _fork_survivors.append(guard)
+
+
+def _after_fork_in_child() -> None:
+    global _generation
+    _generation += 1
+    for guard in _fork_survivors:
+        guard._renew()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+_callback_state = threading.local()
+
+
+class ort_callback:
+    """Context manager for code that ORT calls back into (logger, RunAsync completion, kernels).
+
+    Inside it, a guard never waits, even in serialize mode: the thread running the callback may
+    be one of ORT's pool threads working for the very call that holds the guard, so waiting could
+    deadlock. A conflict raises :class:`ConcurrentUseError` instead (re-entry by the thread that
+    holds the guard is still allowed).
     """
 
-    __slots__ = ("lock", "cond", "users", "owner", "depth", "creator", "pid", "send", "sync",
-                 "closed", "on_idle")
+    __slots__ = ()
 
-    def __init__(self, send: bool, sync: bool) -> None:
-        self.lock = threading.Lock()
+    def __enter__(self) -> None:
+        _callback_state.depth = getattr(_callback_state, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        _callback_state.depth -= 1
+
+
+def in_ort_callback() -> bool:
+    """True while the calling thread runs inside an :class:`ort_callback` block."""
+    return getattr(_callback_state, "depth", 0) > 0
+
+
+# -- interpreter exit ---------------------------------------------------------------------------
+# A thread that is inside ORT when the interpreter finalizes must not call back into Python: ORT
+# logs from C++ destructors, and a callback that cannot take the GIL any more exits the thread
+# through those noexcept frames (std::terminate, measured: "terminate called without an active
+# exception"). So at exit, while the GIL can still be taken, ortc parks every other thread at its
+# next guarded call, stops runs in flight that have RunOptions, and waits (bounded) until no call
+# and no release is inside ORT.
+_exiting = False
+_exit_thread = 0
+_never = threading.Event()
+_releases_lock = threading.Lock()
+_releases_in_flight = 0
+
+
+def _park() -> None:
+    _never.wait()  # a daemon thread calling ortc after exit began: wait for the process to end
+
+
+class releasing:
+    """Context manager around a C release call: counted for the exit drain; after exit began
+    the release is skipped (``__enter__`` returns False) rather than run on a thread the
+    interpreter may abandon mid-call."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> bool:
+        global _releases_in_flight
+        if _exiting and _get_ident() != _exit_thread:
+            return False
+        with _releases_lock:
+            _releases_in_flight += 1
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        global _releases_in_flight
+        with _releases_lock:
+            _releases_in_flight -= 1
+
+
+def _drain_at_exit(limit: float = 2.0) -> None:
+    global _exiting, _exit_thread
+    import gc
+    import time
+
+    me = _get_ident()
+    if not any(t.ident != me and t.name != "ortc-watcher" for t in threading.enumerate()):
+        return  # no other Python thread: nothing can be inside ORT
+    _exit_thread = me
+    _exiting = True
+    guards = []
+    for obj in gc.get_objects():
+        if type(obj) is Guard:
+            guards.append(obj)
+            with obj.lock:
+                obj.slow = obj.shared_slow = True  # every entry takes the slow path: it parks
+    for obj in gc.get_objects():
+        guard = getattr(obj, "_guard", None)
+        if type(guard) is Guard and guard.users and hasattr(type(obj), "_terminate_now"):
+            obj._terminate_now()  # RunOptions of runs in flight
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and (
+            _releases_in_flight or any(tuple(g.users) for g in guards)):
+        time.sleep(0.002)
+
+
+atexit.register(_drain_at_exit)
+
+
+class Guard:
+    """Per-object bookkeeping of which threads are inside the object's methods.
+
+    ``users`` holds one entry (the thread id) per call in flight; ``owner`` is the thread inside
+    an exclusive call, ``depth`` how deeply it is nested (re-entry by the same thread, e.g. from a
+    callback, is allowed). ``send``/``sync`` come from the object's class.
+
+    Entering takes the lock, checks, and appends the caller to ``users``; leaving a shared call
+    only removes that entry. ``list.append``/``list.remove`` and ``tuple(list)`` are each atomic
+    with or without the GIL (free-threaded CPython locks the list), so every decision is taken
+    under the lock on a consistent snapshot: an entry can only appear under the lock, so a
+    snapshot may at worst still show a call that is just leaving (a conservative answer), never
+    miss one that is inside. Threads that must hear about a leave (serialize-mode waiters, a
+    deferred release) announce themselves in ``watch`` *before* they look at ``users``; a leaver
+    removes itself *before* it reads ``watch``, so one of the two always sees the other. Waits
+    are also timed, so a missed wake-up could only ever cost a short delay.
+    """
+
+    __slots__ = ("lock", "cond", "users", "owner", "depth", "creator", "gen", "pid", "send",
+                 "sync", "closed", "slow", "shared_slow", "watch", "on_idle")
+
+    #: how long a serialize-mode waiter sleeps before it looks again on its own
+    wait_slice = 0.05
+
+    def __init__(self, send: bool = True, sync: bool = True) -> None:
+        # Reentrant: a garbage collection may start at an allocation made under the lock, and a
+        # finalizer it runs (a Lease going away) may enter this guard again on this thread.
+        self.lock = threading.RLock()
         self.cond: threading.Condition | None = None  # made on first wait (serialize mode)
-        self.users: dict[int, int] = {}
+        self.users: list[int] = []
         self.owner = 0
         self.depth = 0
         self.creator = _get_ident()
+        self.gen = _generation
         self.pid = os.getpid()
         self.send = send
         self.sync = sync
         self.closed = False
+        #: the fast paths do not apply: closed, or not Send (the caller's thread must be checked)
+        self.slow = not send
+        #: the shared fast path does not apply (as ``slow``, or not Sync)
+        self.shared_slow = not send or not sync
+        #: waiters plus a pending deferred release: a leaving call must take the lock and wake
+        self.watch = 0
         #: called (once) when the last call leaves an object whose release was deferred
         self.on_idle: Callable[[], None] | None = None
 
-    # -- entry ---------------------------------------------------------------------------------
-    def _precheck(self, obj: Any, mode: str) -> int:
-        if self.closed:
-            raise ClosedError(f"{type(obj).__name__} is closed")
-        if self.pid != os.getpid():
-            raise ForkedHandleError(
-                f"{type(obj).__name__} was created in process {self.pid} before fork(); "
-                f"ORT objects cannot be used in a forked child: create a new one there")
-        me = _get_ident()
-        if not self.send and mode != OFF and me != self.creator:
-            raise WrongThreadError(
-                f"{type(obj).__name__} is not Send: it was created on thread {self.creator} "
-                f"and must only be used there (this is thread {me})")
-        return me
+    def _renew(self) -> None:
+        # in a forked child: the parent's threads are gone, and so are their calls and locks
+        self.lock = threading.RLock()
+        self.cond = None
+        self.users = []
+        self.owner = self.depth = self.watch = 0
+        self.gen = _generation
+        self.pid = os.getpid()
 
+    # -- entry ---------------------------------------------------------------------------------
     def enter_shared(self, obj: Any) -> int:
-        mode = policy.mode
-        me = self._precheck(obj, mode)
-        with self.lock:
-            if mode != OFF:
-                while self._shared_conflict(me):
-                    if mode == STRICT:
-                        raise ConcurrentUseError(self._describe(obj, "shared"))
-                    self._wait()
-                    if self.closed:
-                        raise ClosedError(f"{type(obj).__name__} is closed")
-            users = self.users
-            users[me] = users.get(me, 0) + 1
-        return me
+        """Register a shared call by this thread; returns the token for :meth:`leave`."""
+        if self.gen != _generation:
+            raise self._forked(obj)
+        me = _get_ident()
+        lock = self.lock
+        lock.acquire()
+        try:
+            if not self.owner and not self.shared_slow:
+                self.users.append(me)
+                return me
+        finally:
+            lock.release()
+        return self._enter(obj, me, False)
 
     def enter_exclusive(self, obj: Any) -> int:
+        """Register an exclusive call by this thread; returns the token for :meth:`leave`."""
+        if self.gen != _generation:
+            raise self._forked(obj)
+        me = _get_ident()
+        lock = self.lock
+        lock.acquire()
+        try:
+            if not self.users and not self.slow:
+                self.owner = me
+                self.depth = 1
+                self.users.append(me)
+                return -me
+        finally:
+            lock.release()
+        return self._enter(obj, me, True)
+
+    def _enter(self, obj: Any, me: int, exclusive: bool) -> int:
+        if _exiting and me != _exit_thread:
+            _park()
         mode = policy.mode
-        me = self._precheck(obj, mode)
         with self.lock:
-            if mode != OFF:
-                while self._exclusive_conflict(me):
-                    if mode == STRICT:
-                        raise ConcurrentUseError(self._describe(obj, "exclusive"))
-                    self._wait()
-                    if self.closed:
-                        raise ClosedError(f"{type(obj).__name__} is closed")
-            if mode != OFF:
+            while True:
+                if self.closed:
+                    raise ClosedError(f"{type(obj).__name__} is closed")
+                if not self.send and mode != OFF and me != self.creator:
+                    raise WrongThreadError(
+                        f"{type(obj).__name__} is not Send: it was created on thread "
+                        f"{self.creator} and must only be used there (this is thread {me})")
+                if mode == OFF or not self._conflict(me, exclusive):
+                    break
+                if mode == STRICT or in_ort_callback():
+                    raise ConcurrentUseError(self._describe(obj, exclusive))
+                self._wait_locked(me, exclusive)
+            self.users.append(me)
+            if exclusive and (self.owner == me or not self.owner):
                 if self.owner == me:
                     self.depth += 1
                 else:
                     self.owner, self.depth = me, 1
-            users = self.users
-            users[me] = users.get(me, 0) + 1
-        return me
+                return -me
+            return me
 
-    def leave(self, me: int) -> None:
+    def leave(self, token: int) -> None:
+        """End the call registered by ``token`` (from any thread)."""
+        if token > 0:
+            self.users.remove(token)
+            if self.watch:
+                self._wake()
+            return
+        # Only the owner touches depth and owner while it owns: no lock needed. Ownership
+        # ends before the entry goes, so a thread that finds the entry gone finds no owner; one
+        # that still sees the owner is refused or waits, which is right: the call was in flight.
+        depth = self.depth - 1
+        self.depth = depth
+        if not depth:
+            self.owner = 0
+        self.users.remove(-token)
+        if self.watch:
+            self._wake()
+
+    def _wake(self) -> None:
         with self.lock:
-            users = self.users
-            n = users[me] - 1
-            if n:
-                users[me] = n
-            else:
-                del users[me]
-            if self.owner == me:
-                self.depth -= 1
-                if not self.depth:
-                    self.owner = 0
-            if self.cond is not None:
-                self.cond.notify_all()
-            idle = not users and self.on_idle is not None
-            on_idle = self.on_idle if idle else None
-            if idle:
-                self.on_idle = None
+            on_idle = self._woken_locked()
         if on_idle is not None:
             on_idle()
 
+    def _woken_locked(self) -> Callable[[], None] | None:
+        if self.cond is not None:
+            self.cond.notify_all()
+        on_idle = self.on_idle
+        if on_idle is not None and not tuple(self.users):
+            self.on_idle = None
+            self.watch -= 1
+            return on_idle
+        return None
+
     # -- helpers -------------------------------------------------------------------------------
-    def _shared_conflict(self, me: int) -> bool:
+    def _conflict(self, me: int, exclusive: bool) -> bool:
         if self.owner and self.owner != me:
             return True
-        if not self.sync:
-            return any(t != me for t in self.users)
+        if exclusive or not self.sync:
+            users = tuple(self.users)
+            return users.count(me) != len(users)
         return False
 
-    def _exclusive_conflict(self, me: int) -> bool:
-        if self.owner and self.owner != me:
-            return True
-        return any(t != me for t in self.users)
-
-    def _wait(self) -> None:
+    def _wait_locked(self, me: int, exclusive: bool) -> None:
         if self.cond is None:
             self.cond = threading.Condition(self.lock)
-        self.cond.wait()
+        self.watch += 1  # announce first, then look again (see the class docstring)
+        try:
+            if self._conflict(me, exclusive):
+                self.cond.wait(self.wait_slice)
+        finally:
+            self.watch -= 1
 
-    def _describe(self, obj: Any, kind: str) -> str:
-        others = sorted(t for t in self.users if t != _get_ident())
-        what = "an exclusive call" if self.owner else "another call"
-        why = "" if self.sync else f" ({type(obj).__name__} is not Sync)"
-        return (f"{type(obj).__name__}: a {kind} call while {what} is in flight on thread(s) "
-                f"{others or [self.owner]}{why}; use one object per thread, or "
-                f"ortc.set_thread_checks('serialize') to make such calls wait")
+    def _forked(self, obj: Any) -> ThreadRuleError | ClosedError:
+        if self.closed:
+            return ClosedError(f"{type(obj).__name__} is closed")
+        return ForkedHandleError(
+            f"{type(obj).__name__} was created in process {self.pid} before fork(); ORT "
+            f"objects cannot be used in a forked child (pid {os.getpid()}): create a new one "
+            f"there")
+
+    def _describe(self, obj: Any, exclusive: bool) -> str:
+        me = _get_ident()
+        others = sorted({t for t in tuple(self.users) if t != me})
+        name = type(obj).__name__
+        if self.owner and self.owner != me:
+            what = f"an exclusive call is in flight on thread {self.owner}"
+        else:
+            what = f"another call is in flight on thread(s) {others}"
+        kind = "an exclusive" if exclusive else "a shared"
+        why = "" if self.sync or exclusive else f" ({name} is not Sync)"
+        where = (" from inside an ORT callback (callbacks never wait)"
+                 if policy.mode == SERIALIZE else "")
+        return (f"{name}: {kind} call while {what}{why}{where}; use one object per thread, "
+                f"or ortc.set_thread_checks('serialize') to make such calls wait")
 
     def busy_elsewhere(self) -> bool:
         """True when a thread other than the caller is inside one of the object's methods."""
-        me = _get_ident()
-        with self.lock:
-            return any(t != me for t in self.users)
+        users = tuple(self.users)
+        return users.count(_get_ident()) != len(users)
 
     def close_when_idle(self, obj: Any, release: Callable[[], None]) -> None:
-        """Mark closed and release now, or when the last in-flight call leaves (per policy)."""
+        """Mark closed and release now, or when the last in-flight call leaves (per policy).
+
+        strict: refused with :class:`ConcurrentUseError` while another thread is inside a call;
+        serialize: waits for those calls; off: the release is deferred to the last of them. A
+        close by a thread that is itself inside a call (a callback) is deferred likewise. In a
+        forked child nothing is released (ORT's threads do not exist there): the handle is only
+        marked closed.
+        """
+        if self.gen != _generation:
+            self.closed = self.slow = self.shared_slow = True
+            return
         mode = policy.mode
         me = _get_ident()
+        if _exiting and me != _exit_thread:
+            _park()
         with self.lock:
             if self.closed:
                 return
-            busy = any(t != me for t in self.users)
-            if busy and mode == STRICT:
-                raise ConcurrentUseError(
-                    f"{type(obj).__name__}.close() while another thread is inside one of its "
-                    f"calls; close it after those calls return")
-            while busy and mode == SERIALIZE:
-                self._wait()
-                busy = any(t != me for t in self.users)
-            self.closed = True
-            if self.users:  # off mode, or the caller itself is inside a call: defer
-                self.on_idle = release
-                return
+            while mode != OFF:
+                users = tuple(self.users)
+                if users.count(me) == len(users):
+                    break
+                if mode == STRICT or in_ort_callback():
+                    raise ConcurrentUseError(
+                        f"{type(obj).__name__}.close() while another thread is inside one of "
+                        f"its calls; close it after those calls return")
+                if self.cond is None:
+                    self.cond = threading.Condition(self.lock)
+                self.watch += 1
+                try:
+                    users = tuple(self.users)
+                    if users.count(me) != len(users):
+                        self.cond.wait(self.wait_slice)
+                finally:
+                    self.watch -= 1
+                if self.closed:
+                    return
+            self.closed = self.slow = self.shared_slow = True
+            if self.cond is not None:
+                self.cond.notify_all()  # waiters must see that it is closed
+            # Announce the deferred release first, then look (see the class docstring).
+            self.on_idle = release
+            self.watch += 1
+            if tuple(self.users):
+                return  # the last call to leave runs ``release``
+            self.on_idle = None
+            self.watch -= 1
         release()
+
+
+class Lease:
+    """A call on a handle passed as an argument, held for the duration of another object's call.
+
+    ``Lease.shared(value)`` enters ``value``'s guard as a shared call and leaves it when the lease
+    is released (:meth:`release`, or when the lease is collected), so a handle in use by ORT on
+    behalf of another object (a Run input, the options of a session being created) cannot be
+    closed or written under it.
+    """
+
+    __slots__ = ("obj", "guard", "token")
+
+    def __init__(self, obj: Any, exclusive: bool = False) -> None:
+        guard = obj._guard
+        if guard is None:
+            raise ClosedError(f"{type(obj).__name__} is closed")
+        self.token = guard.enter_exclusive(obj) if exclusive else guard.enter_shared(obj)
+        self.obj = obj
+        self.guard: Guard | None = guard
+
+    @classmethod
+    def shared(cls, obj: Any) -> Lease:
+        return cls(obj, False)
+
+    @classmethod
+    def exclusive(cls, obj: Any) -> Lease:
+        return cls(obj, True)
+
+    def release(self) -> None:
+        guard, self.guard = self.guard, None
+        if guard is not None:
+            guard.leave(self.token)
+
+    def __enter__(self) -> Any:
+        return self.obj
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def __del__(self) -> None:
+        if getattr(self, "guard", None) is not None:  # None too when __init__ raised
+            self.release()
 
 
 @dataclass

@@ -1,0 +1,195 @@
+"""Every exported wrapper declares its thread rules, and every public method that touches a
+handle is marked @shared or @exclusive (properties count: getter and setter)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+from typing import Any
+
+import pytest
+
+import ortc
+from ortc._handle import Handle
+from ortc._slots import SLOTS
+from ortc.threads import MethodRule, registry
+
+#: public members of exported wrappers that carry no marker because they do not touch the
+#: handle themselves, and why. A new public member must be marked or listed here.
+NO_HANDLE: dict[str, str] = {
+    "Handle.close": "the guard's own rule: exclusive and last (close_when_idle); listed as "
+                    "'close' in every record",
+    "Handle.closed": "reads ortc's flag",
+    "Handle.__enter__": "checks ortc's closed flag; the block's own calls are marked",
+    "Handle.__exit__": "calls close()",
+    "Env.close": "a no-op: the env is never released",
+    "Env.log_severity": "the getter returns the level ortc set (no ORT call); the setter is "
+                        "marked",
+    "Session.inputs": "read once at creation; returns ortc's copy",
+    "Session.outputs": "read once at creation; returns ortc's copy",
+    "Session.overridable_initializers": "read once at creation; returns ortc's copy",
+    "Session.providers": "the list ortc kept",
+    "Session.model_metadata": "calls metadata(), which is marked",
+    "Session.thread_rules": "pure Python over the provider list",
+    "SessionOptions.update": "calls the marked setters",
+    "SessionOptions.providers": "the list ortc kept",
+    "Value.dtype": "calls element_type, which is marked",
+    "Value.__array__": "calls numpy(), which is marked",
+    "MemoryInfo.__eq__": "calls same_as(), which is marked",
+}
+
+#: dunders that would touch a handle if defined; the rest (__init__, __repr__, ...) are exempt
+CHECKED_DUNDERS = {"__len__", "__array__", "__eq__", "__iter__", "__getitem__", "__bool__",
+                   "__contains__", "__call__", "__enter__", "__exit__"}
+
+
+def exported_wrappers() -> list[type]:
+    return [obj for name in ortc.__all__ for obj in [getattr(ortc, name)]
+            if inspect.isclass(obj) and issubclass(obj, Handle)]
+
+
+def _members(cls: type) -> list[tuple[str, str, Any]]:
+    """(owner class name, member name, raw attribute) for every public member of ``cls``."""
+    out = []
+    seen = set()
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        for name, attr in vars(klass).items():
+            if name in seen:
+                continue
+            seen.add(name)
+            if name.startswith("_") and name not in CHECKED_DUNDERS:
+                continue
+            out.append((klass.__name__, name, attr))
+    return out
+
+
+def _setting_getter(fn: Any) -> bool:
+    # SessionOptions' attribute-style options: the getter returns the value ortc applied
+    return getattr(fn, "__qualname__", "") == "_setting.<locals>.get"
+
+
+def test_wrappers_are_exported() -> None:
+    names = {c.__name__ for c in exported_wrappers()}
+    assert names >= {"Env", "Session", "SessionOptions", "RunOptions", "Value", "IoBinding",
+                     "MemoryInfo", "Allocator"}
+    assert names == set(registry), "every exported wrapper is registered and vice versa"
+
+
+@pytest.mark.parametrize("cls", exported_wrappers(), ids=lambda c: c.__name__)
+def test_class_declares_send_sync_evidence(cls: type) -> None:
+    for attr in ("c_type", "send", "sync", "evidence"):
+        assert attr in vars(cls), f"{cls.__name__} does not declare {attr} itself"
+    assert isinstance(cls.send, bool) and isinstance(cls.sync, bool)  # type: ignore[attr-defined]
+    assert cls.c_type.startswith("Ort")  # type: ignore[attr-defined]
+    assert len(cls.evidence) > 20  # type: ignore[attr-defined]
+    assert "Thread rules" in (cls.__doc__ or ""), f"{cls.__name__} docstring has no rules"
+    for p in cls.parents:  # type: ignore[attr-defined]
+        assert p.startswith("Ort")
+
+
+def unmarked(cls: type) -> list[str]:
+    """Public members of ``cls`` (inherited ones too) with no marker and no exemption."""
+    missing = []
+    for owner, name, attr in _members(cls):
+        key = f"{owner}.{name}"
+        if isinstance(attr, (classmethod, staticmethod)):
+            continue  # constructors: a new object is not shared with anyone yet
+        if isinstance(attr, property):
+            parts = [("get", attr.fget), ("set", attr.fset)]
+        elif callable(attr):
+            parts = [("call", attr)]
+        else:
+            continue  # data: c_type, send, sync, evidence, parents
+        for what, fn in parts:
+            if fn is None:
+                continue
+            if isinstance(getattr(fn, "__ortc_rule__", None), MethodRule):
+                continue
+            if key in NO_HANDLE or (what == "get" and _setting_getter(fn)):
+                continue
+            missing.append(f"{key} ({what})")
+    return missing
+
+
+@pytest.mark.parametrize("cls", exported_wrappers(), ids=lambda c: c.__name__)
+def test_every_public_method_is_marked(cls: type) -> None:
+    missing = unmarked(cls)
+    assert not missing, f"public members with no @shared/@exclusive marker: {missing}"
+
+
+def test_the_walk_finds_unmarked_members() -> None:
+    from ortc.threads import shared
+
+    class Probe(Handle):  # no c_type: not registered
+        @shared("Run")
+        def fine(self) -> None: ...
+
+        def forgotten(self) -> None: ...
+
+        @property
+        def prop(self) -> int:
+            return 1
+
+        def __len__(self) -> int:
+            return 0
+
+        def _private(self) -> None: ...
+
+    assert sorted(unmarked(Probe)) == ["Probe.__len__ (call)", "Probe.forgotten (call)",
+                                       "Probe.prop (get)"]
+
+
+def test_no_stale_exemptions() -> None:
+    members = {f"{owner}.{name}": attr for cls in exported_wrappers()
+               for owner, name, attr in _members(cls)}
+    for key in NO_HANDLE:
+        assert key in members, f"NO_HANDLE lists {key}, which no longer exists"
+        attr = members[key]
+        fns = [attr.fget, attr.fset] if isinstance(attr, property) else [attr]
+        assert not all(isinstance(getattr(f, "__ortc_rule__", None), MethodRule)
+                       for f in fns if f is not None), f"{key} is marked now: drop it"
+
+
+def test_marker_rules_name_real_c_functions() -> None:
+    slots = {name for name, _ in SLOTS}
+    for cls_name, rec in registry.items():
+        for meth, rule in rec.methods.items():
+            assert rule.kind in ("shared", "exclusive"), (cls_name, meth)
+            for c_fn in rule.c_functions:
+                assert c_fn in slots, f"{cls_name}.{meth}: {c_fn} is not an OrtApi function"
+            for arg, kind in rule.args:
+                assert kind in ("shared", "exclusive")
+
+
+def test_markers_wrap_with_the_guard() -> None:
+    assert ortc.Session.end_profiling.__ortc_rule__.kind == "exclusive"  # type: ignore
+    assert ortc.IoBinding.bind_input.__ortc_rule__.kind == "exclusive"  # type: ignore
+    assert ortc.RunOptions.terminate.__ortc_rule__.kind == "shared"  # type: ignore
+    tag = ortc.RunOptions.tag
+    assert tag.fget.__ortc_rule__.kind == "shared"  # type: ignore[attr-defined]
+    assert tag.fset.__ortc_rule__.kind == "exclusive"  # type: ignore[attr-defined]
+    run = ortc.Session.run.__ortc_rule__  # type: ignore[attr-defined]
+    assert run.kind == "shared" and run.exclusive_when == "_run_exclusive"
+    assert dict(run.args) == {"run_options": "shared"}
+
+
+def test_plain_types_hold_no_handle() -> None:
+    """Types ORT has that ortc exposes as plain values are frozen dataclasses (or enums and
+    exceptions); the ORT types behind them are in the rules as unwrapped."""
+    plain = []
+    for name in ortc.__all__:
+        obj = getattr(ortc, name)
+        if not inspect.isclass(obj) or issubclass(obj, Handle):
+            continue
+        if issubclass(obj, (enum.Enum, BaseException)):
+            continue
+        assert dataclasses.is_dataclass(obj), f"ortc.{name} is neither a handle nor plain data"
+        assert obj.__dataclass_params__.frozen, f"ortc.{name} is not frozen"  # type: ignore
+        plain.append(name)
+    assert {"TypeInfo", "ModelMetadata", "NodeArg"} <= set(plain)
+    unwrapped = {r["type"]: r for r in ortc.rules() if not r["wrapped"]}
+    assert "ortc.TypeInfo" in unwrapped["OrtTypeInfo"]["python"]
+    assert "ortc.ModelMetadata" in unwrapped["OrtModelMetadata"]["python"]

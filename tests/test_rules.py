@@ -1,0 +1,292 @@
+"""ortc.rules(): the exported thread rules, their formats, the generated docs, and the
+execution-provider table behind Session.run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+from conftest import ROOT, run_python
+from ortc._handle import Handle
+from ortc._slots import SLOTS
+from ortc.threads import exclusive, registry, shared
+
+rules_mod = sys.modules["ortc.rules"]
+KEYS = {"type", "python", "send", "sync", "methods", "parents", "evidence"}
+
+
+def by_type() -> dict[str, dict[str, Any]]:
+    return {r["type"]: r for r in ortc.rules()}
+
+
+def test_records_have_the_keys() -> None:
+    recs = ortc.rules()
+    assert len({r["type"] for r in recs}) == len(recs), "one record per type"
+    assert [r["type"] for r in recs] == sorted(r["type"] for r in recs)
+    for r in recs:
+        assert KEYS <= set(r), r["type"]
+        assert r["type"].startswith("Ort") or r["type"] in ("RunAsyncCallbackFn",)
+        assert isinstance(r["send"], bool) and isinstance(r["sync"], bool)
+        assert r["evidence"], r["type"]
+        assert set(r["methods"].values()) <= {"shared", "exclusive"}, r["type"]
+        assert all(isinstance(p, str) for p in r["parents"])
+    json.dumps(recs)  # plain data
+
+
+def test_wrapped_records_follow_the_declarations() -> None:
+    recs = by_type()
+    for name, rec in registry.items():
+        r = recs[rec.c_type]
+        cls = rec.cls
+        assert r["wrapped"] is True and r["python"] == f"ortc.{name}"
+        assert (r["send"], r["sync"]) == (cls.send, cls.sync)  # type: ignore[attr-defined]
+        assert r["parents"] == list(cls.parents)  # type: ignore[attr-defined]
+        assert r["evidence"].startswith(cls.evidence)  # type: ignore[attr-defined]
+        for meth, rule in rec.methods.items():
+            assert r["methods"][meth] == rule.kind
+
+
+def test_the_headline_verdicts() -> None:
+    r = by_type()
+    b = r["OrtIoBinding"]
+    assert (b["send"], b["sync"]) == (True, False)
+    assert b["methods"]["RunWithBinding"] == "exclusive"
+    assert b["methods"]["Session.run_with_binding"] == "exclusive"
+    assert b["methods"]["bind_input"] == "exclusive" and b["parents"] == ["OrtSession"]
+    s = r["OrtSession"]
+    assert (s["send"], s["sync"]) == (True, True)
+    assert s["methods"]["Run"] == "shared" and s["methods"]["run"] == "shared"
+    assert "exclusive" in s["conditions"]["Run"] and "thread_rules" in s["conditions"]["run"]
+    assert s["methods"]["SessionEndProfiling"] == "exclusive"
+    assert s["methods"]["ReleaseSession"] == "exclusive" and s["methods"]["close"] == "exclusive"
+    assert s["parents"] == ["OrtEnv"]
+    assert "ModelMetadataGetProducerName" not in s["methods"], "belongs to OrtModelMetadata"
+    ro = r["OrtRunOptions"]
+    assert ro["methods"]["RunOptionsSetTerminate"] == "shared"
+    assert ro["methods"]["RunOptionsSetRunTag"] == "exclusive"
+    assert ro["methods"]["Run"] == "shared" and ro["methods"]["RunWithBinding"] == "shared"
+    so = r["OrtSessionOptions"]
+    assert so["methods"]["CreateSession"] == "shared"
+    assert so["methods"]["SetIntraOpNumThreads"] == "exclusive"
+    assert so["methods"]["intra_op_num_threads (set)"] == "exclusive"
+    assert r["OrtValue"]["methods"]["Run"] == "shared"
+    assert r["OrtValue"]["methods"]["fill"] == "exclusive"
+    assert r["OrtEnv"]["methods"]["CreateSession"] == "shared"
+    assert "close" not in r["OrtEnv"]["methods"] and r["OrtEnv"]["notes"]
+    assert r["OrtKernelContext"]["send"] is False
+
+
+def test_unwrapped_types_are_declared_and_marked() -> None:
+    r = by_type()
+    for t in ("OrtTypeInfo", "OrtTensorTypeAndShapeInfo", "OrtModelMetadata", "OrtStatus",
+              "OrtKernelContext", "OrtKernelInfo", "OrtCustomOpDomain", "OrtLoraAdapter",
+              "OrtThreadingOptions", "OrtArenaCfg", "OrtKeyValuePairs",
+              "OrtPrepackedWeightsContainer"):
+        assert r[t]["wrapped"] is False, t
+    assert not ({x["type"] for x in rules_mod.UNWRAPPED} & {rec.c_type
+                                                            for rec in registry.values()})
+
+
+def test_every_c_function_is_an_ort_api_slot() -> None:
+    slots = {name for name, _ in SLOTS}
+    for r in ortc.rules():
+        for name in r["methods"]:
+            if name[:1].isupper() and "." not in name and "(" not in name:
+                assert name in slots, f"{r['type']}: {name} is not an OrtApi function"
+    for c_fns, _, uses in rules_mod.CONSTRUCTOR_USES:
+        assert set(c_fns) <= slots
+    for arg, c_type in rules_mod.ARG_TYPES.items():
+        assert c_type in by_type()
+
+
+def test_every_marker_argument_names_a_type() -> None:
+    for name, rec in registry.items():
+        for meth, rule in rec.methods.items():
+            for arg, _ in rule.args:
+                assert arg in rules_mod.ARG_TYPES, f"{name}.{meth}: argument {arg!r}"
+
+
+def test_cited_tests_exist() -> None:
+    """Evidence that cites a test in this repository names one that exists."""
+    text = json.dumps(ortc.rules()) + json.dumps(rules_mod.CALLBACKS) + json.dumps(
+        rules_mod.EP_CONCURRENT_RUN)
+    cited = set(re.findall(r"(tests/[\w/]+\.py)::(\w+)", text))
+    assert cited
+    for path, func in cited:
+        with open(os.path.join(ROOT, path)) as f:
+            assert re.search(rf"^def {func}\(", f.read(), re.M), f"{path}::{func}"
+
+
+def test_rules_follow_a_new_declaration() -> None:
+    """Derived, not kept by hand: a new wrapper class appears with its markers."""
+
+    class Gadget(Handle):
+        """Thread rules: test only."""
+
+        c_type = "OrtGadgetForTest"
+        send = True
+        sync = False
+        evidence = "a test declaration"
+        parents = ("OrtSession",)
+
+        @shared("SessionGetInputCount")
+        def look(self) -> None: ...
+
+        @exclusive("SetIntraOpNumThreads", args={"run_options": "shared"})
+        def poke(self, run_options: Any) -> None: ...
+
+    try:
+        r = by_type()["OrtGadgetForTest"]
+        assert r["python"] == "ortc.Gadget" and r["sync"] is False
+        assert r["methods"]["look"] == "shared" and r["methods"]["SessionGetInputCount"] == "shared"
+        assert r["methods"]["poke"] == "exclusive" and r["methods"]["SetIntraOpNumThreads"] == "exclusive"
+        assert r["arguments"] == {"poke": {"run_options": "shared"}}
+        assert by_type()["OrtRunOptions"]["methods"]["Gadget.poke"] == "shared"
+    finally:
+        del registry["Gadget"]
+
+
+# -- formats -------------------------------------------------------------------------------
+
+def test_cli_json() -> None:
+    proc = subprocess.run([sys.executable, "-m", "ortc", "rules", "--format", "json"],
+                          capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": ROOT})
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert {r["type"] for r in data["types"]} == set(by_type())
+    assert data["execution_providers"]["CPUExecutionProvider"]["concurrent_run"] is True
+    assert data["callbacks"]
+
+
+def test_main_formats(capsys: Any, tmp_path: Any) -> None:
+    assert rules_mod.main(["--format", "markdown"]) == 0
+    assert capsys.readouterr().out == rules_mod.render_markdown()
+    out = tmp_path / "rules.rs"
+    assert rules_mod.main_rules(["--format", "rust", "-o", str(out)]) == 0
+    assert out.read_text() == rules_mod.render_rust()
+    with pytest.raises(ValueError):
+        rules_mod.render("yaml")
+    with pytest.raises(SystemExit):
+        rules_mod.main(["--format", "yaml"])
+
+
+def test_rust_prototype(tmp_path: Any) -> None:
+    rust = rules_mod.render_rust()
+    assert "unsafe impl Send for IoBinding {}" in rust
+    assert "unsafe impl Sync for IoBinding {}" not in rust
+    assert "unsafe impl Sync for Session {}" in rust
+    assert "unsafe impl Send for KernelContext {}" not in rust
+    # the reason sits right above each impl
+    lines = rust.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("unsafe impl"):
+            assert lines[i - 1].startswith("// "), line
+    trait = rust.split("pub trait IoBindingFns {")[1].split("}")[0]
+    assert "fn run_with_binding(&mut self); // OrtApi::RunWithBinding: exclusive" in trait
+    assert "fn bind_input(&mut self)" in trait
+    session = rust.split("pub trait SessionFns {")[1].split("\n}")[0]
+    assert "fn run(&self); // OrtApi::Run: shared" in session
+    assert "fn session_end_profiling(&mut self)" in session
+    ro = rust.split("pub trait RunOptionsFns {")[1].split("\n}")[0]
+    assert "fn run_options_set_terminate(&self)" in ro
+    assert "fn run_options_set_run_tag(&mut self)" in ro
+    assert "impl Drop for Session { fn drop(&mut self) { /* OrtApi::ReleaseSession */ } }" in rust
+    rustc = shutil.which("rustc")
+    if rustc is not None:  # where a Rust toolchain exists, the prototype also compiles
+        src = tmp_path / "rules.rs"
+        src.write_text(rust)
+        proc = subprocess.run([rustc, "--edition", "2021", "--crate-type", "lib",
+                               "--emit=metadata", "-o", str(tmp_path / "rules.rmeta"), str(src)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_docs_are_current() -> None:
+    """docs/THREAD_RULES.md is generated; regenerate it with
+    ``python -m ortc rules --format markdown -o docs/THREAD_RULES.md``."""
+    with open(os.path.join(ROOT, "docs", "THREAD_RULES.md"), encoding="utf-8") as f:
+        assert f.read() == rules_mod.render_markdown(), \
+            "docs/THREAD_RULES.md is stale: python -m ortc rules --format markdown " \
+            "-o docs/THREAD_RULES.md"
+
+
+def test_markdown_has_every_type() -> None:
+    md = rules_mod.render_markdown()
+    for t in by_type():
+        assert f"### {t}" in md and f"| `{t}` |" in md
+    assert "| CPUExecutionProvider | yes |" in md
+    assert "WrongThreadError" in md
+
+
+# -- Session.run per execution provider ----------------------------------------------------
+
+@pytest.mark.parametrize("providers, options, run", [
+    (["CPUExecutionProvider"], None, "shared"),
+    (["TensorrtExecutionProvider", "CPUExecutionProvider"], None, "shared"),
+    (["XnnpackExecutionProvider", "CPUExecutionProvider"], None, "shared"),
+    (["QNNExecutionProvider", "CPUExecutionProvider"], None, "shared"),
+    (["DmlExecutionProvider", "CPUExecutionProvider"], None, "exclusive"),
+    (["CUDAExecutionProvider", "CPUExecutionProvider"], None, "exclusive"),
+    (["CUDAExecutionProvider"], {"CUDAExecutionProvider": {"enable_cuda_graph": "1"}},
+     "exclusive"),
+    (["TensorrtExecutionProvider"], {"TensorrtExecutionProvider": {"trt_cuda_graph_enable": "1"}},
+     "exclusive"),
+    (["TensorrtExecutionProvider"], {"TensorrtExecutionProvider": {"trt_cuda_graph_enable": "0"}},
+     "shared"),
+    (["SomeNewExecutionProvider", "CPUExecutionProvider"], None, "exclusive"),
+])
+def test_session_run_rule(providers: list[str], options: Any, run: str) -> None:
+    rule = rules_mod.session_run_rule(providers, options)
+    assert rule["run"] == run
+    assert rule["providers"] == providers and len(rule["reasons"]) == len(providers)
+    for p, why in zip(providers, rule["reasons"]):
+        assert why.startswith(p)
+    if options:
+        key = next(iter(next(iter(options.values()))))
+        assert (key in " ".join(rule["reasons"])) == (run == "exclusive")
+
+
+def test_unknown_provider_reason() -> None:
+    rule = rules_mod.session_run_rule(["SomeNewExecutionProvider"])
+    assert "undocumented" in rule["reasons"][0] and "serialized by default" in rule["reasons"][0]
+
+
+def test_session_thread_rules_for_cpu() -> None:
+    with ortc.Session(models.add_model(), intra_op_num_threads=1) as s:
+        rules = s.thread_rules()
+        assert rules["run"] == "shared" and rules["providers"] == ["CPUExecutionProvider"]
+        assert "CPUExecutionProvider: concurrent" in rules["reasons"][0]
+        assert s._run_exclusive is False
+
+
+def test_session_thread_rules_in_a_child_with_a_patched_table() -> None:
+    """The session reads the table at creation: a provider marked exclusive makes its run
+    exclusive (checked in a child so the module table stays untouched here)."""
+    code = r'''
+import sys, numpy as np, ortc, models
+sys.modules["ortc.rules"].EP_CONCURRENT_RUN["CPUExecutionProvider"] = (False, "pretend")
+s = ortc.Session(models.add_model(), intra_op_num_threads=1)
+assert s.thread_rules()["run"] == "exclusive" and s._run_exclusive
+a = np.ones(1, np.float32)
+assert s.run(None, {"a": a, "b": a})[0].tolist() == [2.0]
+print("ok")
+'''
+    proc = run_python(code)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_run_rule_is_exported_in_rules_module() -> None:
+    assert rules_mod.EP_CONCURRENT_RUN["CPUExecutionProvider"][0] is True
+    assert rules_mod.EP_CONCURRENT_RUN["DmlExecutionProvider"][0] is False
+    assert np.all([isinstance(v[1], str) and v[1] for v in rules_mod.EP_CONCURRENT_RUN.values()])
