@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: test demo bench generate check-generated clean
+.PHONY: test demo bench fuzz generate check-generated clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
+
+# The long API-misuse fuzz (tests/test_fuzz.py; CI runs 2,000 sequences of it). FUZZ_ARGS adds
+# options, e.g. FUZZ_ARGS="--seed 7 --jobs 8".
+fuzz: $(STAMP)
+	$(PY) tests/test_fuzz.py fuzz --sequences 100000 $(FUZZ_ARGS)
 
 bench: $(STAMP)
 	$(PY) -m ortc bench

@@ -22,7 +22,10 @@ from .threads import Guard, register, releasing
 __all__ = ["Handle", "live_handles"]
 
 _lifetime_log = logging.getLogger("ortc.lifetime")
-_tree_lock = threading.Lock()  # guards children counts and deferred releases
+# Guards children counts and deferred releases. Reentrant: a garbage collection can start at
+# any allocation made while it is held, and the cffi finalizers it runs take it again on the
+# same thread (a plain Lock deadlocked there: found by tests/test_fuzz.py).
+_tree_lock = threading.RLock()
 _live: Counter[str] = Counter()
 
 

@@ -117,7 +117,12 @@ class Watcher:
             if seq in self._fired:
                 self._fired.discard(seq)
                 return True
-            self._cancelled.add(seq)
+            # Drop the entry now: left in the heap until its deadline, it kept its RunOptions
+            # alive that long (run(timeout=3600) in a loop piled up an hour of RunOptions).
+            kept = [e for e in self._heap if e[1] != seq]
+            if len(kept) != len(self._heap):
+                self._heap = kept
+                heapq.heapify(kept)
             return False
 
     # -- Ctrl-C --------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _loader
 from ._ffi import ffi
-from ._handle import Handle
+from ._handle import Handle, _tree_lock
 from ._status import call_out, check, raise_status
 from .errors import ClosedError, InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
@@ -21,6 +21,14 @@ from .threads import exclusive
 from .value import Value, ortvalue_to_python
 
 __all__ = ["IoBinding"]
+
+
+def _free(api: Any, alloc: Any, ptr: Any) -> None:
+    """Free a buffer ORT allocated for us; a failure here (after the data was copied out) is
+    not worth an exception, but its status must still be released."""
+    status = api.AllocatorFree(alloc, ptr)
+    if status:
+        api.ReleaseStatus(status)
 
 
 class IoBinding(Handle):
@@ -49,9 +57,34 @@ class IoBinding(Handle):
         self._bound_outputs: dict[str, Any] = {}
 
     def _drop_references(self) -> None:
+        held = [*self._bound_inputs.values(), *self._bound_outputs.values()]
         self._session = None
         self._bound_inputs = {}
         self._bound_outputs = {}
+        for value in held:
+            if value is not None:
+                value._child_released()
+
+    @staticmethod
+    def _hold(table: dict[str, Any], name: str, value: Value | None) -> None:
+        """Record a bound value. ORT's binding refers to the value's memory until it is
+        unbound, so the binding counts the value as a child: closing the value meanwhile
+        defers its release (released at once, the next run read or wrote freed memory)."""
+        if value is not None:
+            with _tree_lock:
+                value._children += 1
+        old = table.get(name)
+        table[name] = value
+        if old is not None:
+            old._child_released()
+
+    @staticmethod
+    def _unhold(table: dict[str, Any]) -> None:
+        held = list(table.values())
+        table.clear()
+        for value in held:
+            if value is not None:
+                value._child_released()
 
     def _value_for(self, data: Any, what: str, element_type: Any = None) -> Value:
         if isinstance(data, Value):
@@ -77,7 +110,7 @@ class IoBinding(Handle):
                                   f"dtype {data.dtype}")
         value = self._value_for(data, f"input {name!r}")
         check(self._api.BindInput(self._ptr, name.encode(), value._ptr), f"bind_input {name!r}")
-        self._bound_inputs[name] = value
+        self._hold(self._bound_inputs, name, value)
 
     @exclusive("BindOutput", "BindOutputToDevice")
     def bind_output(self, name: str, data: Any = None,
@@ -96,23 +129,23 @@ class IoBinding(Handle):
             value = self._value_for(data, f"output {name!r}")
             check(self._api.BindOutput(self._ptr, name.encode(), value._ptr),
                   f"bind_output {name!r}")
-            self._bound_outputs[name] = value
+            self._hold(self._bound_outputs, name, value)
         else:
             info = memory_info or cpu_memory_info()
             info._check_open()
             check(self._api.BindOutputToDevice(self._ptr, name.encode(), info._ptr),
                   f"bind_output {name!r}")
-            self._bound_outputs[name] = None
+            self._hold(self._bound_outputs, name, None)
 
     @exclusive("ClearBoundInputs")
     def clear_binding_inputs(self) -> None:
         self._api.ClearBoundInputs(self._ptr)
-        self._bound_inputs.clear()
+        self._unhold(self._bound_inputs)
 
     @exclusive("ClearBoundOutputs")
     def clear_binding_outputs(self) -> None:
         self._api.ClearBoundOutputs(self._ptr)
-        self._bound_outputs.clear()
+        self._unhold(self._bound_outputs)
 
     @exclusive("SynchronizeBoundInputs")
     def synchronize_inputs(self) -> None:
@@ -143,8 +176,8 @@ class IoBinding(Handle):
                 pos += n
             return names
         finally:
-            api.AllocatorFree(alloc, buf[0])
-            api.AllocatorFree(alloc, lengths[0])
+            _free(api, alloc, buf[0])
+            _free(api, alloc, lengths[0])
 
     @exclusive("GetBoundOutputValues")
     def get_outputs(self) -> list[Any]:
@@ -168,7 +201,7 @@ class IoBinding(Handle):
         try:
             return [arr[0][i] for i in range(count[0])]
         finally:
-            api.AllocatorFree(alloc, arr[0])
+            _free(api, alloc, arr[0])
 
     def _run(self, session: Any, run_options: Any) -> None:
         guard = self._guard

@@ -153,8 +153,10 @@ def convert_type_info(api: Api, info: Any) -> TypeInfo:
     denotation = ""
     text = ffi.new("char**")
     length = ffi.new("size_t*")
-    if not api.GetDenotationFromTypeInfo(info, ffi.cast("const char**", text), length) \
-            and text[0] != ffi.NULL and length[0]:
+    status = api.GetDenotationFromTypeInfo(info, ffi.cast("const char**", text), length)
+    if status:  # a denotation is optional: read a failure as none, but free its status
+        api.ReleaseStatus(status)
+    elif text[0] != ffi.NULL and length[0]:
         denotation = ffi.unpack(text[0], length[0]).decode()
     if kind in (ValueKind.TENSOR, ValueKind.SPARSETENSOR):
         tinfo = ffi.new("OrtTensorTypeAndShapeInfo**")
@@ -203,6 +205,12 @@ def take_type_info(api: Api, info: Any) -> TypeInfo:
         api.ReleaseTypeInfo(info)
 
 
+def _quiet(api: Api, status: Any) -> None:
+    """Release the status of a cleanup call whose failure is not worth an exception."""
+    if status:
+        api.ReleaseStatus(status)
+
+
 def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
     """Copy an ``OrtModelMetadata*`` (not released here); strings come from ``allocator``."""
 
@@ -227,10 +235,10 @@ def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
                 key = ffi.string(keys[0][i])
                 custom[key.decode("utf-8", "replace")] = take_string(
                     api.ModelMetadataLookupCustomMetadataMap, md, allocator, keys[0][i])
-        finally:
+        finally:  # free every key even if one free fails (and free a failure's status)
             for i in range(nkeys[0]):
-                api.AllocatorFree(allocator, keys[0][i])
-            api.AllocatorFree(allocator, keys[0])
+                _quiet(api, api.AllocatorFree(allocator, keys[0][i]))
+            _quiet(api, api.AllocatorFree(allocator, keys[0]))
     graph_description = ""
     if api.has("ModelMetadataGetGraphDescription"):
         graph_description = take_string(api.ModelMetadataGetGraphDescription, md, allocator)

@@ -17,7 +17,7 @@ import numpy as np
 from . import _loader
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
-from ._handle import Handle
+from ._handle import Handle, _tree_lock
 from ._loader import Api
 from ._status import call_out, check, raise_status
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
@@ -194,7 +194,12 @@ def tensor_to_numpy(api: Api, raw: Any, keep: Any, release: Any = None) -> np.nd
     ``release`` is given, calls it with ``raw`` once the array is gone (the array then owns the
     value). Strings and sub-byte types are copied (``release`` runs at once).
     """
-    et, shape = _tensor_shape_and_type(api, raw)
+    try:
+        et, shape = _tensor_shape_and_type(api, raw)
+    except BaseException:
+        if release is not None:  # the caller handed ``raw`` over: free it on failure too
+            release(raw)
+        raise
     return _tensor_view(api, raw, et, shape, keep, release)
 
 
@@ -235,8 +240,19 @@ def _tensor_view(api: Api, raw: Any, et: int, shape: tuple[int, ...], keep: Any,
     if release is not None:
         owner = ffi.gc(ffi.cast("char*", data[0]), lambda _p, r=raw, f=release: f(r))
     else:
-        owner = ffi.gc(ffi.cast("char*", data[0]), lambda _p, k=keep: None)
+        owner = ffi.gc(ffi.cast("char*", data[0]), _pin(keep))
     return np.frombuffer(ffi.buffer(owner, count * dtype.itemsize), dtype).reshape(shape)
+
+
+def _pin(keep: Any) -> Any:
+    """The finalizer of an array that views ``keep``'s memory. A Value counts the array as a
+    child, so closing the Value defers its release until the array is gone (released at once,
+    it left the array over freed memory: reading an 8 MB one after close() segfaulted)."""
+    if isinstance(keep, Handle):
+        with _tree_lock:
+            keep._children += 1
+        return lambda _p: keep._child_released()
+    return lambda _p, k=keep: None
 
 
 def is_empty_optional(api: Api, raw: Any) -> bool:
@@ -380,11 +396,15 @@ class Value(Handle):
         if isinstance(mapping, Mapping):
             keys_list = list(mapping.keys())
             values_list = list(mapping.values())
-            if keys_list and all(isinstance(k, str) for k in keys_list):
-                keys = np.array(keys_list, dtype=object)
-            else:
-                keys = np.array(keys_list, dtype=np.int64)
-            values = np.array(values_list)
+            try:
+                if keys_list and all(isinstance(k, str) for k in keys_list):
+                    keys = np.array(keys_list, dtype=object)
+                else:
+                    keys = np.array(keys_list, dtype=np.int64)
+                values = np.array(values_list)
+            except (TypeError, ValueError, OverflowError) as exc:  # e.g. mixed key types
+                raise InvalidArgument(f"from_map: the keys must be all str or all int, the "
+                                      f"values all of one type: {exc}") from None
             if values.dtype == np.float64 and all(isinstance(v, float) for v in values_list):
                 values = values.astype(np.float32)
         elif isinstance(mapping, tuple) and len(mapping) == 2:

@@ -1,0 +1,559 @@
+"""The bad-input matrix: every input mistake we know of, with the exact exception it raises.
+
+Each row is one mistake, a function that makes it, and the exception class expected (compared
+with ``type(exc) is expected``; None: ortc accepts the input, converting or copying it, and the
+row checks the result). docs/ERRORS.md is generated from this table:
+
+    PYTHONPATH=.:tests .venv/bin/python tests/test_bad_inputs.py      # rewrites docs/ERRORS.md
+
+and ``test_errors_doc_is_current`` fails when the file is stale.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+for _p in (HERE, ROOT):
+    if _p not in sys.path:
+        sys.path.append(_p)
+
+import models  # noqa: E402
+import ortc  # noqa: E402
+from ortc import (ClosedError, Fail, InvalidArgument, InvalidGraph, InvalidProtobuf,  # noqa: E402
+                  NoSuchFile, OrtNotImplementedError, RuntimeException)
+
+T = models.T
+DOC = os.path.join(ROOT, "docs", "ERRORS.md")
+F32 = np.float32
+
+
+# -- the sessions the rows use (one each, built on first use) ---------------------------------
+
+@functools.lru_cache(maxsize=None)
+def session(kind: str) -> ortc.Session:
+    build: dict[str, Callable[[], bytes]] = {
+        "add": lambda: models.add_model(F32, ["n"]),          # a, b: float[n] -> c
+        "fixed": lambda: models.identity_model(T.FLOAT, [2, 3]),  # x: float[2,3] -> y
+        "str": lambda: models.identity_model(T.STRING, [2]),     # x: string[2] -> y
+        "seq": lambda: models.sequence_at_model(),                 # seq: seq(float), i -> y, len
+        "map": lambda: models.dict_vectorizer_model(),             # x: map(int64,float) -> y
+        "opt": lambda: models.optional_input_model(),              # opt: optional(float[2])
+        "expand": lambda: _expand_model(),                         # shape: int64[1] -> y
+    }
+    return ortc.Session(build[kind](), intra_op_num_threads=1)
+
+
+def _expand_model() -> bytes:
+    from onnx import helper, numpy_helper
+
+    one = numpy_helper.from_array(np.array([1.0], F32), "one")
+    return models.make_model([helper.make_node("Expand", ["one", "shape"], ["y"])],
+                             [models._vi("shape", T.INT64, [1])], [models._vi("y", T.FLOAT, None)],
+                             [one], check=False).SerializeToString()
+
+
+def add(feeds: Any, output_names: Any = None, **kw: Any) -> Any:
+    return session("add").run(output_names, feeds, **kw)
+
+
+def ab(n: int = 3) -> dict[str, np.ndarray[Any, Any]]:
+    return {"a": np.arange(n, dtype=F32), "b": np.ones(n, F32)}
+
+
+def check_add(a: Any, b: Any) -> None:
+    """Run the add model; the result must be a + b (for rows that are accepted)."""
+    [c] = session("add").run(None, {"a": a, "b": b})
+    np.testing.assert_array_equal(c, np.asarray(a, F32) + np.asarray(b, F32))
+
+
+def huge(shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    """An array that claims ``shape`` over 4 bytes of memory (zero strides)."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, F32), shape=shape,
+                                           strides=(0,) * len(shape))
+
+
+def closed_value() -> ortc.Value:
+    v = ortc.Value.from_numpy(np.zeros(3, F32))
+    v.close()
+    return v
+
+
+def bind(name: str, data: Any, output: bool = False) -> None:
+    b = session("fixed").io_binding()
+    try:
+        if output:
+            b.bind_output(name, data)
+        else:
+            b.bind_input(name, data)
+    finally:
+        b.close()
+
+
+def bound_run(x: Any, y: Any) -> None:
+    with session("fixed").io_binding() as b:
+        b.bind_input("x", x)
+        b.bind_output("y", y)
+        session("fixed").run_with_binding(b)
+
+
+def options(**kw: Any) -> None:
+    ortc.SessionOptions(**kw).close()
+
+
+def config(key: str, value: str, create: bool = False) -> None:
+    with ortc.SessionOptions() as o:
+        o.add_session_config_entry(key, value)
+        if create:
+            ortc.Session(models.add_model(), o).close()
+
+
+def with_providers(providers: Any) -> None:
+    ortc.Session(models.add_model(), providers=providers).close()
+
+
+def initializer(name: str, value: Any) -> None:
+    with ortc.SessionOptions() as o:
+        o.add_initializer(name, value)
+        with ortc.Session(models.mlp_model(2, 8), o) as s:
+            s.run(None, {"x": np.ones((2, 8), F32)})
+
+
+def model_source(src: Any) -> None:
+    ortc.Session(src).close()
+
+
+# -- the table --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Row:
+    area: str
+    mistake: str
+    call: Callable[[], Any]
+    expected: Optional[type[BaseException]]
+    note: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.area}: {self.mistake}"
+
+
+_GARBAGE = bytes(range(256)) * 4
+
+ROWS: list[Row] = [
+    # model sources
+    Row("model", "empty bytes", lambda: model_source(b""), InvalidArgument),
+    Row("model", "bytes that are not a model", lambda: model_source(_GARBAGE), InvalidProtobuf),
+    Row("model", "a truncated model", lambda: model_source(models.mlp_model()[:-40]),
+        InvalidProtobuf),
+    Row("model", "a path that does not exist", lambda: model_source("/nonexistent/m.onnx"),
+        NoSuchFile),
+    Row("model", "a directory as the path", lambda: model_source(HERE), InvalidArgument),
+    Row("model", "a text file as the path", lambda: model_source(__file__), InvalidProtobuf),
+    Row("model", "a path with a NUL byte", lambda: model_source("/nonexistent\0.onnx"),
+        NoSuchFile, "should be ValueError, as open() raises: the path is cut at the NUL"),
+    Row("model", "neither a path nor bytes (an int)", lambda: model_source(42), TypeError),
+    Row("model", "a memoryview of the model's bytes",
+        lambda: model_source(memoryview(models.add_model())), None),
+    Row("model", "a graph whose node reads an undefined name",
+        lambda: model_source(_undefined_input_model()), InvalidArgument),
+    Row("model", "an operator that does not exist",
+        lambda: model_source(_unknown_op_model()), InvalidGraph),
+
+    # input and output names
+    Row("names", "an unknown input name", lambda: add({**ab(), "z": np.ones(3, F32)}),
+        InvalidArgument),
+    Row("names", "a required input missing", lambda: add({"a": np.ones(3, F32)}),
+        InvalidArgument),
+    Row("names", "a misspelt input name (one missing, one unknown)",
+        lambda: add({"a": np.ones(3, F32), "B": np.ones(3, F32)}), InvalidArgument),
+    Row("names", "an input name that is not a str", lambda: add({**ab(), 1: np.ones(3, F32)}),
+        AttributeError, "should be InvalidArgument: the names are encoded before they are checked"),
+    Row("names", "an input name with a NUL byte", lambda: add({**ab(), "a\0": np.ones(3, F32)}),
+        InvalidArgument),
+    Row("names", "an input name that is not UTF-8 (lone surrogate)",
+        lambda: add({**ab(), "\udc80": np.ones(3, F32)}), UnicodeEncodeError,
+        "should be InvalidArgument"),
+    Row("names", "feeds as a list instead of a dict", lambda: add(list(ab().values())),
+        InvalidArgument),
+    Row("names", "feeds None", lambda: add(None), InvalidArgument),
+    Row("names", "an unknown output name", lambda: add(ab(), ["z"]), InvalidArgument),
+    Row("names", "an output name that is not a str", lambda: add(ab(), [0]), InvalidArgument),
+    Row("names", "no output names (an empty list)", lambda: add(ab(), []), InvalidArgument),
+    Row("names", "an output name twice", lambda: add(ab(), ["c", "c"]), None),
+
+    # element types
+    Row("dtype", "float64 for a float input", lambda: add({**ab(), "a": np.ones(3)}),
+        InvalidArgument),
+    Row("dtype", "int32 for a float input", lambda: add({**ab(), "a": np.ones(3, np.int32)}),
+        InvalidArgument),
+    Row("dtype", "bool for a float input", lambda: add({**ab(), "a": np.ones(3, bool)}),
+        InvalidArgument),
+    Row("dtype", "float16 for a float input", lambda: add({**ab(), "a": np.ones(3, np.float16)}),
+        InvalidArgument),
+    Row("dtype", "complex64 for a float input",
+        lambda: add({**ab(), "a": np.ones(3, np.complex64)}), InvalidArgument),
+    Row("dtype", "datetime64 (no ONNX type)",
+        lambda: add({**ab(), "a": np.zeros(3, "datetime64[s]")}), InvalidArgument),
+    Row("dtype", "a structured dtype",
+        lambda: add({**ab(), "a": np.zeros(3, [("x", F32), ("y", F32)])}), InvalidArgument),
+    Row("dtype", "a byte-swapped float32 array ('>f4')",
+        lambda: add({**ab(), "a": np.ones(3, ">f4")}), InvalidArgument),
+    Row("dtype", "bfloat16 (ml_dtypes) for a float input",
+        lambda: add({**ab(), "a": np.ones(3, models.ml_dtypes.bfloat16)}), InvalidArgument),
+    Row("dtype", "a str array for a float input", lambda: add({**ab(), "a": np.array(["1"] * 3)}),
+        InvalidArgument),
+    Row("dtype", "a list of floats for a float input (converted)",
+        lambda: check_add([0.0, 1.0, 2.0], np.ones(3, F32)), None),
+    Row("dtype", "a list of str for a float input", lambda: add({**ab(), "a": ["x", "y", "z"]}),
+        InvalidArgument),
+    Row("dtype", "a numeric array for a string input",
+        lambda: session("str").run(None, {"x": np.ones(2, F32)}), InvalidArgument),
+
+    # object arrays and strings
+    Row("object", "an object array of floats for a float input",
+        lambda: add({**ab(), "a": np.array([1.0, 2.0, 3.0], dtype=object)}), InvalidArgument),
+    Row("object", "an object array holding ints, for a string input",
+        lambda: session("str").run(None, {"x": np.array([1, 2], dtype=object)}),
+        InvalidArgument),
+    Row("object", "an object array holding None, for a string input",
+        lambda: session("str").run(None, {"x": np.array([None, "a"], dtype=object)}),
+        InvalidArgument),
+    Row("object", "bytes that are not UTF-8 in a string input",
+        lambda: session("str").run(None, {"x": np.array([b"\xff\xfe", b"a"], dtype=object)}),
+        InvalidArgument),
+    Row("object", "a str with a lone surrogate in a string input",
+        lambda: session("str").run(None, {"x": np.array(["\udc80", "a"], dtype=object)}),
+        InvalidArgument),
+    Row("object", "a str with a NUL byte in a string input",
+        lambda: _strings_round_trip(["a\0b", "c"], want=["a", "c"]), None,
+        "cut at the NUL: ORT's C API takes C strings; should be refused"),
+    Row("object", "a fixed-width bytes array ('S') for a string input",
+        lambda: _strings_round_trip(np.array([b"ab", b"c"])), None),
+
+    # shapes and ranks
+    Row("shape", "a wrong fixed dimension ([3, 2] for [2, 3])",
+        lambda: session("fixed").run(None, {"x": np.zeros((3, 2), F32)}), InvalidArgument),
+    Row("shape", "a wrong rank ([6] for [2, 3])",
+        lambda: session("fixed").run(None, {"x": np.zeros(6, F32)}), InvalidArgument),
+    Row("shape", "an extra dimension ([1, 2, 3] for [2, 3])",
+        lambda: session("fixed").run(None, {"x": np.zeros((1, 2, 3), F32)}), InvalidArgument),
+    Row("shape", "a 0-d scalar for a [n] input", lambda: add({**ab(), "a": np.float32(1)}),
+        InvalidArgument),
+    Row("shape", "a Python float for a [n] input", lambda: add({**ab(), "a": 1.0}),
+        InvalidArgument),
+    Row("shape", "shapes the model cannot broadcast ([2] + [3])",
+        lambda: add({"a": np.ones(2, F32), "b": np.ones(3, F32)}), Fail),
+    Row("shape", "one symbolic dimension given two sizes... that broadcast ([1] + [3])",
+        lambda: check_add(np.ones(1, F32), np.ones(3, F32)), None),
+
+    # zero-size and huge
+    Row("size", "a zero-size array for a symbolic dimension",
+        lambda: check_add(np.zeros(0, F32), np.zeros(0, F32)), None),
+    Row("size", "a zero-size array for a fixed dimension",
+        lambda: session("fixed").run(None, {"x": np.zeros((0, 3), F32)}), InvalidArgument),
+    Row("size", "a 2**40-element array over 4 bytes (zero strides, copied)",
+        lambda: add({"a": huge((1 << 40,)), "b": huge((1 << 40,))}), MemoryError,
+        "numpy's MemoryError while making the array contiguous"),
+    Row("size", "a model output of 2**40 floats (Expand)",
+        lambda: session("expand").run(None, {"shape": np.array([1 << 40], np.int64)}), Fail),
+    Row("size", "a model output with a negative dimension (Expand to [-5])",
+        lambda: session("expand").run(None, {"shape": np.array([-5], np.int64)}), Fail),
+
+    # memory layout
+    Row("layout", "a non-contiguous (strided) array (copied)",
+        lambda: check_add(np.arange(6, dtype=F32)[::2], np.ones(3, F32)), None),
+    Row("layout", "a reversed view (negative stride, copied)",
+        lambda: check_add(np.arange(3, dtype=F32)[::-1], np.ones(3, F32)), None),
+    Row("layout", "a Fortran-ordered 2-D array (copied)",
+        lambda: session("fixed").run(None, {"x": np.asfortranarray(np.ones((2, 3), F32))}),
+        None),
+    Row("layout", "a read-only array (ORT only reads inputs)",
+        lambda: check_add(_readonly(np.arange(3, dtype=F32)), np.ones(3, F32)), None),
+    Row("layout", "an unaligned float32 array",
+        lambda: check_add(np.frombuffer(b"\0" + np.arange(3, dtype=F32).tobytes(), F32,
+                                        offset=1), np.ones(3, F32)), None),
+    Row("layout", "a read-only array bound as an output",
+        lambda: bind("y", _readonly(np.zeros((2, 3), F32)), output=True), InvalidArgument),
+    Row("layout", "a non-contiguous array bound as an output",
+        lambda: bind("y", np.zeros((2, 6), F32)[:, ::2], output=True), InvalidArgument),
+    Row("layout", "an output array of the wrong dtype",
+        lambda: bind("y", np.zeros((2, 3)), output=True), InvalidArgument),
+    Row("layout", "an output array of the wrong shape",
+        lambda: bound_run(np.zeros((2, 3), F32), np.zeros((3, 2), F32)), InvalidArgument),
+
+    # None and the wrong kind of value
+    Row("kind", "None for a tensor input", lambda: add({**ab(), "a": None}), InvalidArgument),
+    Row("kind", "None for an optional input (means: empty)",
+        lambda: session("opt").run(None, {"opt": None}), None),
+    Row("kind", "a float64 array for an optional float input",
+        lambda: session("opt").run(None, {"opt": np.ones(2)}), InvalidArgument),
+    Row("kind", "an array for a sequence input",
+        lambda: session("seq").run(None, {"seq": np.ones((2, 2), F32),
+                                          "i": np.array(0, np.int64)}), InvalidArgument),
+    Row("kind", "a dict for a sequence input",
+        lambda: session("seq").run(None, {"seq": {1: 2.0}, "i": np.array(0, np.int64)}),
+        InvalidArgument),
+    Row("kind", "an empty list for a sequence input",
+        lambda: session("seq").run(None, {"seq": [], "i": np.array(0, np.int64)}), Fail),
+    Row("kind", "a sequence of tensors of mixed dtypes",
+        lambda: session("seq").run(None, {"seq": [np.ones(2, F32), np.ones(2)],
+                                          "i": np.array(0, np.int64)}), Fail),
+    Row("kind", "a sequence of float64 for seq(float)",
+        lambda: session("seq").run(None, {"seq": [np.ones(2)], "i": np.array(0, np.int64)}),
+        InvalidArgument),
+    Row("kind", "a list for a map input", lambda: session("map").run(None, {"x": [1.0, 2.0]}),
+        InvalidArgument),
+    Row("kind", "an array for a map input",
+        lambda: session("map").run(None, {"x": np.ones(2, F32)}), InvalidArgument),
+    Row("kind", "a map with str keys for map(int64, float)",
+        lambda: session("map").run(None, {"x": {"a": 1.0}}), InvalidArgument),
+    Row("kind", "a map with keys of mixed types",
+        lambda: session("map").run(None, {"x": {1: 1.0, "b": 2.0}}), InvalidArgument),
+    Row("kind", "an empty dict for a map input (all zeros)",
+        lambda: _check(session("map").run(None, {"x": {}})[0], np.zeros((1, 4), F32)), None),
+    Row("kind", "a map Value for a tensor input",
+        lambda: add({**ab(), "a": ortc.Value.from_map({1: 1.0})}), InvalidArgument),
+    Row("kind", "a sequence Value for a map input",
+        lambda: session("map").run(None, {"x": ortc.Value.from_sequence([np.ones(1, F32)])}),
+        InvalidArgument),
+    Row("kind", "a closed Value as an input", lambda: add({**ab(), "a": closed_value()}),
+        ClosedError),
+    Row("kind", "a closed Value bound as an input", lambda: bind("x", closed_value()),
+        ClosedError),
+    Row("kind", "Value.from_sequence of a non-list",
+        lambda: ortc.Value.from_sequence(np.ones(3)), InvalidArgument),
+    Row("kind", "Value.from_map of a list", lambda: ortc.Value.from_map([1, 2]),
+        InvalidArgument),
+    Row("kind", "Value.numpy() of a sequence",
+        lambda: ortc.Value.from_sequence([np.ones(1, F32)]).numpy(), InvalidArgument),
+    Row("kind", "a plain object as an input", lambda: add({**ab(), "a": object()}),
+        InvalidArgument),
+
+    # IoBinding names
+    Row("binding", "bind_input with an unknown name", lambda: bind("z", np.zeros((2, 3), F32)),
+        InvalidArgument),
+    Row("binding", "bind_output with an unknown name",
+        lambda: bind("z", np.zeros((2, 3), F32), output=True), InvalidArgument),
+    Row("binding", "bind_input with a wrong dtype", lambda: bind("x", np.zeros((2, 3))),
+        InvalidArgument),
+    Row("binding", "a binding run by another session",
+        lambda: session("add").run_with_binding(session("fixed").io_binding()),
+        InvalidArgument),
+
+    # providers
+    Row("providers", "an unknown provider name",
+        lambda: with_providers(["NoSuchExecutionProvider"]), InvalidArgument),
+    Row("providers", "a provider this build lacks (CUDA)",
+        lambda: with_providers(["CUDAExecutionProvider"]), Fail),
+    Row("providers", "an unknown option for the CPU provider",
+        lambda: with_providers([("CPUExecutionProvider", {"no_such_option": "1"})]),
+        InvalidArgument),
+    Row("providers", "a provider given as an int", lambda: with_providers([42]), TypeError),
+    Row("providers", "an option for a provider this build lacks (XNNPACK)",
+        lambda: with_providers([("XnnpackExecutionProvider", {"intra_op_num_threads": "x"})]),
+        InvalidArgument),
+
+    # session options
+    Row("options", "an unknown session option", lambda: options(intra_threads=1), TypeError),
+    Row("options", "a negative thread count", lambda: options(intra_op_num_threads=-1),
+        ValueError),
+    Row("options", "a thread count as a str", lambda: options(intra_op_num_threads="2"),
+        ValueError),
+    Row("options", "an unknown optimization level", lambda: options(graph_optimization_level=5),
+        ValueError),
+    Row("options", "an unknown execution mode", lambda: options(execution_mode=7), ValueError),
+    Row("options", "an unknown log severity", lambda: options(log_severity_level=9), ValueError),
+    Row("options", "a non-bool flag", lambda: options(enable_profiling="yes"), TypeError),
+    Row("options", "a negative free-dimension override",
+        lambda: ortc.SessionOptions().add_free_dimension_override_by_name("n", -1), ValueError),
+    Row("options", "options passed as a dict instead of SessionOptions",
+        lambda: ortc.Session(models.add_model(), {"intra_op_num_threads": 1}), AttributeError,
+        "should be TypeError"),
+    Row("options", "a closed SessionOptions",
+        lambda: ortc.Session(models.add_model(), _closed(ortc.SessionOptions())), ClosedError),
+    Row("options", "an initializer for a name the model lacks (ignored)",
+        lambda: initializer("nope", np.zeros(8, F32)), None),
+    Row("options", "an initializer of the wrong shape (found by the run)",
+        lambda: initializer("b0", np.zeros(3, F32)), InvalidArgument),
+    Row("options", "an initializer of the wrong dtype (found by the run)",
+        lambda: initializer("b0", np.zeros(8)), Fail),
+
+    # config keys
+    Row("config", "an unknown session config key (ORT stores any key)",
+        lambda: config("no.such.key", "1", create=True), None),
+    Row("config", "an empty session config key", lambda: config("", "1"), InvalidArgument),
+    Row("config", "a bad value for a known key (allow_spinning = 'maybe'; ORT ignores it)",
+        lambda: config("session.intra_op.allow_spinning", "maybe", create=True), None),
+    Row("config", "a config key that is not UTF-8 (lone surrogate)",
+        lambda: config("\udc80", "1"), UnicodeEncodeError,
+        "should be InvalidArgument"),
+    Row("config", "an unknown run config key (ORT stores any key)",
+        lambda: _run_config("no.such.key", "1"), None),
+    Row("config", "an empty run config key", lambda: _run_config("", "1"), InvalidArgument),
+
+    # run options and run arguments
+    Row("run", "an unknown RunOptions keyword", lambda: ortc.RunOptions(tagg="x"), TypeError),
+    Row("run", "an unknown run log severity", lambda: ortc.RunOptions(log_severity_level=42),
+        ValueError),
+    Row("run", "a closed RunOptions", lambda: add(ab(), run_options=_closed(ortc.RunOptions())),
+        ClosedError),
+    Row("run", "run_options that are not RunOptions (a str)",
+        lambda: add(ab(), run_options="fast"), AttributeError,
+        "should be TypeError"),
+    Row("run", "a negative timeout", lambda: add(ab(), timeout=-1), ValueError),
+    Row("run", "a timeout that is not a number", lambda: add(ab(), timeout="1"), ValueError),
+    Row("run", "a closed session", lambda: _closed(ortc.Session(models.add_model())).run(
+        None, ab()), ClosedError),
+
+    # memory
+    Row("memory", "an unknown device name for MemoryInfo",
+        lambda: ortc.MemoryInfo("NoSuchDevice"), InvalidArgument),
+    Row("memory", "a negative allocation size", lambda: ortc.default_allocator().alloc(-1),
+        ValueError),
+]
+
+
+def _check(got: Any, want: Any) -> None:
+    np.testing.assert_array_equal(got, want)
+
+
+def _readonly(a: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    a.flags.writeable = False
+    return a
+
+
+def _closed(h: Any) -> Any:
+    h.close()
+    return h
+
+
+def _strings_round_trip(data: Any, want: Any = None) -> None:
+    [y] = session("str").run(None, {"x": data})
+    if want is None:
+        want = [s.decode() if isinstance(s, bytes) else s for s in list(data)]
+    assert y.tolist() == want, (y.tolist(), want)
+
+
+def _run_config(key: str, value: str) -> None:
+    with ortc.RunOptions() as ro:
+        ro.add_run_config_entry(key, value)
+        add(ab(), run_options=ro)
+
+
+def _undefined_input_model() -> bytes:
+    from onnx import helper
+
+    m = models.make_model([helper.make_node("Relu", ["missing"], ["y"])],
+                          [models._vi("x", T.FLOAT, [2])], [models._vi("y", T.FLOAT, [2])],
+                          check=False)
+    return m.SerializeToString()
+
+
+def _unknown_op_model() -> bytes:
+    from onnx import helper
+
+    m = models.make_model([helper.make_node("NoSuchOp", ["x"], ["y"])],
+                          [models._vi("x", T.FLOAT, [2])], [models._vi("y", T.FLOAT, [2])],
+                          check=False)
+    return m.SerializeToString()
+
+
+# -- the tests --------------------------------------------------------------------------------
+
+def outcome(row: Row) -> Optional[BaseException]:
+    try:
+        row.call()
+    except BaseException as exc:  # noqa: BLE001 - every outcome is compared with the table
+        return exc
+    return None
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
+def test_bad_input(row: Row) -> None:
+    exc = outcome(row)
+    got = None if exc is None else type(exc)
+    if row.expected is MemoryError and exc is not None:
+        got = MemoryError if isinstance(exc, MemoryError) else got  # numpy's subclass
+    assert got is row.expected, f"{row.id}: expected {_cls(row.expected)}, got {_cls(got)}: {exc}"
+
+
+def test_every_area_is_covered() -> None:
+    areas = {r.area for r in ROWS}
+    assert {"names", "dtype", "shape", "layout", "object", "size", "kind", "providers",
+            "options", "config", "model", "binding"} <= areas
+    ids = [r.id for r in ROWS]
+    assert len(ids) == len(set(ids)), "row ids must be unique"
+
+
+def test_errors_doc_is_current() -> None:
+    with open(DOC, encoding="utf-8") as f:
+        current = f.read()
+    assert current == render(), ("docs/ERRORS.md is stale: regenerate it with "
+                                 "`PYTHONPATH=.:tests .venv/bin/python tests/test_bad_inputs.py`")
+
+
+# -- docs/ERRORS.md ---------------------------------------------------------------------------
+
+AREAS = {
+    "model": "Model sources", "names": "Input and output names", "dtype": "Element types",
+    "object": "Object arrays and strings", "shape": "Shapes and ranks",
+    "size": "Zero-size and huge", "layout": "Memory layout", "kind": "None and value kinds",
+    "binding": "IoBinding", "providers": "Execution providers", "options": "Session options",
+    "config": "Config entries", "run": "Run options and run arguments", "memory": "Memory",
+}
+
+
+def _cls(cls: Optional[type[BaseException]]) -> str:
+    if cls is None:
+        return "accepted"
+    return f"ortc.{cls.__name__}" if cls.__module__.startswith("ortc") else cls.__name__
+
+
+def _bases(cls: Optional[type[BaseException]]) -> str:
+    if cls is None or not issubclass(cls, ortc.Error):
+        return ""
+    builtins = [b.__name__ for b in cls.__mro__[1:]
+                if b.__module__ == "builtins" and b not in (Exception, BaseException, object)]
+    return ", ".join(["ortc.Error"] + builtins[:1])
+
+
+def render() -> str:
+    lines = [
+        "# Input mistakes and the exceptions they raise",
+        "",
+        "Generated from the table in `tests/test_bad_inputs.py` (each row is a test; regenerate",
+        "with `PYTHONPATH=.:tests .venv/bin/python tests/test_bad_inputs.py`). *accepted* means",
+        "ortc takes the input as it is or converts/copies it, and the row checks the result.",
+        "Every `ortc.*` class derives from `ortc.Error`; the OrtError subclasses also derive from",
+        "the built-in named in the last column, so `except ValueError` catches an",
+        "`ortc.InvalidArgument`. Mistakes found in Python before ORT is called raise the class",
+        "ORT would raise for them.",
+        "",
+    ]
+    for area, title in AREAS.items():
+        rows = [r for r in ROWS if r.area == area]
+        if not rows:
+            continue
+        lines += [f"## {title}", "", "| mistake | raises | also catchable as |", "|---|---|---|"]
+        for r in rows:
+            text = r.mistake + (f" ({r.note})" if r.note else "")
+            lines.append(f"| {text.replace('|', '/')} | {_cls(r.expected)} | "
+                         f"{_bases(r.expected)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    os.makedirs(os.path.dirname(DOC), exist_ok=True)
+    with open(DOC, "w", encoding="utf-8") as f:
+        f.write(render())
+    print(f"wrote {DOC} ({len(ROWS)} rows)")
