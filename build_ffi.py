@@ -6,7 +6,7 @@ Outputs (committed; a test regenerates them and fails when they differ):
   ortc/_slots.py  OrtApi slot names in ABI order with the API version that added each
   ortc/_enums.py  IntEnums for the C enums, prefixes dropped (ElementType.FLOAT, ...)
 
-Usage: python build_ffi.py [--out DIR] [--check]
+Usage: python build_ffi.py [--out DIR] [--check] [--compare HEADER]
 The output is a pure function of include/ortc_types.h and include/ortc_api.h, read in that order.
 """
 
@@ -191,12 +191,88 @@ def build(out_dir: str, root: str = ROOT) -> list[str]:
     return [ffi_path, slots_path, enums_path]
 
 
+_OFFICIAL_SLOT = re.compile(
+    r"ORT_API2_STATUS\(\s*(?P<status>\w+)"
+    r"|ORT_API_T\(\s*[^,()]+(?:\([^()]*\))?[^,()]*,\s*(?P<typed>\w+)"
+    r"|ORT_CLASS_RELEASE\(\s*(?P<release>\w+)\s*\)"
+    r"|\(\s*ORT_API_CALL\s*\*\s*(?P<plain>\w+)\s*\)")
+_SINCE = re.compile(r"\\since\s+Version\s+1\.(\d+)")
+
+
+def parse_official_slots(text: str) -> list[tuple[str, int | None]]:
+    r"""(slot, since) in ABI order from an official onnxruntime_c_api.h.
+
+    Slots are the ORT_API2_STATUS / ORT_API_T / ORT_CLASS_RELEASE / ``(ORT_API_CALL* Name)``
+    declarations of ``struct OrtApi``, read outside comments; a slot's since-version is the last
+    ``\since Version 1.N`` in the comments between it and the slot before it (None if absent).
+    """
+    m = re.search(r"struct\s+OrtApi\s*\{(.*?)\n\};", text, re.S)
+    if not m:
+        raise SystemExit("no `struct OrtApi { ... };` block in the header")
+    body = m.group(1)
+    # blank out comments, keeping offsets, so declarations are only found in code
+    code = _COMMENT.sub(lambda c: " " * len(c.group(0)), body)
+    out: list[tuple[str, int | None]] = []
+    prev = 0
+    for d in _OFFICIAL_SLOT.finditer(code):
+        name = d.group("status") or d.group("typed") or d.group("plain")
+        if d.group("release"):
+            name = "Release" + d.group("release")
+        since = _SINCE.findall(body[prev:d.start()])
+        out.append((name, int(since[-1]) if since else None))
+        prev = d.end()
+    return out
+
+
+def compare(header: str, root: str = ROOT) -> int:
+    """Compare ortc's declared slots (names, order, since) with an official header; 0 if equal."""
+    with open(header, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    official = parse_official_slots(text)
+    mv = re.search(r"#define\s+ORT_API_VERSION\s+(\d+)", text)
+    header_api = int(mv.group(1)) if mv else None
+    ours = parse_slots(read_headers(root)[1])
+    problems: list[str] = []
+    notes: list[str] = []
+    for i, (name, since) in enumerate(ours):
+        if i >= len(official):
+            if header_api is not None and since > header_api:
+                notes.append(f"slot {i} {name}: API {since}, newer than the header's "
+                             f"{header_api}")
+            else:
+                problems.append(f"slot {i} {name}: the official table ends at "
+                                f"{len(official)} slots")
+            continue
+        oname, osince = official[i]
+        if oname != name:
+            problems.append(f"slot {i}: ortc declares {name}, the official header {oname}")
+        elif osince is None:
+            notes.append(f"slot {i} {name}: the official header gives no \\since (ortc: {since})")
+        elif osince != since:
+            problems.append(f"slot {i} {name}: since API {since} in ortc, {osince} officially")
+    extra = official[len(ours):]
+    for line in problems:
+        print("MISMATCH " + line)
+    print(f"{len(ours)} slots declared by ortc, {len(official)} in {header}"
+          + (f" (API {header_api})" if header_api else "") + f"; {len(problems)} mismatches; "
+          f"{len(notes)} notes (slots without an official \\since, or newer than the header)"
+          + (f"; {len(extra)} newer slots not declared by ortc "
+             f"({', '.join(n for n, _ in extra[:5])}{', ...' if len(extra) > 5 else ''})"
+             if extra else ""))
+    return 1 if problems else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=ROOT, help="folder that receives ortc/_ffi.py etc.")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 when the committed generated files are stale")
+    ap.add_argument("--compare", metavar="HEADER",
+                    help="compare the declared OrtApi slots (names, order, since) with an "
+                         "official onnxruntime_c_api.h; exit 1 on a mismatch")
     args = ap.parse_args(argv)
+    if args.compare:
+        return compare(args.compare)
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             stale = []

@@ -14,6 +14,8 @@ import ortc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+pytest_plugins = ["_coverage_plugin"]  # ORTC_SLOT_COVERAGE=FILE records the slots tests call
+
 
 @pytest.fixture(autouse=True)
 def _strict_thread_checks() -> Iterator[None]:

@@ -1,0 +1,83 @@
+"""Lifetimes across a parent's release, each in a child process (several of them crash)."""
+
+from __future__ import annotations
+
+from .. import models
+from .._capi import Ctx, code_name, short
+from .._registry import Fail, check
+
+
+@check("life.output-after-session-release", "A Run output stays readable, unchanged, after "
+       "its session is released (CPU provider).",
+       "shared/research E9 (CPU outputs hold their allocator); not promised by the docs",
+       crash=True)
+def output_after_release(ctx: Ctx) -> str:
+    a = ctx.api
+    sess = ctx.session(models.add_model((2,)), release=False)
+    out = ctx.run(sess, {"x": ctx.floats([1, 2]), "y": ctx.floats([3, 4])}, ["z"])[0]
+    a.ReleaseSession(sess)
+    ctx.step("session released; reading the output")
+    got = ctx.read_floats(out)
+    if got != [4.0, 6.0]:
+        raise Fail(f"output now {got}")
+    return "readable and unchanged"
+
+
+@check("life.binding-after-session-release", "Using an IoBinding after its session is "
+       "released does not crash the process.",
+       "shared/research E11 (SIGABRT on 1.32); the binding holds a reference into the session",
+       crash=True, slots=("CreateIoBinding",))
+def binding_after_release(ctx: Ctx) -> str:
+    a = ctx.api
+    sess = ctx.session(models.chain_model(24, 256), release=False)
+    b = ctx.out(a.CreateIoBinding, "OrtIoBinding*", sess)
+    x = ctx.floats([0.1] * (256 * 256), [256, 256])
+    ctx.ok(a.BindInput(b, b"x", x))
+    a.ReleaseSession(sess)
+    ctx.step("session released; BindInput('x') again on the orphaned binding")
+    err = ctx.status(a.BindInput(b, b"x", x))
+    ctx.step("BindInput returned; releasing the binding")
+    a.ReleaseIoBinding(b)
+    return "no crash" + (f" ({code_name(err[0])}: {short(err[1], 80)})" if err else "")
+
+
+@check("life.allocator-after-session-release", "Allocating from a session allocator "
+       "(CreateAllocator) after the session is released does not crash the process.",
+       "onnxruntime_c_api.h CreateAllocator (the allocator becomes invalid with the session)",
+       crash=True, slots=("CreateAllocator",))
+def allocator_after_release(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    sess = ctx.session(models.add_model((2,)), release=False)
+    alloc = ctx.out(a.CreateAllocator, "OrtAllocator*", sess, ctx.cpu_info)
+    a.ReleaseSession(sess)
+    ctx.step("session released; AllocatorAlloc on its allocator")
+    p = ffi.new("void**")
+    err = ctx.status(a.AllocatorAlloc(alloc, 64, p))
+    if err is None:
+        ctx.step("allocated; freeing")
+        ctx.ok(a.AllocatorFree(alloc, p[0]))
+    ctx.step("releasing the allocator")
+    a.ReleaseAllocator(alloc)
+    return "no crash" + (f" ({code_name(err[0])})" if err else " (allocation worked)")
+
+
+@check("life.session-value-after-session-release", "A tensor allocated from a session "
+       "allocator stays usable after the session and the allocator are released.",
+       "onnxruntime_c_api.h CreateAllocator (allocations must go before the session)",
+       crash=True, slots=("CreateAllocator",))
+def value_after_release(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    sess = ctx.session(models.add_model((2,)), release=False)
+    alloc = ctx.out(a.CreateAllocator, "OrtAllocator*", sess, ctx.cpu_info)
+    dims = ffi.new("int64_t[]", [2])
+    val = ctx.out(a.CreateTensorAsOrtValue, "OrtValue*", alloc, dims, 1, 1)
+    p = ctx.out(a.GetTensorMutableData, "void*", val)
+    ffi.cast("float*", p)[0] = 3.5
+    a.ReleaseAllocator(alloc)
+    a.ReleaseSession(sess)
+    ctx.step("session and allocator released; reading, then releasing the value")
+    got = ctx.read_floats(val)[0]
+    a.ReleaseValue(val)
+    if got != 3.5:
+        raise Fail(f"read {got}")
+    return "no crash; value readable and released"

@@ -1,0 +1,414 @@
+"""Thread claims: concurrent Run, shared RunOptions and terminate, concurrent creation,
+allocators from many threads, shared vs per-thread IoBinding, RunAsync and logger threads.
+
+Sizes are small on purpose (the matrix runs every check on every version); a race that does not
+show up in these few iterations proves nothing, and the details say how many runs were tried.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+from .. import models
+from .._capi import Ctx, code_name, short
+from .._registry import Fail, Known, check
+
+RUN_DOC = ("https://onnxruntime.ai/docs/reference/high-level-design.html (multiple threads may "
+           "call Run on one session); ORT #114")
+
+
+def _threads(n: int, target: Callable[[int], None]) -> list[str]:
+    errors: list[str] = []
+
+    def wrapped(i: int) -> None:
+        try:
+            target(i)
+        except Exception as exc:  # noqa: BLE001 - collected and reported by the check
+            errors.append(f"{type(exc).__name__}: {exc}"[:200])
+
+    ts = [threading.Thread(target=wrapped, args=(i,)) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return errors
+
+
+def _mlp_input(seed: int, batch: int = 4, width: int = 32) -> list[float]:
+    return [((seed * 131 + i * 17) % 97) / 97.0 - 0.5 for i in range(batch * width)]
+
+
+@check("thread.concurrent-run", "Concurrent Run calls on one CPU session give exactly the "
+       "results of serial runs.", RUN_DOC)
+def concurrent_run(ctx: Ctx) -> str:
+    a = ctx.api
+    sess = ctx.session(models.mlp_model())
+    inputs = [ctx.floats(_mlp_input(s), [4, 32]) for s in range(4)]
+    serial = [ctx.read_floats(ctx.run(sess, {"x": v}, ["y"])[0]) for v in inputs]
+    bad: list[int] = []
+    iters = 15
+
+    def work(i: int) -> None:
+        for _ in range(iters):
+            got, err = _run_raw(ctx, sess, {"x": inputs[i]}, ["y"])
+            if err:
+                raise Fail(f"Run: {code_name(err[0])}: {err[1][:100]}")
+            if ctx.read_floats(got[0]) != serial[i]:
+                bad.append(i)
+            a.ReleaseValue(got[0])
+
+    errors = _threads(4, work)
+    if errors:
+        raise Fail("; ".join(errors))
+    if bad:
+        raise Fail(f"{len(bad)} of {4 * iters} concurrent runs differ from serial")
+    return f"{4 * iters} concurrent runs on 4 threads match serial results"
+
+
+def _run_raw(ctx: Ctx, sess: Any, feeds: dict[str, Any], outputs: list[str],
+             run_options: Any = None) -> tuple[list[Any], Any]:
+    """Run without registering outputs for cleanup (thread bodies release their own)."""
+    ffi = ctx.ffi
+    in_names = [ffi.new("char[]", k.encode()) for k in feeds]
+    out_names = [ffi.new("char[]", k.encode()) for k in outputs]
+    res = ffi.new("OrtValue*[]", len(outputs))
+    err = ctx.status(ctx.api.Run(sess, run_options or ffi.NULL, ffi.new("char*[]", in_names),
+                                 ffi.new("OrtValue*[]", list(feeds.values())), len(feeds),
+                                 ffi.new("char*[]", out_names), len(outputs), res))
+    return [res[i] for i in range(len(outputs))], err
+
+
+@check("thread.shared-input-value", "One input OrtValue fed to concurrent Runs gives every run "
+       "the right result.", "ORT Java InferenceTest.testMultiThreads; shared/research E1")
+def shared_input(ctx: Ctx) -> str:
+    a = ctx.api
+    sess = ctx.session(models.mlp_model())
+    x = ctx.floats(_mlp_input(3), [4, 32])
+    want = ctx.read_floats(ctx.run(sess, {"x": x}, ["y"])[0])
+    bad: list[int] = []
+
+    def work(i: int) -> None:
+        for _ in range(15):
+            got, err = _run_raw(ctx, sess, {"x": x}, ["y"])
+            if err:
+                raise Fail(f"Run: {err[1][:100]}")
+            if ctx.read_floats(got[0]) != want:
+                bad.append(i)
+            a.ReleaseValue(got[0])
+
+    errors = _threads(4, work)
+    if errors or bad:
+        raise Fail(f"errors {errors[:2]}, wrong results {len(bad)}")
+    return "60 runs over one input value: all correct"
+
+
+@check("thread.shared-run-options-terminate", "One RunOptions shared by concurrent in-flight "
+       "Runs: a single RunOptionsSetTerminate stops all of them with an error, and after "
+       "RunOptionsUnsetTerminate the same options run normally.",
+       "onnxruntime_c_api.h RunOptionsSetTerminate (callable from another thread); "
+       "shared/research E3")
+def shared_terminate(ctx: Ctx) -> str:
+    a = ctx.api
+    size, nodes = 448, 60
+    sess = ctx.session(models.chain_model(nodes, size))
+    ro = ctx.out(a.CreateRunOptions, "OrtRunOptions*")
+    ctx.defer(a.ReleaseRunOptions, ro)
+    x = ctx.floats([0.01] * (size * size), [size, size])
+    t0 = time.perf_counter()
+    ctx.run(sess, {"x": x}, ["y"], ro)
+    single = time.perf_counter() - t0
+    started = threading.Barrier(5)
+    outcome: list[tuple[str, float, float]] = []
+
+    def work(_i: int) -> None:
+        started.wait()
+        s = time.perf_counter()
+        got, err = _run_raw(ctx, sess, {"x": x}, ["y"], ro)
+        outcome.append(("ok" if err is None else code_name(err[0]), s, time.perf_counter()))
+        for v in got:
+            if v != ctx.ffi.NULL:
+                a.ReleaseValue(v)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    started.wait()
+    time.sleep(single * 0.5)  # 4 runs share the cores: each is under way, none is done
+    t_term = time.perf_counter()
+    ctx.ok(a.RunOptionsSetTerminate(ro))
+    for t in ts:
+        t.join()
+    ctx.ok(a.RunOptionsUnsetTerminate(ro))
+    after = ctx.run(sess, {"x": x}, ["y"], ro)
+    if after[0] == ctx.ffi.NULL:
+        raise Fail("no output after unset")
+    # a run on its last node when the flag is set may finish: ORT checks between nodes
+    grace = 3 * single / nodes * 4
+    done_before = [o for o in outcome if o[0] == "ok" and o[2] <= t_term + grace]
+    stopped = [o for o in outcome if o[0] != "ok"]
+    ran_on = [o for o in outcome if o[0] == "ok" and o[2] > t_term + grace]
+    if ran_on or not stopped:
+        raise Fail(f"{len(ran_on)} in-flight runs finished normally after the terminate "
+                   f"(stopped {len(stopped)}, finished before {len(done_before)})")
+    slowest = max(o[2] - t_term for o in stopped)
+    return (f"{len(stopped)} of 4 stopped ({stopped[0][0]}) at most {slowest * 1000:.0f} ms "
+            f"after SetTerminate (one run alone takes {single * 1000:.0f} ms)"
+            + (f"; {len(done_before)} had finished" if done_before else "")
+            + "; works after unset")
+
+
+@check("thread.concurrent-create", "Concurrent CreateSession calls sharing one SessionOptions "
+       "and the env all succeed and compute the same results.", "shared/research E6")
+def concurrent_create(ctx: Ctx) -> str:
+    a = ctx.api
+    so = ctx.options()
+    model = models.mlp_model()
+    x = ctx.floats(_mlp_input(1), [4, 32])
+    results: list[list[float]] = []
+
+    def work(_i: int) -> None:
+        sess, err = ctx.try_session(model, so)
+        if err:
+            raise Fail(f"{code_name(err[0])}: {err[1][:100]}")
+        try:
+            got, err = _run_raw(ctx, sess, {"x": x}, ["y"])
+            if err:
+                raise Fail(err[1][:100])
+            results.append(ctx.read_floats(got[0]))
+            a.ReleaseValue(got[0])
+        finally:
+            a.ReleaseSession(sess)
+
+    errors = _threads(4, work)
+    if errors:
+        raise Fail("; ".join(errors))
+    if len(results) != 4 or any(r != results[0] for r in results):
+        raise Fail("results differ")
+    return "4 sessions created concurrently; identical results"
+
+
+def _hammer(ctx: Ctx, alloc: Any, threads: int = 4, rounds: int = 1500) -> list[str]:
+    a, ffi = ctx.api, ctx.ffi
+
+    def work(i: int) -> None:
+        p = ffi.new("void**")
+        for r in range(rounds):
+            st = a.AllocatorAlloc(alloc, 64 + (r % 7) * 32, p)
+            if st:
+                raise Fail(f"Alloc: {ctx.status(st)}")
+            ffi.cast("uint8_t*", p[0])[0] = i
+            st = a.AllocatorFree(alloc, p[0])
+            if st:
+                raise Fail(f"Free: {ctx.status(st)}")
+
+    return _threads(threads, work)
+
+
+@check("thread.default-allocator", "The default CPU allocator serves Alloc/Free from several "
+       "threads at once without errors.", "shared/research E7")
+def default_allocator(ctx: Ctx) -> str:
+    errors = _hammer(ctx, ctx.allocator)
+    if errors:
+        raise Fail("; ".join(errors))
+    return "4 threads x 1500 Alloc/Free"
+
+
+@check("thread.session-allocator", "A session's CPU arena allocator (CreateAllocator) serves "
+       "Alloc/Free from several threads at once without errors.",
+       "shared/research E8 (BFCArena locks)", slots=("CreateAllocator",))
+def session_allocator(ctx: Ctx) -> str:
+    a = ctx.api
+    sess = ctx.session(models.add_model((2,)))
+    alloc = ctx.out(a.CreateAllocator, "OrtAllocator*", sess, ctx.cpu_info)
+    ctx.defer(a.ReleaseAllocator, alloc)
+    errors = _hammer(ctx, alloc)
+    if errors:
+        raise Fail("; ".join(errors))
+    return "4 threads x 1500 Alloc/Free"
+
+
+def _binding_round(ctx: Ctx, sess: Any, b: Any, i: int) -> tuple[bool, Any]:
+    """Bind thread i's input, run, read z; True when z is thread i's result."""
+    a, ffi = ctx.api, ctx.ffi
+    x = ctx.floats([float(i), float(i)], release=False)
+    y = ctx.floats([0.5, 0.5], release=False)
+    try:
+        for st in (a.BindInput(b, b"x", x), a.BindInput(b, b"y", y),
+                   a.BindOutputToDevice(b, b"z", ctx.cpu_info), a.RunWithBinding(sess, ffi.NULL, b)):
+            if st:
+                return False, ctx.status(st)
+        vals, n = ffi.new("OrtValue***"), ffi.new("size_t*")
+        st = a.GetBoundOutputValues(b, ctx.allocator, vals, n)
+        if st:
+            return False, ctx.status(st)
+        got: list[Any]
+        try:
+            got = [ctx.read_floats(vals[0][k]) for k in range(n[0])]
+        except Fail as exc:  # another thread's rebind left a value half made
+            got = [exc.detail]
+        for k in range(n[0]):
+            a.ReleaseValue(vals[0][k])
+        a.AllocatorFree(ctx.allocator, vals[0])
+        return got == [[i + 0.5, i + 0.5]], None
+    finally:
+        a.ReleaseValue(x)
+        a.ReleaseValue(y)
+
+
+@check("thread.shared-binding", "One IoBinding shared by threads that each bind their own "
+       "input and run gives every thread its own result.",
+       "shared/research E2 (232 of 1600 wrong on 1.32): IoBinding is not Sync; the race can "
+       "also corrupt ORT's heap (SIGSEGV, SIGABRT seen), hence the child process",
+       slots=("CreateIoBinding",), crash=True)
+def shared_binding(ctx: Ctx) -> str:
+    a = ctx.api
+    sess = ctx.session(models.add_model((2,)))
+    b = ctx.out(a.CreateIoBinding, "OrtIoBinding*", sess)
+    ctx.defer(a.ReleaseIoBinding, b)
+    tally: list[str] = []
+    iters, nthreads = 200, 8
+
+    def work(i: int) -> None:
+        for _ in range(iters):
+            ok, err = _binding_round(ctx, sess, b, i + 1)
+            tally.append("error" if err else ("ok" if ok else "wrong"))
+
+    errors = _threads(nthreads, work)
+    if errors:
+        raise Fail("; ".join(errors))
+    counts = {k: tally.count(k) for k in ("ok", "wrong", "error")}
+    if counts["wrong"] or counts["error"]:
+        raise Known(f"{counts['wrong']} wrong and {counts['error']} failed of "
+                    f"{nthreads * iters} runs: a shared IoBinding races (treat it as not Sync)")
+    return (f"no corruption seen in {nthreads * iters} runs (race-dependent; proves nothing)")
+
+
+@check("thread.per-thread-binding", "Per-thread IoBindings on one shared session give every "
+       "thread its own result.", "shared/research E2c", slots=("CreateIoBinding",))
+def per_thread_binding(ctx: Ctx) -> str:
+    a = ctx.api
+    sess = ctx.session(models.add_model((2,)))
+    bad: list[str] = []
+
+    def work(i: int) -> None:
+        b = ctx.out(a.CreateIoBinding, "OrtIoBinding*", sess)
+        try:
+            for _ in range(100):
+                ok, err = _binding_round(ctx, sess, b, i + 1)
+                if not ok:
+                    bad.append(str(err))
+        finally:
+            a.ReleaseIoBinding(b)
+
+    errors = _threads(4, work)
+    if errors or bad:
+        raise Fail(f"errors {errors[:2]}, bad {len(bad)}: {bad[:2]}")
+    return "400 runs, 4 bindings: all correct"
+
+
+def _run_async(ctx: Ctx, intra: int) -> tuple[Any, dict[str, Any]]:
+    a, ffi = ctx.api, ctx.ffi
+    so = ctx.options(intra=intra)
+    sess = ctx.session(models.add_model((2,)), so)
+    done = threading.Event()
+    seen: dict[str, Any] = {}
+
+    def callback(_user: Any, outputs: Any, n: int, status: Any) -> None:
+        try:
+            seen["thread"] = threading.get_native_id()
+            seen["error"] = ctx.status(status)  # the callback owns the status
+            seen["values"] = (ctx.read_floats(outputs[0]) if n and outputs[0] != ffi.NULL
+                              else None)
+        finally:
+            done.set()
+
+    cb = ctx.keep(ffi.callback("RunAsyncCallbackFn", callback))
+    names_in = ctx.keep([ffi.new("char[]", b"x"), ffi.new("char[]", b"y")])
+    x = ctx.floats([1, 2])
+    y = ctx.floats([3, 4])
+    vals = ctx.keep(ffi.new("OrtValue*[]", [x, y]))
+    out_name = ctx.keep(ffi.new("char[]", b"z"))
+    outs = ctx.keep(ffi.new("OrtValue*[1]"))
+    in_arr = ctx.keep(ffi.new("char*[]", names_in))
+    out_arr = ctx.keep(ffi.new("char*[]", [out_name]))
+    err = ctx.status(a.RunAsync(sess, ffi.NULL, in_arr, vals, 2, out_arr, 1, outs, cb,
+                                ffi.NULL))
+    if err is None:
+        if not done.wait(20):
+            raise Fail("the callback never came")
+        if outs[0] != ffi.NULL:
+            ctx.defer(a.ReleaseValue, outs[0])
+    return err, seen
+
+
+@check("thread.run-async-callback-thread", "RunAsync returns at once and calls its callback on "
+       "an intra-op pool thread, not the caller's, with the outputs.",
+       "onnxruntime_c_api.h RunAsync (runs in a thread owned by the intra-op pool); "
+       "shared/research E5", slots=("RunAsync",))
+def run_async(ctx: Ctx) -> str:
+    err, seen = _run_async(ctx, 2)
+    if err:
+        raise Fail(f"RunAsync: {code_name(err[0])}: {short(err[1])}")
+    if seen.get("error"):
+        raise Fail(f"callback status: {seen['error']}")
+    if seen.get("values") != [4.0, 6.0]:
+        raise Fail(f"outputs {seen.get('values')}")
+    if seen["thread"] == threading.get_native_id():
+        raise Known("the callback ran on the calling thread")
+    return "callback on another OS thread with z = [4, 6]"
+
+
+@check("thread.run-async-needs-pool", "RunAsync on a session with intra_op_num_threads=1 is "
+       "refused with an error status (there is no pool thread to run it).",
+       "shared/research E5b; ORT #17149", slots=("RunAsync",))
+def run_async_intra1(ctx: Ctx) -> str:
+    err, seen = _run_async(ctx, 1)
+    if err is None:
+        raise Known(f"accepted; the callback ran (error: {seen.get('error')})")
+    return f"{code_name(err[0])}: {short(err[1])}"
+
+
+@check("thread.logger-concurrent-runs", "A session logger is called on each of several "
+       "threads whose concurrent Runs log (here: a kernel error, logged at ERROR).",
+       "onnxruntime/core/common/logging (sinks are called on the logging thread, unlocked); "
+       "shared/research E4", slots=("SetUserLoggingFunction",))
+def logger_concurrent(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    seen: list[int] = []
+
+    def log(_p: Any, _sev: int, _cat: Any, _id: Any, _loc: Any, _msg: Any) -> None:
+        seen.append(threading.get_native_id())
+
+    cb = ctx.keep(ffi.callback("OrtLoggingFunction", log))
+    so = ctx.options()
+    ctx.ok(a.SetUserLoggingFunction(so, cb, ffi.NULL))
+    ctx.ok(a.SetSessionLogSeverityLevel(so, 3))
+    t1 = models.tensor_type(models.FLOAT, ("a",))
+    t2 = models.tensor_type(models.FLOAT, ("b",))
+    m = models.model([models.node("Add", ["x", "y"], ["z"])],
+                     [models.value_info("x", t1), models.value_info("y", t2)],
+                     [models.value_info("z", models.tensor_type(models.FLOAT, None))])
+    sess = ctx.session(m, so)
+    x = ctx.floats([1, 2])
+    y = ctx.floats([1, 2, 3])
+    before = len(seen)
+    callers: list[int] = []
+
+    def work(_i: int) -> None:
+        callers.append(threading.get_native_id())
+        for _ in range(5):
+            got, err = _run_raw(ctx, sess, {"x": x, "y": y}, ["z"])
+            if err is None:
+                raise Fail("the broadcasting error did not happen")
+
+    errors = _threads(3, work)
+    if errors:
+        raise Fail("; ".join(errors))
+    run_threads = set(seen[before:])
+    hit = run_threads & set(callers)
+    if len(hit) < 3:
+        raise Fail(f"run-time messages came from {len(hit)} of the 3 running threads "
+                   f"({len(seen) - before} messages)")
+    return f"{len(seen) - before} messages, from all 3 running threads"

@@ -1,0 +1,176 @@
+"""Version negotiation, build information and OrtStatus."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .._capi import Ctx, code_name, short, stderr_captured
+from .._registry import Fail, Known, check
+
+C_API_H = "https://onnxruntime.ai/docs/api/c/struct_ort_api_base.html"
+
+
+def _base(ctx: Ctx):  # type: ignore[no-untyped-def]
+    return ctx.api.lib.OrtGetApiBase()
+
+
+def _minor(ctx: Ctx) -> int:
+    return int(ctx.c_string(_base(ctx).GetVersionString()).split(".")[1])
+
+
+@check("ver.version-string",
+       "GetVersionString returns MAJOR.MINOR.PATCH and MINOR is the newest API version GetApi "
+       "accepts.", C_API_H)
+def version_string(ctx: Ctx) -> str:
+    base = _base(ctx)
+    text = ctx.c_string(base.GetVersionString())
+    parts = text.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise Fail(f"version string {text!r} is not MAJOR.MINOR.PATCH")
+    minor = int(parts[1])
+    if base.GetApi(minor) == ctx.ffi.NULL:
+        raise Fail(f"GetApi({minor}) returned NULL for ONNX Runtime {text}")
+    def above_minor() -> Any:
+        return base.GetApi(minor + 1)
+
+    above, _ = stderr_captured(above_minor)
+    if above != ctx.ffi.NULL:
+        raise Fail(f"GetApi({minor + 1}) returned a table for ONNX Runtime {text}")
+    return f"{text}: API {minor} is the newest"
+
+
+@check("ver.getapi-above-null",
+       "GetApi for a version above the library's, or for 0, returns NULL.", C_API_H)
+def getapi_above(ctx: Ctx) -> str:
+    base = _base(ctx)
+    minor = _minor(ctx)
+    for v in (minor + 1, minor + 50, 0, 2**31):
+        got, _ = stderr_captured(functools.partial(base.GetApi, v))
+        if got != ctx.ffi.NULL:
+            raise Fail(f"GetApi({v}) returned a table")
+    return f"GetApi({minor + 1}), GetApi({minor + 50}), GetApi(0), GetApi(2**31): NULL"
+
+
+@check("ver.getapi-quiet",
+       "GetApi for an unsupported version returns NULL without writing to stderr.",
+       "onnxruntime/core/session/onnxruntime_c_api.cc (GetApi prints before returning NULL)")
+def getapi_quiet(ctx: Ctx) -> str:
+    base = _base(ctx)
+    minor = _minor(ctx)
+    _, text = stderr_captured(lambda: base.GetApi(minor + 1))
+    if text.strip():
+        raise Known(f"writes to stderr: {short(text)}")
+    return "nothing written"
+
+
+@check("ver.getapi-same-table",
+       "GetApi returns the same table for every supported version (older tables are prefixes).",
+       "onnxruntime/core/session/onnxruntime_c_api.cc (one static ort_api_1_to_N)")
+def getapi_same(ctx: Ctx) -> str:
+    base = _base(ctx)
+    minor = _minor(ctx)
+    tables = {int(ctx.ffi.cast("uintptr_t", base.GetApi(v))) for v in range(1, minor + 1)}
+    if len(tables) != 1:
+        raise Fail(f"{len(tables)} distinct tables for versions 1..{minor}")
+    return f"versions 1..{minor}: one table"
+
+
+@check("ver.build-info", "GetBuildInfoString returns a non-empty description of the build.",
+       C_API_H, slots=("GetBuildInfoString",))
+def build_info(ctx: Ctx) -> str:
+    text = ctx.c_string(ctx.api.GetBuildInfoString())
+    if not text.strip():
+        raise Fail("empty build info")
+    return short(text, 120)
+
+
+@check("ver.providers-cpu-last",
+       "GetAvailableProviders lists CPUExecutionProvider, and lists it last.",
+       "https://onnxruntime.ai/docs/execution-providers/", slots=("GetAvailableProviders",))
+def providers(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    names = ffi.new("char***")
+    count = ffi.new("int*")
+    ctx.ok(a.GetAvailableProviders(names, count))
+    got = [ctx.c_string(names[0][i]) for i in range(count[0])]
+    ctx.ok(a.ReleaseAvailableProviders(names[0], count[0]))
+    if "CPUExecutionProvider" not in got:
+        raise Fail(f"providers {got}")
+    if got[-1] != "CPUExecutionProvider":
+        raise Fail(f"CPU is not last: {got}")
+    return ", ".join(got)
+
+
+@check("status.roundtrip",
+       "CreateStatus keeps the code and a copy of the message; GetErrorCode/GetErrorMessage "
+       "return them.", C_API_H)
+def status_roundtrip(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    msg = ffi.new("char[]", b"conformance message")
+    st = a.CreateStatus(2, msg)
+    msg[0] = b"X"  # the status must hold its own copy
+    try:
+        code = int(a.GetErrorCode(st))
+        text = ctx.c_string(a.GetErrorMessage(st))
+    finally:
+        a.ReleaseStatus(st)
+    if code != 2 or text != "conformance message":
+        raise Fail(f"got code {code}, message {text!r}")
+    return "code and copied message returned"
+
+
+@check("status.ok-is-null",
+       "CreateStatus(ORT_OK, NULL) returns NULL, the value every slot uses for success.",
+       "onnxruntime/core/framework/error_code.cc (CreateStatus always allocates)")
+def status_ok(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    st = a.CreateStatus(0, ffi.NULL)
+    if st == ffi.NULL:
+        return "NULL"
+    code = int(a.GetErrorCode(st))
+    a.ReleaseStatus(st)
+    raise Known(f"returns a non-NULL status with code {code}: a caller testing the pointer "
+                "reads it as a failure")
+
+
+@check("status.release-null",
+       "ReleaseStatus(NULL) and the other Release* functions accept NULL as a no-op.",
+       "none", child=True)
+def release_null(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    names = []
+    for n in a.available:
+        t = ffi.typeof(getattr(a.table, n))
+        if n.startswith("Release") and t.result.cname == "void" and len(t.args) == 1:
+            names.append(n)
+    for n in names:
+        ctx.step(f"{n}(NULL)")
+        getattr(a, n)(ffi.NULL)
+    return f"{len(names)} Release* functions accept NULL"
+
+
+@check("ver.sub-tables", "The sub-API getters answer on a CPU inference build: the model "
+       "editor, compile, EP and interop tables exist, the training table is NULL, and unknown "
+       "provider or experimental-function names are refused.", C_API_H,
+       slots=("GetModelEditorApi", "GetCompileApi", "GetEpApi", "GetExecutionProviderApi"))
+def sub_tables(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    got = {}
+    for name in ("GetModelEditorApi", "GetCompileApi", "GetEpApi", "GetInteropApi"):
+        if ctx.has(name):
+            got[name[3:]] = getattr(a, name)() != ffi.NULL
+    training = a.GetTrainingApi(ctx.api_version)
+    p = ffi.new("void**")
+    err = ctx.status(a.GetExecutionProviderApi(b"NoSuchProvider", ctx.api_version, p))
+    detail = ", ".join(f"{k}: {'table' if v else 'NULL'}" for k, v in got.items())
+    if ctx.has("GetExperimentalFunction"):
+        fn = a.GetExperimentalFunction(b"ortc_no_such_function")
+        detail += f"; GetExperimentalFunction(unknown): {'NULL' if fn == ffi.NULL else 'a pointer'}"
+        if fn != ffi.NULL:
+            raise Fail(detail)
+    if not all(got.values()) or training != ffi.NULL or err is None:
+        raise Fail(f"{detail}; training {'NULL' if training == ffi.NULL else 'table'}; "
+                   f"unknown EP api: {err}")
+    return (f"{detail}; training: NULL; GetExecutionProviderApi(unknown): "
+            f"{code_name(err[0])}")

@@ -1,0 +1,368 @@
+"""``python -m ortc conformance``: run the checks on one library, or a version matrix.
+
+    python -m ortc conformance [--library PATH] [--json FILE] [--markdown FILE] [--only PREFIX]
+    python -m ortc conformance --matrix 1.19.2,1.32.0 [--output docs/CONFORMANCE.md]
+    python -m ortc conformance --list
+
+Exit status: 0 when every check passed or ended in a recorded state (known, skip); 1 when any
+check failed unexpectedly; 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Sequence
+
+__all__ = ["main", "MATRIX_VERSIONS", "render_markdown", "render_matrix"]
+
+#: the newest patch of every minor release whose PyPI wheel ships libonnxruntime.so
+MATRIX_VERSIONS = ("1.19.2", "1.20.1", "1.21.1", "1.22.1", "1.23.2", "1.24.4", "1.25.1",
+                   "1.26.0", "1.27.0", "1.28.0", "1.29.0", "1.30.0", "1.31.1", "1.32.0")
+
+_MARK = {"pass": "pass", "fail": "**FAIL**", "known": "known", "skip": "skip"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m ortc conformance",
+                                 description="Check what the ONNX Runtime C API does.")
+    ap.add_argument("--library", help="libonnxruntime to test (default: ortc's usual search)")
+    ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    ap.add_argument("--markdown", metavar="FILE", help="write the results as a Markdown table")
+    ap.add_argument("--only", action="append", default=[], metavar="PREFIX",
+                    help="run only checks whose id starts with PREFIX (repeatable)")
+    ap.add_argument("--list", action="store_true", help="list the checks and exit")
+    ap.add_argument("--quiet", action="store_true", help="no progress line and no table")
+    ap.add_argument("--ids", metavar="FILE", help=argparse.SUPPRESS)  # matrix: ids to run
+    ap.add_argument("--progress", metavar="FILE", help=argparse.SUPPRESS)  # matrix: JSON lines
+    ap.add_argument("--matrix", metavar="VERSIONS",
+                    help="comma-separated onnxruntime versions ('all' for 1.19..newest): fetch "
+                         "each wheel's library and run the suite on it in a child process")
+    ap.add_argument("--output", default=None, metavar="FILE",
+                    help="with --matrix: the Markdown report (default docs/CONFORMANCE.md)")
+    ap.add_argument("--coverage", metavar="FILE",
+                    help="with --matrix: include the slot coverage recorded in FILE "
+                         "(ORTC_SLOT_COVERAGE) in the report")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.matrix:
+        return _matrix(args)
+    from .. import _loader
+
+    if args.library:
+        _loader.load(args.library)
+    from . import coverage
+    from .checks import all_checks
+    from .runner import library_dict, run_checks
+
+    coverage.install_from_env()
+    checks = [c for c in all_checks()
+              if not args.only or any(c.id.startswith(p) for p in args.only)]
+    if args.ids:
+        with open(args.ids, encoding="utf-8") as f:
+            wanted = set(f.read().split())
+        checks = [c for c in checks if c.id in wanted]
+    if args.list:
+        for c in checks:
+            print(f"{c.id:<44} {'[child] ' if c.child else ''}{c.claim}")
+        return 0
+    if not checks:
+        print(f"no check matches {args.only}", file=sys.stderr)
+        return 2
+    lib = library_dict()
+    tty = sys.stderr.isatty() and not args.quiet
+
+    def progress(i: int, n: int, chk: Any, res: Any) -> None:
+        if args.progress:
+            # one line before and one after each check: if this process dies, the parent
+            # knows which check killed it and which results are in
+            item = {"result": res.to_json()} if res else {"start": chk.id}
+            with open(args.progress, "a", encoding="utf-8") as f:
+                f.write(json.dumps(item) + "\n")
+        if not tty:
+            return
+        line = f"[{i}/{n}] {chk.id}" + (f" {res.status}" if res else " ...")
+        sys.stderr.write("\r\033[K" + line[:110])
+        sys.stderr.flush()
+
+    if not args.quiet:
+        print(f"ONNX Runtime {lib['version']} (API {lib['api_version']}) at {lib['path']}")
+    t0 = time.perf_counter()
+    results = run_checks(checks, progress)
+    if tty:
+        sys.stderr.write("\r\033[K")
+    total = time.perf_counter() - t0
+    data = {"library": lib, "seconds": round(total, 2),
+            "checks": [r.to_json() for r in results]}
+    if args.json:
+        _write(args.json, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    if args.markdown:
+        _write(args.markdown, render_markdown(data))
+    coverage.flush()
+    if not args.quiet:
+        print(render_table(results))
+        counts = {s: sum(1 for r in results if r.status == s) for s in _MARK}
+        print(f"{len(results)} checks in {total:.1f} s: " +
+              ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return 1 if any(r.status == "fail" for r in results) else 0
+
+
+def _write(path: str, text: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def render_table(results: Sequence[Any]) -> str:
+    rows = [("id", "result", "seconds", "claim")]
+    rows += [(r.id, r.status.upper() if r.status == "fail" else r.status, f"{r.seconds:.2f}",
+              r.claim if len(r.claim) <= 90 else r.claim[:89] + "…") for r in results]
+    w = [max(len(row[i]) for row in rows) for i in range(3)]
+    out = []
+    for k, row in enumerate(rows):
+        out.append(f"{row[0]:<{w[0]}}  {row[1]:<{w[1]}}  {row[2]:>{w[2]}}  {row[3]}")
+        if k == 0:
+            out.append("-" * (sum(w) + 6 + 40))
+    return "\n".join(out)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    lib = data["library"]
+    lines = [f"# Conformance: ONNX Runtime {lib['version']}", "",
+             f"Library `{lib['path']}`, API {lib['api_version']}.", "",
+             "| id | result | seconds | claim | detail |", "|---|---|---|---|---|"]
+    for c in data["checks"]:
+        lines.append(f"| `{c['id']}` | {_MARK[c['status']]} | {c['seconds']:.2f} | "
+                     f"{_cell(c['claim'])} | {_cell(c['detail'])} |")
+    return "\n".join(lines) + "\n"
+
+
+# ---- the version matrix ----
+
+def _matrix(args: argparse.Namespace) -> int:
+    from ..wheels import fetch_library
+
+    versions = (list(MATRIX_VERSIONS) if args.matrix.strip() == "all"
+                else [v.strip() for v in args.matrix.split(",") if v.strip()])
+    runs: dict[str, dict[str, Any]] = {}
+    worst = 0
+    for v in versions:
+        print(f"[{v}] fetching ...", end="", flush=True)
+        try:
+            lib = fetch_library(v)
+        except Exception as exc:  # noqa: BLE001 - recorded in the report
+            print(f" cannot fetch: {exc}")
+            runs[v] = {"error": f"cannot fetch: {exc}"[:300]}
+            worst = 1
+            continue
+        print(" running ...", end="", flush=True)
+        t0 = time.perf_counter()
+        runs[v] = _run_version(lib)
+        res = runs[v]
+        if "checks" in res:
+            counts = {s: sum(1 for c in res["checks"] if c["status"] == s) for s in _MARK}
+            print(f" {time.perf_counter() - t0:.0f} s: " +
+                  ", ".join(f"{n} {s}" for s, n in counts.items()))
+            if counts["fail"]:
+                worst = 1
+        else:
+            print(" " + res["error"])
+            worst = 1
+    cov = None
+    if args.coverage:
+        from . import coverage
+        cov = coverage.report(coverage.read(args.coverage))
+    output = args.output or os.path.join(_repo_root(), "docs", "CONFORMANCE.md")
+    _write(output, render_matrix(runs, cov))
+    if args.json:
+        _write(args.json, json.dumps(runs, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {output}")
+    return worst
+
+
+def _run_version(lib: str, max_restarts: int = 5, ids: Sequence[str] | None = None
+                 ) -> dict[str, Any]:
+    """Run the suite on ``lib`` in child runners. A runner killed by a check that was meant to
+    be safe in process is restarted on the checks it had not reached; the check it died in is
+    recorded as a failure with the signal, so one crash never hides the other results."""
+    from .checks import all_checks
+
+    todo = [c.id for c in all_checks() if ids is None or c.id in ids]
+    results: dict[str, dict[str, Any]] = {}
+    library: dict[str, Any] = {}
+    env = dict(os.environ)
+    env.pop("ORTC_LIBRARY", None)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for attempt in range(max_restarts + 1):
+            ids, prog, out = (os.path.join(tmp, f"{n}{attempt}") for n in ("ids", "prog", "out"))
+            with open(ids, "w", encoding="utf-8") as f:
+                f.write("\n".join(todo))
+            cmd = [sys.executable, "-m", "ortc", "conformance", "--library", lib, "--json", out,
+                   "--quiet", "--ids", ids, "--progress", prog]
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+            if os.path.exists(out):
+                with open(out, encoding="utf-8") as f:
+                    data = json.load(f)
+                library = data["library"]
+                results.update({c["id"]: c for c in data["checks"]})
+                break
+            started = None
+            if os.path.exists(prog):
+                with open(prog, encoding="utf-8") as f:
+                    for line in f:
+                        item = json.loads(line)
+                        if "start" in item:
+                            started = item["start"]
+                        else:
+                            results[item["result"]["id"]] = item["result"]
+                            started = None
+            tail = " | ".join((proc.stderr or "").strip().splitlines()[-2:])[-300:]
+            if started is None:
+                return {"error": f"runner exited {proc.returncode}: {tail}"}
+            chk = next(c for c in all_checks() if c.id == started)
+            sig = -proc.returncode
+            results[started] = {
+                "id": chk.id, "claim": chk.claim, "status": "fail", "evidence": chk.evidence,
+                "seconds": 0.0, "test": chk.test,
+                "detail": f"the in-process runner died during this check (exit {proc.returncode}"
+                          + (f", signal {sig}" if sig > 0 else "") + f"): {tail}"}
+            todo = [i for i in todo if i not in results]
+            if not todo:
+                break
+        else:
+            return {"error": f"runner kept dying ({max_restarts + 1} times)"}
+    order = [c.id for c in all_checks()]
+    return {"library": library, "seconds": round(time.perf_counter() - t0, 2),
+            "checks": [results[i] for i in order if i in results]}
+
+
+def _repo_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = None) -> str:
+    """docs/CONFORMANCE.md: one row per check, one column per version, then the details."""
+    from .checks import all_checks
+
+    versions = list(runs)
+    checks = all_checks()
+    by_version = {v: {c["id"]: c for c in r.get("checks", [])} for v, r in runs.items()}
+    lines = [
+        "# ONNX Runtime C API conformance",
+        "",
+        "Generated by `python -m ortc conformance --matrix all --coverage FILE` "
+        "(ortc/conformance); do not edit by hand. Each row is a claim about the C API, checked by calling the OrtApi slots "
+        "through cffi against the libonnxruntime.so of the onnxruntime wheel of each version "
+        "(Linux x86_64, CPU provider).",
+        "",
+        "Results: **pass** the claim holds; **known** it does not, and that is a recorded fact "
+        "(a crash with its signal, a documented hazard, a feature the version lacks; the "
+        "details below say which); **skip** the library's API is older than a slot the check "
+        "needs; **FAIL** an unexpected result.",
+        "",
+    ]
+    header = "| check | " + " | ".join(versions) + " |"
+    lines += [header, "|---|" + "---|" * len(versions)]
+    for c in checks:
+        cells = []
+        for v in versions:
+            got = by_version[v].get(c.id)
+            cells.append(_MARK[got["status"]] if got else "–")
+        lines.append(f"| `{c.id}` | " + " | ".join(cells) + " |")
+    for v, r in runs.items():
+        if "error" in r:
+            lines.append(f"\n{v}: not run ({_cell(r['error'])})")
+    lines += ["", "## Run times", "",
+              "| version | seconds | pass | known | skip | fail |", "|---|---|---|---|---|---|"]
+    for v, r in runs.items():
+        if "checks" in r:
+            cs = r["checks"]
+            lines.append(f"| {v} | {r.get('seconds', 0):.1f} | " + " | ".join(
+                str(sum(1 for c in cs if c["status"] == s))
+                for s in ("pass", "known", "skip", "fail")) + " |")
+    lines += ["", "## Where ORT does not do what the claim says", "",
+              "Every check with a `known` result on some version, with what happened (newest "
+              "version first). These are the findings a binding author needs.", ""]
+    for c in checks:
+        knowns = [(v, by_version[v][c.id]) for v in versions
+                  if c.id in by_version[v] and by_version[v][c.id]["status"] == "known"]
+        if not knowns:
+            continue
+        vs = [v for v, _ in knowns]
+        span = vs[0] if len(vs) == 1 else (f"{vs[0]}…{vs[-1]}" if _contiguous(vs, versions)
+                                           else ", ".join(vs))
+        lines.append(f"- `{c.id}` ({span}): {_cell(c.claim)} **Observed:** "
+                     f"{_cell(_normalise(knowns[-1][1]['detail']))}")
+    lines += ["", "## Checks", "",
+              "Claim, evidence, the function that decides it, and what each version did "
+              "(versions with the same detail are grouped)."]
+    for c in checks:
+        lines += ["", f"### `{c.id}`", "", c.claim, "",
+                  f"- evidence: {c.evidence}", f"- decided by: `{c.test}`"
+                  + (" (in a child process)" if c.child else "")]
+        groups: dict[tuple[str, str], list[str]] = {}
+        for v in versions:
+            got = by_version[v].get(c.id)
+            if got:
+                groups.setdefault((got["status"], _normalise(got["detail"])), []).append(v)
+        for (status, detail), vs in groups.items():
+            span = vs[0] if len(vs) == 1 else f"{vs[0]}…{vs[-1]}" if _contiguous(vs, versions) \
+                else ", ".join(vs)
+            lines.append(f"- {span}: {_MARK[status]}" + (f": {_cell(detail)}" if detail else ""))
+    if cov is not None:
+        lines += _coverage_section(cov)
+    return "\n".join(lines) + "\n"
+
+
+def _normalise(detail: str) -> str:
+    """Drop timings and addresses so equal behaviour groups across versions."""
+    import re
+    detail = re.sub(r"\b\d+ ms\b", "N ms", detail)
+    detail = re.sub(r"0x[0-9a-f]{6,}", "0x…", detail)
+    detail = re.sub(r"/[^\s]*/libonnxruntime[^\s]*", "libonnxruntime", detail)
+    detail = re.sub(r"(\.(?:cc|h)):\d+", r"\1", detail)  # source line numbers move
+    detail = re.sub(r"\d+ messages", "N messages", detail)
+    return detail
+
+
+def _contiguous(vs: list[str], versions: list[str]) -> bool:
+    idx = [versions.index(v) for v in vs]
+    return idx == list(range(idx[0], idx[0] + len(idx)))
+
+
+def _coverage_section(cov: dict[str, Any]) -> list[str]:
+    lines = ["", "## OrtApi slot coverage", "",
+             f"Slots up to API {cov['upto']}: {cov['total']}. Not usable on a CPU-only build: "
+             f"{len(cov['not_on_cpu'])} (listed below with the reason). Of the remaining "
+             f"{cov['applicable']}, the test suite plus the conformance kit call "
+             f"**{cov['covered']} ({cov['percent']}%)**.", "",
+             "Reproduce: `ORTC_SLOT_COVERAGE=/tmp/slots.jsonl python -m pytest -q tests/` "
+             "(tests/_coverage_plugin.py instruments the OrtApi facade; conformance children "
+             "record their own calls), then `python -m ortc.conformance.coverage "
+             "/tmp/slots.jsonl`. The number above was measured against ORT 1.32.0 with the "
+             "long API-misuse fuzz test deselected.", ""]
+    if cov["missing"]:
+        lines += ["Applicable but not called:", ""]
+        lines += [f"- `{n}`: {why}" for n, why in sorted(cov["missing"].items())]
+        lines.append("")
+    by_reason: dict[str, list[str]] = {}
+    for n, why in cov["not_on_cpu"].items():
+        by_reason.setdefault(why, []).append(n)
+    lines += ["Not applicable on a CPU-only build:", ""]
+    for why, names in by_reason.items():
+        lines.append(f"- {why}: " + ", ".join(f"`{n}`" for n in names))
+    return lines

@@ -1,0 +1,276 @@
+"""The conformance kit: the suite on the newest (in process) and oldest (child) library, the JSON
+the runner writes, crash checks recorded with their signal, the hand-written ONNX models, slot
+coverage, the matrix report, and ``build_ffi.py --compare``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import onnx
+
+from ortc.conformance import _registry, coverage, models
+from ortc.conformance.checks import all_checks
+from ortc.wheels import fetch_library
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OLDEST = "1.19.2"  # the oldest onnxruntime wheel that ships libonnxruntime.so
+KEYS = {"id", "claim", "status", "evidence", "seconds", "detail"}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT
+    env.pop("ORTC_LIBRARY", None)
+    env.update(extra)
+    return env
+
+
+def _cli(*args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ortc", "conformance", *args],
+                          capture_output=True, text=True, env=_env(**env), timeout=timeout,
+                          cwd=ROOT)
+
+
+def _fails(results: list[dict[str, object]]) -> list[str]:
+    return [f"{r['id']}: {r['detail']}" for r in results if r["status"] == "fail"]
+
+
+def test_registry_declares_enough_well_formed_checks() -> None:
+    checks = all_checks()
+    assert len(checks) >= 60
+    assert len({c.id for c in checks}) == len(checks)
+    for c in checks:
+        assert c.id and c.evidence and c.claim.endswith("."), c.id
+        assert ":" in c.test and callable(c.func), c.id
+        assert not c.crash or c.child, c.id
+    families = {c.id.split(".")[0] for c in checks}
+    assert {"ver", "env", "create", "run", "value", "life", "thread", "binding",
+            "kernel"} <= families
+
+
+def test_suite_in_process_has_no_unexpected_failure() -> None:
+    from ortc.conformance.runner import run_checks
+
+    results = [r.to_json() for r in run_checks(all_checks())]
+    assert not _fails(results)
+    assert {r["status"] for r in results} <= set(_registry.STATUSES)
+    by_id = {r["id"]: r for r in results}
+    # the hazards binding authors must know about stay visible on the installed (newest) library
+    assert by_id["status.ok-is-null"]["status"] == "known"
+    assert by_id["typeinfo.cast-wrong-kind"]["status"] == "known"
+
+
+def test_cli_json_schema_and_crash_signals(tmp_path) -> None:
+    out = tmp_path / "r.json"
+    md = tmp_path / "r.md"
+    proc = _cli("--only", "value.empty-optional", "--only", "env.run-after-last-release",
+                "--only", "status.", "--json", str(out), "--markdown", str(md))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert {"path", "version", "api_version"} <= set(data["library"])
+    assert data["checks"] and all(KEYS <= set(c) for c in data["checks"])
+    crash_ids = {c.id for c in all_checks() if c.crash}
+    crashed = [c for c in data["checks"] if c["id"] in crash_ids]
+    assert crashed
+    for c in crashed:
+        assert c["status"] in ("known", "pass"), c
+        if c["status"] == "known":
+            assert "killed by SIG" in c["detail"], c
+    # GetValueType on an empty optional output segfaults on the installed library
+    gvt = next(c for c in data["checks"] if c["id"] == "value.empty-optional-getvaluetype")
+    assert gvt["status"] == "known" and "SIGSEGV" in gvt["detail"]
+    assert "| `status.roundtrip` | pass |" in md.read_text()
+    # the table has a row per check
+    assert "value.empty-optional-getvaluetype" in proc.stdout
+
+
+def test_oldest_library_has_no_unexpected_failure(tmp_path) -> None:
+    lib = fetch_library(OLDEST)
+    out = tmp_path / "old.json"
+    proc = _cli("--library", lib, "--json", str(out), "--quiet")
+    data = json.loads(out.read_text())
+    assert data["library"]["version"] == OLDEST
+    assert not _fails(data["checks"]), proc.stderr[-2000:]
+    assert proc.returncode == 0
+    skipped = [c for c in data["checks"] if c["status"] == "skip"]
+    assert skipped and all("needs API" in c["detail"] for c in skipped)
+
+
+def test_unexpected_failure_sets_the_exit_status(monkeypatch) -> None:
+    from ortc.conformance import cli
+
+    def broken(_ctx: object) -> str:
+        raise _registry.Fail("on purpose")
+
+    def lacking(_ctx: object) -> str:
+        return "never run"
+
+    extra = [_registry.Check("zz.broken", "A check that fails.", "none", broken),
+             _registry.Check("zz.lacking", "A check needing a slot from the future.", "none",
+                             lacking, slots=("KernelContext_GetPreallocatedOutput",))]
+    monkeypatch.setattr(_registry, "CHECKS", _registry.CHECKS + extra)
+    import ortc.conformance.checks as checks_pkg
+    monkeypatch.setattr(checks_pkg, "CHECKS", _registry.CHECKS)
+    assert cli.main(["--only", "zz.broken", "--quiet"]) == 1
+    assert cli.main(["--only", "zz.lacking", "--quiet"]) == 0
+    from ortc.conformance.runner import run_one
+    res = run_one(extra[1])
+    from ortc._loader import api
+    assert res.status == ("skip" if api().version < 30 else "pass")
+
+
+def test_models_are_valid_onnx() -> None:
+    built = {
+        "identity": models.identity_model(models.FLOAT),
+        "transpose4": models.identity_model(22, op="Transpose", perm=[0, 1]),
+        "add": models.add_model(), "mlp": models.mlp_model(), "chain": models.chain_model(3, 8),
+        "optional": models.optional_out_model(), "metadata": models.metadata_model(),
+        "overridable": models.overridable_model(), "type_error": models.type_error_model(),
+        "sequence": models.sequence_model(),
+        "custom": models.custom_op_model({"factor": 2, "bias": 0.5, "label": "x",
+                                          "ints": [1, 2], "floats": [1.5], "words": ["a"],
+                                          "table": ("tensor", models.tensor(
+                                              "t", models.FLOAT, [1], b"\0\0\x80?"))}),
+    }
+    for name, data in built.items():
+        m = onnx.load_from_string(data)
+        if name != "custom":
+            onnx.checker.check_model(m)
+    meta = onnx.load_from_string(built["metadata"])
+    assert (meta.graph.name, meta.model_version, meta.domain) == ("conformance_graph", 7,
+                                                                  "org.ortc.test")
+    assert {p.key: p.value for p in meta.metadata_props} == {"author": "ortc",
+                                                             "purpose": "conformance"}
+    custom = onnx.load_from_string(built["custom"]).graph.node[0]
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in custom.attribute}
+    assert attrs["ints"] == [1, 2] and attrs["floats"] == [1.5] and attrs["words"] == [b"a"]
+    # the C enum and ONNX number the 2-bit and E8M0 types differently
+    assert models.onnx_type(24) == onnx.TensorProto.UINT2
+    assert models.onnx_type(26) == onnx.TensorProto.FLOAT8E8M0
+
+
+def test_children_record_slot_coverage(tmp_path) -> None:
+    path = tmp_path / "slots.jsonl"
+    proc = _cli("--only", "status.roundtrip", "--only", "status.release-null", "--quiet",
+                ORTC_SLOT_COVERAGE=str(path))
+    assert proc.returncode == 0, proc.stderr
+    names = coverage.read(str(path))
+    assert {"CreateStatus", "GetErrorCode", "ReleaseStatus", "ReleaseValue"} <= names
+    rep = coverage.report(names, 29)
+    assert rep["covered"] >= 4 and rep["applicable"] + len(rep["not_on_cpu"]) == rep["total"]
+    assert "CreateStatus" not in rep["missing"]
+
+
+def test_matrix_report_renders_rows_and_versions() -> None:
+    from ortc.conformance.cli import render_matrix
+
+    runs = {"1.19.2": {"seconds": 1.0, "checks": [
+                {"id": "ver.version-string", "status": "pass", "detail": "a"},
+                {"id": "status.ok-is-null", "status": "known", "detail": "b"}]},
+            "1.20.1": {"error": "cannot fetch"}}
+    text = render_matrix(runs, coverage.report({"CreateStatus"}, 29))
+    assert "| check | 1.19.2 | 1.20.1 |" in text
+    assert "| `ver.version-string` | pass | – |" in text
+    assert "1.20.1: not run (cannot fetch)" in text
+    assert "## OrtApi slot coverage" in text
+
+
+def _official_style_header(slots: list[tuple[str, int]], api_version: int) -> str:
+    """A header in the style of onnxruntime_c_api.h, written here from ortc's slot list."""
+    lines = [f"#define ORT_API_VERSION {api_version}", "struct OrtApi;",
+             "typedef struct OrtApi OrtApi;", "struct OrtApi {"]
+    for i, (name, since) in enumerate(slots):
+        doc = f"  /** \\brief Slot {i}.\n   *\n   * \\since Version 1.{since}.\n   */"
+        if i % 7 == 3:
+            doc = "  /// a slot documented without a version"
+        lines.append(doc)
+        if i == 5:
+            lines.append("  /* commented out: ORT_API2_STATUS(NotASlot, _In_ int x); */")
+        if name.startswith("Release") and i % 2:
+            lines.append(f"  ORT_CLASS_RELEASE({name[len('Release'):]});")
+        elif i % 5 == 1:
+            lines.append(f"  const char*(ORT_API_CALL* {name})(_In_ const OrtValue* v)"
+                         " NO_EXCEPTION;")
+        elif i % 5 == 2:
+            lines.append(f"  ORT_API_T(const char*, {name}, _In_ const OrtEpDevice* d);")
+        else:
+            lines.append(f"  ORT_API2_STATUS({name}, _In_ const OrtSession* s,\n"
+                         f"                  _Out_ size_t* out);")
+    lines.append("};")
+    return "\n".join(lines) + "\n"
+
+
+def _compare(header: str, tmp_path) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "onnxruntime_c_api.h"
+    path.write_text(header)
+    return subprocess.run([sys.executable, os.path.join(ROOT, "build_ffi.py"), "--compare",
+                           str(path)], capture_output=True, text=True, env=_env(), cwd=ROOT)
+
+
+def test_build_ffi_compare_reports_matches_and_mismatches(tmp_path) -> None:
+    from ortc._slots import SLOTS
+
+    slots = list(SLOTS)
+    same = _compare(_official_style_header(slots, max(v for _, v in slots)), tmp_path)
+    assert same.returncode == 0, same.stdout
+    assert "0 mismatches" in same.stdout
+    # an older header: ortc's newer slots are notes, not mismatches
+    older = [s for s in slots if s[1] <= 29]
+    assert _compare(_official_style_header(older, 29), tmp_path).returncode == 0
+    # swapped order and a wrong since-version are reported, by slot index and name
+    bad = list(slots)
+    bad[10], bad[11] = bad[11], bad[10]
+    bad[40] = (bad[40][0], bad[40][1] + 1)
+    proc = _compare(_official_style_header(bad, max(v for _, v in slots)), tmp_path)
+    assert proc.returncode == 1
+    assert f"slot 10: ortc declares {slots[10][0]}, the official header {slots[11][0]}" \
+        in proc.stdout
+    assert f"slot 40 {slots[40][0]}: since API {slots[40][1]} in ortc" in proc.stdout
+    # a header missing a slot ortc declares for an API it covers
+    short = _compare(_official_style_header(slots[:-30], max(v for _, v in slots)), tmp_path)
+    assert short.returncode == 1 and "the official table ends" in short.stdout
+
+
+def test_list_names_every_check() -> None:
+    proc = _cli("--list", timeout=60)
+    assert proc.returncode == 0
+    listed = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
+    assert listed == {c.id for c in all_checks()}
+
+
+def test_matrix_runner_survives_a_crashing_in_process_check(tmp_path) -> None:
+    from ortc._loader import api
+    from ortc.conformance.cli import _run_version
+
+    (tmp_path / "crashing_checks.py").write_text(
+        "import os, signal\n"
+        "from ortc.conformance._registry import check\n"
+        "@check('zz.crash-in-process', 'A check that kills its process.', 'none')\n"
+        "def crash(ctx):\n"
+        "    os.kill(os.getpid(), signal.SIGSEGV)\n"
+        "@check('zz.after-the-crash', 'A check after it.', 'none')\n"
+        "def after(ctx):\n"
+        "    return 'ran'\n")
+    old = dict(os.environ)
+    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{tmp_path}"
+    os.environ["ORTC_CONFORMANCE_PLUGINS"] = "crashing_checks"
+    try:
+        import importlib
+        sys.path.insert(0, str(tmp_path))
+        importlib.import_module("crashing_checks")  # the parent needs the id too
+        ids = ["status.roundtrip", "zz.crash-in-process", "zz.after-the-crash"]
+        run = _run_version(api().info.path, ids=ids)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+        sys.path.remove(str(tmp_path))
+        _registry.CHECKS[:] = [c for c in _registry.CHECKS if not c.id.startswith("zz.")]
+        _registry._IDS.difference_update({"zz.crash-in-process", "zz.after-the-crash"})
+    got = {c["id"]: c for c in run["checks"]}
+    assert got["zz.crash-in-process"]["status"] == "fail"
+    assert "died during this check" in got["zz.crash-in-process"]["detail"]
+    assert got["status.roundtrip"]["status"] == "pass"
+    assert got["zz.after-the-crash"]["detail"] == "ran"  # by the restarted runner
