@@ -140,7 +140,9 @@ def tensor_shape(api: Api, info: Any) -> tuple[Dim, ...]:
         if d >= 0:
             out.append(int(d))
         else:
-            name = ffi.string(names[i]).decode() if names[i] != ffi.NULL else ""
+            # a malformed model may name a dimension in bytes that are not UTF-8
+            name = ffi.string(names[i]).decode("utf-8", "replace") if names[i] != ffi.NULL \
+                else ""
             out.append(name or None)
     return tuple(out)
 
@@ -157,7 +159,7 @@ def convert_type_info(api: Api, info: Any) -> TypeInfo:
     if status:  # a denotation is optional: read a failure as none, but free its status
         api.ReleaseStatus(status)
     elif text[0] != ffi.NULL and length[0]:
-        denotation = ffi.unpack(text[0], length[0]).decode()
+        denotation = ffi.unpack(text[0], length[0]).decode("utf-8", "replace")
     if kind in (ValueKind.TENSOR, ValueKind.SPARSETENSOR):
         tinfo = ffi.new("OrtTensorTypeAndShapeInfo**")
         check(api.CastTypeInfoToTensorInfo(info, ffi.cast("const OrtTensorTypeAndShapeInfo**",

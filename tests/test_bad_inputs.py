@@ -167,6 +167,12 @@ ROWS: list[Row] = [
         lambda: model_source(_undefined_input_model()), InvalidArgument),
     Row("model", "an operator that does not exist",
         lambda: model_source(_unknown_op_model()), InvalidGraph),
+    Row("model", "an input name that is not UTF-8",
+        lambda: model_source(_non_utf8_model("name")), UnicodeDecodeError,
+        "should be InvalidGraph (the name buffer also leaks)"),
+    Row("model", "a symbolic dimension name that is not UTF-8 (read with U+FFFD)",
+        lambda: _check(ortc.Session(_non_utf8_model("dim")).inputs[0].shape, ("n\ufffdn",)),
+        None),
 
     # input and output names
     Row("names", "an unknown input name", lambda: add({**ab(), "z": np.ones(3, F32)}),
@@ -456,6 +462,20 @@ def _undefined_input_model() -> bytes:
                           [models._vi("x", T.FLOAT, [2])], [models._vi("y", T.FLOAT, [2])],
                           check=False)
     return m.SerializeToString()
+
+
+def _non_utf8_model(where: str) -> bytes:
+    """The Abs model with an input name or a dimension name made of invalid UTF-8 (protobuf
+    does not check; only byte surgery can make one)."""
+    from onnx import helper
+
+    name, dim = ("aQa", "n") if where == "name" else ("x", "nQn")
+    m = models.make_model([helper.make_node("Abs", [name], ["y"])],
+                          [models._vi(name, T.FLOAT, [dim])], [models._vi("y", T.FLOAT, [dim])],
+                          check=False).SerializeToString()
+    bad = (name if where == "name" else dim).encode()
+    assert bad in m
+    return m.replace(bad, bad.replace(b"Q", b"\xff"))
 
 
 def _unknown_op_model() -> bytes:

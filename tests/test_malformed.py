@@ -49,6 +49,8 @@ KNOWN_ORTC_ISSUES = [
      "shape (session.py _preallocate_outputs): numpy refuses an absurd one"),
     ("other _ArrayMemoryError", "as above, for a merely huge declared output shape"),
     ("other MemoryError", "as above"),
+    ("other UnicodeDecodeError", "session.py _load_io decodes input/output names strictly (and "
+     "leaks the name's buffer when that fails)"),
 ]
 CI_SEED = 1
 #: operators whose malformed attributes are known to abort ORT (issue 5): not used as seeds
