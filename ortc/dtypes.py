@@ -41,27 +41,37 @@ _FROM_DTYPE: dict[np.dtype[Any], ElementType] = {}
 _BITS: dict[int, int] = {}
 _MISSING: dict[int, str] = {}  # element type -> ml_dtypes name, when ml_dtypes is absent
 
-_ml: Any
-try:
-    import ml_dtypes as _ml
-except ImportError:  # optional dependency
-    _ml = None
-
 for _et in ElementType:
-    _name = _et.name
-    if _name in _NUMPY:
-        _dt = np.dtype(_NUMPY[_name])
-    elif _name in _ML_DTYPES:
-        if _ml is None or not hasattr(_ml, _ML_DTYPES[_name]):
-            _MISSING[int(_et)] = _ML_DTYPES[_name]
+    if _et.name in _NUMPY:
+        _dt = np.dtype(_NUMPY[_et.name])
+        _TO_DTYPE[int(_et)] = _dt
+        _FROM_DTYPE.setdefault(_dt, _et)
+    if _et.name in _SUBBYTE_BITS:
+        _BITS[int(_et)] = _SUBBYTE_BITS[_et.name]
+
+# ml_dtypes takes most of a second to import: it is loaded on first need (an element type that
+# needs it), or registered at once when the caller already imported it (an ml_dtypes array).
+_ml_state = {"loaded": False}
+
+
+def _load_ml_dtypes() -> None:
+    if _ml_state["loaded"]:
+        return
+    _ml_state["loaded"] = True
+    try:
+        import ml_dtypes as ml
+    except ImportError:  # optional dependency
+        ml = None
+    for et in ElementType:
+        name = _ML_DTYPES.get(et.name)
+        if name is None:
             continue
-        _dt = np.dtype(getattr(_ml, _ML_DTYPES[_name]))
-    else:
-        continue
-    _TO_DTYPE[int(_et)] = _dt
-    _FROM_DTYPE.setdefault(_dt, _et)
-    if _name in _SUBBYTE_BITS:
-        _BITS[int(_et)] = _SUBBYTE_BITS[_name]
+        if ml is None or not hasattr(ml, name):
+            _MISSING[int(et)] = name
+            continue
+        dt = np.dtype(getattr(ml, name))
+        _TO_DTYPE[int(et)] = dt
+        _FROM_DTYPE.setdefault(dt, et)
 
 
 def dtype_for(element_type: int, required: bool = True) -> np.dtype[Any] | None:
@@ -71,6 +81,9 @@ def dtype_for(element_type: int, required: bool = True) -> np.dtype[Any] | None:
         return dt
     if int(element_type) == ElementType.STRING:
         return np.dtype(object)
+    if not _ml_state["loaded"]:
+        _load_ml_dtypes()
+        return dtype_for(element_type, required)
     if not required:
         return None
     if int(element_type) in _MISSING:
@@ -91,6 +104,9 @@ def element_type_for(dtype: np.dtype[Any]) -> ElementType:
         return et
     if dtype.kind in STRING_KINDS:
         return ElementType.STRING
+    if not _ml_state["loaded"]:
+        _load_ml_dtypes()
+        return element_type_for(dtype)
     raise TypeError(f"numpy dtype {dtype} has no ONNX Runtime element type")
 
 

@@ -14,8 +14,6 @@ Execution providers decide whether one session may run concurrently: see
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import sys
 from typing import Any, Sequence
@@ -434,6 +432,8 @@ def rules() -> list[dict[str, Any]]:
 # -- rendering -----------------------------------------------------------------------------------
 
 def render_json() -> str:
+    import json  # imported here: `import ortc` should not pay for the CLI's modules
+
     return json.dumps({"types": rules(), "execution_providers": {
         p: {"concurrent_run": ok, "why": why} for p, (ok, why) in EP_CONCURRENT_RUN.items()},
         "callbacks": CALLBACKS}, indent=2) + "\n"
@@ -620,6 +620,8 @@ def render(fmt: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m ortc rules [--format json|markdown|rust] [--output FILE]``."""
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m ortc rules",
                                      description="Print ORT's thread rules as ortc enforces them.")
     parser.add_argument("--format", choices=("json", "markdown", "rust"), default="markdown")

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import Future
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -27,6 +26,9 @@ from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .threads import Lease, exclusive, shared
 from .typeinfo import ModelMetadata, NodeArg, TypeInfo, read_metadata, take_type_info
 from .value import Value, array_to_ortvalue, ortvalue_to_python, scratch, tensor_to_numpy
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = ["Session", "SessionOptions", "RunOptions", "read_key_values", "ModelSource"]
 
