@@ -440,6 +440,10 @@ class RunOptions(Handle):
         return ffi.string(out).decode() if out != ffi.NULL else None
 
 
+#: outputs above this size are left to ORT to allocate (bytes)
+_PREALLOCATE_MAX = 1 << 26
+
+
 def _refused_buffer(message: str) -> bool:
     """Whether ORT refused a preallocated output for its shape (wording differs by version)."""
     return ("pre-allocated" in message or "re-use buffer" in message
@@ -468,7 +472,7 @@ class _NameArray:
     __slots__ = ("ptr", "bufs", "count")
 
     def __init__(self, names: Sequence[str]) -> None:
-        self.bufs = [ffi.new("char[]", n.encode()) for n in names]
+        self.bufs = [ffi.new("char[]", n.encode("utf-8", "surrogateescape")) for n in names]
         self.ptr = ffi.new("char*[]", self.bufs)  # owns its memory; bufs keep the strings
         self.count = len(names)
 
@@ -557,6 +561,8 @@ class Session(Handle):
     def _create(api: Api, env: Env, model: ModelSource, opts_ptr: Any) -> Any:
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
+            if "\0" in str(path):  # C would read the path only up to the NUL
+                raise InvalidArgument(f"model path {path!r} contains a NUL byte")
             return call_out(api.CreateSession, "OrtSession*", env._ptr, os.fsencode(path),
                             opts_ptr, context=f"loading model {path!r}")
         if hasattr(model, "read"):
@@ -581,8 +587,11 @@ class Session(Handle):
             out = []
             for i in range(n[0]):
                 raw_name = call_out(name_slot, "char*", self._ptr, i, alloc)
-                name = ffi.string(raw_name).decode()
-                api.AllocatorFree(alloc, raw_name)
+                try:
+                    # names that are not UTF-8 round-trip as surrogate escapes (see _NameArray)
+                    name = ffi.string(raw_name).decode("utf-8", "surrogateescape")
+                finally:
+                    api.AllocatorFree(alloc, raw_name)
                 ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", self._ptr, i))
                 out.append(NodeArg(name, ti))
             return out
@@ -1088,6 +1097,13 @@ class Session(Handle):
                         break  # not derivable this time: ORT allocates this output
                     shape.append(source[d[1]])
             else:
+                count = 1
+                for d in shape:
+                    count *= d
+                if count * dtype.itemsize > _PREALLOCATE_MAX:
+                    # a large output gains little, and a model may declare an absurd shape
+                    # (found by tests/test_malformed.py): ORT allocates the real one
+                    continue
                 arr = np.empty(shape, dtype)
                 status = create(info, ffi.from_buffer(arr), arr.nbytes, shape, len(shape), et,
                                 out)
