@@ -1,0 +1,151 @@
+"""The staged fast path for small tensors: same results as the general path, never aliased."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+import models
+import ortc
+from ortc.session import _STAGE_MAX_MISSES
+
+
+def _ab(n: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"a": rng.standard_normal(n).astype(np.float32),
+            "b": rng.standard_normal(n).astype(np.float32)}
+
+
+def test_repeated_runs_are_staged_and_correct() -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    results = []
+    for seed in range(5):
+        feeds = _ab(4, seed)
+        [c] = s.run(None, feeds)
+        np.testing.assert_array_equal(c, feeds["a"] + feeds["b"])
+        results.append(c)
+    stages = s._stages[threading.get_ident()]
+    assert stages[None], "the second run onwards is served by a stage"
+    # every call returned its own array: earlier results were not overwritten
+    for seed, c in enumerate(results):
+        feeds = _ab(4, seed)
+        np.testing.assert_array_equal(c, feeds["a"] + feeds["b"])
+    assert len({id(c) for c in results}) == 5
+
+
+def test_input_changes_after_the_call_do_not_leak_into_outputs() -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    a = np.ones(3, np.float32)
+    b = np.ones(3, np.float32)
+    s.run(None, {"a": a, "b": b})
+    [c] = s.run(None, {"a": a, "b": b})
+    a[:] = 100
+    assert c.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_shape_changes_fall_back_and_persistent_changes_stop_staging() -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    for n in range(1, _STAGE_MAX_MISSES + 6):
+        feeds = _ab(n, n)
+        [c] = s.run(None, feeds)
+        np.testing.assert_array_equal(c, feeds["a"] + feeds["b"])
+    assert s._stages[threading.get_ident()][None] is False
+
+
+def test_other_feed_kinds_take_the_general_path() -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    s.run(None, _ab(3, 0))
+    s.run(None, _ab(3, 1))
+    # a Value, a list, a float64 array that is refused, a non-contiguous view
+    v = ortc.Value.from_numpy(np.ones(3, np.float32))
+    assert s.run(None, {"a": v, "b": np.ones(3, np.float32)})[0].tolist() == [2, 2, 2]
+    assert s.run(None, {"a": [1.0, 2.0, 3.0], "b": np.ones(3, np.float32)})[0].tolist() == \
+        [2, 3, 4]
+    strided = np.arange(6, dtype=np.float32)[::2]
+    assert s.run(None, {"a": strided, "b": np.zeros(3, np.float32)})[0].tolist() == [0, 2, 4]
+    try:
+        s.run(None, {"a": np.ones(3), "b": np.ones(3, np.float32)})
+    except ortc.InvalidArgument:
+        pass
+    else:
+        raise AssertionError("a float64 feed for a float input must be refused")
+
+
+def test_each_thread_has_its_own_stage_and_results_match() -> None:
+    s = ortc.Session(models.mlp_model(2, 8, "batch"), intra_op_num_threads=1)
+    x = {i: np.random.default_rng(i).standard_normal((2, 8)).astype(np.float32)
+         for i in range(4)}
+    expected = {i: ortc.Session(models.mlp_model(2, 8, "batch")).run(None, {"x": x[i]})[0]
+                for i in range(4)}
+    errors: list[str] = []
+
+    def work(i: int) -> None:
+        for _ in range(200):
+            [y] = s.run(None, {"x": x[i]})
+            if not np.array_equal(y, expected[i]):
+                errors.append(f"thread {i}: wrong result")
+                return
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(s._stages) >= 4
+
+
+def test_errors_in_a_staged_run_and_terminate() -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    s.run(None, _ab(2, 0))
+    s.run(None, _ab(2, 1))
+    ro = ortc.RunOptions()
+    ro.terminate()
+    try:
+        s.run(None, _ab(2, 2), ro)
+    except ortc.Fail as e:
+        assert "terminate" in str(e)
+    else:
+        raise AssertionError("a terminated RunOptions must stop a staged run too")
+    ro.unset_terminate()
+    feeds = _ab(2, 3)
+    np.testing.assert_array_equal(s.run(None, feeds, ro)[0], feeds["a"] + feeds["b"])
+
+
+def test_close_drops_the_stages() -> None:
+    import gc
+
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    s.run(None, _ab(2, 0))
+    s.run(None, _ab(2, 1))
+    s.close()
+    gc.collect()
+    assert s._stages == {}
+
+
+def test_second_runs_agree_with_first_runs_over_the_zoo() -> None:
+    # the first run takes the general path (checked against onnxruntime by test_agreement),
+    # the second a stage where the case qualifies: they must be bit-identical
+    staged = 0
+    for case in models.zoo_cases() + models.identity_cases():
+        if any(k in case.name for k in ("Random", "Bernoulli", "Multinomial")):
+            continue  # a fresh draw per run
+        s = ortc.Session(case.model, intra_op_num_threads=1)
+        first = s.run(None, case.feeds)
+        second = s.run(None, case.feeds)
+        third = s.run(None, case.feeds)
+        stages = s._stages.get(threading.get_ident(), {})
+        staged += bool(stages.get(None))
+        for a, b, c in zip(first, second, third):
+            if isinstance(a, np.ndarray):
+                assert a.dtype == b.dtype == c.dtype and a.shape == b.shape == c.shape, case.name
+                if a.dtype == object:
+                    assert a.tolist() == b.tolist() == c.tolist(), case.name
+                else:
+                    raw = [np.ascontiguousarray(x).reshape(-1).view(np.uint8) for x in (a, b, c)]
+                    assert np.array_equal(raw[0], raw[1]) and np.array_equal(raw[0], raw[2]), \
+                        case.name
+            else:
+                assert repr(a) == repr(b) == repr(c), case.name
+    assert staged > 100, staged
