@@ -58,6 +58,7 @@ def _load_ml_dtypes() -> None:
     if _ml_state["loaded"]:
         return
     _ml_state["loaded"] = True
+    ml: Any
     try:
         import ml_dtypes as ml
     except ImportError:  # optional dependency
