@@ -520,10 +520,10 @@ class _Stage:
         self.inputs: dict[str, np.ndarray[Any, Any]] = {}
         owned = []
         for name, data in feeds.items():
-            buf = np.empty_like(data)
+            buf = np.empty(data.shape, data.dtype)  # C order, whatever the feed's layout
             self.inputs[name] = buf
             owned.append(self._value(api, info, buf, session._fast_inputs[name][1]))
-        self.outputs = [np.empty_like(a) for a in arrays]
+        self.outputs = [np.empty(a.shape, a.dtype) for a in arrays]
         for (_, _dtype, et, _dims), buf in zip(plan.preallocate, self.outputs):
             owned.append(self._value(api, info, buf, et))
         self.owned = owned  # ffi.gc'd: released with the stage

@@ -149,3 +149,11 @@ def test_second_runs_agree_with_first_runs_over_the_zoo() -> None:
             else:
                 assert repr(a) == repr(b) == repr(c), case.name
     assert staged > 100, staged
+
+
+def test_fortran_ordered_feeds_are_staged_in_c_order() -> None:
+    s = ortc.Session(models.add_model(np.float32, [2, 3]))
+    a = np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for _ in range(3):
+        [c] = s.run(None, {"a": a, "b": a})
+        np.testing.assert_array_equal(c, a * 2)
