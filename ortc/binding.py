@@ -14,8 +14,8 @@ import numpy as np
 from . import _loader
 from ._ffi import ffi
 from ._handle import Handle, _tree_lock
-from ._status import call_out, check, raise_status
-from .errors import ClosedError, InvalidArgument
+from ._status import call_out, check
+from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
 from .threads import exclusive
 from .value import Value, ortvalue_to_python
@@ -202,27 +202,3 @@ class IoBinding(Handle):
             return [arr[0][i] for i in range(count[0])]
         finally:
             _free(api, alloc, arr[0])
-
-    def _run(self, session: Any, run_options: Any) -> None:
-        guard = self._guard
-        if guard is None:
-            raise ClosedError("IoBinding is closed")
-        token = guard.enter_exclusive(self)
-        ro_token = None
-        try:
-            if session is not self._session:
-                raise InvalidArgument("run_with_binding: this IoBinding belongs to another "
-                                      "session")
-            ro_ptr = ffi.NULL
-            if run_options is not None:
-                if run_options._guard is None:
-                    raise ClosedError("RunOptions is closed")
-                ro_token = run_options._guard.enter_shared(run_options)
-                ro_ptr = run_options._ptr
-            status = self._api.RunWithBinding(session._ptr, ro_ptr, self._ptr)
-            if status:
-                raise_status(status)
-        finally:
-            if ro_token is not None:
-                run_options._guard.leave(ro_token)
-            guard.leave(token)
