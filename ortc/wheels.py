@@ -18,6 +18,14 @@ import zipfile
 __all__ = ["cache_dir", "fetch_library"]
 
 
+#: ORT versions whose onnxruntime wheel has no libonnxruntime.so (1.16-1.18 link ORT statically
+#: into their Python extension), and a PyPI wheel that ships that release's shared library
+OTHER_SOURCES: dict[str, tuple[str, str]] = {
+    "1.16.2": ("sherpa-onnx", "1.8.11"),   # sherpa_onnx/lib/libonnxruntime.so.1.16.2
+    "1.17.1": ("sherpa-onnx", "1.9.30"),   # sherpa_onnx/lib/libonnxruntime.so.1.17.1
+}
+
+
 def cache_dir() -> str:
     """Where fetched libraries live: ``$ORTC_LIB_CACHE`` or ``~/.cache/ortc/libs``."""
     return os.environ.get("ORTC_LIB_CACHE") or os.path.join(
@@ -31,10 +39,14 @@ def _platforms() -> list[str]:
 
 
 def fetch_library(version: str, package: str = "onnxruntime", cache: str | None = None) -> str:
-    """Path of ``libonnxruntime.so.<version>`` from the ``package==version`` wheel (cached)."""
+    """Path of ``libonnxruntime.so.<version>`` from the ``package==version`` wheel (cached);
+    for the versions in :data:`OTHER_SOURCES`, from the wheel named there."""
     if not sys.platform.startswith("linux"):
         raise RuntimeError("fetch_library supports Linux wheels only")
     dest = os.path.join(cache or cache_dir(), f"{package}-{version}")
+    wheel_package, wheel_version = package, version
+    if package == "onnxruntime" and version in OTHER_SOURCES:
+        wheel_package, wheel_version = OTHER_SOURCES[version]
     found = glob.glob(os.path.join(dest, "libonnxruntime.so*"))
     if found:
         return found[0]
@@ -42,18 +54,20 @@ def fetch_library(version: str, package: str = "onnxruntime", cache: str | None 
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
-               "-d", tmp, f"{package}=={version}"]
+               "-d", tmp, f"{wheel_package}=={wheel_version}"]
         for plat in _platforms():
             cmd += ["--platform", plat]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         wheels = glob.glob(os.path.join(tmp, "*.whl"))
         if proc.returncode != 0 or not wheels:
-            raise RuntimeError(f"pip download {package}=={version} failed: "
+            raise RuntimeError(f"pip download {wheel_package}=={wheel_version} failed: "
                                f"{proc.stderr.strip()[-800:]}")
         with zipfile.ZipFile(wheels[0]) as zf:
             members = [m for m in zf.namelist()
                        if os.path.basename(m).startswith("libonnxruntime.so")
-                       and "providers" not in m]
+                       and "providers" not in m
+                       and (package != "onnxruntime" or wheel_package == package
+                            or os.path.basename(m) == f"libonnxruntime.so.{version}")]
             if not members:
                 raise RuntimeError(f"{os.path.basename(wheels[0])} has no libonnxruntime.so")
             member = sorted(members, key=len)[-1]  # the versioned file

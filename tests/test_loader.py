@@ -14,10 +14,10 @@ from ortc.wheels import fetch_library
 
 from conftest import run_python
 
-# The oldest onnxruntime wheel on PyPI that ships libonnxruntime.so (1.16-1.18 wheels link ORT
-# statically into their Python extension and carry no C library).
-OLD_VERSION = "1.19.2"
-OLD_API = 19
+# onnxruntime's own wheels carry libonnxruntime.so from 1.19 (1.16-1.18 link ORT statically
+# into their Python extension); fetch_library takes 1.16.2 from a sherpa-onnx wheel.
+OLD_VERSION = "1.16.2"
+OLD_API = 16
 
 
 def test_version_reports_library_and_api() -> None:
@@ -118,7 +118,10 @@ try:
     ortc.default_allocator().stats()                 # AllocatorGetStats: API 23
 except ortc.NotSupportedError as e:
     out["not_supported_stats"] = str(e)
-ortc.SessionOptions(use_deterministic_compute=True)  # SetDeterministicCompute: API 17, works
+try:
+    ortc.SessionOptions(use_deterministic_compute=True)  # SetDeterministicCompute: API 17
+except ortc.NotSupportedError as e:
+    out["not_supported_17"] = str(e)
 print(json.dumps(out))
 '''
     proc = run_python(code, env={"ORTC_LIBRARY": old_library})
@@ -130,6 +133,8 @@ print(json.dumps(out))
     assert out["not_supported"] == (
         f"GetRunConfigEntry needs ORT API {SINCE['GetRunConfigEntry']}, the loaded library has {OLD_API} "
         f"(ONNX Runtime {OLD_VERSION} at {os.path.realpath(old_library)})")
+    assert out["not_supported_17"].startswith("SetDeterministicCompute needs ORT API 17, the "
+                                              "loaded library has 16")
     assert out["not_supported_stats"].startswith(
         f"AllocatorGetStats needs ORT API {SINCE['AllocatorGetStats']}, the loaded library has "
         f"{OLD_API}")

@@ -87,9 +87,12 @@ _IDS: set[str] = set()
 
 
 def check(id: str, claim: str, evidence: str = "none", *, slots: tuple[str, ...] = (),
-          child: bool = False, crash: bool = False, timeout: float = 60.0
+          child: bool = False, crash: bool = False, timeout: float | None = None
           ) -> Callable[[Callable[[Any], Optional[str]]], Callable[[Any], Optional[str]]]:
-    """Register the decorated function as the check ``id``."""
+    """Register the decorated function as the check ``id``. A crash-type check's child gets
+    20 s (a hang is then its finding), any other 60 s, unless ``timeout`` says otherwise."""
+    if timeout is None:
+        timeout = 20.0 if crash else 60.0
 
     def deco(fn: Callable[[Any], Optional[str]]) -> Callable[[Any], Optional[str]]:
         if id in _IDS:

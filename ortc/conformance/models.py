@@ -154,13 +154,34 @@ def tensor(name: str, elem: int, dims: Sequence[int], raw: bytes) -> bytes:
     return _packed(1, dims) + _int(2, elem) + _bytes(8, name) + _bytes(9, raw)
 
 
+def _newest_supported() -> tuple[int, int]:
+    """(opset, IR version) for models: 21 and 10, or what an older library reads (ORT 1.16
+    reads IR 9 / opset 19, 1.17 IR 9 / opset 20: their releases predate IR 10 and opset 21)."""
+    try:
+        from .._loader import api
+
+        minor = api().info.library_api
+    except Exception:  # noqa: BLE001 - no library yet: the newest
+        return 21, 10
+    if minor <= 16:
+        return 19, 9
+    if minor == 17:
+        return 20, 9
+    return 21, 10
+
+
 def model(nodes: Sequence[bytes], inputs: Sequence[bytes], outputs: Sequence[bytes],
-          initializers: Sequence[bytes] = (), *, opset: int = 21, ir_version: int = 10,
+          initializers: Sequence[bytes] = (), *, opset: int | None = None,
+          ir_version: int | None = None,
           opsets: dict[str, int] | None = None, graph_name: str = "g",
           producer: str = "ortc.conformance", doc: str = "", domain: str = "",
           model_version: int = 0, graph_doc: str = "",
           metadata: dict[str, str] | None = None) -> bytes:
-    """Serialized ModelProto."""
+    """Serialized ModelProto (opset and IR version default to the newest the library reads)."""
+    if opset is None or ir_version is None:
+        newest_opset, newest_ir = _newest_supported()
+        opset = newest_opset if opset is None else opset
+        ir_version = newest_ir if ir_version is None else ir_version
     g = b"".join(_bytes(1, n) for n in nodes) + _bytes(2, graph_name)
     g += b"".join(_bytes(5, t) for t in initializers)
     if graph_doc:
@@ -184,7 +205,7 @@ def model(nodes: Sequence[bytes], inputs: Sequence[bytes], outputs: Sequence[byt
 # ---- the models ----
 
 def identity_model(elem: int, shape: Sequence[Dim] | None = (2, 3), *, op: str = "Identity",
-                   opset: int = 21, **attrs: Any) -> bytes:
+                   opset: int | None = None, **attrs: Any) -> bytes:
     """x -> y through one data-movement node (Identity, or e.g. Transpose for 4-bit types)."""
     t = tensor_type(elem, shape)
     return model([node(op, ["x"], ["y"], **attrs)], [value_info("x", t)], [value_info("y", t)],
