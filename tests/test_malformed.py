@@ -25,12 +25,13 @@ import json
 import os
 import pickle
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -439,6 +440,7 @@ def run_cases(cases: list[tuple[int, str, bytes]], jobs: int = 2, per_batch: int
             if rest:
                 queue.insert(0, rest)
     res.seconds = time.monotonic() - started
+    shutil.rmtree(workdir, ignore_errors=True)  # crashed cases are kept in the Result
     return res
 
 
