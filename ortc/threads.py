@@ -306,15 +306,19 @@ class Guard:
     an exclusive call, ``depth`` how deeply it is nested (re-entry by the same thread, e.g. from a
     callback, is allowed). ``send``/``sync`` come from the object's class.
 
-    Entering takes the lock, checks, and appends the caller to ``users``; leaving a shared call
-    only removes that entry. ``list.append``/``list.remove`` and ``tuple(list)`` are each atomic
-    with or without the GIL (free-threaded CPython locks the list), so every decision is taken
-    under the lock on a consistent snapshot: an entry can only appear under the lock, so a
-    snapshot may at worst still show a call that is just leaving (a conservative answer), never
-    miss one that is inside. Threads that must hear about a leave (serialize-mode waiters, a
-    deferred release) announce themselves in ``watch`` *before* they look at ``users``; a leaver
-    removes itself *before* it reads ``watch``, so one of the two always sees the other. Waits
-    are also timed, so a missed wake-up could only ever cost a short delay.
+    Every entry announces itself first (appends the caller to ``users``; an exclusive entry
+    sets ``owner`` before that) and looks second; an entry that finds a conflict removes itself
+    again. So of two threads entering at once, at least one sees the other: a shared entry on a
+    Sync object needs no lock (it looks only for an ``owner``), exclusive and non-Sync entries
+    decide under the lock, except :meth:`enter_alone`, which looks only at ``users``. Leaving
+    only removes the entry. ``list.append``/``list.remove``/``len`` and ``tuple(list)`` are each
+    atomic with or without the GIL (free-threaded CPython takes the list's own lock, which also
+    orders them), so a snapshot may at worst show a call that is just arriving or leaving (a
+    conservative answer), never miss one that is inside. Threads that must hear about a leave
+    (serialize-mode waiters, a deferred release) announce themselves in ``watch`` *before* they
+    look at ``users``; a leaver removes itself *before* it reads ``watch``, so one of the two
+    always sees the other. Waits are also timed, so a missed wake-up could only ever cost a
+    short delay.
     """
 
     __slots__ = ("lock", "cond", "users", "owner", "depth", "creator", "gen", "pid", "send",
@@ -357,18 +361,19 @@ class Guard:
 
     # -- entry ---------------------------------------------------------------------------------
     def enter_shared(self, obj: Any) -> int:
-        """Register a shared call by this thread; returns the token for :meth:`leave`."""
+        """Register a shared call by this thread; returns the token for :meth:`leave`.
+
+        Lock-free when it can be: announce (append to ``users``), then look for an owner. An
+        exclusive entry sets ``owner`` before it announces and looks at ``users`` after, so of
+        two threads entering at once at least one sees the other and backs off.
+        """
         if self.gen != _generation:
             raise self._forked(obj)
         me = _get_ident()
-        lock = self.lock
-        lock.acquire()
-        try:
-            if not self.owner and not self.shared_slow:
-                self.users.append(me)
-                return me
-        finally:
-            lock.release()
+        self.users.append(me)
+        if not self.owner and not self.shared_slow:
+            return me
+        self.leave(me)  # back off: the slow path decides under the lock
         return self._enter(obj, me, False)
 
     def enter_exclusive(self, obj: Any) -> int:
@@ -379,19 +384,38 @@ class Guard:
         lock = self.lock
         lock.acquire()
         try:
-            if not self.users and not self.slow:
-                self.owner = me
-                self.depth = 1
-                self.users.append(me)
-                return -me
+            if not self.owner and not self.slow:
+                self.owner = me  # claim first, then look (see enter_shared)
+                users = self.users
+                users.append(me)
+                if len(users) == 1:
+                    self.depth = 1
+                    return -me
+                self.owner = 0
+                self.leave(me)
         finally:
             lock.release()
         return self._enter(obj, me, True)
+
+    def enter_alone(self, obj: Any) -> int:
+        """Register an exclusive call on a non-Sync object without the lock when no other call
+        is in flight (the bound run's hot path); anything else takes :meth:`enter_exclusive`.
+        The entry does not set ``owner``: on a non-Sync object every entry announces itself in
+        ``users`` before it looks there, so a second call sees this one."""
+        if not self.sync and self.gen == _generation and not self.slow:
+            me = _get_ident()
+            users = self.users
+            users.append(me)
+            if len(users) == 1:
+                return me
+            self.leave(me)
+        return self.enter_exclusive(obj)
 
     def _enter(self, obj: Any, me: int, exclusive: bool) -> int:
         if _exiting and me != _exit_thread:
             _park()
         mode = policy.mode
+        users = self.users
         with self.lock:
             while True:
                 if self.closed:
@@ -400,14 +424,30 @@ class Guard:
                     raise WrongThreadError(
                         f"{type(obj).__name__} is not Send: it was created on thread "
                         f"{self.creator} and must only be used there (this is thread {me})")
-                if mode == OFF or not self._conflict(me, exclusive):
+                if mode == OFF:
+                    users.append(me)
+                    break
+                owner = self.owner
+                if owner and owner != me:
+                    conflict = True
+                else:
+                    # Announce, then look: lock-free entries (enter_shared, enter_alone) do the
+                    # same, so two entries at once cannot both miss each other.
+                    if exclusive:
+                        self.owner = me
+                    users.append(me)
+                    conflict = self._conflict(me, exclusive)
+                    if conflict:
+                        if exclusive:
+                            self.owner = owner
+                        users.remove(me)
+                if not conflict:
                     break
                 if mode == STRICT or in_ort_callback():
                     raise ConcurrentUseError(self._describe(obj, exclusive))
                 self._wait_locked(me, exclusive)
-            self.users.append(me)
             if exclusive and (self.owner == me or not self.owner):
-                if self.owner == me:
+                if self.depth and self.owner == me:
                     self.depth += 1
                 else:
                     self.owner, self.depth = me, 1

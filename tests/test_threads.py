@@ -282,6 +282,56 @@ def test_guard_stress_never_overlaps_an_exclusive_call(things: Any) -> None:
     assert not g.users and not g.owner and not g.depth and not g.watch
 
 
+def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any) -> None:
+    """The lock-free entries (enter_shared on a Sync object, enter_alone on a non-Sync one, as
+    the bound run uses them) against locked exclusive entries, with a tiny switch interval so
+    threads interleave inside the entry code: an exclusive call is always alone."""
+    ortc.set_thread_checks("serialize")
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for sync in (True, False):
+            t = things(sync=sync)
+            g = t._guard
+            lock = threading.Lock()
+            inside = {"lockfree": 0, "exclusive": 0}
+            bad: list[str] = []
+
+            def enter(kind: str) -> None:
+                with lock:
+                    inside[kind] += 1
+                    if inside["exclusive"] > 1 or (inside["exclusive"] and inside["lockfree"]) \
+                            or (not sync and inside["lockfree"] > 1):
+                        bad.append(str(inside))
+                time.sleep(0)
+                with lock:
+                    inside[kind] -= 1
+
+            def lock_free() -> None:
+                token = g.enter_shared(t) if sync else g.enter_alone(t)
+                try:
+                    enter("lockfree")
+                finally:
+                    g.leave(token)
+
+            barrier = threading.Barrier(6)
+
+            def work(i: int) -> None:
+                barrier.wait()
+                for j in range(400):
+                    if (i + j) % 5 == 0:
+                        t.write(lambda: enter("exclusive"))
+                    else:
+                        lock_free()
+
+            for j in [in_thread(lambda i=i: work(i)) for i in range(6)]:
+                j()
+            assert not bad, (sync, bad[:3])
+            assert not g.users and not g.owner and not g.depth and not g.watch
+    finally:
+        sys.setswitchinterval(old_interval)
+
+
 def test_strict_stress_every_call_succeeds_or_raises_at_once(things: Any) -> None:
     t = things()
     errors: list[BaseException] = []
