@@ -10,14 +10,14 @@ use at once and released when its last child goes. Use after close raises :class
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import Counter
 from typing import Any, Callable, ClassVar
 
 from ._ffi import ffi
 from .errors import ClosedError
-from .threads import Guard, register, releasing
+from . import threads as _threads
+from .threads import Guard, register, releasing_
 
 __all__ = ["Handle", "live_handles"]
 
@@ -74,7 +74,7 @@ class Handle:
             raise ValueError(f"{type(self).__name__}: NULL {self.c_type}")
         self._guard = Guard(self.send, self.sync)
         self._owners = owners
-        parents = tuple(o for o in owners if isinstance(o, Handle))
+        parents = tuple(o for o in owners if isinstance(o, Handle)) if owners else ()
         kind = type(self).__name__
         with _tree_lock:
             for p in parents:
@@ -82,7 +82,7 @@ class Handle:
             _live[kind] += 1
         if _lifetime_log.isEnabledFor(logging.DEBUG):
             _lifetime_log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
-        self._ptr = ffi.gc(raw, _releaser(kind, release, parents, os.getpid()))
+        self._ptr = ffi.gc(raw, _releaser(kind, release, parents, _threads._generation))
 
     def close(self) -> None:
         """Release the ORT object now (idempotent). Children keep it alive until they go."""
@@ -140,14 +140,14 @@ class Handle:
 
 
 def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[Handle, ...],
-              pid: int) -> Callable[[Any], None]:
+              generation: int) -> Callable[[Any], None]:
     """The ffi.gc callback: free the pointer, then let the parents go."""
 
     def run(ptr: Any) -> None:
-        # In a forked child, ORT's threads are gone: releasing could join threads that do not
-        # exist. Leaking there is the safe choice.
-        if release is not None and os.getpid() == pid:
-            with releasing() as allowed:  # counted for, and skipped after, interpreter exit
+        # In a forked child (a new fork generation), ORT's threads are gone: releasing could
+        # join threads that do not exist. Leaking there is the safe choice.
+        if release is not None and _threads._generation == generation:
+            with releasing_ as allowed:  # counted for, and skipped after, interpreter exit
                 if allowed:
                     release(ptr)
         with _tree_lock:

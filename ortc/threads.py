@@ -183,6 +183,8 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
 # A fork bumps the generation in the child; every guard remembers the generation it was made in.
 # Comparing two ints is far cheaper than os.getpid() (a system call) on every call.
 _generation = 0
+#: this process's id, renewed in a forked child (os.getpid() is a system call per handle)
+_pid = os.getpid()
 
 
 _fork_survivors: list[Guard] = []
@@ -196,8 +198,9 @@ def survive_fork(guard: Guard | None) -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _generation
+    global _generation, _pid
     _generation += 1
+    _pid = os.getpid()
     for guard in _fork_survivors:
         guard._renew()
 
@@ -241,8 +244,8 @@ def in_ort_callback() -> bool:
 _exiting = False
 _exit_thread = 0
 _never = threading.Event()
-_releases_lock = threading.Lock()
-_releases_in_flight = 0
+#: one entry per C release in progress (append and pop are atomic: no lock on this path)
+_releases_in_flight: list[int] = []
 
 
 def _park() -> None:
@@ -257,17 +260,17 @@ class releasing:
     __slots__ = ()
 
     def __enter__(self) -> bool:
-        global _releases_in_flight
         if _exiting and _get_ident() != _exit_thread:
             return False
-        with _releases_lock:
-            _releases_in_flight += 1
+        _releases_in_flight.append(1)
         return True
 
     def __exit__(self, *exc: object) -> None:
-        global _releases_in_flight
-        with _releases_lock:
-            _releases_in_flight -= 1
+        _releases_in_flight.pop()
+
+
+#: the one instance: it holds no state
+releasing_ = releasing()
 
 
 def _drain_at_exit(limit: float = 2.0) -> None:
@@ -337,7 +340,7 @@ class Guard:
         self.depth = 0
         self.creator = _get_ident()
         self.gen = _generation
-        self.pid = os.getpid()
+        self.pid = _pid
         self.send = send
         self.sync = sync
         self.closed = False
