@@ -144,6 +144,21 @@ class SessionOptions(Handle):
         self._provider_options: dict[str, dict[str, str]] = {}
         self.update(**options)
 
+    def _hold(self, value: Value) -> None:
+        """Keep ``value`` for ORT, which refers to its OrtValue until the options (and the
+        sessions made with them) are released: a child of the options until then, so closing
+        the value meanwhile defers its release (released at once, CreateSession read freed
+        memory: found by tests/test_fuzz.py)."""
+        with _tree_lock:
+            value._children += 1
+        self._keep.append(value)
+
+    def _drop_references(self) -> None:
+        held, self._keep = self._keep, []
+        for value in held:
+            if isinstance(value, Value):
+                value._child_released()
+
     def update(self, **options: Any) -> SessionOptions:
         """Set several options at once; unknown names raise TypeError."""
         for key, value in options.items():
@@ -256,7 +271,8 @@ class SessionOptions(Handle):
         v._check_open()
         keep = ffi.new("char[]", name.encode())
         check(self._api.AddInitializer(self._ptr, keep, v._ptr), f"initializer {name!r}")
-        self._keep += [v, keep]
+        self._hold(v)
+        self._keep.append(keep)
 
     @exclusive("AddExternalInitializers")
     def add_external_initializers(self, initializers: Mapping[str, Value | np.ndarray[Any, Any]]
@@ -269,7 +285,8 @@ class SessionOptions(Handle):
         check(self._api.AddExternalInitializers(
             self._ptr, ffi.cast("const char* const*", names),
             ffi.cast("const OrtValue* const*", ptrs), len(values)))
-        self._keep += values
+        for v in values:
+            self._hold(v)
 
     @exclusive("RegisterCustomOpsLibrary_V2")
     def register_custom_ops_library(self, path: str | os.PathLike[str]) -> None:
@@ -338,7 +355,12 @@ class SessionOptions(Handle):
         raw = call_out(self._api.CloneSessionOptions, "OrtSessionOptions*", self._ptr)
         new._adopt(raw, self._api.ReleaseSessionOptions)
         new._values = dict(self._values)
-        new._keep = list(self._keep)
+        new._keep = []
+        for held in self._keep:
+            if isinstance(held, Value):
+                new._hold(held)
+            else:
+                new._keep.append(held)
         new._providers = list(self._providers)
         new._provider_options = {k: dict(v) for k, v in self._provider_options.items()}
         return new

@@ -166,10 +166,9 @@ SESSION_KWARGS: list[dict[str, Any]] = [
 
 
 #: SessionOptions.add_initializer(name, value) followed by value.close() before the session is
-#: created makes ORT read freed memory (a segfault with an 8 MB value): the options keep the
-#: Value object but not its OrtValue (reported for ortc/session.py). Until that is fixed the
-#: machine does not close such values.
-INITIALIZER_CLOSE_IS_SAFE = False
+#: created made ORT read freed memory (a segfault with an 8 MB value) until the options counted
+#: the value as a child; the machine closes such values again since then.
+INITIALIZER_CLOSE_IS_SAFE = True
 
 
 class Mismatch(AssertionError):

@@ -197,6 +197,38 @@ def test_add_initializer_overrides_and_is_kept_alive() -> None:
     np.testing.assert_array_equal(s.run(None, {"x": np.zeros(3, np.float32)})[0], [7, 8, 9])
 
 
+def test_initializer_value_closed_early_is_released_last() -> None:
+    """A Value given to add_initializer and closed before the session is made stays alive for
+    ORT (released at once, CreateSession read freed memory: a segfault with an 8 MB value)
+    until the options, their clone and the session are all gone."""
+    def values() -> int:
+        return ortc.live_handles().get("Value", 0)
+
+    before = values()
+    opts = ortc.SessionOptions()
+    v = ortc.Value.from_numpy(np.array([7, 8, 9], np.float32))
+    opts.add_initializer("bias", v)
+    clone = opts.clone()
+    v.close()
+    assert v.closed and values() == before + 1  # closed for use, its release deferred
+    with pytest.raises(ortc.ClosedError):
+        v.numpy()
+    junk = [np.full(1 << 18, -1.0, np.float32) for _ in range(8)]  # reuse freed memory, if any
+    s = ortc.Session(models.overridable_initializer_model(), opts)
+    opts.close()
+    s2 = ortc.Session(models.overridable_initializer_model(), clone)
+    clone.close()
+    del junk
+    assert values() == before + 1
+    for sess in (s, s2):
+        np.testing.assert_array_equal(sess.run(None, {"x": np.zeros(3, np.float32)})[0],
+                                      [7, 8, 9])
+    s.close()
+    assert values() == before + 1  # s2 still refers to it
+    s2.close()
+    assert values() == before
+
+
 def test_external_initializers(tmp_path) -> None:
     import onnx
     from onnx import helper, numpy_helper
