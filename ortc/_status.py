@@ -13,7 +13,7 @@ from ._ffi import ffi
 from ._loader import api
 from .errors import OrtError, error_class_for
 
-__all__ = ["check", "raise_status", "error_from_status", "call_out"]
+__all__ = ["check", "raise_status", "error_from_status", "call_out", "ignore"]
 
 
 def error_from_status(status: Any) -> OrtError:
@@ -54,3 +54,11 @@ def call_out(fn: Any, out_type: str, *args: Any, context: str | None = None) -> 
         name = getattr(fn, "__name__", None) or "an ORT function"
         raise OrtError(f"{context or name} returned success and a NULL {out_type}")
     return result
+
+
+def ignore(status: Any) -> None:
+    """Release the status of a call whose failure changes nothing for the caller (freeing a
+    buffer whose contents were already copied out): not worth an exception, but the status
+    must not leak."""
+    if status:
+        api().ReleaseStatus(status)

@@ -14,7 +14,7 @@ import numpy as np
 from . import _loader
 from ._ffi import ffi
 from ._handle import Handle, _tree_lock
-from ._status import call_out, check
+from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
 from .threads import exclusive
@@ -24,11 +24,8 @@ __all__ = ["IoBinding"]
 
 
 def _free(api: Any, alloc: Any, ptr: Any) -> None:
-    """Free a buffer ORT allocated for us; a failure here (after the data was copied out) is
-    not worth an exception, but its status must still be released."""
-    status = api.AllocatorFree(alloc, ptr)
-    if status:
-        api.ReleaseStatus(status)
+    """Free a buffer ORT allocated for us (its contents already copied out)."""
+    ignore(api.AllocatorFree(alloc, ptr))
 
 
 class IoBinding(Handle):

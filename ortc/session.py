@@ -17,7 +17,7 @@ from ._enums import ElementType, ExecutionMode, GraphOptimizationLevel, LoggingL
 from ._ffi import ffi
 from ._handle import Handle, _tree_lock
 from ._loader import Api
-from ._status import call_out, check, error_from_status, raise_status
+from ._status import call_out, check, error_from_status, ignore, raise_status
 from .dtypes import STRING_KINDS, bits_for, element_type_for
 from .env import Env, get_env
 from ._interrupt import watcher
@@ -49,6 +49,19 @@ def read_key_values(api: Api, kvp: Any, release: bool) -> dict[str, str]:
     finally:
         if release:
             api.ReleaseKeyValuePairs(kvp)
+
+
+def _utf8(text: Any, what: str) -> bytes:
+    """``text`` as the NUL-free UTF-8 C string ORT takes, or InvalidArgument naming ``what``."""
+    if not isinstance(text, str):
+        raise InvalidArgument(f"{what} must be str, got {type(text).__name__}")
+    try:
+        data = text.encode()
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"{what} {text!r} is not encodable as UTF-8: {exc}") from None
+    if b"\0" in data:
+        raise InvalidArgument(f"{what} {text!r} contains a NUL byte")
+    return data
 
 
 def _c_strings(items: Iterable[str]) -> tuple[Any, list[Any]]:
@@ -238,20 +251,22 @@ class SessionOptions(Handle):
     @exclusive("AddSessionConfigEntry")
     def add_session_config_entry(self, key: str, value: str) -> None:
         """Set a session config entry (e.g. ``session.intra_op.allow_spinning``)."""
-        check(self._api.AddSessionConfigEntry(self._ptr, key.encode(), str(value).encode()),
+        check(self._api.AddSessionConfigEntry(self._ptr, _utf8(key, "config key"),
+                                               _utf8(str(value), "config value")),
               f"config entry {key!r}")
 
     @shared("GetSessionConfigEntry", "HasSessionConfigEntry")
     def get_session_config_entry(self, key: str) -> str | None:
         """A config entry's value, or None when unset."""
         has = ffi.new("int*")
-        check(self._api.HasSessionConfigEntry(self._ptr, key.encode(), has))
+        ckey = _utf8(key, "config key")
+        check(self._api.HasSessionConfigEntry(self._ptr, ckey, has))
         if not has[0]:
             return None
         size = ffi.new("size_t*")
-        check(self._api.GetSessionConfigEntry(self._ptr, key.encode(), ffi.NULL, size))
+        check(self._api.GetSessionConfigEntry(self._ptr, ckey, ffi.NULL, size))
         buf = ffi.new("char[]", size[0])
-        check(self._api.GetSessionConfigEntry(self._ptr, key.encode(), buf, size))
+        check(self._api.GetSessionConfigEntry(self._ptr, ckey, buf, size))
         return ffi.string(buf).decode()
 
     @exclusive("AddFreeDimensionOverrideByName")
@@ -453,13 +468,14 @@ class RunOptions(Handle):
     @exclusive("AddRunConfigEntry")
     def add_run_config_entry(self, key: str, value: str) -> None:
         """Set a run config entry (e.g. ``memory.enable_memory_arena_shrinkage``)."""
-        check(self._api.AddRunConfigEntry(self._ptr, key.encode(), str(value).encode()),
+        check(self._api.AddRunConfigEntry(self._ptr, _utf8(key, "run config key"),
+                                           _utf8(str(value), "run config value")),
               f"run config entry {key!r}")
 
     @shared("GetRunConfigEntry")
     def get_run_config_entry(self, key: str) -> str | None:
         """A run config entry's value, or None when unset (needs ORT 1.23)."""
-        out = self._api.GetRunConfigEntry(self._ptr, key.encode())
+        out = self._api.GetRunConfigEntry(self._ptr, _utf8(key, "run config key"))
         return ffi.string(out).decode() if out != ffi.NULL else None
 
 
@@ -471,6 +487,11 @@ def _refused_buffer(message: str) -> bool:
     """Whether ORT refused a preallocated output for its shape (wording differs by version)."""
     return ("pre-allocated" in message or "re-use buffer" in message
             or "OrtValue provided for output" in message)
+
+
+def _not_run_options(run_options: Any) -> TypeError:
+    return TypeError(f"run_options must be an ortc.RunOptions or None, not "
+                     f"{type(run_options).__name__}")
 
 
 _get_ident = threading.get_ident
@@ -627,6 +648,9 @@ class Session(Handle):
         env = get_env()
         temp_options = None
         if options is not None:
+            if not isinstance(options, SessionOptions):
+                raise TypeError(f"options must be an ortc.SessionOptions (or keyword arguments), "
+                                f"not {type(options).__name__}")
             options._check_open()
         if option_kwargs or providers:
             temp_options = options.clone() if options is not None else SessionOptions()
@@ -694,7 +718,7 @@ class Session(Handle):
                     # names that are not UTF-8 round-trip as surrogate escapes (see _NameArray)
                     name = ffi.string(raw_name).decode("utf-8", "surrogateescape")
                 finally:
-                    api.AllocatorFree(alloc, raw_name)
+                    ignore(api.AllocatorFree(alloc, raw_name))
                 ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", self._ptr, i))
                 out.append(NodeArg(name, ti))
             return out
@@ -819,6 +843,9 @@ class Session(Handle):
     def _name_array(self, names: tuple[str, ...]) -> _NameArray:
         arr = self._names.get(names)
         if arr is None:
+            for n in names:
+                if not isinstance(n, str):
+                    raise InvalidArgument(f"names must be str, got {type(n).__name__} {n!r}")
             if len(self._names) > 256:  # bound the cache for callers with ever-new name sets
                 self._names.clear()
             arr = self._names[names] = _NameArray(names)
@@ -900,6 +927,8 @@ class Session(Handle):
         guard = self._guard
         if guard is None:
             raise ClosedError("Session is closed")
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise _not_run_options(run_options)
         token = guard.enter_exclusive(self) if self._run_exclusive else guard.enter_shared(self)
         try:
             if timeout is not None:
@@ -1045,6 +1074,8 @@ class Session(Handle):
         outputs = ffi.new("OrtValue*[]", count)
         tensor = [self._output_index[n].kind == ValueKind.TENSOR for n in self._output_names(
             output_names)]
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise _not_run_options(run_options)
         ro_guard = run_options._guard if run_options is not None else None
         if run_options is not None and ro_guard is None:
             for raw in created:
@@ -1102,6 +1133,8 @@ class Session(Handle):
     def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
                         run_options: RunOptions | None = None) -> list[Value | None]:
         """Like :meth:`run`, but the outputs are ortc Values (no conversion)."""
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise _not_run_options(run_options)
         names = self._name_array(self._output_names(output_names))
         api = self._api
         created: list[Any] = []
@@ -1276,7 +1309,7 @@ class Session(Handle):
         try:
             return ffi.string(out).decode()
         finally:
-            self._api.AllocatorFree(alloc, out)
+            ignore(self._api.AllocatorFree(alloc, out))
 
     @shared("CreateIoBinding")
     def io_binding(self) -> Any:
@@ -1340,6 +1373,8 @@ class Session(Handle):
                 if run_options is None:
                     status = self._api.RunWithBinding(self._ptr, ffi.NULL, binding._ptr)
                 else:
+                    if not isinstance(run_options, RunOptions):
+                        raise _not_run_options(run_options)
                     ro_guard = run_options._guard
                     if ro_guard is None:
                         raise ClosedError("RunOptions is closed")

@@ -15,7 +15,7 @@ import numpy as np
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._loader import Api
-from ._status import call_out, check
+from ._status import call_out, check, ignore
 from .dtypes import dtype_for
 
 __all__ = ["TypeInfo", "NodeArg", "ModelMetadata", "Dim"]
@@ -207,12 +207,6 @@ def take_type_info(api: Api, info: Any) -> TypeInfo:
         api.ReleaseTypeInfo(info)
 
 
-def _quiet(api: Api, status: Any) -> None:
-    """Release the status of a cleanup call whose failure is not worth an exception."""
-    if status:
-        api.ReleaseStatus(status)
-
-
 def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
     """Copy an ``OrtModelMetadata*`` (not released here); strings come from ``allocator``."""
 
@@ -239,8 +233,8 @@ def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
                     api.ModelMetadataLookupCustomMetadataMap, md, allocator, keys[0][i])
         finally:  # free every key even if one free fails (and free a failure's status)
             for i in range(nkeys[0]):
-                _quiet(api, api.AllocatorFree(allocator, keys[0][i]))
-            _quiet(api, api.AllocatorFree(allocator, keys[0]))
+                ignore(api.AllocatorFree(allocator, keys[0][i]))
+            ignore(api.AllocatorFree(allocator, keys[0]))
     graph_description = ""
     if api.has("ModelMetadataGetGraphDescription"):
         graph_description = take_string(api.ModelMetadataGetGraphDescription, md, allocator)

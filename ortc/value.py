@@ -125,6 +125,13 @@ def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
             ptrs = ffi.new("char*[]", keep)
             check(api.FillStringTensor(raw, ffi.cast("const char* const*", ptrs), len(keep)),
                   what)
+            # FillStringTensor reads C strings, which end at a NUL; ONNX strings (std::string)
+            # may hold one, and onnxruntime's own binding keeps it: write those whole.
+            for i, s in enumerate(encoded):
+                if b"\0" in s:
+                    buf = ffi.new("char**")
+                    check(api.GetResizedStringTensorElementBuffer(raw, i, len(s), buf), what)
+                    ffi.memmove(buf[0], s, len(s))
     except BaseException:
         api.ReleaseValue(raw)
         raise

@@ -398,14 +398,6 @@ OPS: list[Op] = [
 
 #: (operation, slot) pairs where ortc carries on after a failed call, and why
 TOLERATED: dict[tuple[str, str], str] = {}
-#: known status leaks on a failed call, by the ortc function that ignores the status: reported
-#: (ortc/session.py is edited by the lead only); the test fails once they are fixed, to be
-#: removed from here
-KNOWN_STATUS_LEAKS = {
-    "session.py args": "Session._load_io.args: AllocatorFree of an input/output name, its "
-                       "status not released",
-    "session.py end_profiling": "AllocatorFree of the profile path: status not released",
-}
 #: slots whose failure ortc ignores everywhere, and why
 TOLERATED_SLOTS: dict[str, str] = {
     "GetDenotationFromTypeInfo": "a denotation is optional metadata: none is read as ''",
@@ -481,20 +473,6 @@ def injections(rec: Recorder) -> list[tuple[str, int]]:
 
 
 PATHS: dict[str, int] = {}
-KNOWN_SEEN: set[str] = set()
-
-
-def _site(leak: str) -> str:
-    """'status injected into X at session.py:123 _load_io' -> 'session.py _load_io'."""
-    where = leak.rsplit(" at ", 1)[-1]
-    file_line, _, func = where.partition(" ")
-    return f"{file_line.split(':')[0]} {func}"
-
-
-def _known(leak: str) -> bool:
-    return leak.startswith("status") and _site(leak) in KNOWN_STATUS_LEAKS
-
-
 @pytest.mark.parametrize("op", OPS, ids=[o.name for o in OPS])
 def test_every_failing_call_raises_and_leaks_nothing(op: Op) -> None:
     _warm()
@@ -516,27 +494,13 @@ def test_every_failing_call_raises_and_leaks_nothing(op: Op) -> None:
                 problems.append(f"{where}: no exception")
         elif type(err) is not error_class_for(code):
             problems.append(f"{where}: raised {type(err).__name__}: {err}")
-        leaks = [x for x in rec.leaks() if not _known(x)]
-        known = [x for x in rec.leaks() if _known(x)]
-        KNOWN_SEEN.update(k for x in known for k in KNOWN_STATUS_LEAKS if _site(x) == k)
+        leaks = rec.leaks()
         if leaks:
             problems.append(f"{where}: leaked {leaks}")
         if live != baseline:
             problems.append(f"{where}: live handles {live}, before {baseline}")
     PATHS[op.name] = len(plan)
     assert not problems, "\n".join(problems)
-
-
-def test_known_leaks_are_still_there() -> None:
-    """Each KNOWN_STATUS_LEAKS entry must still be observed (remove it once fixed)."""
-    for op in OPS:
-        if op.name in ("Session(bytes)", "profiling"):
-            plan = [p for p in injections(discover(op)) if p[0] == "AllocatorFree"]
-            for slot, k in plan:
-                rec = Recorder(fail=(slot, k))
-                execute(op, rec)
-                KNOWN_SEEN.update(_site(x) for x in rec.leaks() if _known(x))
-    assert KNOWN_SEEN == set(KNOWN_STATUS_LEAKS), KNOWN_SEEN
 
 
 def test_the_recorder_sees_leaks_and_wrong_classes() -> None:
