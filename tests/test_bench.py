@@ -52,3 +52,15 @@ def test_bench_smoke_writes_json(tmp_path):
     for target in data["targets"]:
         assert set(target) >= {"target", "value", "limit", "met"}
         assert target["met"] in (True, False, None)
+
+
+def test_bench_interrupt_runs_every_case():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_interrupt.py"),
+                           "--repeats", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for case in ("Ctrl-C", "deadline", "terminate()"):
+        line = next(x for x in proc.stdout.splitlines() if x.strip().startswith(case))
+        assert float(line.split("median")[1].split()[0]) >= 0, line

@@ -55,7 +55,7 @@ def test_ctrl_c_stops_a_long_run_quickly() -> None:
     assert result["outcome"] == "KeyboardInterrupt"
     latency = result["caught_at"] - sent
     # The bound is 200 ms; this asserts behaviour (the run stopped long before its
-    # natural end of tens of seconds), the latency itself is reported by bench, not timed here.
+    # natural end of tens of seconds), the latency itself is measured by bench/bench_interrupt.py, not timed here.
     assert latency < 5.0, latency
     assert result["after"] == [2.0]
 
