@@ -495,6 +495,7 @@ def _not_run_options(run_options: Any) -> TypeError:
 
 
 _get_ident = threading.get_ident
+_ndarray = np.ndarray
 _MAIN_THREAD = threading.main_thread().ident
 _main_options: RunOptions | None = None
 _main_options_lock = threading.Lock()
@@ -562,11 +563,12 @@ class _Stage:
         self.misses = 0
         self.names = session._name_array(tuple(feeds))
         self.out_names = plan.names
-        self.inputs: dict[str, np.ndarray[Any, Any]] = {}
+        #: input name -> (its buffer, the dtype and shape a feed must have)
+        self.inputs: dict[str, tuple[np.ndarray[Any, Any], np.dtype[Any], tuple[int, ...]]] = {}
         owned = []
         for name, data in feeds.items():
             buf = np.empty(data.shape, data.dtype)  # C order, whatever the feed's layout
-            self.inputs[name] = buf
+            self.inputs[name] = (buf, buf.dtype, buf.shape)
             owned.append(self._value(api, info, buf, session._fast_inputs[name][1]))
         self.outputs = [np.empty(a.shape, a.dtype) for a in arrays]
         for (_, _dtype, et, _dims), buf in zip(plan.preallocate, self.outputs):
@@ -593,9 +595,12 @@ class _Stage:
         self.busy = True
         try:
             for name, data in feeds.items():
-                buf = inputs.get(name)
-                if buf is None or type(data) is not np.ndarray or data.dtype is not buf.dtype \
-                        or data.shape != buf.shape:
+                spec = inputs.get(name)
+                if spec is None or type(data) is not _ndarray:
+                    self.misses += 1
+                    return None
+                buf, dtype, shape = spec
+                if data.dtype is not dtype or data.shape != shape:
                     self.misses += 1
                     return None
                 buf[...] = data
