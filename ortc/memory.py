@@ -109,8 +109,10 @@ class Allocator(Handle):
     """An ORT allocator: the default CPU one, or one created for a session.
 
     Thread rules: Send. Sync for the default CPU allocator (a stateless aligned malloc,
-    experiment E7) and for session CPU arenas (the arena has a mutex, E8). A session's allocator
-    keeps its session alive and must go before it.
+    experiment E7) and for session CPU arenas (the arena has a mutex, E8). An allocator for
+    other memory (a device: ``Cuda``, ``CudaPinned``, ...) is Send but not Sync, per instance:
+    nothing here has tested one from several threads (pykeio/ort reported CUDA allocator races).
+    A session's allocator keeps its session alive and must go before it.
     """
 
     c_type = "OrtAllocator"
@@ -118,15 +120,21 @@ class Allocator(Handle):
     sync = True
     parents = ("OrtSession",)
     evidence = ("default allocator: static, never freed (GetAllocatorWithDefaultOptions doc); "
-                "research E7 (16 threads x 20000 Alloc/Free) and E8 (session CPU arena, 8 threads)")
+                "research E7 (16 threads x 20000 Alloc/Free) and E8 (session CPU arena, 8 threads); "
+                "allocators for non-CPU memory are not Sync per instance (untested on a GPU; "
+                "pykeio/ort treats its CUDA allocator as not Sync): "
+                "tests/test_memory.py::test_device_allocators_are_not_sync")
 
     _owned = False
 
     @classmethod
-    def _wrap(cls, raw: Any, release: Any, owners: tuple[Any, ...]) -> Allocator:
+    def _wrap(cls, raw: Any, release: Any, owners: tuple[Any, ...],
+              memory: str = "Cpu") -> Allocator:
         self = cls.__new__(cls)
         self._api = _loader.api()
         self._owned = release is not None
+        if memory != "Cpu":
+            self.sync = False  # type: ignore[misc]  # read by the guard at _adopt
         self._adopt(raw, release, owners)
         return self
 

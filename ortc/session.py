@@ -1403,4 +1403,4 @@ class Session(Handle):
         info = memory_info or cpu_memory_info()
         info._check_open()
         raw = call_out(self._api.CreateAllocator, "OrtAllocator*", self._ptr, info._ptr)
-        return Allocator._wrap(raw, self._api.ReleaseAllocator, (self,))
+        return Allocator._wrap(raw, self._api.ReleaseAllocator, (self,), info.name)

@@ -68,3 +68,46 @@ def test_value_memory_is_cpu() -> None:
     del info
     gc.collect()
     assert ref() is None
+
+
+def test_device_allocators_are_not_sync() -> None:
+    """An allocator for non-CPU memory is Send but not Sync (no GPU evidence yet): a second
+    thread's call while one is in flight is refused. A CPU build cannot make a device allocator,
+    so the session's CPU arena is wrapped a second time (borrowed) under a device label."""
+    import threading
+
+    from ortc.memory import Allocator
+    from ortc.threads import Lease
+
+    s = ortc.Session(models.add_model())
+    cpu = s.allocator()
+    assert cpu._guard.sync and cpu._guard.send
+    dev = Allocator._wrap(cpu._ptr, None, (cpu,), "CudaPinned")
+    assert not dev._guard.sync and dev._guard.send
+    errors: list[BaseException] = []
+
+    def other_thread() -> None:
+        try:
+            dev.alloc(16)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    lease = Lease.shared(dev)  # a call in flight on this thread
+    t = threading.Thread(target=other_thread)
+    t.start()
+    t.join(30)
+    lease.release()
+    assert len(errors) == 1 and isinstance(errors[0], ortc.ConcurrentUseError), errors
+    address = dev.alloc(16)  # alone, from any thread, it works
+    dev.free(address)
+    dev.close()
+    # the same overlap on the CPU arena is allowed
+    done: list[int] = []
+    lease = Lease.shared(cpu)
+    t = threading.Thread(target=lambda: done.append(cpu.alloc(16)))
+    t.start()
+    t.join(30)
+    lease.release()
+    assert len(done) == 1 and done[0]
+    cpu.free(done[0])
+    cpu.close()
