@@ -60,6 +60,10 @@ class Handle:
     _owners: tuple[Any, ...] = ()
     _children = 0
     _release_pending = False
+    #: a class whose objects take children after creation (bound or referenced values) sets
+    #: this; they go in ``_held``, which the finalizer lets go after the release (see _hold)
+    _holds: ClassVar[bool] = False
+    _held: list[Handle] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -82,7 +86,9 @@ class Handle:
             _live[kind] += 1
         if _lifetime_log.isEnabledFor(logging.DEBUG):
             _lifetime_log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
-        self._ptr = ffi.gc(raw, _releaser(kind, release, parents, _threads._generation))
+        held: list[Handle] | None = [] if self._holds else None
+        self._held = held
+        self._ptr = ffi.gc(raw, _releaser(kind, release, parents, _threads._generation, held))
 
     def close(self) -> None:
         """Release the ORT object now (idempotent). Children keep it alive until they go."""
@@ -108,6 +114,31 @@ class Handle:
 
     def _drop_references(self) -> None:
         """Forget Python references to parents and buffers (after release); see subclasses."""
+
+    def _hold(self, child: Handle) -> None:
+        """Count ``child`` as this object's child from now on: ORT refers to it through this
+        object (a bound or an initializer value), so closing the child meanwhile defers its
+        release. It is let go by :meth:`_unhold`, or after this object's release, whether by
+        close() or by the finalizer."""
+        held = self._held
+        assert held is not None, f"{type(self).__name__} does not hold children"
+        with _tree_lock:
+            child._children += 1
+            held.append(child)
+
+    def _unhold(self, child: Handle) -> None:
+        """Undo one :meth:`_hold` of ``child`` (ORT no longer refers to it)."""
+        held = self._held
+        with _tree_lock:
+            if held is None:
+                return
+            for i, c in enumerate(held):
+                if c is child:
+                    del held[i]
+                    break
+            else:
+                return  # already let go by the release
+        child._child_released()
 
     def _child_released(self) -> None:
         with _tree_lock:
@@ -140,7 +171,7 @@ class Handle:
 
 
 def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[Handle, ...],
-              generation: int) -> Callable[[Any], None]:
+              generation: int, held: list[Handle] | None = None) -> Callable[[Any], None]:
     """The ffi.gc callback: free the pointer, then let the parents go."""
 
     def run(ptr: Any) -> None:
@@ -156,5 +187,11 @@ def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[H
             _lifetime_log.debug("-DROP %s %s", kind, hex(int(ffi.cast("uintptr_t", ptr))))
         for p in parents:
             p._child_released()
+        if held:
+            with _tree_lock:
+                children = held[:]
+                held.clear()
+            for c in children:
+                c._child_released()
 
     return run

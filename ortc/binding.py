@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _loader
 from ._ffi import ffi
-from ._handle import Handle, _tree_lock
+from ._handle import Handle
 from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
@@ -53,35 +53,31 @@ class IoBinding(Handle):
         self._bound_inputs: dict[str, Value] = {}
         self._bound_outputs: dict[str, Any] = {}
 
+    _holds = True  # bound values: ORT's binding refers to them until unbound
+
     def _drop_references(self) -> None:
-        held = [*self._bound_inputs.values(), *self._bound_outputs.values()]
+        # the bound values themselves were let go by the release (Handle._hold)
         self._session = None
         self._bound_inputs = {}
         self._bound_outputs = {}
-        for value in held:
-            if value is not None:
-                value._child_released()
 
-    @staticmethod
-    def _hold(table: dict[str, Any], name: str, value: Value | None) -> None:
+    def _bind(self, table: dict[str, Any], name: str, value: Value | None) -> None:
         """Record a bound value. ORT's binding refers to the value's memory until it is
         unbound, so the binding counts the value as a child: closing the value meanwhile
         defers its release (released at once, the next run read or wrote freed memory)."""
         if value is not None:
-            with _tree_lock:
-                value._children += 1
+            self._hold(value)
         old = table.get(name)
         table[name] = value
         if old is not None:
-            old._child_released()
+            self._unhold(old)
 
-    @staticmethod
-    def _unhold(table: dict[str, Any]) -> None:
+    def _unbind_all(self, table: dict[str, Any]) -> None:
         held = list(table.values())
         table.clear()
         for value in held:
             if value is not None:
-                value._child_released()
+                self._unhold(value)
 
     def _value_for(self, data: Any, what: str, element_type: Any = None) -> Value:
         if isinstance(data, Value):
@@ -107,7 +103,7 @@ class IoBinding(Handle):
                                   f"dtype {data.dtype}")
         value = self._value_for(data, f"input {name!r}")
         check(self._api.BindInput(self._ptr, name.encode(), value._ptr), f"bind_input {name!r}")
-        self._hold(self._bound_inputs, name, value)
+        self._bind(self._bound_inputs, name, value)
 
     @exclusive("BindOutput", "BindOutputToDevice")
     def bind_output(self, name: str, data: Any = None,
@@ -126,23 +122,23 @@ class IoBinding(Handle):
             value = self._value_for(data, f"output {name!r}")
             check(self._api.BindOutput(self._ptr, name.encode(), value._ptr),
                   f"bind_output {name!r}")
-            self._hold(self._bound_outputs, name, value)
+            self._bind(self._bound_outputs, name, value)
         else:
             info = memory_info or cpu_memory_info()
             info._check_open()
             check(self._api.BindOutputToDevice(self._ptr, name.encode(), info._ptr),
                   f"bind_output {name!r}")
-            self._hold(self._bound_outputs, name, None)
+            self._bind(self._bound_outputs, name, None)
 
     @exclusive("ClearBoundInputs")
     def clear_binding_inputs(self) -> None:
         self._api.ClearBoundInputs(self._ptr)
-        self._unhold(self._bound_inputs)
+        self._unbind_all(self._bound_inputs)
 
     @exclusive("ClearBoundOutputs")
     def clear_binding_outputs(self) -> None:
         self._api.ClearBoundOutputs(self._ptr)
-        self._unhold(self._bound_outputs)
+        self._unbind_all(self._bound_outputs)
 
     @exclusive("SynchronizeBoundInputs")
     def synchronize_inputs(self) -> None:

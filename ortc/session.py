@@ -157,20 +157,18 @@ class SessionOptions(Handle):
         self._provider_options: dict[str, dict[str, str]] = {}
         self.update(**options)
 
-    def _hold(self, value: Value) -> None:
-        """Keep ``value`` for ORT, which refers to its OrtValue until the options (and the
-        sessions made with them) are released: a child of the options until then, so closing
-        the value meanwhile defers its release (released at once, CreateSession read freed
-        memory: found by tests/test_fuzz.py)."""
-        with _tree_lock:
-            value._children += 1
+    # Initializer values: ORT refers to their OrtValues until the options (and the sessions
+    # made with them, which hold them too) are released, so they are children of the options;
+    # closing one meanwhile defers its release (released at once, CreateSession read freed
+    # memory: found by tests/test_fuzz.py).
+    _holds = True
+
+    def _keep_value(self, value: Value) -> None:
+        self._hold(value)
         self._keep.append(value)
 
     def _drop_references(self) -> None:
-        held, self._keep = self._keep, []
-        for value in held:
-            if isinstance(value, Value):
-                value._child_released()
+        self._keep = []  # the values themselves were let go by the release (Handle._hold)
 
     def update(self, **options: Any) -> SessionOptions:
         """Set several options at once; unknown names raise TypeError."""
@@ -286,7 +284,7 @@ class SessionOptions(Handle):
         v._check_open()
         keep = ffi.new("char[]", name.encode())
         check(self._api.AddInitializer(self._ptr, keep, v._ptr), f"initializer {name!r}")
-        self._hold(v)
+        self._keep_value(v)
         self._keep.append(keep)
 
     @exclusive("AddExternalInitializers")
@@ -301,7 +299,7 @@ class SessionOptions(Handle):
             self._ptr, ffi.cast("const char* const*", names),
             ffi.cast("const OrtValue* const*", ptrs), len(values)))
         for v in values:
-            self._hold(v)
+            self._keep_value(v)
 
     @exclusive("RegisterCustomOpsLibrary_V2")
     def register_custom_ops_library(self, path: str | os.PathLike[str]) -> None:
@@ -373,7 +371,7 @@ class SessionOptions(Handle):
         new._keep = []
         for held in self._keep:
             if isinstance(held, Value):
-                new._hold(held)
+                new._keep_value(held)
             else:
                 new._keep.append(held)
         new._providers = list(self._providers)
@@ -1402,5 +1400,6 @@ class Session(Handle):
 
         info = memory_info or cpu_memory_info()
         info._check_open()
+        memory = info.name  # before the allocator exists: nothing to release if this fails
         raw = call_out(self._api.CreateAllocator, "OrtAllocator*", self._ptr, info._ptr)
-        return Allocator._wrap(raw, self._api.ReleaseAllocator, (self,), info.name)
+        return Allocator._wrap(raw, self._api.ReleaseAllocator, (self,), memory)

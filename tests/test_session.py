@@ -229,6 +229,39 @@ def test_initializer_value_closed_early_is_released_last() -> None:
     assert values() == before
 
 
+def test_held_values_are_let_go_when_the_holder_is_collected() -> None:
+    """Dropping (not closing) the options or a binding that holds a closed Value lets the
+    Value's deferred release run: the finalizer lets held children go too."""
+    import gc
+
+    def values() -> int:
+        return ortc.live_handles().get("Value", 0)
+
+    before = values()
+    opts = ortc.SessionOptions()
+    v = ortc.Value.from_numpy(np.array([7, 8, 9], np.float32))
+    opts.add_initializer("bias", v)
+    v.close()
+    assert values() == before + 1
+    del opts
+    gc.collect()
+    assert values() == before
+
+    s = ortc.Session(models.add_model(np.float32, [3]))
+    b = s.io_binding()
+    a = ortc.Value.from_numpy(np.ones(3, np.float32))
+    b.bind_input("a", a)
+    b.bind_input("b", a)
+    a.close()
+    assert values() == before + 1
+    b.bind_input("a", np.ones(3, np.float32))  # rebinding lets one hold go, not the value
+    assert values() == before + 2
+    del b
+    gc.collect()
+    assert values() == before
+    s.close()
+
+
 def test_external_initializers(tmp_path) -> None:
     import onnx
     from onnx import helper, numpy_helper
