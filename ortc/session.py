@@ -523,7 +523,7 @@ class _NameArray:
 class _OutputPlan:
     """What run() needs per requested output list, computed once per session and list."""
 
-    __slots__ = ("names", "count", "tensor", "preallocate", "stageable")
+    __slots__ = ("names", "count", "tensor", "preallocate", "stageable", "too_big")
 
     def __init__(self, names: _NameArray, tensor: list[bool],
                  preallocate: list[tuple[Any, ...]]) -> None:
@@ -534,6 +534,8 @@ class _OutputPlan:
         self.preallocate = preallocate
         #: every output's shape is known before the run (a _Stage may serve it)
         self.stageable = False
+        #: runs whose tensors were too large to stage (past a few, staging is not tried again)
+        self.too_big = 0
 
 
 #: tensors up to this size may be staged (copying them costs less than a value per call)
@@ -1246,15 +1248,26 @@ class Session(Handle):
         fast = self._fast_inputs
         for name, data in feeds.items():
             spec = fast.get(name)
-            if spec is None or type(data) is not np.ndarray or data.dtype is not spec[0] \
-                    or data.nbytes > _STAGE_MAX_BYTES:
+            if spec is None or type(data) is not np.ndarray or data.dtype is not spec[0]:
+                return
+            if data.nbytes > _STAGE_MAX_BYTES:
+                self._stage_refused(plan)
                 return
         if any(a.nbytes > _STAGE_MAX_BYTES for a in arrays):
+            self._stage_refused(plan)
             return
         stage = _Stage(self, plan, feeds, arrays)
         if old is not None:
             stage.misses = old.misses
         stages[key] = stage
+
+    @staticmethod
+    def _stage_refused(plan: _OutputPlan) -> None:
+        # A model whose tensors are large (the usual case: one shape) would try, and fail, to
+        # stage after every run; past a few such runs, stop trying for this output list.
+        plan.too_big += 1
+        if plan.too_big > _STAGE_MAX_MISSES:
+            plan.stageable = False
 
     def _make_plan(self, output_names: Sequence[str] | None) -> _OutputPlan:
         names = self._output_names(output_names)
