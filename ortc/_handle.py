@@ -17,7 +17,7 @@ from typing import Any, Callable, ClassVar
 from ._ffi import ffi
 from .errors import ClosedError
 from . import threads as _threads
-from .threads import Guard, register, releasing_
+from .threads import Guard, in_release, register
 
 __all__ = ["Handle", "live_handles"]
 
@@ -178,7 +178,7 @@ def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[H
         # In a forked child (a new fork generation), ORT's threads are gone: releasing could
         # join threads that do not exist. Leaking there is the safe choice.
         if release is not None and _threads._generation == generation:
-            with releasing_ as allowed:  # counted for, and skipped after, interpreter exit
+            with in_release as allowed:  # counted for, and skipped after, interpreter exit
                 if allowed:
                     release(ptr)
         with _tree_lock:

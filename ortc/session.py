@@ -1342,7 +1342,11 @@ class Session(Handle):
         # lock-free, exactly as Guard.enter_shared (session) and Guard.enter_alone (binding) do:
         # announce in ``users``, then look; anything unusual backs off to the general path.
         guard = self._guard
-        bguard = binding._guard
+        try:
+            bguard = binding._guard
+        except AttributeError:
+            raise TypeError(f"run_with_binding needs an ortc.IoBinding (session.io_binding()), "
+                            f"not {type(binding).__name__}") from None
         if (run_options is None and guard is not None and bguard is not None
                 and not self._run_exclusive and binding._session is self
                 and guard.gen == bguard.gen == _threads._generation):

@@ -34,6 +34,7 @@ __all__ = [
     "in_ort_callback",
     "survive_fork",
     "releasing",
+    "in_release",
     "set_thread_checks",
     "thread_checks",
     "registry",
@@ -269,8 +270,8 @@ class releasing:
         _releases_in_flight.pop()
 
 
-#: the one instance: it holds no state
-releasing_ = releasing()
+#: the one instance (it holds no state): ``with in_release as allowed:``
+in_release = releasing()
 
 
 def _drain_at_exit(limit: float = 2.0) -> None:

@@ -410,6 +410,8 @@ ROWS: list[Row] = [
         ClosedError),
     Row("run", "run_options that are not RunOptions (a str)",
         lambda: add(ab(), run_options="fast"), TypeError),
+    Row("run", "run_with_binding given something that is not an IoBinding (a dict)",
+        lambda: ortc.Session(models.add_model()).run_with_binding({"a": 1}), TypeError),
     Row("run", "a negative timeout", lambda: add(ab(), timeout=-1), ValueError),
     Row("run", "a timeout that is not a number", lambda: add(ab(), timeout="1"), ValueError),
     Row("run", "a closed session", lambda: _closed(ortc.Session(models.add_model())).run(
