@@ -1,0 +1,176 @@
+"""ortc under PyPy: run by tests/test_pypy.py with a PyPy interpreter (numpy only, no onnx).
+
+    pypy3 tests/pypy_check.py MODEL_DIR      # prints one JSON object: check name -> result
+
+MODEL_DIR holds models built by the CPython side (PyPy has no onnx package) and the outputs
+CPython's ortc gave for the same feeds (expected.json). Each check records what it saw; the
+CPython test asserts on it, so a failure names the check.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import platform
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import ortc
+
+
+def _load(directory: str, name: str) -> bytes:
+    with open(os.path.join(directory, name + ".onnx"), "rb") as f:
+        return f.read()
+
+
+def main(directory: str) -> dict[str, Any]:
+    with open(os.path.join(directory, "expected.json")) as f:
+        expected = json.load(f)
+    out: dict[str, Any] = {"implementation": platform.python_implementation(),
+                           "library_version": ortc.version().library_version}
+    # the process-wide objects (env, default allocator, CPU memory info, the main thread's run
+    # options) come with the first run; the baseline is taken after one
+    warm = ortc.Session(_load(directory, "add"))
+    warm.run(None, {"a": np.zeros(4, np.float32), "b": np.zeros(4, np.float32)})
+    warm.close()
+    del warm
+    gc.collect()
+    baseline = dict(ortc.live_handles())
+
+    def check(name: str, fn: Callable[[], Any]) -> None:
+        try:
+            out[name] = fn()
+        except BaseException as exc:  # noqa: BLE001 - reported to the CPython side
+            out[name] = f"raised {type(exc).__name__}: {exc}"
+
+    add = ortc.Session(_load(directory, "add"), intra_op_num_threads=1)
+    a = np.arange(4, dtype=np.float32)
+    b = np.full(4, 10.0, np.float32)
+
+    check("add_run", lambda: add.run(None, {"a": a, "b": b})[0].tolist())
+    check("add_run_staged", lambda: [add.run(None, {"a": a + i, "b": b})[0].tolist()
+                                     for i in range(3)][-1])
+
+    def bound() -> list[float]:
+        binding = add.io_binding()
+        y = np.empty(4, np.float32)
+        binding.bind_input("a", a)
+        binding.bind_input("b", b)
+        binding.bind_output("c", y)
+        add.run_with_binding(binding)
+        binding.close()
+        return y.tolist()
+
+    check("add_bound", bound)
+
+    def zero_copy() -> list[bool]:
+        v = ortc.Value.from_numpy(a)
+        [res] = add.run_with_values(None, {"a": v, "b": ortc.Value.from_numpy(b)})
+        view = res.numpy()
+        return [bool(np.shares_memory(v.numpy(), a)), view.tolist() == expected["add"]]
+
+    check("zero_copy", zero_copy)
+    strings = ortc.Session(_load(directory, "strings"))
+    check("strings", lambda: strings.run(
+        None, {"x": np.array(["a", "bé", "a\0b"], dtype=object)})[0].tolist())
+    seq = ortc.Session(_load(directory, "sequence"))
+    check("sequence", lambda: [t.tolist() for t in seq.run(None, {"a": a, "b": b, "c": a})[0]])
+    zipmap = ortc.Session(_load(directory, "zipmap"))
+    check("map", lambda: [{str(k): round(float(v), 6) for k, v in m.items()} for m in
+                          zipmap.run(None, {"x": np.array([[0.1, 0.2, 0.7]], np.float32)})[0]])
+
+    def wrong_dtype() -> str:
+        try:
+            add.run(None, {"a": a.astype(np.float64), "b": b})
+        except ortc.InvalidArgument as exc:
+            return "InvalidArgument: " + str(exc)[:60]
+        return "no error"
+
+    check("wrong_dtype", wrong_dtype)
+
+    def closed() -> str:
+        s = ortc.Session(_load(directory, "add"))
+        s.close()
+        try:
+            s.run(None, {"a": a, "b": b})
+        except ortc.ClosedError:
+            return "ClosedError"
+        return "no error"
+
+    check("closed", closed)
+
+    def shared_binding() -> list[str]:
+        # a run held inside ORT on one thread; the binding is not Sync, so a second call on it
+        # from another thread is refused at once; terminate() ends the run
+        chain = ortc.Session(_load(directory, "chain"), intra_op_num_threads=1)
+        binding = chain.io_binding()
+        x = np.ones((256, 256), np.float32)
+        y = np.empty((256, 256), np.float32)
+        binding.bind_input("x", x)
+        binding.bind_output("y", y)
+        ro = ortc.RunOptions()
+        seen: list[str] = []
+
+        def run() -> None:
+            try:
+                chain.run_with_binding(binding, ro)
+                seen.append("finished")
+            except ortc.OrtError as exc:
+                seen.append(type(exc).__name__)
+
+        t = threading.Thread(target=run)
+        t.start()
+        deadline = time.monotonic() + 30
+        while not binding._guard.users and time.monotonic() < deadline:
+            time.sleep(0.001)
+        try:
+            binding.bind_input("x", x)
+            seen.append("bind_input allowed")
+        except ortc.ConcurrentUseError:
+            seen.append("ConcurrentUseError")
+        ro.terminate()
+        t.join(60)
+        binding.close()
+        chain.close()
+        ro.close()
+        return seen
+
+    check("shared_binding", shared_binding)
+
+    def concurrent_runs() -> bool:
+        results: list[bool] = []
+
+        def work(i: int) -> None:
+            for j in range(50):
+                y = add.run(None, {"a": a + i + j, "b": b})[0]
+                results.append(y.tolist() == (a + i + j + b).tolist())
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        return len(results) == 200 and all(results)
+
+    check("concurrent_runs", concurrent_runs)
+
+    def handles_released() -> bool:
+        # PyPy's GC is not reference counting: finalizers run at a collection
+        for s in (add, strings, seq, zipmap):
+            s.close()
+        for _ in range(5):  # finalizers that release parents need more than one collection
+            gc.collect()
+        now = {k: v for k, v in ortc.live_handles().items() if v}
+        return {k: v for k, v in now.items() if v > baseline.get(k, 0)}  # what is left
+
+    check("handles_released", handles_released)
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1])))

@@ -1,0 +1,91 @@
+"""ortc under PyPy 3.9 (one of its targets): tests/pypy_check.py runs in a PyPy interpreter
+with numpy only, on models built here, and must give what CPython's ortc gives.
+
+PyPy comes from the system (`apt-get install pypy3`; .ci/run installs it); its numpy, a binary
+wheel, goes into a venv under the library cache. The library is the one this process loaded
+(ORTC_LIBRARY): PyPy has no onnxruntime package. On a machine without PyPy the test fails
+and says how to get it; ORTC_SKIP_PYPY=1 skips it there explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+from conftest import ROOT
+from ortc import wheels
+
+
+def _pypy() -> str:
+    exe = os.environ.get("ORTC_PYPY") or shutil.which("pypy3")
+    if exe is None:
+        if os.environ.get("ORTC_SKIP_PYPY") == "1":
+            pytest.skip("ORTC_SKIP_PYPY=1: no PyPy on this machine")
+        pytest.fail("pypy3 not found: install it (apt-get install pypy3), point ORTC_PYPY at "
+                    "one, or set ORTC_SKIP_PYPY=1 to skip this test on this machine")
+    return exe
+
+
+@pytest.fixture(scope="module")
+def pypy_python() -> str:
+    """A PyPy venv with numpy (made once, in the cache next to the fetched libraries)."""
+    exe = _pypy()
+    venv = os.path.join(wheels.cache_dir(), "pypy-venv")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(os.path.join(venv, ".ready")):
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([exe, "-m", "venv", venv], check=True, timeout=300)
+        subprocess.run([python, "-m", "pip", "install", "-q", "--only-binary=:all:", "numpy"],
+                       check=True, timeout=600)
+        open(os.path.join(venv, ".ready"), "w").close()
+    return python
+
+
+def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
+    built = {
+        "add": models.add_model(np.float32, [4]),
+        "strings": models.identity_model(np.str_, (3,)),
+        "sequence": models.sequence_construct_model(np.float32),
+        "zipmap": models.zipmap_model(),
+        "chain": models.matmul_chain_model(4000, 256),
+    }
+    for name, data in built.items():
+        (tmp_path / f"{name}.onnx").write_bytes(data)
+    a = np.arange(4, dtype=np.float32)
+    b = np.full(4, 10.0, np.float32)
+    add = ortc.Session(built["add"])
+    expected = {"add": add.run(None, {"a": a, "b": b})[0].tolist()}
+    (tmp_path / "expected.json").write_text(json.dumps(expected))
+
+    env = dict(os.environ, ORTC_LIBRARY=ortc.version().library_path, PYTHONPATH=ROOT)
+    proc = subprocess.run([pypy_python, os.path.join(ROOT, "tests", "pypy_check.py"),
+                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(json.dumps(got, indent=1))
+
+    assert got["implementation"] == "PyPy"
+    assert got["library_version"] == ortc.version().library_version
+    assert got["add_run"] == expected["add"] == [10.0, 11.0, 12.0, 13.0]
+    assert got["add_run_staged"] == (a + 2 + b).tolist()
+    assert got["add_bound"] == expected["add"]
+    assert got["zero_copy"] == [True, True]
+    assert got["strings"] == ["a", "bé", "a\0b"]
+    assert got["sequence"] == [a.tolist(), b.tolist(), a.tolist()]
+    assert got["map"] == [{"10": 0.1, "20": 0.2, "30": 0.7}]
+    assert got["wrong_dtype"].startswith("InvalidArgument"), got["wrong_dtype"]
+    assert got["closed"] == "ClosedError"
+    # the second call on the busy binding was refused; terminate() then stopped the run
+    refused, run = got["shared_binding"]
+    assert refused == "ConcurrentUseError" and run not in ("finished", "bind_input allowed"), \
+        got["shared_binding"]
+    assert got["concurrent_runs"] is True
+    assert got["handles_released"] == {}
