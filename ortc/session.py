@@ -487,6 +487,14 @@ def _refused_buffer(message: str) -> bool:
             or "OrtValue provided for output" in message)
 
 
+def _let_go(keep: list[Any]) -> None:
+    """End the leases among what a run kept (Value inputs, in use by ORT until Run returned).
+    Explicitly, not by dropping the list: PyPy finalizes objects only at a collection."""
+    for held in keep:
+        if type(held) is Lease:
+            held.release()
+
+
 def _not_run_options(run_options: Any) -> TypeError:
     return TypeError(f"run_options must be an ortc.RunOptions or None, not "
                      f"{type(run_options).__name__}")
@@ -1012,10 +1020,11 @@ class Session(Handle):
         created: list[Any] = []
         outputs: Any = None
         arrays: list[Any] = []
+        keep: list[Any] = []
         # Every release below sits in a finally: KeyboardInterrupt may surface at any point
         # after Run returns (Python runs its SIGINT handler at the next bytecode check).
         try:
-            in_names, values, shapes, keep = self._prepare_inputs(feeds, created)
+            in_names, values, shapes = self._prepare_inputs(feeds, created, keep)
             count = plan.count
             outputs = ffi.new("OrtValue*[]", count)
             arrays = [None] * count
@@ -1026,7 +1035,6 @@ class Session(Handle):
             stage_next = plan.stageable and self._staging and made == count
             status = self._call_run(in_names, values, plan.names, outputs, count, run_options,
                                     raw_run_options)
-            del keep
             if status:
                 err = error_from_status(status)  # releases the status
                 if any(a is not None for a in arrays) and _refused_buffer(err.message):
@@ -1052,6 +1060,7 @@ class Session(Handle):
                 self._stage(key, plan, feeds, arrays)
             return out
         finally:
+            _let_go(keep)
             for raw in created:  # inputs, and the OrtValues over our preallocated arrays
                 release(raw)
             if outputs is not None:
@@ -1071,21 +1080,26 @@ class Session(Handle):
         """
         from ._callbacks import AsyncJob, releaser, run_async_callback
 
-        names = self._name_array(self._output_names(output_names))
-        api = self._api
-        created: list[Any] = []
-        in_names, values, _shapes, keep = self._prepare_inputs(feeds, created)
-        count = names.count
-        outputs = ffi.new("OrtValue*[]", count)
-        tensor = [self._output_index[n].kind == ValueKind.TENSOR for n in self._output_names(
-            output_names)]
         if run_options is not None and not isinstance(run_options, RunOptions):
             raise _not_run_options(run_options)
         ro_guard = run_options._guard if run_options is not None else None
         if run_options is not None and ro_guard is None:
+            raise ClosedError("RunOptions is closed")
+        names = self._name_array(self._output_names(output_names))
+        api = self._api
+        created: list[Any] = []
+        keep: list[Any] = []
+        try:
+            in_names, values, _shapes = self._prepare_inputs(feeds, created, keep)
+        except BaseException:
+            _let_go(keep)
             for raw in created:
                 api.ReleaseValue(raw)
-            raise ClosedError("RunOptions is closed")
+            raise
+        count = names.count
+        outputs = ffi.new("OrtValue*[]", count)
+        tensor = [self._output_index[n].kind == ValueKind.TENSOR for n in self._output_names(
+            output_names)]
 
         def finish(out_ptr: Any, n: int, status: Any) -> list[Any]:
             # runs on an ORT thread, once; releases everything the run needed
@@ -1112,7 +1126,10 @@ class Session(Handle):
         def done() -> None:  # on the ORT thread, after finish()
             if token is not None:
                 ro_guard.leave(token)  # type: ignore[union-attr]
-            releaser.submit(self._child_released)  # may release the session: not here
+            # ending a lease may run a deferred release, and releasing the session's last
+            # child may release the session: neither on ORT's own thread
+            releaser.submit(lambda: _let_go(keep))
+            releaser.submit(self._child_released)
 
         token = ro_guard.enter_shared(run_options) if ro_guard is not None else None
         # the job counts as a child: the session is not released while ORT still runs it
@@ -1126,6 +1143,7 @@ class Session(Handle):
                               outputs, run_async_callback, job.handle)
         if status:
             job.abandon()
+            _let_go(keep)
             for raw in created:
                 api.ReleaseValue(raw)
             if token is not None:
@@ -1143,11 +1161,13 @@ class Session(Handle):
         names = self._name_array(self._output_names(output_names))
         api = self._api
         created: list[Any] = []
+        keep: list[Any] = []
         try:
-            in_names, values, _shapes, keep = self._prepare_inputs(feeds, created)
+            in_names, values, _shapes = self._prepare_inputs(feeds, created, keep)
             outputs = ffi.new("OrtValue*[]", names.count)
             status = self._call_run(in_names, values, names, outputs, names.count, run_options)
         finally:
+            _let_go(keep)
             for raw in created:
                 api.ReleaseValue(raw)
         if status:
@@ -1164,13 +1184,13 @@ class Session(Handle):
             for i in range(names.count):
                 if outputs[i] != ffi.NULL:
                     api.ReleaseValue(outputs[i])
-        del keep
         return out
 
-    def _prepare_inputs(self, feeds: Mapping[str, Any], created: list[Any]
-                        ) -> tuple[_NameArray, Any, dict[str, tuple[int, ...]], list[Any]]:
-        """OrtValues for the feeds. Returns (names, values array, input shapes, objects to keep
-        alive until Run returns); every OrtValue made here is appended to ``created``."""
+    def _prepare_inputs(self, feeds: Mapping[str, Any], created: list[Any], keep: list[Any]
+                        ) -> tuple[_NameArray, Any, dict[str, tuple[int, ...]]]:
+        """OrtValues for the feeds. Returns (names, values array, input shapes); every OrtValue
+        made here is appended to ``created``, and what must stay alive (or leased, see
+        _let_go) until Run returns to ``keep``: the caller releases both, even on an error."""
         if type(feeds) is not dict and not isinstance(feeds, Mapping):
             raise InvalidArgument(f"feeds must be a dict of input name -> array, "
                                   f"not {type(feeds).__name__}")
@@ -1189,7 +1209,6 @@ class Session(Handle):
         in_names = self._name_array(tuple(feeds))
         values = ffi.new("OrtValue*[]", in_names.count)
         shapes: dict[str, tuple[int, ...]] = {}
-        keep: list[Any] = []
         fast = self._fast_inputs
         create = self._api.CreateTensorWithDataAsOrtValue
         info = self._cpu_info_ptr
@@ -1214,7 +1233,7 @@ class Session(Handle):
                 if isinstance(data, np.ndarray):
                     shapes[name] = data.shape
             i += 1
-        return in_names, values, shapes, keep
+        return in_names, values, shapes
 
     def _call_run(self, in_names: _NameArray, values: Any, out_names: _NameArray, outputs: Any,
                   count: int, run_options: RunOptions | None, raw_run_options: Any = ffi.NULL

@@ -75,6 +75,26 @@ def main(directory: str) -> dict[str, Any]:
         return [bool(np.shares_memory(v.numpy(), a)), view.tolist() == expected["add"]]
 
     check("zero_copy", zero_copy)
+    def value_input_let_go() -> list[Any]:
+        # a Value fed to a run is leased for the run only: another thread may close it after
+        # (the lease ends explicitly; PyPy would finalize a dropped one only at a collection)
+        v = ortc.Value.from_numpy(a.copy())
+        add.run(None, {"a": v, "b": b})
+        add.run_with_values(None, {"a": v, "b": b})
+        errors: list[str] = []
+
+        def closer() -> None:
+            try:
+                v.close()
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(type(exc).__name__)
+
+        t = threading.Thread(target=closer)
+        t.start()
+        t.join(30)
+        return [errors, v.closed]
+
+    check("value_input_let_go", value_input_let_go)
     strings = ortc.Session(_load(directory, "strings"))
     check("strings", lambda: strings.run(
         None, {"x": np.array(["a", "bé", "a\0b"], dtype=object)})[0].tolist())

@@ -78,6 +78,7 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
     assert got["add_run_staged"] == (a + 2 + b).tolist()
     assert got["add_bound"] == expected["add"]
     assert got["zero_copy"] == [True, True]
+    assert got["value_input_let_go"] == [[], True]
     assert got["strings"] == ["a", "bé", "a\0b"]
     assert got["sequence"] == [a.tolist(), b.tolist(), a.tolist()]
     assert got["map"] == [{"10": 0.1, "20": 0.2, "30": 0.7}]
