@@ -90,3 +90,15 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
         got["shared_binding"]
     assert got["concurrent_runs"] is True
     assert got["handles_released"] == {}
+
+
+def test_bench_pypy_runs(pypy_python: str) -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_pypy.py"),
+                           "--pypy", pypy_python, "--rounds", "1"], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [x.split() for x in proc.stdout.splitlines() if "run()" in x]
+    assert [x[0] for x in lines] == ["cpython", "pypy"], proc.stdout
+    for words in lines:
+        assert float(words[2]) > 0 and float(words[5]) > 0, words
