@@ -1366,8 +1366,8 @@ class Session(Handle):
         except AttributeError:
             raise TypeError(f"run_with_binding needs an ortc.IoBinding (session.io_binding()), "
                             f"not {type(binding).__name__}") from None
-        if (run_options is None and guard is not None and bguard is not None
-                and not self._run_exclusive and binding._session is self
+        if (_threads.LOCK_FREE and run_options is None and guard is not None
+                and bguard is not None and not self._run_exclusive and binding._session is self
                 and guard.gen == bguard.gen == _threads._generation):
             me = _get_ident()
             users = guard.users

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
@@ -38,6 +39,7 @@ __all__ = [
     "set_thread_checks",
     "thread_checks",
     "registry",
+    "LOCK_FREE",
     "STRICT",
     "SERIALIZE",
     "OFF",
@@ -51,6 +53,13 @@ _POLICIES = (STRICT, SERIALIZE, OFF)
 F = TypeVar("F", bound=Callable[..., Any])
 
 _get_ident = threading.get_ident
+
+#: Whether entries may skip the lock ("announce, then look": see Guard). That is sound while a
+#: GIL runs one thread's bytecode at a time, which orders every update before the next read. A
+#: free-threaded build gives no such order between one thread's list update and its later read
+#: of an attribute another thread wrote, so there every entry takes the lock. (A free-threaded
+#: interpreter whose GIL is on at import keeps it on: it can be re-enabled, not disabled.)
+LOCK_FREE = bool(getattr(sys, "_is_gil_enabled", lambda: True)())
 
 
 class _Policy:
@@ -314,7 +323,8 @@ class Guard:
     sets ``owner`` before that) and looks second; an entry that finds a conflict removes itself
     again. So of two threads entering at once, at least one sees the other: a shared entry on a
     Sync object needs no lock (it looks only for an ``owner``), exclusive and non-Sync entries
-    decide under the lock, except :meth:`enter_alone`, which looks only at ``users``. Leaving
+    decide under the lock, except :meth:`enter_alone`, which looks only at ``users``; without a
+    GIL (:data:`LOCK_FREE` false) every entry decides under the lock. Leaving
     only removes the entry. ``list.append``/``list.remove``/``len`` and ``tuple(list)`` are each
     atomic with or without the GIL (free-threaded CPython takes the list's own lock, which also
     orders them), so a snapshot may at worst show a call that is just arriving or leaving (a
@@ -367,17 +377,23 @@ class Guard:
     def enter_shared(self, obj: Any) -> int:
         """Register a shared call by this thread; returns the token for :meth:`leave`.
 
-        Lock-free when it can be: announce (append to ``users``), then look for an owner. An
-        exclusive entry sets ``owner`` before it announces and looks at ``users`` after, so of
-        two threads entering at once at least one sees the other and backs off.
+        Lock-free when it can be (:data:`LOCK_FREE`): announce (append to ``users``), then look
+        for an owner. An exclusive entry sets ``owner`` before it announces and looks at
+        ``users`` after, so of two threads entering at once at least one sees the other.
         """
         if self.gen != _generation:
             raise self._forked(obj)
         me = _get_ident()
-        self.users.append(me)
-        if not self.owner and not self.shared_slow:
-            return me
-        self.leave(me)  # back off: the slow path decides under the lock
+        if LOCK_FREE:
+            self.users.append(me)
+            if not self.owner and not self.shared_slow:
+                return me
+            self.leave(me)  # back off: the slow path decides under the lock
+        else:
+            with self.lock:
+                if not self.owner and not self.shared_slow:
+                    self.users.append(me)
+                    return me
         return self._enter(obj, me, False)
 
     def enter_exclusive(self, obj: Any) -> int:
@@ -406,7 +422,7 @@ class Guard:
         is in flight (the bound run's hot path); anything else takes :meth:`enter_exclusive`.
         The entry does not set ``owner``: on a non-Sync object every entry announces itself in
         ``users`` before it looks there, so a second call sees this one."""
-        if not self.sync and self.gen == _generation and not self.slow:
+        if LOCK_FREE and not self.sync and self.gen == _generation and not self.slow:
             me = _get_ident()
             users = self.users
             users.append(me)

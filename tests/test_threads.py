@@ -282,10 +282,14 @@ def test_guard_stress_never_overlaps_an_exclusive_call(things: Any) -> None:
     assert not g.users and not g.owner and not g.depth and not g.watch
 
 
-def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any) -> None:
+@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
+def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypatch: Any,
+                                                          lock_free: bool) -> None:
     """The lock-free entries (enter_shared on a Sync object, enter_alone on a non-Sync one, as
     the bound run uses them) against locked exclusive entries, with a tiny switch interval so
-    threads interleave inside the entry code: an exclusive call is always alone."""
+    threads interleave inside the entry code: an exclusive call is always alone. The same with
+    the locked entries a free-threaded build uses (LOCK_FREE false)."""
+    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -1235,10 +1239,48 @@ print("ok")
     assert proc.stdout.strip() == "ok"
 
 
-def test_iobinding_shared_by_threads_serialized() -> None:
+@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
+def test_bound_run_without_run_options_is_exclusive_on_its_binding(
+        monkeypatch: Any, lock_free: bool) -> None:
+    """run_with_binding with no RunOptions takes the inline entry: while one thread is inside
+    ORT with the binding, another thread's run or rebind of it is refused at once (strict),
+    and a run of another binding of the same session goes ahead."""
+    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    s = ortc.Session(models.matmul_chain_model(200, 512), intra_op_num_threads=1)
+    b = s.io_binding()
+    x = np.ones((512, 512), np.float32)
+    b.bind_input("x", x)
+    b.bind_output("y")
+    other = s.io_binding()
+    other.bind_input("x", x)
+    other.bind_output("y")
+    join = in_thread(lambda: s.run_with_binding(b))
+    wait_until(lambda: b._guard.users or not join.thread.is_alive(),  # type: ignore[attr-defined]
+               "the bound run to start")
+    refused = []
+    if join.thread.is_alive():  # type: ignore[attr-defined]
+        for call in (lambda: s.run_with_binding(b), lambda: b.bind_input("x", x)):
+            try:
+                call()
+            except ortc.ConcurrentUseError:
+                refused.append(True)
+        s.run_with_binding(other)  # a different binding: the session itself is shared
+    join()
+    assert refused == [True, True], "the busy binding was not refused"
+    assert same(b.get_outputs()[0], other.get_outputs()[0])
+    assert not b._guard.users and not s._guard.users
+    b.close()
+    other.close()
+    s.close()
+
+
+@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
+def test_iobinding_shared_by_threads_serialized(monkeypatch: Any, lock_free: bool) -> None:
     """Research E2 (232 of 1600 wrong): 8 threads share one binding, each rebinding its input,
     running and reading back, 25 times. Each call is serialized by the guard; holding the
-    binding (Lease.exclusive) makes each bind-run-read sequence one use. All 200 correct."""
+    binding (Lease.exclusive) makes each bind-run-read sequence one use. All 200 correct, with
+    the lock-free entries and with the locked ones a free-threaded build uses."""
+    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     s = ortc.Session(models.mlp_model(3, 16, "batch"), intra_op_num_threads=1)
     b = s.io_binding()
