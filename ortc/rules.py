@@ -156,8 +156,9 @@ _CONDITIONS: dict[str, str] = {
 TYPE_NOTES: dict[str, list[str]] = {
     "OrtAllocator": [
         "Sync holds for the default CPU allocator (stateless, E7) and session CPU arenas (the "
-        "arena has a mutex, E8). A device allocator (CUDA, ...) is undocumented: treat it as "
-        "Send only until tested (issue 6 item 8).",
+        "arena has a mutex, E8). A device allocator (CUDA, ...) is undocumented: ortc makes "
+        "every allocator for non-CPU memory Send only, per instance, until a GPU run tests "
+        "it (issue 6 item 8).",
     ],
     "OrtEnv": [
         "ortc never calls ReleaseEnv: ORT cannot re-create its env after the last release, and "
