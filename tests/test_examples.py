@@ -1,0 +1,32 @@
+"""The example programs run and print what they promise."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(name: str) -> str:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", name)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_demo() -> None:
+    out = _run("demo.py")
+    assert "ONNX Runtime" in out and "probs =" in out and "metadata: ortc-demo" in out
+    label = next(x for x in out.splitlines() if x.startswith("label ="))
+    assert label.split("=", 1)[1].strip().startswith("[")
+
+
+def test_threads_example() -> None:
+    out = _run("threads.py")
+    assert "'run': 'shared'" in out
+    assert "8 of 8 outputs equal the serial ones" in out
+    assert "rebinding a running binding from another thread: ConcurrentUseError" in out
+    assert "the long run was stopped by terminate()" in out
