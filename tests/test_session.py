@@ -197,20 +197,21 @@ def test_add_initializer_overrides_and_is_kept_alive() -> None:
     np.testing.assert_array_equal(s.run(None, {"x": np.zeros(3, np.float32)})[0], [7, 8, 9])
 
 
+def _live_values() -> int:
+    return ortc.live_handles().get("Value", 0)
+
+
 def test_initializer_value_closed_early_is_released_last() -> None:
     """A Value given to add_initializer and closed before the session is made stays alive for
     ORT (released at once, CreateSession read freed memory: a segfault with an 8 MB value)
     until the options, their clone and the session are all gone."""
-    def values() -> int:
-        return ortc.live_handles().get("Value", 0)
-
-    before = values()
+    before = _live_values()
     opts = ortc.SessionOptions()
     v = ortc.Value.from_numpy(np.array([7, 8, 9], np.float32))
     opts.add_initializer("bias", v)
     clone = opts.clone()
     v.close()
-    assert v.closed and values() == before + 1  # closed for use, its release deferred
+    assert v.closed and _live_values() == before + 1  # closed for use, its release deferred
     with pytest.raises(ortc.ClosedError):
         v.numpy()
     junk = [np.full(1 << 18, -1.0, np.float32) for _ in range(8)]  # reuse freed memory, if any
@@ -219,14 +220,14 @@ def test_initializer_value_closed_early_is_released_last() -> None:
     s2 = ortc.Session(models.overridable_initializer_model(), clone)
     clone.close()
     del junk
-    assert values() == before + 1
+    assert _live_values() == before + 1
     for sess in (s, s2):
         np.testing.assert_array_equal(sess.run(None, {"x": np.zeros(3, np.float32)})[0],
                                       [7, 8, 9])
     s.close()
-    assert values() == before + 1  # s2 still refers to it
+    assert _live_values() == before + 1  # s2 still refers to it
     s2.close()
-    assert values() == before
+    assert _live_values() == before
 
 
 def test_held_values_are_let_go_when_the_holder_is_collected() -> None:
@@ -234,18 +235,15 @@ def test_held_values_are_let_go_when_the_holder_is_collected() -> None:
     Value's deferred release run: the finalizer lets held children go too."""
     import gc
 
-    def values() -> int:
-        return ortc.live_handles().get("Value", 0)
-
-    before = values()
+    before = _live_values()
     opts = ortc.SessionOptions()
     v = ortc.Value.from_numpy(np.array([7, 8, 9], np.float32))
     opts.add_initializer("bias", v)
     v.close()
-    assert values() == before + 1
+    assert _live_values() == before + 1
     del opts
     gc.collect()
-    assert values() == before
+    assert _live_values() == before
 
     s = ortc.Session(models.add_model(np.float32, [3]))
     b = s.io_binding()
@@ -253,12 +251,12 @@ def test_held_values_are_let_go_when_the_holder_is_collected() -> None:
     b.bind_input("a", a)
     b.bind_input("b", a)
     a.close()
-    assert values() == before + 1
+    assert _live_values() == before + 1
     b.bind_input("a", np.ones(3, np.float32))  # rebinding lets one hold go, not the value
-    assert values() == before + 2
+    assert _live_values() == before + 2
     del b
     gc.collect()
-    assert values() == before
+    assert _live_values() == before
     s.close()
 
 

@@ -394,9 +394,10 @@ def destroy(ctx: Ctx) -> str:
 
 
 @check("kernel.infer-info-ownership", "The tensor info ShapeInferContext_GetInputTypeShape "
-       "returns is the caller's to release (it is an _Outptr_, like every other Get*TypeInfo "
-       "out-parameter).", "onnxruntime_c_api.h ShapeInferContext_GetInputTypeShape (ownership "
-       "not stated)", crash=True, slots=SLOTS)
+       "returns is the caller's to release (declared as an owned out-pointer, like every other "
+       "Get*TypeInfo out-parameter).",
+       "onnxruntime_c_api.h ShapeInferContext_GetInputTypeShape (ownership not stated)",
+       crash=True, slots=SLOTS)
 def infer_info_ownership(ctx: Ctx) -> str:
     op, _ = _session(ctx, release_infer_info=True)
     ctx.step("session created after releasing the info; releasing the session")
