@@ -24,6 +24,7 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
                      ModelRequiresCompilation, NoModel, NoSuchFile, NotSupportedError, OrtError,
                      OrtNotFound, OrtNotImplementedError, RuntimeException, RunTimeout, ThreadRuleError,
                      WrongThreadError)
+from .lora import LoraAdapter
 from .memory import Allocator, MemoryInfo, default_allocator
 from .rules import rules
 from .session import RunOptions, Session, SessionOptions
@@ -37,7 +38,7 @@ __version__ = "0.1.0"
 __all__ = [
     "load", "version", "VersionInfo", "LibraryInfo", "available_providers", "get_env", "Env",
     "Session", "SessionOptions", "RunOptions", "Value", "IoBinding", "MemoryInfo", "Allocator",
-    "default_allocator", "SparseTensor", "TypeInfo", "NodeArg", "ModelMetadata",
+    "default_allocator", "SparseTensor", "LoraAdapter", "TypeInfo", "NodeArg", "ModelMetadata",
     "ElementType", "ErrorCode", "ValueKind", "LoggingLevel", "GraphOptimizationLevel",
     "ExecutionMode", "AllocatorType", "MemType",
     "set_thread_checks", "thread_checks", "live_handles", "rules",

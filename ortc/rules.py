@@ -102,6 +102,7 @@ ARG_TYPES: dict[str, str] = {
     "feeds": "OrtValue",
     "memory_info": "OrtMemoryInfo",
     "other": "OrtMemoryInfo",
+    "adapter": "OrtLoraAdapter",
 }
 
 #: C functions that create an object and use other handles while doing so (constructors are
@@ -260,12 +261,6 @@ UNWRAPPED: list[dict[str, Any]] = [
                  f"are released' ({HEADER}); AddCustomOpDomains 'is not thread safe' "
                  f"(inference_session.h; ORT #27089, #20089, #22663). Sessions must not outlive "
                  f"it"},
-    {"type": "OrtLoraAdapter", "python": None, "send": True, "sync": True,
-     "methods": {"RunOptionsAddActiveLoraAdapter": "shared", "ReleaseLoraAdapter": "exclusive"},
-     "parents": [],
-     "evidence": f"only read through const accessors during Run "
-                 f"(onnxruntime/core/session/lora_adapters.h); must outlive every RunOptions it "
-                 f"was added to and every run in flight ({RESEARCH} §3.12)"},
     {"type": "OrtThreadingOptions", "python": None, "send": True, "sync": True,
      "methods": {"SetGlobalIntraOpNumThreads": "exclusive",
                  "SetGlobalInterOpNumThreads": "exclusive", "SetGlobalSpinControl": "exclusive",

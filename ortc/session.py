@@ -395,6 +395,8 @@ class RunOptions(Handle):
                 "(onnxruntime_c_api.h); run_options.h TerminationState mutex; C# RunOptions."
                 "Terminate doc; research E3 (8 concurrent runs stopped by one terminate)")
 
+    _holds = True  # active LoRA adapters: ORT keeps raw pointers to them
+
     def __init__(self, **options: Any) -> None:
         self._api = _loader.api()
         raw = call_out(self._api.CreateRunOptions, "OrtRunOptions*")
@@ -462,6 +464,16 @@ class RunOptions(Handle):
         ptr = self._ptr
         if ptr != ffi.NULL:
             self._api.RunOptionsUnsetTerminate(ptr)
+
+    @exclusive("RunOptionsAddActiveLoraAdapter", args={"adapter": "shared"})
+    def add_active_lora_adapter(self, adapter: Any) -> None:
+        """Make ``adapter`` (an :class:`ortc.LoraAdapter`) active for every run using these
+        options: its tensors feed the inputs of their names. The options keep it alive."""
+        from .lora import _check_adapter
+
+        _check_adapter(adapter)
+        check(self._api.RunOptionsAddActiveLoraAdapter(self._ptr, adapter._ptr))
+        self._hold(adapter)
 
     @exclusive("AddRunConfigEntry")
     def add_run_config_entry(self, key: str, value: str) -> None:

@@ -24,6 +24,7 @@ that ORT does not implement are left out rather than marked as skipped.
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import ml_dtypes
@@ -1594,3 +1595,21 @@ UNSUPPORTED_BY_ORT: frozenset[str] = frozenset(
        "Where_uint64", "Where_bool", "NonZero_int8", "SplitToSequence_uint8", "OneHot_int32_int64",
        "OneHot_float32_float32", "OneHot_int64_int32", "OneHot_int64_float64"]
 )
+
+
+def lora_adapter_bytes(params: dict[str, np.ndarray]) -> bytes:
+    """An ONNX Runtime LoRA adapter file (``.onnx_adapter``) holding ``params``, written by
+    onnxruntime's AdapterFormat (the format is ORT's own; ortc only reads it)."""
+    import tempfile
+
+    import onnxruntime
+
+    fmt = onnxruntime.AdapterFormat()
+    fmt.set_adapter_version(1)
+    fmt.set_model_version(1)
+    fmt.set_parameters({k: onnxruntime.OrtValue.ortvalue_from_numpy(v) for k, v in params.items()})
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "adapter.onnx_adapter")
+        fmt.export_adapter(path)
+        with open(path, "rb") as f:
+            return f.read()

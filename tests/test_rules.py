@@ -89,7 +89,7 @@ def test_the_headline_verdicts() -> None:
 def test_unwrapped_types_are_declared_and_marked() -> None:
     r = by_type()
     for t in ("OrtTypeInfo", "OrtTensorTypeAndShapeInfo", "OrtModelMetadata", "OrtStatus",
-              "OrtKernelContext", "OrtKernelInfo", "OrtCustomOpDomain", "OrtLoraAdapter",
+              "OrtKernelContext", "OrtKernelInfo", "OrtCustomOpDomain",
               "OrtThreadingOptions", "OrtArenaCfg", "OrtKeyValuePairs",
               "OrtPrepackedWeightsContainer"):
         assert r[t]["wrapped"] is False, t

@@ -683,6 +683,15 @@ def _run_options_case(name: str, value: Any, check: Callable[[ortc.RunOptions], 
     return make
 
 
+def _lora_case(tmp_path: Any) -> Case:
+    adapter = ortc.LoraAdapter(models.lora_adapter_bytes({"bias": np.ones(3, np.float32)}))
+    s = _add_session()
+    ro = _tagged()
+    return Case(ro, lambda: s.run(None, {"a": A, "b": B}, ro),
+                lambda: ro.add_active_lora_adapter(adapter), lambda r: same(r, [A + B]),
+                lambda r: r is None and any(h is adapter for h in ro._held or ()))
+
+
 def _binding_case(method: str, args: tuple[Any, ...], check: Callable[[Any], bool]
                   ) -> Callable[[Any], Case]:
     def make(tmp_path: Any) -> Case:
@@ -770,6 +779,7 @@ EXCLUSIVE_CASES: dict[str, Callable[[Any], Case]] = {
     "RunOptions.add_run_config_entry": _run_options_case(
         "!add_run_config_entry", ("my.key", "v"),
         lambda ro: ro.get_run_config_entry("my.key") == "v"),
+    "RunOptions.add_active_lora_adapter": _lora_case,
     "IoBinding.bind_input": _binding_case("bind_input", ("a", B), _ok),
     "IoBinding.bind_output": _binding_case("bind_output", ("c",), _ok),
     "IoBinding.clear_binding_inputs": _binding_case("clear_binding_inputs", (), _ok),
