@@ -514,6 +514,7 @@ def _not_run_options(run_options: Any) -> TypeError:
 
 _get_ident = threading.get_ident
 _ndarray = np.ndarray
+_NULL = ffi.NULL
 _MAIN_THREAD = threading.main_thread().ident
 _main_options: RunOptions | None = None
 _main_options_lock = threading.Lock()
@@ -707,6 +708,7 @@ class Session(Handle):
         self._provider_options = dict(options._provider_options) if options is not None else {}
         # Run is shared only when every provider of the session allows concurrent runs.
         self._run_exclusive = self.thread_rules()["run"] == "exclusive"
+        self._run_with_binding_c = api.RunWithBinding  # the bound run's one C call
         self._load_io()
 
     @staticmethod
@@ -1378,9 +1380,10 @@ class Session(Handle):
         except AttributeError:
             raise TypeError(f"run_with_binding needs an ortc.IoBinding (session.io_binding()), "
                             f"not {type(binding).__name__}") from None
+        # (the binding is younger than its session: a current session means a current binding)
         if (_threads.LOCK_FREE and run_options is None and guard is not None
                 and bguard is not None and not self._run_exclusive and binding._session is self
-                and guard.gen == bguard.gen == _threads._generation):
+                and guard.gen == _threads._generation):
             me = _get_ident()
             users = guard.users
             users.append(me)
@@ -1390,7 +1393,7 @@ class Session(Handle):
                     busers.append(me)
                     if len(busers) == 1 and not bguard.slow:
                         try:
-                            status = self._api.RunWithBinding(self._ptr, ffi.NULL, binding._ptr)
+                            status = self._run_with_binding_c(self._ptr, _NULL, binding._ptr)
                             if status:
                                 raise_status(status)
                             return
