@@ -152,7 +152,7 @@ class SessionOptions(Handle):
         raw = call_out(self._api.CreateSessionOptions, "OrtSessionOptions*")
         self._adopt(raw, self._api.ReleaseSessionOptions)
         self._values: dict[str, Any] = {}
-        self._keep: list[Any] = []  # initializer Values and buffers ORT references by pointer
+        self._keep: list[Any] = []  # name buffers ORT refers to (the Values are in _held)
         self._providers: list[str] = []
         self._provider_options: dict[str, dict[str, str]] = {}
         self.update(**options)
@@ -162,10 +162,6 @@ class SessionOptions(Handle):
     # closing one meanwhile defers its release (released at once, CreateSession read freed
     # memory: found by tests/test_fuzz.py).
     _holds = True
-
-    def _keep_value(self, value: Value) -> None:
-        self._hold(value)
-        self._keep.append(value)
 
     def _drop_references(self) -> None:
         self._keep = []  # the values themselves were let go by the release (Handle._hold)
@@ -284,7 +280,7 @@ class SessionOptions(Handle):
         v._check_open()
         keep = ffi.new("char[]", name.encode())
         check(self._api.AddInitializer(self._ptr, keep, v._ptr), f"initializer {name!r}")
-        self._keep_value(v)
+        self._hold(v)
         self._keep.append(keep)
 
     @exclusive("AddExternalInitializers")
@@ -299,7 +295,7 @@ class SessionOptions(Handle):
             self._ptr, ffi.cast("const char* const*", names),
             ffi.cast("const OrtValue* const*", ptrs), len(values)))
         for v in values:
-            self._keep_value(v)
+            self._hold(v)
 
     @exclusive("RegisterCustomOpsLibrary_V2")
     def register_custom_ops_library(self, path: str | os.PathLike[str]) -> None:
@@ -368,12 +364,9 @@ class SessionOptions(Handle):
         raw = call_out(self._api.CloneSessionOptions, "OrtSessionOptions*", self._ptr)
         new._adopt(raw, self._api.ReleaseSessionOptions)
         new._values = dict(self._values)
-        new._keep = []
-        for held in self._keep:
-            if isinstance(held, Value):
-                new._keep_value(held)
-            else:
-                new._keep.append(held)
+        new._keep = list(self._keep)
+        for value in self._held or ():
+            new._hold(value)
         new._providers = list(self._providers)
         new._provider_options = {k: dict(v) for k, v in self._provider_options.items()}
         return new
@@ -700,7 +693,8 @@ class Session(Handle):
                 lease.release()
             if temp_options is not None:
                 temp_options.close()
-        keep = tuple(options._keep) if options is not None else ()
+        # the session refers to the initializer values too: it holds them as its parents
+        keep = (*(options._held or ()), *options._keep) if options is not None else ()
         self._adopt(raw, api.ReleaseSession, (env, *keep))
         self._providers = options.providers if options is not None else []
         if "CPUExecutionProvider" not in self._providers:
