@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, ROOT)
     import ortc
     from bench.models import add_model
-    from ortc import wheels
+    from ortc.conformance import wheels
 
     pypy = args.pypy or os.path.join(wheels.cache_dir(), "pypy-venv", "bin", "python")
     if not os.path.exists(pypy):

@@ -22,6 +22,7 @@ from .dtypes import STRING_KINDS, bits_for, element_type_for
 from .env import Env, get_env
 from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
+from .providers import provider_names, session_run_rule
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from . import threads as _threads
 from .threads import Lease, exclusive, shared
@@ -68,31 +69,6 @@ def _c_strings(items: Iterable[str]) -> tuple[Any, list[Any]]:
     """A ``const char* const*`` array and the buffers it points into (keep both alive)."""
     bufs = [ffi.new("char[]", s.encode()) for s in items]
     return ffi.new("char*[]", bufs), bufs
-
-
-# The generic SessionOptionsAppendExecutionProvider takes these short names (ORT 1.32 also
-# takes the long ones; older libraries only the short ones). CUDA and TensorRT have their own
-# slots. short name -> the name ORT reports for the provider.
-_PROVIDERS = {
-    "CPU": "CPUExecutionProvider", "CUDA": "CUDAExecutionProvider",
-    "TensorRT": "TensorrtExecutionProvider", "DML": "DmlExecutionProvider",
-    "QNN": "QNNExecutionProvider", "OpenVINO": "OpenVINOExecutionProvider",
-    "SNPE": "SNPEExecutionProvider", "XNNPACK": "XnnpackExecutionProvider",
-    "WEBNN": "WebNNExecutionProvider", "WebGPU": "WebGpuExecutionProvider",
-    "AZURE": "AzureExecutionProvider", "JS": "JsExecutionProvider",
-    "VitisAI": "VitisAIExecutionProvider", "CoreML": "CoreMLExecutionProvider",
-    "MIGraphX": "MIGraphXExecutionProvider",
-}
-_BY_LOWER = {k.lower(): k for k in _PROVIDERS} | {v.lower(): k for k, v in _PROVIDERS.items()}
-
-
-def _provider_names(name: str) -> tuple[str, str]:
-    """(the short name ORT's append takes, the provider's full name) for a user's name."""
-    short = _BY_LOWER.get(name.lower())
-    if short is None:  # unknown here: let ORT judge the name as given
-        bare = name[:-len("ExecutionProvider")] if name.endswith("ExecutionProvider") else name
-        return bare, bare + "ExecutionProvider"
-    return short, _PROVIDERS[short]
 
 
 def _bool(value: Any) -> bool:
@@ -317,7 +293,7 @@ class SessionOptions(Handle):
         with string options. The CPU provider is always present as the fallback."""
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         given = dict(opts)
-        short, canonical = _provider_names(name)
+        short, canonical = provider_names(name)
         api = self._api
         if short == "CPU":
             if "use_arena" in opts:
@@ -856,8 +832,6 @@ class Session(Handle):
 
     def thread_rules(self) -> dict[str, Any]:
         """Whether :meth:`run` may be called concurrently on this session, and why."""
-        from .rules import session_run_rule
-
         return session_run_rule(self._providers, self._provider_options)
 
     # -- running -------------------------------------------------------------------------------

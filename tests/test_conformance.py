@@ -13,10 +13,10 @@ import onnx
 
 from ortc.conformance import _registry, coverage, models
 from ortc.conformance.checks import all_checks
-from ortc.wheels import fetch_library
+from ortc.conformance.wheels import fetch_library
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OLDEST = "1.16.2"  # the oldest library in the matrix (from a sherpa-onnx wheel: ortc.wheels)
+OLDEST = "1.16.2"  # the oldest library in the matrix (from a sherpa-onnx wheel: ortc.conformance.wheels)
 KEYS = {"id", "claim", "status", "evidence", "seconds", "detail"}
 
 

@@ -10,7 +10,7 @@ import pytest
 import ortc
 from ortc._loader import api, candidate_paths
 from ortc._slots import DECLARED_API_VERSION, SINCE
-from ortc.wheels import fetch_library
+from ortc.conformance.wheels import fetch_library
 
 from conftest import run_python
 

@@ -21,7 +21,7 @@ import pytest
 import models
 import ortc
 from conftest import ROOT
-from ortc import wheels
+from ortc.conformance import wheels
 
 
 def _pypy() -> str:

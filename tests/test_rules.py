@@ -275,7 +275,7 @@ def test_session_thread_rules_in_a_child_with_a_patched_table() -> None:
     exclusive (checked in a child so the module table stays untouched here)."""
     code = r'''
 import sys, numpy as np, ortc, models
-sys.modules["ortc.rules"].EP_CONCURRENT_RUN["CPUExecutionProvider"] = (False, "pretend")
+sys.modules["ortc.providers"].EP_CONCURRENT_RUN["CPUExecutionProvider"] = (False, "pretend")
 s = ortc.Session(models.add_model(), intra_op_num_threads=1)
 assert s.thread_rules()["run"] == "exclusive" and s._run_exclusive
 a = np.ones(1, np.float32)

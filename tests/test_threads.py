@@ -1122,7 +1122,7 @@ def test_terminate_is_shared_with_running_runs(chain: ortc.Session) -> None:
 
 def test_exclusive_run_session(monkeypatch: Any, ort_hold: Any) -> None:
     """A provider that forbids concurrent Run makes run exclusive for that session."""
-    monkeypatch.setitem(sys.modules["ortc.rules"].EP_CONCURRENT_RUN, "CPUExecutionProvider",
+    monkeypatch.setitem(sys.modules["ortc.providers"].EP_CONCURRENT_RUN, "CPUExecutionProvider",
                         (False, "pretend"))
     s = _add_session()
     rules = s.thread_rules()

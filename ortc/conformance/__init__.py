@@ -2,7 +2,7 @@
 
 ``python -m ortc conformance [--library PATH] [--json FILE] [--markdown FILE]`` runs every check
 against one library; ``--matrix 1.19.2,1.32.0`` runs them against several released versions
-(fetched with :func:`ortc.wheels.fetch_library`) and writes docs/CONFORMANCE.md.
+(fetched with :func:`ortc.conformance.wheels.fetch_library`) and writes docs/CONFORMANCE.md.
 
 Each check has an id, a one-sentence claim, its evidence (an ORT doc, issue, or "none") and the
 function that decides it; its status is ``pass`` (the claim holds), ``known`` (it does not, and
