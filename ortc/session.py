@@ -403,12 +403,12 @@ class Session(Handle):
                         _get_ident() != _MAIN_THREAD
                         or not (watcher.sigint_ready or watcher.sigint_supported())):
                     status = run_c(ptr, _NULL, bptr)  # the common case, without a closure
+                    if status:
+                        raise_status(status)
                 else:
-                    status = self._stoppable(
+                    self._stoppable(
                         lambda ro, raw: self._engine.call_bound(run_c, ptr, bptr, ro, raw),
                         run_options, timeout)
-                if status:
-                    raise_status(status)
             finally:
                 bguard.leave(btoken)
         finally:

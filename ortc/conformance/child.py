@@ -42,14 +42,6 @@ def _root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def step(text: str) -> None:
-    """Report progress to the parent (flushed at once: the next call may kill the process)."""
-    from . import coverage
-    coverage.flush()
-    sys.stdout.write("STEP " + text.replace("\n", " ") + "\n")
-    sys.stdout.flush()
-
-
 def _signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
