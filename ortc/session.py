@@ -22,7 +22,7 @@ from ._ffi import ffi
 from ._handle import Handle
 from ._interrupt import watcher
 from ._loader import Api
-from ._run import RunEngine, release_run
+from ._run import RunEngine
 from ._status import call_out, check, ignore, raise_status
 from .env import Env, get_env
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout

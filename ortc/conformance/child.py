@@ -21,7 +21,7 @@ from typing import Any
 
 from ._registry import Check, Outcome, Result
 
-__all__ = ["run_in_child", "step", "main"]
+__all__ = ["run_in_child", "main"]
 
 BOOT = (
     "import os, sys, types\n"
