@@ -286,7 +286,7 @@ def test_guard_stress_never_overlaps_an_exclusive_call(things: Any) -> None:
 def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypatch: Any,
                                                           lock_free: bool) -> None:
     """The lock-free entries (enter_shared on a Sync object, enter_alone on a non-Sync one, as
-    the bound run uses them) against locked exclusive entries, with a tiny switch interval so
+    call_shared_alone's slow path and the generic markers use them) against locked exclusive entries, with a tiny switch interval so
     threads interleave inside the entry code: an exclusive call is always alone. The same with
     the locked entries a free-threaded build uses (LOCK_FREE false)."""
     monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
@@ -334,6 +334,74 @@ def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypat
             assert not g.users and not g.owner and not g.depth and not g.watch
     finally:
         sys.setswitchinterval(old_interval)
+
+
+@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
+def test_bound_run_entry_never_overlaps_what_it_excludes(things: Any, monkeypatch: Any,
+                                                         lock_free: bool) -> None:
+    """Guard.call_shared_alone, the entry the bound run ships with (the session shared, the
+    binding alone), against exclusive calls on the shared object and against other bound entries
+    on the same non-Sync object, with a tiny switch interval so threads interleave inside it:
+    an exclusive call on the session is always alone, and the binding is never entered twice."""
+    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    ortc.set_thread_checks("serialize")
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        session, binding = things(sync=True), things(sync=False)
+        gs, gb = session._guard, binding._guard
+        lock = threading.Lock()
+        inside = {"bound": 0, "exclusive": 0}
+        bad: list[str] = []
+        calls = [0]
+
+        def enter(kind: str) -> str:
+            with lock:
+                inside[kind] += 1
+                if inside["exclusive"] > 1 or (inside["exclusive"] and inside["bound"]) \
+                        or inside["bound"] > 1:
+                    bad.append(str(inside))
+            time.sleep(0)
+            with lock:
+                inside[kind] -= 1
+                calls[0] += kind == "bound"
+            return kind
+
+        barrier = threading.Barrier(6)
+
+        def work(i: int) -> None:
+            barrier.wait()
+            for j in range(400):
+                if (i + j) % 5 == 0:
+                    session.write(lambda: enter("exclusive"))
+                else:
+                    assert gs.call_shared_alone(session, gb, binding, enter, "bound") == "bound"
+
+        for j in [in_thread(lambda i=i: work(i)) for i in range(6)]:
+            j()
+        assert not bad, bad[:3]
+        assert calls[0] == 6 * 400 - 6 * 80
+        for g in (gs, gb):
+            assert not g.users and not g.owner and not g.depth and not g.watch
+    finally:
+        sys.setswitchinterval(old_interval)
+
+
+def test_bound_run_entry_refuses_in_strict_mode(things: Any) -> None:
+    session, binding = things(sync=True), things(sync=False)
+    held = InFlight(binding.write)  # another thread inside the binding
+    try:
+        with pytest.raises(ortc.ConcurrentUseError):
+            session._guard.call_shared_alone(session, binding._guard, binding, lambda: None)
+    finally:
+        held.finish()
+    held = InFlight(session.write)  # an exclusive call on the session
+    try:
+        with pytest.raises(ortc.ConcurrentUseError):
+            session._guard.call_shared_alone(session, binding._guard, binding, lambda: None)
+    finally:
+        held.finish()
+    assert session._guard.call_shared_alone(session, binding._guard, binding, lambda: 7) == 7
 
 
 def test_strict_stress_every_call_succeeds_or_raises_at_once(things: Any) -> None:
