@@ -56,7 +56,7 @@ def refcount(ctx: Ctx) -> str:
 @check("env.run-after-last-release",
        "Running a session after the last ReleaseEnv does not crash the process, even when the "
        "run has to grow the CPU memory arena.",
-       "shared/research E10 (SIGSEGV on 1.32); the env must outlive every session",
+       "observed by this check; the env must outlive every session",
        crash=True)
 def run_after_release(ctx: Ctx) -> str:
     a = ctx.api
@@ -126,7 +126,7 @@ def logger_first(ctx: Ctx) -> str:
 @check("env.logger-caller-threads",
        "The env logger is called on each thread that calls into ORT, so concurrently from "
        "several threads.",
-       "onnxruntime/core/session/user_logging_sink.h (no lock); shared/research E4",
+       "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/user_logging_sink.h (no lock)",
        child=True)
 def logger_threads(ctx: Ctx) -> str:
     a = ctx.api
