@@ -357,3 +357,40 @@ def pool_callbacks(ctx: Ctx) -> str:
     if not counts["enqueue"] or counts["start"] != counts["stop"]:
         raise Known(f"callback counts {counts}")
     return f"callback counts {counts}"
+
+
+@check("env.concurrent-create-release", "Threads that each create and release the env over "
+       "and over, while another reference is held, all get the one OrtEnv and leave it usable.",
+       CREATE_ENV_DOC, child=True)
+def concurrent_create_release(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    held = _env(ctx)
+    seen: set[int] = set()
+    errors: list[str] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(200):
+                box = ffi.new("OrtEnv**")
+                st = ctx.status(a.CreateEnv(3, b"conf", box))
+                if st:
+                    errors.append(st[1])
+                    return
+                seen.add(int(ffi.cast("uintptr_t", box[0])))
+                a.ReleaseEnv(box[0])
+        except Exception as exc:  # noqa: BLE001
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise Fail("; ".join(errors)[:300])
+    if seen != {int(ffi.cast("uintptr_t", held))}:
+        raise Fail(f"{len(seen)} distinct env pointers")
+    got = _add_once(ctx, held)
+    if got != [11.0, 22.0]:
+        raise Fail(f"a run on the held env gave {got}")
+    return "800 create/release pairs on 4 threads: one env; a run afterwards is right"

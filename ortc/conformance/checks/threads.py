@@ -413,3 +413,34 @@ def logger_concurrent(ctx: Ctx) -> str:
         raise Fail(f"run-time messages came from {len(hit)} of the 3 running threads "
                    f"({len(seen) - before} messages)")
     return f"{len(seen) - before} messages, from all 3 running threads"
+
+
+@check("thread.logger-pool-thread", "The env logger is also called on ORT's own threads: a "
+       "RunAsync run executes on an intra-op pool thread, and what it logs reaches the logger "
+       "there, not on a thread that called into ORT.",
+       "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/"
+       "user_logging_sink.h (the sink calls the function directly)",
+       slots=("RunAsync",), child=True)
+def logger_pool_thread(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    sink: list[int] = []
+
+    def log(_param: Any, _severity: int, _category: Any, _logid: Any, _where: Any,
+            _message: Any) -> None:
+        sink.append(threading.get_native_id())
+
+    cb = ctx.keep(ffi.callback("OrtLoggingFunction", log))
+    ctx.out(a.CreateEnvWithCustomLogger, "OrtEnv*", cb, ffi.NULL, 0, b"pool")  # VERBOSE
+    caller = threading.get_native_id()
+    before = len(sink)
+    err, seen = _run_async(ctx, 2)
+    if err:
+        raise Fail(f"RunAsync: {code_name(err[0])}: {short(err[1])}")
+    during = sink[before:]
+    pool = seen.get("thread")
+    from_pool = sum(1 for t in during if t == pool)
+    others = {t for t in during if t != caller}
+    if not others:
+        raise Known(f"{len(during)} messages during the run, all on the calling thread")
+    return (f"{len(during)} messages during the run; {from_pool} on the pool thread that ran "
+            f"it, {len(others)} non-caller thread(s) in all")
