@@ -53,13 +53,17 @@ class IoBinding(Handle):
         self._bound_inputs: dict[str, Value] = {}
         self._bound_outputs: dict[str, Any] = {}
 
-    _holds = True  # bound values: ORT's binding refers to them until unbound
+    _holds = True
+    #: the Values bound as outputs: every run with this binding writes them, so a run holds
+    #: each one exclusively (a read of it on another thread meanwhile is a conflict)
+    _written: tuple[Value, ...] = ()  # bound values: ORT's binding refers to them until unbound
 
     def _drop_references(self) -> None:
         # the bound values themselves were let go by the release (Handle._hold)
         self._session = None
         self._bound_inputs = {}
         self._bound_outputs = {}
+        self._written = ()
 
     def _bind(self, table: dict[str, Any], name: str, value: Value | None) -> None:
         """Record a bound value. ORT's binding refers to the value's memory until it is
@@ -71,10 +75,14 @@ class IoBinding(Handle):
         table[name] = value
         if old is not None:
             self._unhold(old)
+        if table is self._bound_outputs:
+            self._written = tuple(v for v in table.values() if v is not None)
 
     def _unbind_all(self, table: dict[str, Any]) -> None:
         held = list(table.values())
         table.clear()
+        if table is self._bound_outputs:
+            self._written = ()
         for value in held:
             if value is not None:
                 self._unhold(value)
