@@ -31,18 +31,20 @@ def _free(api: Any, alloc: Any, ptr: Any) -> None:
 class IoBinding(Handle):
     """Inputs and outputs bound to a session, for :meth:`Session.run_with_binding`.
 
-    Thread rules: Send, not Sync: every method, and a run with it, is exclusive. Eight threads
-    sharing one binding got wrong outputs in 232 of 1600 runs (research E2); use one binding per
-    thread. The binding keeps its session alive: ORT aborts when a binding outlives its session
-    (research E11). Bound arrays are kept alive by the binding until rebound or cleared.
+    Thread rules: Send, not Sync: every method, and a run with it, is exclusive. Threads
+    sharing one binding get wrong outputs (conformance check thread.shared-binding); use one
+    binding per thread. The binding keeps its session alive: ORT crashes when a binding is used
+    after its session's release (life.binding-after-session-release). Bound arrays are kept
+    alive by the binding until rebound or cleared; a Value bound as an output is written by
+    every run, and each run holds it exclusively.
     """
 
     c_type = "OrtIoBinding"
     send = True
     sync = False
     parents = ("OrtSession",)
-    evidence = ("research E2: one IoBinding shared by 8 threads, 232 of 1600 outputs wrong; "
-                "IOBinding.h 'IOBinding is stateful'; E11: use after ReleaseSession aborts")
+    evidence = ("per-run state (bound inputs and outputs): threads sharing one binding get "
+                "wrong results; it must not outlive its session")
 
     def __init__(self, session: Any) -> None:
         session._check_open()

@@ -393,6 +393,14 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
 CAVEATS: dict[str, dict[str, str]] = {
     "OrtSyncStream": {"send": "Send rests on no test: no stream exists on a CPU build; ortc "
                               "does not wrap streams"},
+    "OrtCUDAProviderOptionsV2": {"send": "Send rests on policy only: a plain options struct; "
+                                         "ortc never lets one leave the call that fills it"},
+    "OrtTensorRTProviderOptionsV2": {"send": "Send rests on policy only: a plain options "
+                                             "struct; ortc never lets one leave the call that "
+                                             "fills it"},
+    "OrtCustomOpDomain": {"send": "Send rests on policy only: nothing ties a domain to its "
+                                  "creating thread, and no test moves one; ortc does not wrap "
+                                  "domains"},
 }
 
 # -- per execution provider ------------------------------------------------------------------
