@@ -219,7 +219,7 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "ReleaseKeyValuePairs": "exclusive"},
      "parents": [],
      "evidence": "a plain container: getters read, Add/Remove change it; ortc copies one into "
-                 "a dict and releases it at once"},
+                 "a dict and releases it at once (ortc/_cstr.py read_key_values)"},
     {"type": "OrtPrepackedWeightsContainer", "python": None, "send": True, "sync": True,
      "methods": {"CreateSessionWithPrepackedWeightsContainer": "shared",
                  "CreateSessionFromArrayWithPrepackedWeightsContainer": "shared",
