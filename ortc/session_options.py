@@ -77,10 +77,10 @@ class SessionOptions(Handle):
     bad value raises there.
 
     Thread rules: Send, and Sync for reads: concurrent session creation with one options
-    object is fine (conformance check thread.concurrent-create), except with custom-op domains,
-    whose registration ORT marks not thread-safe; every setter is exclusive. ORT copies the options into the
-    session, so they may be closed right after; what they reference (initializer values,
-    external buffers) is handed to the session and kept alive by it.
+    object is fine (conformance check thread.concurrent-create), except with custom-op
+    domains, whose registration ORT marks not thread-safe; every setter is exclusive. ORT
+    copies the options into the session, so they may be closed right after; what they reference
+    (initializer values, external buffers) is handed to the session and kept alive by it.
     """
 
     c_type = "OrtSessionOptions"
