@@ -55,11 +55,11 @@ class IoBinding(Handle):
         self._bound_inputs: dict[str, Value] = {}
         self._bound_outputs: dict[str, Any] = {}
 
-    _holds = True
+    _holds = True  # bound values: ORT's binding refers to them until unbound
     #: output name -> the exclusive lease on a caller's Value bound to it: every run with this
     #: binding writes that value, so it is exclusive for as long as it stays bound (another
     #: thread using it meanwhile is a conflict; this thread may read it between runs)
-    _output_leases: dict[str, Lease] | None = None  # bound values: ORT's binding refers to them until unbound
+    _output_leases: dict[str, Lease] | None = None
 
     def _drop_references(self) -> None:
         # the bound values themselves were let go by the release (Handle._hold)

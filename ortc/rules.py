@@ -667,9 +667,11 @@ def render_markdown() -> str:
     for r in recs:
         lines += [f"### {r['type']}", ""]
         python = r["python"] or "not exposed by ortc"
-        lines.append(f"- ortc: {python}{'' if r['wrapped'] else ' (not wrapped: declared in ortc/rules.py)'}")
-        lines.append(f"- Send: {'yes' if r['send'] else 'no'} ({', '.join(r['basis']['send']) or 'no evidence'}); "
-                     f"Sync: {'yes' if r['sync'] else 'no'} ({', '.join(r['basis']['sync']) or 'no evidence'})")
+        declared = "" if r["wrapped"] else " (not wrapped: declared in ortc/rules.py)"
+        lines.append(f"- ortc: {python}{declared}")
+        send, sync = (", ".join(r["basis"][v]) or "no evidence" for v in ("send", "sync"))
+        lines.append(f"- Send: {'yes' if r['send'] else 'no'} ({send}); "
+                     f"Sync: {'yes' if r['sync'] else 'no'} ({sync})")
         for verdict, text in r["caveats"].items():
             lines.append(f"- caveat ({verdict}): {text}")
         if r["parents"]:

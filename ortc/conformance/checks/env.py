@@ -126,7 +126,8 @@ def logger_first(ctx: Ctx) -> str:
 @check("env.logger-caller-threads",
        "The env logger is called on each thread that calls into ORT, so concurrently from "
        "several threads.",
-       "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/user_logging_sink.h (no lock)",
+       "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/"
+       "user_logging_sink.h (no lock)",
        child=True)
 def logger_threads(ctx: Ctx) -> str:
     a = ctx.api
