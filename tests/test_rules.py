@@ -306,3 +306,23 @@ def test_run_rule_is_exported_in_rules_module() -> None:
     assert rules_mod.EP_CONCURRENT_RUN["CPUExecutionProvider"][0] is True
     assert rules_mod.EP_CONCURRENT_RUN["DmlExecutionProvider"][0] is False
     assert np.all([isinstance(v[1], str) and v[1] for v in rules_mod.EP_CONCURRENT_RUN.values()])
+
+
+@pytest.mark.parametrize("version, run", [("1.16.2", "exclusive"), ("1.16.3", "exclusive"),
+                                          ("1.17.0", "shared"), ("1.32.0", "shared")])
+def test_tensorrt_concurrent_run_needs_ort_1_17(version: str, run: str) -> None:
+    """TensorRT's concurrent-Run fix shipped in 1.17 (PR 19301): with an older library a
+    TensorRT session's run is exclusive, and the reason names the version."""
+    rule = rules_mod.session_run_rule(["TensorrtExecutionProvider", "CPUExecutionProvider"],
+                                      None, version)
+    assert rule["run"] == run
+    assert ("before ORT 1.17" in rule["reasons"][0]) == (run == "exclusive")
+
+
+def test_session_rule_reads_the_loaded_library_version(monkeypatch: Any) -> None:
+    from ortc import _loader
+
+    info = _loader.library_info()
+    monkeypatch.setattr(_loader, "library_info", lambda: type(info)(
+        **{**info.__dict__, "version": "1.16.2"}))
+    assert rules_mod.session_run_rule(["TensorrtExecutionProvider"])["run"] == "exclusive"
