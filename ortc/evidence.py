@@ -27,7 +27,7 @@ from typing import Any
 
 __all__ = ["Evidence", "KINDS", "STRONG", "doc", "maintainer", "check", "test", "guard",
            "policy", "untested", "TYPE_EVIDENCE", "CAVEATS", "EP_EVIDENCE", "CALLBACK_EVIDENCE",
-           "COUNTER_REPORTS", "for_type", "ALL_VERSIONS", "SUITE"]
+           "COUNTER_REPORTS", "for_type", "find", "ALL_VERSIONS", "SUITE"]
 
 KINDS = ("ort-doc", "ort-maintainer", "ort-behaviour", "guard", "policy", "untested")
 #: kinds that can carry a Send/Sync verdict alone
@@ -406,7 +406,8 @@ CAVEATS: dict[str, dict[str, str]] = {
 # -- per execution provider ------------------------------------------------------------------
 
 EP_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
-    "CPUExecutionProvider": TYPE_EVIDENCE["OrtSession"][:5],
+    "CPUExecutionProvider": tuple(e for e in TYPE_EVIDENCE["OrtSession"] if "run" in e.backs
+                                  and e.kind in STRONG),
     "CUDAExecutionProvider": (
         policy("exclusive: no GPU run is recorded here; CUDA runs had races in the past "
                f"({GH}/issues/3828, {GH}/issues/4829; https://github.com/pykeio/ort/issues/348)",
@@ -499,3 +500,15 @@ COUNTER_REPORTS: list[dict[str, str]] = [
 
 def for_type(c_type: str) -> tuple[Evidence, ...]:
     return TYPE_EVIDENCE.get(c_type, ())
+
+
+def find(c_type: str, *refs: str) -> tuple[Evidence, ...]:
+    """The records of ``c_type`` citing each of ``refs`` (a URL, ``check:<id>`` or a test
+    id), in that order: for reusing a type's evidence elsewhere without copying it."""
+    out = []
+    for ref in refs:
+        hits = [e for e in TYPE_EVIDENCE[c_type] if e.ref == ref]
+        if not hits:
+            raise KeyError(f"{c_type} has no evidence citing {ref!r}")
+        out.append(hits[0])
+    return tuple(out)

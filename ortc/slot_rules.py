@@ -143,6 +143,14 @@ DEVICE_EP = ev.untested("no GPU or plugin execution provider exists on the CPU b
 _OVERRIDES: dict[str, dict[str, Any]] = {}
 
 
+def _about(c_type: str, tag: str, kind: str | None = None) -> tuple[ev.Evidence, ...]:
+    """A type's evidence records backing ``tag`` (of one kind, if given)."""
+    out = tuple(e for e in ev.TYPE_EVIDENCE[c_type]
+                if tag in e.backs and (kind is None or e.kind == kind))
+    assert out, f"{c_type} has no {kind or ''} evidence for {tag}"
+    return out
+
+
 def _d(slots: str, **kw: Any) -> None:
     for s in slots.split():
         assert s in SINCE, f"unknown slot {s}"
@@ -150,8 +158,8 @@ def _d(slots: str, **kw: Any) -> None:
 
 
 # Run: a non-const session, and still shared (per execution provider: ortc/providers.py).
-_RUN_EV = (ev.TYPE_EVIDENCE["OrtSession"][0], ev.TYPE_EVIDENCE["OrtSession"][3],
-           ev.TYPE_EVIDENCE["OrtValue"][2])
+_RUN_EV = (ev.find("OrtSession", ev.DESIGN, "check:thread.concurrent-run")
+           + ev.find("OrtValue", "check:run.preallocated-output"))
 _d("Run RunAsync", reads=("OrtSession", "OrtRunOptions", "OrtValue"), writes=("OrtValue",),
    note="shared on the session when every execution provider allows concurrent Run "
         "(ortc/providers.py); inputs are read; a preallocated output is written",
@@ -160,29 +168,30 @@ _d("Run RunAsync", reads=("OrtSession", "OrtRunOptions", "OrtValue"), writes=("O
 _d("RunWithBinding", reads=("OrtSession", "OrtRunOptions"), writes=("OrtIoBinding", "OrtValue"),
    note="the binding is written although declared const (it stores the run's outputs); each "
         "Value bound as an output is written",
-   evidence=(ev.TYPE_EVIDENCE["OrtIoBinding"][1],
+   evidence=(*ev.find("OrtIoBinding", "check:thread.shared-binding"),
              ev.check("binding.bound-output-written-by-every-run", "bound outputs are written "
                       "by every run", "exclusive")))
 _d("RunOptionsSetTerminate RunOptionsUnsetTerminate", reads=("OrtRunOptions",),
    note="meant to be called from another thread while runs use the options",
-   evidence=ev.TYPE_EVIDENCE["OrtRunOptions"][:2])
+   evidence=ev.find("OrtRunOptions", ev.C_API, "check:thread.shared-run-options-terminate"))
 _d("SessionOptionsSetLoadCancellationFlag", reads=("OrtSessionOptions",),
    note="meant to be set from another thread while CreateSession runs",
-   evidence=(ev.TYPE_EVIDENCE["OrtSessionOptions"][4],
+   evidence=(*ev.find("OrtSessionOptions", ev.C_API),
              ev.check("create.load-canceled", "a creation with the flag set fails",
                       "shared", versions="1.22.1-1.32.0")))
 _d("CreateIoBinding", reads=("OrtSession",), creates=("OrtIoBinding",),
    outlives="the session outlives the binding",
    evidence=(ev.check("thread.per-thread-binding", "bindings created concurrently on one "
-                      "session", "shared"), ev.TYPE_EVIDENCE["OrtIoBinding"][4]))
+                      "session", "shared"),
+             *ev.find("OrtIoBinding", "check:life.binding-after-session-release")))
 _d("CreateAllocator", reads=("OrtSession", "OrtMemoryInfo"), creates=("OrtAllocator",),
    outlives="the session outlives the allocator and every value allocated from it",
-   evidence=(ev.TYPE_EVIDENCE["OrtSession"][-7], ev.check(
+   evidence=(*ev.find("OrtSession", "check:life.session-value-after-session-release"), ev.check(
        "alloc.session-allocator", "a session allocator allocates", "shared")))
 _d("GetTensorMutableData", reads=("OrtValue",),
    note="returns a pointer into the value: writing through it is a write to the value "
         "(exclusive); reading through it is shared",
-   evidence=(ev.TYPE_EVIDENCE["OrtValue"][0],))
+   evidence=ev.find("OrtValue", ev.C_API))
 _d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContainer "
    "CreateSessionFromArrayWithPrepackedWeightsContainer",
    reads=("OrtEnv", "OrtSessionOptions", "OrtPrepackedWeightsContainer"), creates=("OrtSession",),
@@ -191,45 +200,45 @@ _d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContai
         "sessions one at a time",
    outlives="the env, custom-op domains, initializers added with AddInitializer, a prepacked "
             "weights container and model bytes used in place outlive the session",
-   evidence=(ev.TYPE_EVIDENCE["OrtSessionOptions"][0], ev.TYPE_EVIDENCE["OrtSessionOptions"][2],
-             ev.TYPE_EVIDENCE["OrtEnv"][5]))
+   evidence=ev.find("OrtSessionOptions", "check:thread.concurrent-create", ev.ADD_CUSTOM_OP_DOMAINS)
+   + ev.find("OrtEnv", "check:env.run-after-last-release"))
 _d("SessionEndProfiling SetEpDynamicOptions SessionReleaseCapturedGraph",
    writes=("OrtSession",), note="exclusive: undocumented against in-flight runs",
-   evidence=(ev.TYPE_EVIDENCE["OrtSession"][-4],))
+   evidence=_about("OrtSession", "exclusive", "policy"))
 _d("UpdateEnvWithCustomLogLevel RegisterAllocator UnregisterAllocator "
    "CreateAndRegisterAllocator CreateAndRegisterAllocatorV2 RegisterExecutionProviderLibrary "
    "UnregisterExecutionProviderLibrary CreateSharedAllocator ReleaseSharedAllocator "
    "SetPerSessionThreadPoolCallbacks",
    writes=("OrtEnv",), note="changes env-wide state: do it before sessions are created or "
                             "runs start",
-   evidence=(ev.TYPE_EVIDENCE["OrtEnv"][8],))
+   evidence=_about("OrtEnv", "exclusive", "policy"))
 _d("GetEpDevices GetNumHardwareDevices GetHardwareDevices GetSharedAllocator CopyTensors "
    "EnableTelemetryEvents DisableTelemetryEvents SetLanguageProjection",
    reads=("OrtEnv",), note="reads env-wide state",
    outlives="EP and hardware devices, and shared allocators, belong to the env: never "
             "release them",
    evidence=(ev.check("device.cpu-ep-device", "GetEpDevices on the CPU build", "shared",
-                      versions="1.22.1-1.32.0"), ev.TYPE_EVIDENCE["OrtEpDevice"][0]))
+                      versions="1.22.1-1.32.0"), *ev.find("OrtEpDevice", ev.C_API)))
 _d("CreateEnv CreateEnvWithCustomLogger CreateEnvWithGlobalThreadPools "
    "CreateEnvWithCustomLoggerAndGlobalThreadPools CreateEnvWithOptions",
    creates=("OrtEnv",), scope="process",
    note="every creation returns the one process env (reference-counted); the arguments of "
         "later calls are ignored",
    outlives="a custom logger and its parameter stay valid until the last ReleaseEnv",
-   evidence=(ev.TYPE_EVIDENCE["OrtEnv"][0], ev.TYPE_EVIDENCE["OrtEnv"][3],
+   evidence=(*ev.find("OrtEnv", ev.C_API, "check:env.concurrent-create-release"),
              ev.check("env.logger-first-wins", "the first logger wins", "lifetime")))
 _d("ReleaseEnv", releases=("OrtEnv",), scope="process",
    note="drops one reference; the last one ends the env (ortc never calls it)",
    outlives="every session and object created through the env is released first",
-   evidence=(ev.TYPE_EVIDENCE["OrtEnv"][5], ev.TYPE_EVIDENCE["OrtEnv"][6],
-             ev.TYPE_EVIDENCE["OrtEnv"][3]))
+   evidence=ev.find("OrtEnv", "check:env.run-after-last-release",
+                     "check:env.recreate-after-release", "check:env.concurrent-create-release"))
 _d("GetAvailableProviders ReleaseAvailableProviders GetBuildInfoString", scope="process",
    note="no handle: process-wide information, safe from any thread",
    evidence=(ev.check("ver.providers-cpu-last", "the provider list ends with the CPU provider",
                       "shared"),))
 _d("GetAllocatorWithDefaultOptions", creates=("OrtAllocator",), scope="process",
    outlives="the default allocator is static: never release it",
-   evidence=(ev.TYPE_EVIDENCE["OrtAllocator"][0], ev.TYPE_EVIDENCE["OrtAllocator"][1]))
+   evidence=ev.find("OrtAllocator", ev.C_API, "check:thread.default-allocator"))
 _d("SetCurrentGpuDeviceId GetCurrentGpuDeviceId", scope="thread-local",
    note="the current GPU device is per thread: set it on the thread that runs",
    evidence=(ev.doc(ev.C_API, "SetCurrentGpuDeviceId sets the device for the calling thread",
@@ -239,26 +248,28 @@ _d("CreateTensorWithDataAsOrtValue CreateTensorWithDataAndDeleterAsOrtValue "
    reads=("OrtMemoryInfo",), creates=("OrtValue",),
    outlives="the caller's buffer outlives the value and every binding it is bound to (the "
             "deleter variant: ORT calls the deleter when the value goes)",
-   evidence=(ev.TYPE_EVIDENCE["OrtValue"][4],
+   evidence=(*ev.find("OrtValue", "check:value.user-memory-is-borrowed"),
              ev.check("value.deleter-called", "the deleter is called once at release",
                       "lifetime", versions="1.22.1-1.32.0")))
 _d("CreateTensorAsOrtValue CreateSparseTensorAsOrtValue", reads=("OrtAllocator",),
    creates=("OrtValue",),
    outlives="the allocator (for a session allocator: its session) outlives the value",
-   evidence=(ev.TYPE_EVIDENCE["OrtValue"][6],))
+   evidence=ev.find("OrtValue", "check:life.session-value-after-session-release"))
 _d("BindOutput", writes=("OrtIoBinding",), reads=("OrtValue",),
    note="the bound Value is written by every run with the binding: exclusive for as long as "
         "it stays bound (ortc holds it exclusively during each run)",
    outlives="the binding keeps its own reference to the value; a value over caller memory "
             "keeps that memory in use",
    evidence=(ev.check("binding.bound-output-written-by-every-run", "written by every run",
-                      "exclusive"), ev.TYPE_EVIDENCE["OrtValue"][8]))
+                      "exclusive"),
+             *ev.find("OrtValue", "tests/test_binding.py::"
+                                  "test_bound_output_value_is_exclusive_while_bound")))
 _d("RunOptionsAddActiveLoraAdapter", writes=("OrtRunOptions",), reads=("OrtLoraAdapter",),
    outlives="the adapter outlives the run options (kept by pointer)",
-   evidence=ev.TYPE_EVIDENCE["OrtLoraAdapter"][:2])
+   evidence=_about("OrtLoraAdapter", "lifetime"))
 _d("AddCustomOpDomain", writes=("OrtSessionOptions",), reads=("OrtCustomOpDomain",),
    outlives="the domain outlives every session created with these options",
-   evidence=ev.TYPE_EVIDENCE["OrtCustomOpDomain"][:2])
+   evidence=ev.find("OrtCustomOpDomain", ev.C_API, ev.ADD_CUSTOM_OP_DOMAINS))
 _d("AddInitializer AddExternalInitializers", writes=("OrtSessionOptions",), reads=("OrtValue",),
    outlives="the initializer values outlive every session created with these options",
    evidence=(ev.check("session.add-initializer", "an added initializer is used", "lifetime"),))
@@ -266,16 +277,16 @@ _d("CastTypeInfoToTensorInfo CastTypeInfoToMapTypeInfo CastTypeInfoToSequenceTyp
    "CastTypeInfoToOptionalTypeInfo", reads=("OrtTypeInfo",),
    outlives="the result is borrowed from the type info: never release it, never use it "
             "after the type info",
-   evidence=(ev.TYPE_EVIDENCE["OrtTypeInfo"][2],
+   evidence=(*_about("OrtTypeInfo", "lifetime"),
              ev.check("typeinfo.cast-wrong-kind", "a cast of the wrong kind gives NULL",
                       "lifetime")))
 _d("AllocatorGetInfo GetTensorMemoryInfo", reads=("OrtAllocator", "OrtValue"),
    outlives="the memory info is borrowed from its owner: never release it",
-   evidence=(ev.TYPE_EVIDENCE["OrtMemoryInfo"][4],))
+   evidence=_about("OrtMemoryInfo", "lifetime", "ort-doc"))
 _d("SessionGetMemoryInfoForInputs SessionGetMemoryInfoForOutputs SessionGetEpDeviceForInputs "
    "SessionGetEpDeviceForOutputs", reads=("OrtSession",),
    outlives="the infos and devices are borrowed from the session: never release them",
-   evidence=(ev.TYPE_EVIDENCE["OrtMemoryInfo"][4],))
+   evidence=_about("OrtMemoryInfo", "lifetime", "ort-doc"))
 _d("SetUserLoggingFunction", writes=("OrtSessionOptions",),
    outlives="the function and its parameter stay valid while any session created with these "
             "options lives; ORT calls it from any thread",
