@@ -47,7 +47,8 @@ class Evidence:
     backs: tuple[str, ...] = ()
     #: ort-behaviour: the ORT versions it ran on (a range of the matrix, or SUITE)
     versions: str = ""
-    #: ort-behaviour with a check ref: the matrix status the claim relies on (pass/known)
+    #: ort-behaviour with a check ref: the matrix status the claim relies on: "pass", "known",
+    #: or "known (race)" for a race a run may miss (known on some versions, pass elsewhere)
     outcome: str = ""
     #: policy: what would change the choice
     changes_if: str = ""
@@ -234,7 +235,8 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(IOBINDING_DOC, "an IoBinding holds per-run state (bound inputs and outputs) that "
             "RunWithBinding reads and fills", "not-sync"),
         check("thread.shared-binding", "threads rebinding and running one IoBinding get wrong "
-              "results (no crash recorded on CPU)", "not-sync", outcome="known"),
+              "results (no crash recorded on CPU); a race, so a run may miss it on some "
+              "versions", "not-sync", outcome="known (race)"),
         check("thread.per-thread-binding", "one binding per thread is correct", "send"),
         check("binding.keeps-bound-value", "the binding keeps its own reference to a bound "
               "input", "lifetime"),
@@ -297,7 +299,8 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     "OrtTensorTypeAndShapeInfo": (
         doc(C_API, "getters take a const pointer; setters apply to infos the caller created",
             "send", "sync"),
-        check("typeinfo.build-shape", "a created info reads back what was set", "send"),
+        check("typeinfo.build-shape", "a created info reads back what was set", "send",
+              versions="1.17.1-1.32.0"),
     ),
     "OrtMapTypeInfo": (doc(C_API, "read-only getters; borrowed from its OrtTypeInfo",
                            "send", "sync", "lifetime"),),
@@ -352,7 +355,7 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(C_API, "getters take a const OrtKeyValuePairs*; Add/Remove change it", "send",
             "sync"),
         check("alloc.key-value-pairs", "pairs copy their keys and values", "send",
-              versions="1.22.1-1.32.0"),
+              versions="1.23.2-1.32.0"),
     ),
     "OrtPrepackedWeightsContainer": (
         doc(C_API, "designed to be shared by sessions; it must not be released before them",
@@ -374,7 +377,7 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(C_API, "EP devices returned by GetEpDevices are owned by the env: read-only, "
             "never released by the caller", "send", "sync", "lifetime"),
         check("device.cpu-ep-device", "the CPU EP device reads back its names and metadata",
-              "send", versions="1.22.1-1.32.0"),
+              "send", versions="1.23.2-1.32.0"),
     ),
     "OrtHardwareDevice": (
         doc(C_API, "hardware devices are owned by the env and only read", "send", "sync",
