@@ -27,7 +27,7 @@ from typing import Any
 
 __all__ = ["Evidence", "KINDS", "STRONG", "doc", "maintainer", "check", "test", "guard",
            "policy", "untested", "TYPE_EVIDENCE", "CAVEATS", "EP_EVIDENCE", "CALLBACK_EVIDENCE",
-           "COUNTER_REPORTS", "for_type", "find", "ALL_VERSIONS", "SUITE"]
+           "COUNTER_REPORTS", "OPTION_EVIDENCE", "for_type", "find", "ALL_VERSIONS", "SUITE"]
 
 KINDS = ("ort-doc", "ort-maintainer", "ort-behaviour", "guard", "policy", "untested")
 #: kinds that can carry a Send/Sync verdict alone
@@ -420,8 +420,8 @@ EP_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         maintainer(f"{GH}/pull/19301", "the TensorRT provider's concurrent-Run fix (its "
                    "compute is locked and synchronized), released in 1.17.0; the report it "
                    f"fixes: {GH}/issues/19275", "run"),
-        policy("before 1.17 (the loaded library's version) Run is exclusive", "never: the fix "
-               "is version-gated", "run"),
+        policy("before 1.17 (the loaded library's version) Run is exclusive", "the fix is "
+               "shown to be in an older release", "run"),
     ),
     "DmlExecutionProvider": (
         doc(DML_DOC, "DirectML sessions do not support concurrent Run; different sessions may "
@@ -442,6 +442,16 @@ EP_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         maintainer(f"{GH}/pull/18981", "a mutex makes concurrent Run on one QNN session safe",
                    "run"),
     ),
+}
+
+#: provider options that make Run exclusive (ortc/providers.py _EXCLUSIVE_OPTIONS)
+OPTION_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
+    "enable_cuda_graph": (
+        maintainer(f"{GH}/pull/10423", "hariharans29: with CUDA graphs enabled Run is no "
+                   "longer thread-safe; calls to Run must be serialized", "run"),),
+    "trt_cuda_graph_enable": (
+        maintainer(f"{GH}/pull/10423", "the same CUDA-graph capture: one graph per session, "
+                   "so Run must be serialized", "run"),),
 }
 
 # -- callbacks ---------------------------------------------------------------------------------
@@ -467,6 +477,25 @@ CALLBACK_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     "OrtThreadPoolCallbacksConfig": (
         doc(C_API, "the work callbacks are subject to concurrent invocation from several "
             "threads and must be thread-safe", "sync"),
+    ),
+    "OrtAllocator (caller-implemented)": (
+        check("alloc.register-custom", "ORT calls a caller's allocator registered on the env "
+              "from its runs", "sync"),
+        untested("calls from several threads at once (the implementation must be thread-safe "
+                 "because session arenas and runs may share it)", "sync"),
+    ),
+    "deleter of CreateTensorWithDataAndDeleterAsOrtValue": (
+        check("value.deleter-called", "the deleter is called once, when the value goes",
+              "send", versions="1.22.1-1.32.0"),
+    ),
+    "OrtCustomCreateThreadFn / OrtCustomJoinThreadFn": (
+        check("session.custom-thread-functions", "ORT makes its pool threads through the "
+              "functions", "send"),
+        check("env.global-custom-threads", "global pools too", "send"),
+    ),
+    "EpSelectionDelegate": (
+        check("device.selection-delegate", "the delegate is called during session creation",
+              "send", versions="1.23.2-1.32.0"),
     ),
     "OrtCustomOp.KernelCompute": (
         doc(DESIGN, "kernels are stateless: Compute may run concurrently for one kernel when "

@@ -55,8 +55,8 @@ CONSTRUCTOR_USES: list[tuple[tuple[str, ...], str, dict[str, str]]] = [
 #: uses of a type as another call's argument, beyond what the markers say
 ARGUMENT_USES: dict[str, dict[str, str]] = {
     # a Run input is read by ORT; ortc holds a shared lease on an input Value during the run.
-    # A Value bound as an output is written by every run with the binding (ortc holds it
-    # exclusively during each such run).
+    # A Value bound as an output is written by every run with the binding (ortc's binding
+    # holds it exclusively while it is bound).
     "OrtValue": {"Run": "shared", "RunAsync": "shared", "BindInput": "shared",
                  "BindOutput": "exclusive", "RunWithBinding": "exclusive",
                  "AddInitializer": "shared", "AddExternalInitializers": "shared"},
@@ -93,8 +93,9 @@ TYPE_NOTES: dict[str, list[str]] = {
         "value (exclusive) that the guard cannot see.",
         "A Value bound as an output (IoBinding.bind_output) or passed as a preallocated output "
         "is written by every run that uses it: it is exclusive for as long as it is bound. "
-        "ortc holds it exclusively during each such run, so a read on another thread "
-        "meanwhile is a conflict.",
+        "ortc's binding holds it exclusively from bind_output until the output is rebound or "
+        "cleared or the binding closes: another thread's use meanwhile is a conflict (the "
+        "binding's own thread may read it between runs).",
     ],
     "OrtSessionOptions": [
         "Concurrent session creation with one options object is safe for plain options "
@@ -661,8 +662,8 @@ def render_markdown() -> str:
                      f"{_md(evs)} |")
     for p, opts in _EXCLUSIVE_OPTIONS.items():
         for key, why in opts.items():
-            lines.append(f"| {p} with `{key}` | no (exclusive) | - | {_md(why)} | **ort-doc** "
-                         f"(ORT PR #10423) |")
+            evs = "; ".join(_ev_line(e) for e in evidence.OPTION_EVIDENCE.get(key, ()))
+            lines.append(f"| {p} with `{key}` | no (exclusive) | - | {_md(why)} | {_md(evs)} |")
     lines += ["", "## Types", ""]
     for r in recs:
         lines += [f"### {r['type']}", ""]

@@ -35,6 +35,7 @@ TEST_ID = re.compile(r"^(tests/\w+\.py)::(\w+)(\[.*\])?$")
 def all_records() -> list[tuple[str, ev.Evidence]]:
     out: list[tuple[str, ev.Evidence]] = []
     for name, table in (("type", ev.TYPE_EVIDENCE), ("provider", ev.EP_EVIDENCE),
+                        ("provider option", ev.OPTION_EVIDENCE),
                         ("callback", ev.CALLBACK_EVIDENCE)):
         for key, recs in table.items():
             out += [(f"{name} {key}", e) for e in recs]
@@ -201,6 +202,14 @@ def test_no_citation_outside_the_repository() -> None:
                     if rx.search(line):
                         bad.append(f"{os.path.relpath(path, ROOT)}:{n}: cites {what}")
     assert bad == []
+
+
+def test_every_provider_rule_has_evidence() -> None:
+    from ortc.providers import _EXCLUSIVE_OPTIONS, EP_CONCURRENT_RUN
+
+    assert set(ev.EP_EVIDENCE) == set(EP_CONCURRENT_RUN)
+    assert set(ev.OPTION_EVIDENCE) == {k for opts in _EXCLUSIVE_OPTIONS.values() for k in opts}
+    assert {cb["type"] for cb in rules_mod.CALLBACKS} == set(ev.CALLBACK_EVIDENCE)
 
 
 def test_counter_reports_are_discussed() -> None:
