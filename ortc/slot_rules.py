@@ -241,8 +241,11 @@ _d("GetAllocatorWithDefaultOptions", creates=("OrtAllocator",), scope="process",
    evidence=ev.find("OrtAllocator", ev.C_API, "check:thread.default-allocator"))
 _d("SetCurrentGpuDeviceId GetCurrentGpuDeviceId", scope="thread-local",
    note="the current GPU device is per thread: set it on the thread that runs",
-   evidence=(ev.doc(ev.C_API, "SetCurrentGpuDeviceId sets the device for the calling thread",
-                    "shared"),))
+   evidence=(ev.doc(ev.C_API, "SetCurrentGpuDeviceId sets the current device of the GPU "
+                    "execution provider (CUDA, TensorRT, ROCm)", "shared"),
+             ev.policy("treated as per thread: the CUDA runtime's current device, which this "
+                       "sets, belongs to the calling host thread; set it on the thread that "
+                       "runs", "ORT documents it as process-wide", "shared")))
 _d("CreateTensorWithDataAsOrtValue CreateTensorWithDataAndDeleterAsOrtValue "
    "CreateSparseTensorWithValuesAsOrtValue",
    reads=("OrtMemoryInfo",), creates=("OrtValue",),
