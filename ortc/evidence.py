@@ -374,13 +374,15 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         policy("Send: no thread affinity", "ORT ties it to a thread", "send"),
     ),
     "OrtEpDevice": (
-        doc(C_API, "EP devices returned by GetEpDevices are owned by the env: read-only, "
-            "never released by the caller", "send", "sync", "lifetime"),
+        doc(C_API, "GetEpDevices returns const EP devices and OrtApi has no function to "
+            "release one: ORT owns them (registered on the env), the caller only reads them",
+            "send", "sync", "lifetime"),
         check("device.cpu-ep-device", "the CPU EP device reads back its names and metadata",
               "send", versions="1.23.2-1.32.0"),
     ),
     "OrtHardwareDevice": (
-        doc(C_API, "hardware devices are owned by the env and only read", "send", "sync",
+        doc(C_API, "hardware devices come back as const pointers and OrtApi has no function "
+            "to release one: ORT owns them, the caller only reads them", "send", "sync",
             "lifetime"),
         check("device.hardware-devices", "GetHardwareDevices lists the CPU", "send",
               versions="1.24.4-1.32.0"),
