@@ -1,11 +1,14 @@
 """The thread rules, exported: one record per ORT type, derived from the class declarations.
 
-Each wrapper class declares ``send``/``sync`` and an ``evidence`` string, and each of its
-methods is marked ``@shared`` or ``@exclusive`` with the C functions it calls
+Each wrapper class declares ``send``/``sync`` and a one-line ``evidence`` summary, and each of
+its methods is marked ``@shared`` or ``@exclusive`` with the C functions it calls
 (:mod:`ortc.threads`). :func:`rules` turns those declarations into records; types that ortc
 reads into plain Python values and never wraps (type infos, metadata, statuses, ...) come from
 the declared table :data:`UNWRAPPED`, marked ``"wrapped": False``, so a binding author gets the
-whole picture. ``python -m ortc rules --format json|markdown|rust`` prints them;
+whole picture. What each verdict rests on, with its kind, is :mod:`ortc.evidence`; every
+OrtApi slot's verdict is :mod:`ortc.slot_rules`. A C function is listed under the type it acts
+on (its first handle parameter); a call that only takes a type as an argument is in that
+type's ``used_by``. ``python -m ortc rules --format json|markdown|rust`` prints them;
 ``docs/THREAD_RULES.md`` is the Markdown form (a test fails when it is stale).
 
 Execution providers decide whether one session may run concurrently: see
