@@ -117,9 +117,8 @@ class Session(Handle):
     send = True
     sync = True
     parents = ("OrtEnv",)
-    evidence = ("ORT docs: 'multiple threads can invoke the Run() method on the same inference "
-                "session object' (onnxruntime.ai/docs/api/c-api, Threading); issue #114; "
-                "snnn in #19432 (Run executes on the calling thread); research E1")
+    evidence = ("several threads may call Run on one session (per execution provider); it "
+                "must outlive its bindings, allocators and the values they allocate")
 
     def __init__(self, model: ModelSource, options: SessionOptions | None = None, *,
                  providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
