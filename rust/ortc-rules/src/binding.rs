@@ -13,8 +13,10 @@ use crate::{sys, Error, Result};
 /// Inputs and outputs bound to a session. Stateful, so every call is exclusive
 /// (`&mut self`) and it is Send but not Sync: one binding per thread. It borrows its session
 /// for `'s` (shared for a `Session<ConcurrentRun>`, exclusively for a `Session<ExclusiveRun>`),
-/// so the session cannot be dropped while the binding exists; bound values must outlive
-/// `'s` too (ORT keeps them, and their buffers, until the binding is cleared or released).
+/// so the session cannot be dropped while the binding exists. Bound values stay borrowed for
+/// `'s` too (ORT keeps them, and reads or writes their buffers, in every later run): a bound
+/// input cannot be written meanwhile, a bound output not even read except through
+/// [`IoBinding::outputs`].
 pub struct IoBinding<'s> {
     ptr: NonNull<sys::OrtIoBinding>,
     session: NonNull<sys::OrtSession>,
@@ -30,16 +32,16 @@ impl<'s> IoBinding<'s> {
         Ok(IoBinding { ptr, session, api, _session: PhantomData })
     }
 
-    /// Bind input `name` to `value` (exclusive: `BindInput`). The value's buffer must live as
-    /// long as the binding's session borrow (`'b: 's`).
-    pub fn bind_input<'b: 's>(&mut self, name: &str, value: &Value<'b>) -> Result<()> {
+    /// Bind input `name` to `value` (exclusive: `BindInput`). The value stays borrowed
+    /// (shared) for `'s`, and its buffer must live that long (`'b: 's`).
+    pub fn bind_input<'b: 's>(&mut self, name: &str, value: &'s Value<'b>) -> Result<()> {
         let n = c_string("input name", name)?;
         ort!(self.api, BindInput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))
     }
 
-    /// Bind output `name` to a preallocated value (exclusive: `BindOutput`); the run writes
-    /// into it.
-    pub fn bind_output<'b: 's>(&mut self, name: &str, value: &mut Value<'b>) -> Result<()> {
+    /// Bind output `name` to a preallocated value (exclusive: `BindOutput`); every run writes
+    /// into it, so it stays borrowed exclusively for `'s`.
+    pub fn bind_output<'b: 's>(&mut self, name: &str, value: &'s mut Value<'b>) -> Result<()> {
         let n = c_string("output name", name)?;
         ort!(self.api, BindOutput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))
     }
@@ -73,9 +75,11 @@ impl<'s> IoBinding<'s> {
         ort!(self.api, RunWithBinding(self.session.as_ptr(), ro, self.ptr.as_ptr()))
     }
 
-    /// The output values of the last run, owned by the caller (exclusive:
-    /// `GetBoundOutputValues`).
-    pub fn outputs(&mut self) -> Result<Vec<Value<'static>>> {
+    /// The output values of the last run (exclusive: `GetBoundOutputValues`). They share
+    /// their data with the binding's outputs (and with a caller's buffer bound by
+    /// [`IoBinding::bind_output`]), so they borrow the binding: the next run, or a second call,
+    /// waits until they are dropped.
+    pub fn outputs(&mut self) -> Result<Vec<Value<'_>>> {
         let api = self.api;
         let alloc = default_allocator(api)?;
         let mut arr: *mut *mut sys::OrtValue = std::ptr::null_mut();
@@ -84,7 +88,7 @@ impl<'s> IoBinding<'s> {
         if arr.is_null() {
             return Ok(Vec::new());
         }
-        let out = (0..n).map(|i| unsafe { Value::from_raw(api, *arr.add(i)) }).collect();
+        let out = (0..n).map(|i| unsafe { Value::from_raw_borrowed(api, *arr.add(i)) }).collect();
         ort!(api, AllocatorFree(alloc, arr as *mut c_void))?;
         Ok(out)
     }

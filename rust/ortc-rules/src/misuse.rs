@@ -182,6 +182,49 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A bound input is not written while the binding may still read it (E0502)...
+//!
+//! ```compile_fail,E0502
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let mut x = Value::from_slice_copy(&[1.0f32], &[1])?;
+//! let mut binding = session.io_binding()?;
+//! binding.bind_input("x", &x)?;
+//! x.as_mut_slice::<f32>()?[0] = 2.0;
+//! binding.run(None)?;
+//! # Ok(()) }
+//! ```
+//!
+//! ...a bound output is not read behind the binding's back (E0502)...
+//!
+//! ```compile_fail,E0502
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let mut y = Value::from_slice_copy(&[0.0f32], &[1])?;
+//! let mut binding = session.io_binding()?;
+//! binding.bind_output("y", &mut y)?;
+//! binding.run(None)?;
+//! let early = y.as_slice::<f32>()?[0];
+//! binding.run(None)?;
+//! # Ok(()) }
+//! ```
+//!
+//! ...and the outputs of one run are gone before the next run writes them again (E0499).
+//!
+//! ```compile_fail,E0499
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let mut binding = session.io_binding()?;
+//! binding.run(None)?;
+//! let first = binding.outputs()?;
+//! binding.run(None)?;
+//! println!("{:?}", first[0].as_slice::<f32>()?);
+//! # Ok(()) }
+//! ```
+//!
 //! ## Values over a caller's buffer borrow it
 //!
 //! The value does not outlive the buffer (E0597)...
@@ -249,6 +292,20 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A value allocated by a session's allocator does not outlive the allocator, which frees
+//! it (E0505):
+//!
+//! ```compile_fail,E0505
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let allocator = session.allocator(&MemoryInfo::cpu()?)?;
+//! let value = Value::zeros::<f32>(&allocator, &[4])?;
+//! drop(allocator);
+//! value.shape()?;
+//! # Ok(()) }
+//! ```
+//!
 //! ## A kernel context stays inside its callback
 //!
 //! It cannot be kept after the callback returns (E0521)...
@@ -294,8 +351,8 @@
 //!     for _ in 0..2 {
 //!         let session = &session;
 //!         s.spawn(move || -> Result<()> {
-//!             let mut binding = session.io_binding()?;
 //!             let x = Value::from_slice_copy(&[1.0f32], &[1])?;
+//!             let mut binding = session.io_binding()?;
 //!             binding.bind_input("x", &x)?;
 //!             binding.run(None)
 //!         });

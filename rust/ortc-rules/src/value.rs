@@ -33,8 +33,9 @@ element! {
 }
 
 /// An OrtValue. `Value<'static>` owns its data (ORT allocated it: run outputs,
-/// [`Value::from_slice_copy`]); `Value<'buf>` made by [`Value::from_slice`] reads and writes a
-/// caller's buffer and must not outlive it.
+/// [`Value::from_slice_copy`]); `Value<'buf>` borrows what its data lives in: a caller's
+/// buffer ([`Value::from_slice`]), a session's allocator ([`Value::zeros`]), an IoBinding
+/// ([`IoBinding::outputs`](crate::IoBinding::outputs)).
 ///
 /// Send and Sync: reads take `&self` and may overlap (one input shared by concurrent runs);
 /// writes ([`Value::as_mut_slice`]) take `&mut self`.
@@ -58,19 +59,6 @@ impl Value<'static> {
     /// Take ownership of a value ORT returned (NULL for an output that has none is refused).
     pub(crate) unsafe fn from_raw(api: &'static Api, ptr: *mut sys::OrtValue) -> Value<'static> {
         Value { ptr: NonNull::new(ptr).expect("ORT returned a NULL OrtValue"), api, _buf: PhantomData }
-    }
-
-    /// A tensor of `shape` allocated by `allocator` (zeroed), owned by the value.
-    pub fn zeros<T: Element>(allocator: &Allocator<'_>, shape: &[i64]) -> Result<Value<'static>> {
-        let api = allocator.api;
-        let n = shape_len(shape)?;
-        let mut p = std::ptr::null_mut();
-        ort!(api, CreateTensorAsOrtValue(allocator.ptr.as_ptr(), shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
-        let mut v = unsafe { Value::from_raw(api, p) };
-        let data = v.as_mut_slice::<T>()?;
-        debug_assert_eq!(data.len(), n);
-        unsafe { std::ptr::write_bytes(data.as_mut_ptr(), 0, n) };
-        Ok(v)
     }
 
     /// A tensor holding a copy of `data` in ORT's default CPU allocator.
@@ -105,6 +93,25 @@ impl Value<'static> {
 }
 
 impl<'buf> Value<'buf> {
+    /// A value ORT returned that shares data with something living for `'buf`.
+    pub(crate) unsafe fn from_raw_borrowed(api: &'static Api, ptr: *mut sys::OrtValue) -> Value<'buf> {
+        Value { ptr: NonNull::new(ptr).expect("ORT returned a NULL OrtValue"), api, _buf: PhantomData }
+    }
+
+    /// A zeroed tensor of `shape` allocated by `allocator`. ORT frees it through that
+    /// allocator, so the value borrows it (`'buf`).
+    pub fn zeros<T: Element>(allocator: &'buf Allocator<'_>, shape: &[i64]) -> Result<Value<'buf>> {
+        let api = allocator.api;
+        let n = shape_len(shape)?;
+        let mut p = std::ptr::null_mut();
+        ort!(api, CreateTensorAsOrtValue(allocator.ptr.as_ptr(), shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
+        let mut v = unsafe { Value::from_raw_borrowed(api, p) };
+        let data = v.as_mut_slice::<T>()?;
+        debug_assert_eq!(data.len(), n);
+        unsafe { std::ptr::write_bytes(data.as_mut_ptr(), 0, n) };
+        Ok(v)
+    }
+
     /// A tensor over the caller's buffer, without a copy (`CreateTensorWithDataAsOrtValue`).
     /// The value borrows the buffer mutably for `'buf`: ORT may write it (as a bound output),
     /// and the buffer can be neither read, written nor freed by anyone else meanwhile.

@@ -127,9 +127,10 @@ fn one_io_binding_per_thread() {
         for k in 0..4 {
             let (session, cpu) = (&session, &cpu);
             s.spawn(move || {
-                let mut binding = session.io_binding().unwrap();
+                // bound values outlive the binding: ORT reads them in every run
                 let a = Value::from_slice_copy(&[k as f32, 1.0, 2.0], &[3]).unwrap();
                 let b = Value::from_slice_copy(&[10.0f32; 3], &[3]).unwrap();
+                let mut binding = session.io_binding().unwrap();
                 binding.bind_input("a", &a).unwrap();
                 binding.bind_input("b", &b).unwrap();
                 binding.bind_output_to_device("c", cpu).unwrap();
