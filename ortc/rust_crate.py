@@ -405,6 +405,12 @@ def render_rules() -> str:
                             f"Evidence: {r['evidence']}")
             for note in r["notes"]:
                 out += _comment(f"Note: {note}")
+            conditional = sorted(m for m in r["conditions"] if _is_c(m))
+            if conditional:
+                why = r["conditions"][conditional[0]]
+                how = (" Here the type parameter P carries it: ConcurrentRun runs through "
+                       "&self, ExclusiveRun through &mut self." if "<P>" in path else "")
+                out += _comment(f"Conditional ({', '.join(conditional)}): {why}.{how}")
             for trait in ("Send", "Sync"):
                 if verdicts[trait]:
                     out.append(f"unsafe impl{generics} {trait} for {path} {{}}")

@@ -379,6 +379,10 @@ unsafe impl Sync for crate::SessionOptions {}
 // tests/test_threads.py::test_slow_run_refuses_exclusive_calls,
 // tests/test_threads.py::test_exclusive_run_session,
 // tests/test_threads.py::test_session_close_while_running
+// Conditional (Run, RunAsync, RunWithBinding): exclusive (&mut self) for a session whose
+// execution providers do not all allow concurrent Run; see Session.thread_rules() and the
+// provider table. Here the type parameter P carries it: ConcurrentRun runs through &self,
+// ExclusiveRun through &mut self.
 unsafe impl<P: crate::RunPolicy> Send for crate::Session<P> {}
 unsafe impl<P: crate::RunPolicy> Sync for crate::Session<P> {}
 
