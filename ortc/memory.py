@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _loader
+from ._cstr import read_key_values, utf8
 from ._enums import AllocatorType, MemType
 from ._ffi import ffi
 from ._handle import Handle
@@ -32,7 +33,7 @@ class MemoryInfo(Handle):
     def __init__(self, name: str = "Cpu", allocator_type: AllocatorType | int = AllocatorType.DeviceAllocator,
                  device_id: int = 0, mem_type: MemType | int = MemType.Default) -> None:
         self._api = _loader.api()
-        raw = call_out(self._api.CreateMemoryInfo, "OrtMemoryInfo*", name.encode(),
+        raw = call_out(self._api.CreateMemoryInfo, "OrtMemoryInfo*", utf8(name, "memory name"),
                        int(allocator_type), int(device_id), int(mem_type),
                        context=f"CreateMemoryInfo({name!r})")
         self._adopt(raw, self._api.ReleaseMemoryInfo)
@@ -162,7 +163,6 @@ class Allocator(Handle):
     @shared("AllocatorGetStats")
     def stats(self) -> dict[str, str]:
         """The allocator's statistics (arena allocators report bytes in use, allocations, ...)."""
-        from .session import read_key_values
 
         out = ffi.new("OrtKeyValuePairs**")
         check(self._api.AllocatorGetStats(self._ptr, out))

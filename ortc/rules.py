@@ -219,7 +219,7 @@ UNWRAPPED: list[dict[str, Any]] = [
      "parents": [],
      "evidence": f"a plain container without locks: getters take const OrtKeyValuePairs*, "
                  f"Add/Remove mutate ({HEADER}, inferred); ortc copies one into a dict and "
-                 f"releases it at once (ortc/session.py read_key_values)"},
+                 f"releases it at once (ortc/_cstr.py read_key_values)"},
     {"type": "OrtPrepackedWeightsContainer", "python": None, "send": True, "sync": True,
      "methods": {"CreateSessionWithPrepackedWeightsContainer": "shared",
                  "CreateSessionFromArrayWithPrepackedWeightsContainer": "shared",

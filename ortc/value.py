@@ -256,8 +256,7 @@ def _pin(keep: Any) -> Any:
     child, so closing the Value defers its release until the array is gone (released at once,
     it left the array over freed memory: reading an 8 MB one after close() segfaulted)."""
     if isinstance(keep, Handle):
-        with _tree_lock:
-            keep._children += 1
+        keep._retain()
         return lambda _p: keep._child_released()
     return lambda _p, k=keep: None
 

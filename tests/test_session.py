@@ -392,7 +392,7 @@ def test_wrong_declared_output_shape_falls_back_to_ort_allocation() -> None:
     for _ in range(2):
         [c] = s.run(None, {"a": np.ones(3, np.float32)})
         assert c.tolist() == [2.0, 2.0, 2.0]
-    assert s._preallocate is False
+    assert s._engine.preallocate is False
 
 
 def test_failing_run_is_not_retried() -> None:
@@ -412,7 +412,7 @@ def test_failing_run_is_not_retried() -> None:
             s.run(None, {"a": np.ones(3, np.float32), "b": np.ones(3, np.float32)})
     finally:
         undo()
-    assert calls == ["Run"] and s._preallocate is True
+    assert calls == ["Run"] and s._engine.preallocate is True
 
 
 def test_custom_ops_library_registers_real_kernels() -> None:
