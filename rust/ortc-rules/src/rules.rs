@@ -128,7 +128,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["AddKeyValuePair", "ReleaseKeyValuePairs", "RemoveKeyValuePair"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a plain container without locks: getters take const OrtKeyValuePairs*, Add/Remove mutate (include/onnxruntime/core/session/onnxruntime_c_api.h, inferred); ortc copies one into a dict and releases it at once (ortc/session.py read_key_values)",
+        evidence: "a plain container without locks: getters take const OrtKeyValuePairs*, Add/Remove mutate (include/onnxruntime/core/session/onnxruntime_c_api.h, inferred); ortc copies one into a dict and releases it at once (ortc/_cstr.py read_key_values)",
         notes: &[],
     },
     Rule {
