@@ -36,8 +36,11 @@ COMMAND = "python -m ortc.rust_crate"
 # -- sys.rs: the C declarations as Rust ------------------------------------------------------------
 
 _PRIMITIVES = {
-    "char": "c_char", "unsigned char": "u8", "int": "c_int", "unsigned int": "c_uint", "long": "c_long",
+    "char": "c_char", "signed char": "i8", "unsigned char": "u8", "short": "i16",
+    "unsigned short": "u16", "int": "c_int", "unsigned int": "c_uint", "long": "c_long",
+    "unsigned long": "c_ulong", "long long": "i64", "unsigned long long": "u64",
     "float": "f32", "double": "f64", "_Bool": "bool", "size_t": "usize",
+    "intptr_t": "isize", "uintptr_t": "usize", "ptrdiff_t": "isize",
     "int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16",
     "int32_t": "i32", "uint32_t": "u32", "int64_t": "i64", "uint64_t": "u64",
 }
@@ -122,7 +125,9 @@ class _Types:
             name = tp.cname.split()[-1]
             self.enums.add(name)
             return name
-        if kind in ("struct", "union"):
+        if kind == "union":
+            raise SystemExit(f"{tp.cname}: unions are not supported by this generator yet")
+        if kind == "struct":
             name = tp.cname.split()[-1]
             self.structs.add(name)
             return name
@@ -194,7 +199,8 @@ def render_sys(root: str = ROOT) -> str:
         "#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]",
         "#![allow(clippy::all)]",
         "",
-        "use std::ffi::{c_char, c_int, c_void};",
+        "#[allow(unused_imports)]",
+        "use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};",
         "",
         f"/// The highest API version these declarations cover.",
         f"pub const DECLARED_API_VERSION: u32 = {DECLARED_API_VERSION};",

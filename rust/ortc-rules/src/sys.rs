@@ -7,7 +7,8 @@
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]
 #![allow(clippy::all)]
 
-use std::ffi::{c_char, c_int, c_void};
+#[allow(unused_imports)]
+use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 
 /// The highest API version these declarations cover.
 pub const DECLARED_API_VERSION: u32 = 30;
