@@ -179,3 +179,26 @@ def test_cargo_test_without_the_library_says_how_to_set_it() -> None:
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-3000:]
     assert "ORTC_LIBRARY is not set: set it to the path of libonnxruntime.so" in out, out[-3000:]
+
+
+def test_drop_releases_with_the_types_own_release_function() -> None:
+    """Drop exists only on owned wrappers and calls that C type's Release*; borrowed ones
+    (and the never-released Env) have none."""
+    sources = ""
+    for name in sorted(os.listdir(os.path.join(CRATE, "src"))):
+        if name not in ("sys.rs", "rules.rs"):
+            with open(os.path.join(CRATE, "src", name), encoding="utf-8") as f:
+                sources += f.read() + "\n"
+    drops = {m.group(1): m.group(2) for m in re.finditer(
+        r"^impl(?:<[^>]*>)? Drop for (\w+)\b[^{\n]*\{\n(.*?)^\}", sources, re.M | re.S)}
+    borrowed = {"Env", "MemoryInfoRef", "TensorTypeAndShapeInfo", "MapTypeInfo",
+                "SequenceTypeInfo", "KernelContext"}
+    for c_type, wrappers in rust_crate.WRAPPERS.items():
+        for _, path, _ in wrappers:
+            rust_type = path.split("::")[-1].split("<")[0]
+            if rust_type in borrowed:
+                assert rust_type not in drops, f"{rust_type} is borrowed: it must not release"
+                continue
+            assert rust_type in drops, f"{rust_type} owns its {c_type} but has no Drop"
+            released = re.findall(r"slot!\(\s*[\w.]+,\s*(Release\w+)\)", drops[rust_type])
+            assert released == ["Release" + c_type[len("Ort"):]], (rust_type, released)
