@@ -239,6 +239,17 @@ def render_sys(root: str = ROOT) -> str:
                 out.append(f"    /// API {since[fname]}")
             out.append(f"    pub {_field_name(fname)}: {text},")
         out += ["}", ""]
+    # Layout checks, compiled into the crate: the table is one pointer per slot, and every
+    # struct has the size cffi computed from the same declarations (for 64-bit targets).
+    out += ["// Layout: what cffi computed from the same declarations, checked by the compiler.",
+            f"const _: () = assert!(std::mem::size_of::<OrtApi>() == {len(SLOTS)} * "
+            "std::mem::size_of::<usize>());"]
+    if ffi.sizeof("void *") == 8:
+        for name in defined:
+            out += ["#[cfg(target_pointer_width = \"64\")]",
+                    f"const _: () = assert!(std::mem::size_of::<{name}>() == "
+                    f"{ffi.sizeof(f'struct {name}')});"]
+    out.append("")
     missing = [n for n in conv.structs if n not in names]
     if missing:
         raise SystemExit(f"structs used but not declared: {missing}")

@@ -1645,6 +1645,41 @@ pub struct OrtEnvCreationOptions {
     pub config_entries: *mut OrtKeyValuePairs,
 }
 
+// Layout: what cffi computed from the same declarations, checked by the compiler.
+const _: () = assert!(std::mem::size_of::<OrtApi>() == 426 * std::mem::size_of::<usize>());
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtCustomOp>() == 208);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtApi>() == 3408);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtApiBase>() == 16);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtAllocator>() == 64);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtCUDAProviderOptions>() == 64);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtROCMProviderOptions>() == 64);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtTensorRTProviderOptions>() == 104);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtMIGraphXProviderOptions>() == 88);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtOpenVINOProviderOptions>() == 56);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtCustomHandleType>() == 1);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtThreadPoolCallbacksConfig>() == 48);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtExternalMemoryDescriptor>() == 32);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtExternalSemaphoreDescriptor>() == 16);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtGraphicsInteropConfig>() == 24);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtExternalTensorDescriptor>() == 32);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<OrtEnvCreationOptions>() == 48);
+
 /// Every `OrtApi` slot in ABI order with the API version that added it.
 pub const SLOT_SINCE: &[(&str, u32)] = &[
     ("CreateStatus", 1),
