@@ -2,7 +2,7 @@
 //! the compiler must give. `cargo test` (rustdoc) checks every one; the per-type Send/Sync
 //! refusals are generated with the verdicts, in [`crate::rules`].
 //!
-//! Every example is the body of
+//! Most examples are the body of
 //! `fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()>`.
 //!
 //! ## Run is exclusive unless the session's providers allow concurrent Run

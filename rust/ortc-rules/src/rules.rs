@@ -4,7 +4,8 @@
 //! [`RULES`] has one record per C type; the `unsafe impl Send`/`Sync` below are the
 //! verdicts applied to this crate's wrapper types, each with its reason. A type without
 //! an impl holds a raw pointer, so the compiler refuses to move it (`!Send`) or share
-//! it (`!Sync`); the `compile_fail` examples on [`RULES`] entries check that.
+//! it (`!Sync`); the `compile_fail` example on each `*_IS_NOT_SEND`/`*_IS_NOT_SYNC`
+//! constant below checks that.
 #![allow(clippy::all)]
 
 /// One ORT type's thread rules.
