@@ -202,3 +202,15 @@ def test_drop_releases_with_the_types_own_release_function() -> None:
             assert rust_type in drops, f"{rust_type} owns its {c_type} but has no Drop"
             released = re.findall(r"slot!\(\s*[\w.]+,\s*(Release\w+)\)", drops[rust_type])
             assert released == ["Release" + c_type[len("Ort"):]], (rust_type, released)
+
+
+def test_missing_cargo_fails_in_ci_and_skips_elsewhere(monkeypatch: Any, tmp_path: Any) -> None:
+    monkeypatch.delenv("CARGO", raising=False)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.cargo/bin/cargo either
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="cargo not found"):
+        _cargo()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="cargo not found"):
+        _cargo()
