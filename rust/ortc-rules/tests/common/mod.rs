@@ -111,7 +111,7 @@ pub fn model(nodes: &[Node], inputs: &[(&str, i32, &[i64])], outputs: &[(&str, i
     m
 }
 
-const F: i32 = sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT as i32;
+const F: i32 = sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 
 /// `c = a + b`, float [n].
 pub fn add_model(n: i64) -> Vec<u8> {
