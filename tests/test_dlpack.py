@@ -107,3 +107,13 @@ def test_torch_cpu_tensors_both_ways() -> None:
         assert s.run(None, {"a": x, "b": x})[0].tolist() == [2, 2, 2]
         with pytest.raises(ortc.InvalidArgument, match="float64"):
             s.run(None, {"a": torch.ones(3, dtype=torch.float64), "b": x})
+    with ortc.Session(models.add_model(F32, [3])) as s:
+        b = s.io_binding()
+        x = torch.ones(3, dtype=torch.float32)
+        out = torch.zeros(3, dtype=torch.float32)
+        b.bind_input("a", x)
+        b.bind_input("b", x)
+        b.bind_output("c", out)
+        s.run_with_binding(b)
+        assert out.tolist() == [2, 2, 2]  # written into the torch tensor's own memory
+        b.close()
