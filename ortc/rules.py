@@ -18,6 +18,7 @@ import re
 import sys
 from typing import Any, Sequence
 
+from .process_rules import PICKLE_AND_FORK, markdown_lines as _pickle_and_fork_lines
 from .providers import EP_CONCURRENT_RUN, _EXCLUSIVE_OPTIONS, session_run_rule
 from .threads import registry
 
@@ -369,7 +370,7 @@ def render_json() -> str:
 
     return json.dumps({"types": rules(), "execution_providers": {
         p: {"concurrent_run": ok, "why": why} for p, (ok, why) in EP_CONCURRENT_RUN.items()},
-        "callbacks": CALLBACKS}, indent=2) + "\n"
+        "callbacks": CALLBACKS, "pickle_and_fork": PICKLE_AND_FORK}, indent=2) + "\n"
 
 
 def _is_c(name: str) -> bool:
@@ -387,7 +388,7 @@ _POLICY_TABLE = """\
 | object with sync=False entered while another thread is inside any of its methods | ConcurrentUseError | waits | no check |
 | exclusive method while any other call is in flight, or a shared call during an exclusive one | ConcurrentUseError | waits | no check |
 | close() while a call is in flight on another thread | ConcurrentUseError | waits | release deferred |
-| a handle created before fork() used in the child | ForkedHandleError | same | same |
+| a handle created before fork() used in the child | ForkedHandleError (a Session is rebuilt from its recipe: see Pickle and fork) | same | same |
 | a conflict inside an ORT callback (logger, RunAsync completion) | ConcurrentUseError | ConcurrentUseError (never waits) | no check |
 """
 
@@ -461,6 +462,7 @@ def render_markdown() -> str:
         for note in r["notes"]:
             lines.append(f"- note: {note}")
         lines += [f"- evidence: {r['evidence']}", ""]
+    lines += _pickle_and_fork_lines()
     lines += ["## Callbacks", "", "| callback | called from | Rust bound | ortc | evidence |",
               "|---|---|---|---|---|"]
     for cb in CALLBACKS:

@@ -130,6 +130,10 @@ class Session(Handle):
     execution provider of the session allows concurrent runs (the CPU provider does), else
     exclusive; see :meth:`thread_rules`. ``end_profiling`` is exclusive. The session keeps the
     Env alive; IoBindings and allocators made from it keep the session alive.
+
+    Processes: a session pickles as its :meth:`recipe` (what it was built from) and unpickles
+    as a new, equal session; one made before ``fork()`` is rebuilt from its recipe on its first
+    use in the child.
     """
 
     c_type = "OrtSession"

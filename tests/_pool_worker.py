@@ -67,6 +67,14 @@ def use_inherited(kind: str) -> str:
             VALUE.numpy()
         elif kind == "options":
             OPTIONS.intra_op_num_threads = 1
+        elif kind == "run_options":
+            RUN_OPTIONS.tag = "child"
+        elif kind == "allocator":
+            ALLOCATOR.stats()
+        elif kind == "memory_info":
+            MEMORY_INFO.name
+        elif kind == "env":
+            ortc.get_env().providers()
         elif kind == "closed-session":
             CLOSED.run(None, {"x": np.zeros((1, 16), np.float32)})
     except Exception as exc:  # noqa: BLE001 - reported to the parent
@@ -77,5 +85,8 @@ def use_inherited(kind: str) -> str:
 BINDING = SESSION.io_binding()
 VALUE = ortc.Value.from_numpy(np.ones(3, np.float32))
 OPTIONS = ortc.SessionOptions()
+RUN_OPTIONS = ortc.RunOptions()
+ALLOCATOR = SESSION.allocator()
+MEMORY_INFO = ortc.MemoryInfo("Cpu")
 CLOSED = ortc.Session(MODEL)
 CLOSED.close()

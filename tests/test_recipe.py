@@ -301,7 +301,7 @@ def test_sequence_and_map_values_pickle_with_exact_types() -> None:
 def test_unpicklable_handles_name_their_class_and_reason() -> None:
     with ortc.Session(models.add_model(F32, [3])) as s:
         cases = {"IoBinding": s.io_binding(), "Allocator": s.allocator(),
-                 "MemoryInfo": ortc.MemoryInfo("Cpu")}
+                 "MemoryInfo": ortc.MemoryInfo("Cpu"), "Env": ortc.get_env()}
         for name, obj in cases.items():
             with pytest.raises(TypeError, match=f"cannot pickle ortc.{name}: .{{20,}}"):
                 pickle.dumps(obj)
@@ -322,3 +322,19 @@ def test_empty_optional_value_is_refused() -> None:
     assert empties, "the model gives an empty optional"
     with pytest.raises(TypeError, match="empty optional"):
         pickle.dumps(empties[0])
+
+
+def test_pickle_and_fork_evidence_names_real_tests() -> None:
+    """Every test id in the rules' "Pickle and fork" table exists."""
+    import ast
+
+    from ortc.process_rules import PICKLE_AND_FORK
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for row in PICKLE_AND_FORK:
+        for ref in row["evidence"]:  # type: ignore[attr-defined]
+            path, name = ref.split("::")
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            assert any(isinstance(n, ast.FunctionDef) and n.name == name
+                       for n in tree.body), ref
