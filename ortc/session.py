@@ -225,10 +225,10 @@ class Session(Handle):
         self._recipe = None  # type: ignore[assignment]  # its arrays may view initializer values
 
     # -- recipes, pickling, fork (see ortc/recipe.py) ------------------------------------------
+    @shared()
     def recipe(self) -> SessionRecipe:
         """What this session was built from (model path or bytes, every option, providers):
         immutable plain data that pickles; :meth:`from_recipe` builds an equal session."""
-        self._check_open()
         return self._recipe
 
     @classmethod
@@ -244,7 +244,8 @@ class Session(Handle):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # a Session pickles as its recipe: the model bytes travel once, a path is not read
-        return (_session_from_recipe, (self.recipe(),))
+        self._check_open()  # not the guard: pickling an inherited session needs no rebuild
+        return (_session_from_recipe, (self._recipe,))
 
     def _rebuild_after_fork(self, guard: Guard) -> None:
         """First use in a forked child (called by ``guard``): build a new OrtSession from the

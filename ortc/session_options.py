@@ -339,10 +339,10 @@ class SessionOptions(Handle):
         return new
 
     # -- recipes and pickling (see ortc/recipe.py) ---------------------------------------------
+    @shared()
     def recipe(self) -> OptionsRecipe:
         """Every setting made so far, as plain immutable data (initializers as read-only
         arrays over the same memory); ``SessionOptions.from_recipe`` replays it."""
-        self._check_open()
         return self._record.snapshot(self._values, self._providers, self._provider_options)
 
     @classmethod
