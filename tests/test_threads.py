@@ -1006,7 +1006,9 @@ def _shared_cases() -> dict[str, Callable[[int, int], Any]]:
         "Session.io_binding": lambda i, j: type(s.io_binding()).__name__,
         "Session.allocator": lambda i, j: s.allocator().memory_info.name,
         "Session.metadata": lambda i, j: s.metadata(),
+        "Session.recipe": lambda i, j: s.recipe(),
         "Session.profiling_start_ns": lambda i, j: s.profiling_start_ns(),
+        "SessionOptions.recipe": lambda i, j: opts.recipe().config_entries,
         "SessionOptions.get_session_config_entry": lambda i, j: opts.get_session_config_entry(
             "session.intra_op.allow_spinning"),
         "SessionOptions.clone": lambda i, j: opts.clone().get_session_config_entry(
