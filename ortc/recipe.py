@@ -39,9 +39,13 @@ class RecipeError(Error, ValueError):
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OptionsRecipe:
-    """Every SessionOptions setting, as plain data (see :meth:`ortc.SessionOptions.recipe`)."""
+    """Every SessionOptions setting, as plain data (see :meth:`ortc.SessionOptions.recipe`).
+
+    Equal when every field is, initializers compared by name, element type, dtype, shape and
+    contents; hashable (a per-worker cache may key sessions by their recipe).
+    """
 
     #: attribute-style settings in the order first set: (name, int | str | bool)
     settings: tuple[tuple[str, Any], ...] = ()
@@ -60,6 +64,33 @@ class OptionsRecipe:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_options_from_state, (RECIPE_FORMAT, _options_state(self)))
+
+    def _plain_fields(self) -> tuple[Any, ...]:
+        return (self.settings, self.config_entries, self.free_dimensions,
+                self.custom_op_libraries, self.per_session_threads, self.providers)
+
+    def _arrays(self) -> tuple[tuple[tuple[str, np.ndarray[Any, Any], int], ...], ...]:
+        return (self.initializers, *self.external_initializers)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OptionsRecipe):
+            return NotImplemented
+        if self._plain_fields() != other._plain_fields():
+            return False
+        mine, theirs = self._arrays(), other._arrays()
+        return len(mine) == len(theirs) and all(
+            len(a) == len(b) and all(
+                na == nb and ea == eb and xa.dtype == xb.dtype and xa.shape == xb.shape
+                and (xa.tolist() == xb.tolist() if xa.dtype == object
+                     else xa.tobytes() == xb.tobytes())
+                for (na, xa, ea), (nb, xb, eb) in zip(a, b))
+            for a, b in zip(mine, theirs))
+
+    def __hash__(self) -> int:
+        # the arrays by name, type and shape only: equal recipes still hash equal, cheaply
+        return hash((self._plain_fields(), tuple(
+            tuple((n, e, x.dtype.str, x.shape) for n, x, e in batch)
+            for batch in self._arrays())))
 
 
 @dataclass(frozen=True)

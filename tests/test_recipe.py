@@ -171,6 +171,9 @@ def test_initializers_travel_as_arrays() -> None:
         assert name == "bias" and arr.tolist() == [7, 8, 9] and not arr.flags.writeable
         assert et == ortc.ElementType.FLOAT
         s2, e2 = pickle.loads(pickle.dumps((s, e)))
+        assert s2.recipe() == s.recipe() and hash(s2.recipe()) == hash(s.recipe())
+        assert s2.recipe() != e2.recipe()
+        assert len({s.recipe(), s2.recipe(), e.recipe()}) == 2  # usable as a cache key
         assert s2.run(None, {"x": np.zeros(3, F32)})[0].tolist() == [7, 8, 9]
         assert e2.run(None, {"x": np.ones(4, F32)})[0].tolist() == [11, 21, 31, 41]
         s2.close()
