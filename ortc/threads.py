@@ -300,8 +300,12 @@ def _drain_at_exit(limit: float = 2.0) -> None:
             with obj.lock:
                 obj.slow = obj.shared_slow = True  # every entry takes the slow path: it parks
     for obj in gc.get_objects():
+        # the class first: any object's __getattr__ may raise (torch's CUDA backends object
+        # does, without CUDA: the drain stopped there)
+        if not hasattr(type(obj), "_terminate_now"):
+            continue
         guard = getattr(obj, "_guard", None)
-        if type(guard) is Guard and guard.users and hasattr(type(obj), "_terminate_now"):
+        if type(guard) is Guard and guard.users:
             obj._terminate_now()  # RunOptions of runs in flight
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline and (

@@ -1403,3 +1403,20 @@ print("exiting")
     proc = run_python(code)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
     assert proc.stdout.strip() == "exiting"
+
+
+def test_exit_drain_survives_objects_whose_getattr_raises() -> None:
+    """The exit drain looks at every live object; one whose __getattr__ raises (torch's CUDA
+    backends object on a CPU build does) must not stop it."""
+    code = r'''
+import threading, time, ortc
+class Hostile:
+    def __getattr__(self, name):
+        raise AssertionError("no attribute " + name)
+keep = Hostile()
+threading.Thread(target=time.sleep, args=(2,), daemon=True).start()
+print("done")
+'''
+    proc = run_python(code)
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-2000:]
+    assert "Exception ignored" not in proc.stderr, proc.stderr[-2000:]
