@@ -4,8 +4,8 @@
 >>> same = ortc.Session.from_recipe(r)                                  # doctest: +SKIP
 >>> pickle.loads(pickle.dumps(sess))        # a Session pickles as its recipe  # doctest: +SKIP
 
-A :class:`SessionRecipe` holds the model (an absolute path, never read here, or the model's
-bytes, held by reference) and an :class:`OptionsRecipe`: every SessionOptions setting, config
+A :class:`SessionRecipe` holds the model (an absolute path, never read here: a session built
+from it reads the file as it is then; or the model's bytes, held by reference) and an :class:`OptionsRecipe`: every SessionOptions setting, config
 entry, free-dimension override, initializer (as a read-only array), custom-op library path and
 execution provider with its options, in the order they were applied. Both are frozen; recipes
 are immutable. Nothing here touches ORT: building a session from a recipe is

@@ -341,3 +341,19 @@ def test_pickle_and_fork_evidence_names_real_tests() -> None:
                 tree = ast.parse(f.read())
             assert any(isinstance(n, ast.FunctionDef) and n.name == name
                        for n in tree.body), ref
+
+
+def test_every_options_setter_is_recorded() -> None:
+    """Every way to change SessionOptions (its exclusive methods) is one the recipe records:
+    a new setter fails here until ortc/recipe.py replays it."""
+    from ortc.session_options import _SETTINGS
+    from ortc.threads import registry
+
+    methods = registry["SessionOptions"].methods
+    setters = {m for m, r in methods.items() if r.kind == "exclusive"}
+    recorded = {f"{name} (set)" for name in _SETTINGS} | {
+        "add_session_config_entry", "add_free_dimension_override",
+        "add_free_dimension_override_by_name", "add_initializer", "add_external_initializers",
+        "register_custom_ops_library", "disable_per_session_threads",
+        "append_execution_provider"}
+    assert setters == recorded
