@@ -10,14 +10,14 @@ Value alive through its base object). Sub-byte types and strings are copied.
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from . import _loader
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
-from ._handle import Handle, _tree_lock
+from ._handle import Handle
 from ._loader import Api
 from ._status import call_out, check, raise_status
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
@@ -607,7 +607,3 @@ def _value_from_state(state: Any) -> Value:
         keys, values = (_value_from_state(p).numpy() for p in state[1:])
         return Value.from_map((keys, values))
     raise TypeError(f"malformed pickled ortc.Value (kind {state[0]!r})")
-
-
-def as_values(items: Iterable[Any]) -> list[Value]:
-    return [it if isinstance(it, Value) else Value.from_numpy(it) for it in items]
