@@ -25,6 +25,7 @@ PICKLE_AND_FORK: tuple[dict[str, object], ...] = (
                   _P + "test_fork_rebuilds_once_per_child_under_concurrent_first_use",
                   _P + "test_multiprocessing_pool_runs_the_module_level_session",
                   _P + "test_process_pool_executor_with_a_pickled_session",
+                  _P + "test_a_pool_initializer_ships_the_session_once_per_worker",
                   _P + "test_rebuild_failure_in_the_child_names_the_missing_file"]},
     {"type": "SessionRecipe", "pickle": "plain frozen data; unpickling checks every field's "
      "type and the format version, and calls nothing but ortc's own builders",

@@ -33,6 +33,19 @@ def infer_with(args: tuple[ortc.Session, np.ndarray]) -> np.ndarray:
     return sess.run(None, {"x": x})[0]
 
 
+INSTALLED: list[ortc.Session] = []
+
+
+def install(session: ortc.Session) -> None:
+    """A pool initializer: the session arrives once per worker process and stays."""
+    INSTALLED.append(session)
+
+
+def infer_installed(x: np.ndarray) -> tuple[int, int, np.ndarray]:
+    """Run the installed session: (pid, sessions installed in this worker, output)."""
+    return os.getpid(), len(INSTALLED), INSTALLED[0].run(None, {"x": x})[0]
+
+
 def first_use_from_threads(x: np.ndarray, threads: int = 8) -> tuple[int, int, list[Any]]:
     """In a fresh forked child: ``threads`` threads use the inherited session at once; returns
     (pid, how many sessions were created, their outputs)."""

@@ -55,6 +55,16 @@ def test_process_pool_executor_with_a_pickled_session(method: str) -> None:
         _same([s.run(None, {"x": x})[0] for x in BATCHES], _local())
 
 
+def test_a_pool_initializer_ships_the_session_once_per_worker() -> None:
+    with ortc.Session(worker.MODEL, intra_op_num_threads=1) as s:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(2, mp_context=ctx, initializer=worker.install,
+                                 initargs=(s,)) as pool:
+            results = list(pool.map(worker.infer_installed, BATCHES))
+    assert {n for _, n, _ in results} == {1}  # one session per worker, for every task
+    _same([y for _, _, y in results], _local())
+
+
 def test_fork_rebuilds_once_per_child_under_concurrent_first_use() -> None:
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(2, maxtasksperchild=1) as pool:  # a fresh child per task
