@@ -5,11 +5,12 @@
 >>> pickle.loads(pickle.dumps(sess))        # a Session pickles as its recipe  # doctest: +SKIP
 
 A :class:`SessionRecipe` holds the model (an absolute path, never read here: a session built
-from it reads the file as it is then; or the model's bytes, held by reference) and an :class:`OptionsRecipe`: every SessionOptions setting, config
-entry, free-dimension override, initializer (as a read-only array), custom-op library path and
-execution provider with its options, in the order they were applied. Both are frozen; recipes
-are immutable. Nothing here touches ORT: building a session from a recipe is
-:meth:`ortc.Session.from_recipe`.
+from it reads the file as it is then; or the model's bytes, held by reference) and an
+:class:`OptionsRecipe`: every SessionOptions setting, config entry, free-dimension override,
+initializer (as a read-only array over the memory the options gave ORT), custom-op library
+path and execution provider with its options. Both are frozen; recipes are immutable. Only
+:func:`apply_options` touches ORT (through SessionOptions' own methods); building a session
+from a recipe is :meth:`ortc.Session.from_recipe`.
 
 Unpickling a recipe calls only :func:`_recipe_from_state` / :func:`_options_from_state`, which
 check every field's type (str, int, bool, bytes, numpy arrays of plain dtypes) before anything
@@ -36,7 +37,6 @@ RECIPE_FORMAT = 1
 
 class RecipeError(Error, ValueError):
     """A recipe (or a pickled session or options) that this ortc cannot build."""
-
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,11 +166,15 @@ def frozen_array(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def _plain(value: Any) -> Any:
-    # IntEnums become ints: a recipe refers to no ortc class
-    if isinstance(value, bool) or isinstance(value, str):
+    # IntEnums become ints, paths str: a recipe refers to no class but the builtins
+    if isinstance(value, (bool, str)):
         return value
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
+    if isinstance(value, (os.PathLike, bytes)):
+        return os.fsdecode(os.fspath(value))
     return value
 
 

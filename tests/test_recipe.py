@@ -158,6 +158,26 @@ def test_every_kind_of_option_is_recorded_and_replayed(tmp_path: Any) -> None:
     assert pickle.loads(pickle.dumps(shared_pools)).recipe().per_session_threads is False
 
 
+def test_settings_become_builtin_values(tmp_path: Any) -> None:
+    """Paths, numpy scalars and enums given as settings are kept as str, int and bool."""
+    import pathlib
+
+    opts = ortc.SessionOptions(optimized_model_filepath=pathlib.Path(tmp_path / "opt.onnx"),
+                               intra_op_num_threads=np.int64(1), enable_mem_pattern=np.bool_(0),
+                               log_severity_level=ortc.LoggingLevel.ERROR)
+    settings = dict(opts.recipe().settings)
+    assert settings == {"optimized_model_filepath": str(tmp_path / "opt.onnx"),
+                        "intra_op_num_threads": 1, "enable_mem_pattern": False,
+                        "log_severity_level": 3}
+    assert all(type(v) in (str, int, bool) for v in settings.values())
+    with ortc.Session(models.add_model(F32, ["n"]), opts) as s:
+        s2 = pickle.loads(pickle.dumps(s))
+        assert dict(s2.recipe().options.settings) == settings
+        s2.close()
+    assert (tmp_path / "opt.onnx").exists()
+    opts.close()
+
+
 def test_initializers_travel_as_arrays() -> None:
     opts = ortc.SessionOptions()
     v = ortc.Value.from_numpy(np.array([7, 8, 9], F32))
