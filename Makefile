@@ -11,7 +11,7 @@ $(VENV)/bin/python:
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): $(VENV)/bin/python pyproject.toml
-	$(PY) -m pip install -q -e '.[cpu,test]'
+	$(PY) -m pip install -q -e '.[cpu,test,dask]'
 	touch $(STAMP)
 
 test: $(STAMP)

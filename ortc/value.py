@@ -530,3 +530,79 @@ class Value(Handle):
             return f"<ortc.Value tensor {self.element_type.name} {list(self.shape)}>"
         return f"<ortc.Value {kind.name.lower()}>"
 
+    # -- pickling and DLPack (see ortc/dlpack.py) ----------------------------------------------
+    @shared("GetValueType", "GetValue", "GetTensorMutableData")
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by value: a tensor as its array, a sequence or map as its parts (dtypes exact)
+        return (_value_from_state, (_value_state(self._api, self._ptr, self),))
+
+    @shared("GetTensorMutableData")
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """DLPack export of a CPU tensor: zero copy (the consumer's tensor keeps this value
+        alive), so ``np.from_dlpack(value)`` and ``torch.from_dlpack(value)`` work."""
+        from .dlpack import export_capsule
+
+        return export_capsule(self.numpy(), "Value.__dlpack__", stream, max_version,
+                              dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0): ortc's tensors are in CPU memory."""
+        from .dlpack import DLPACK_CPU
+
+        self._check_open()
+        return (DLPACK_CPU, 0)
+
+    @classmethod
+    def from_dlpack(cls, obj: Any) -> Value:
+        """A tensor over a DLPack producer's CPU memory (numpy, torch, ...): no copy when it is
+        C-contiguous, its dtype kept exactly."""
+        from .dlpack import dlpack_array
+
+        if isinstance(obj, Value):
+            return obj
+        arr = obj if isinstance(obj, np.ndarray) else dlpack_array(obj, "Value.from_dlpack")
+        return cls.from_numpy(arr)
+
+
+def _value_state(api: Api, raw: Any, keep: Any) -> tuple[Any, ...]:
+    """A value as plain data: ("tensor", array, element type), ("sequence", (states, ...)) or
+    ("map", keys state, values state)."""
+    kind = _value_kind(api, raw)
+    if kind == ValueKind.TENSOR:
+        et, shape = _tensor_shape_and_type(api, raw)
+        return ("tensor", _tensor_view(api, raw, et, shape, keep, None), et)
+    if kind in (ValueKind.SEQUENCE, ValueKind.MAP):
+        parts = []
+        for i in range(_value_count(api, raw) if kind == ValueKind.SEQUENCE else 2):
+            inner = call_out(api.GetValue, "OrtValue*", raw, i, default_allocator()._ptr)
+            try:
+                part = _value_state(api, inner, None)
+                if part[0] == "tensor":  # a view over ``inner``: copy it before the release
+                    part = ("tensor", np.array(part[1]), part[2])
+                parts.append(part)
+            finally:
+                api.ReleaseValue(inner)
+        if kind == ValueKind.MAP:
+            return ("map", parts[0], parts[1])
+        return ("sequence", tuple(parts))
+    what = "an empty optional" if kind == ValueKind.OPTIONAL else f"a {ValueKind(kind).name}"
+    raise TypeError(f"cannot pickle ortc.Value: it holds {what}, which has no plain form")
+
+
+def _value_from_state(state: Any) -> Value:
+    """Unpickling a Value: build it from checked plain state (arrays, element types)."""
+    if type(state) is not tuple or not state:
+        raise TypeError("malformed pickled ortc.Value")
+    if state[0] == "tensor" and len(state) == 3:
+        _, arr, et = state
+        if type(arr) is not np.ndarray or type(et) is not int or (arr.dtype == object and not all(
+                type(s) in (str, bytes) for s in arr.reshape(-1).tolist())):
+            raise TypeError("malformed pickled ortc.Value tensor")
+        return Value.from_numpy(arr, et)
+    if state[0] == "sequence" and len(state) == 2 and type(state[1]) is tuple:
+        return Value.from_sequence([_value_from_state(p) for p in state[1]])
+    if state[0] == "map" and len(state) == 3:
+        keys, values = (_value_from_state(p).numpy() for p in state[1:])
+        return Value.from_map((keys, values))
+    raise TypeError(f"malformed pickled ortc.Value (kind {state[0]!r})")
