@@ -328,6 +328,36 @@ def _sparse_to_python(api: Api, raw: Any) -> Any:
     return sparse_to_python(api, raw)
 
 
+def _field(number: int, payload: bytes | int) -> bytes:
+    """One protobuf field: a varint (int) or a length-delimited payload (bytes)."""
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            byte, n = n & 0x7F, n >> 7
+            out.append(byte | (0x80 if n else 0))
+            if not n:
+                return bytes(out)
+    if isinstance(payload, int):
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def _sequence_empty_model(element_type: int) -> bytes:
+    """ModelProto bytes of one SequenceEmpty node (opset 12) whose output "s" is an empty
+    seq(tensor(element_type)); written by hand, ortc depending on no onnx package."""
+    attr = _field(1, b"dtype") + _field(3, element_type) + _field(20, 2)  # type INT
+    node = _field(2, b"s") + _field(4, b"SequenceEmpty") + _field(5, attr)
+    tensor_type = _field(1, _field(1, element_type))
+    value_type = _field(4, _field(1, tensor_type))  # TypeProto.sequence_type.elem_type
+    graph = _field(1, node) + _field(2, b"empty") + _field(12, _field(1, b"s") +
+                                                            _field(2, value_type))
+    return _field(1, 7) + _field(7, graph) + _field(8, _field(1, b"") + _field(2, 12))
+
+
+_empty_lock = threading.Lock()
+_empty_sessions: dict[ElementType, Any] = {}
+
+
 class Value(Handle):
     """An ORT value: a tensor, a sequence, a map or an optional.
 
@@ -386,15 +416,39 @@ class Value(Handle):
         return cls._own(raw)
 
     @classmethod
-    def from_sequence(cls, items: Sequence[Any]) -> Value:
-        """A sequence of tensors (or of maps) built from arrays, dicts or Values."""
+    def from_sequence(cls, items: Sequence[Any],
+                      element_type: ElementType | int | None = None) -> Value:
+        """A sequence of tensors (or of maps) built from arrays, dicts or Values. An empty
+        one needs ``element_type``, the element type of its (tensor) items."""
         if not isinstance(items, (list, tuple)):
             raise InvalidArgument(f"from_sequence: expected a list, got {type(items).__name__}")
+        if not items:
+            if element_type is None:
+                raise InvalidArgument("from_sequence: an empty sequence needs its "
+                                      "element_type (e.g. ortc.ElementType.FLOAT)")
+            return cls.empty_sequence(element_type)
         api = _loader.api()
         parts = [it if isinstance(it, Value) else
                  (cls.from_map(it) if isinstance(it, Mapping) else cls.from_numpy(it))
                  for it in items]
         return cls._compose(api, parts, ValueKind.SEQUENCE, "from_sequence")
+
+    @classmethod
+    def empty_sequence(cls, element_type: ElementType | int) -> Value:
+        """An empty sequence of tensors of ``element_type``. CreateValue refuses zero items,
+        so the value comes from a cached one-node model running ONNX's SequenceEmpty."""
+        et = ElementType(element_type)
+        if et in (ElementType.UNDEFINED,):
+            raise InvalidArgument("empty_sequence: element_type must be a tensor element type")
+        with _empty_lock:
+            session = _empty_sessions.get(et)
+            if session is None:
+                from .session import Session  # the one route: a session makes the value
+
+                session = _empty_sessions[et] = Session(_sequence_empty_model(int(et)))
+        [value] = session.run_with_values(None, {})
+        assert value is not None
+        return value
 
     @classmethod
     def from_map(cls, mapping: Mapping[Any, Any] | tuple[Any, Any]) -> Value:
