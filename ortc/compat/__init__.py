@@ -24,7 +24,7 @@ from ._functions import (disable_telemetry_events, enable_telemetry_events, get_
                          get_available_providers, get_build_info, get_device,
                          get_version_string, set_default_logger_severity,
                          set_default_logger_verbosity, set_seed)
-from ._install import install, installed
+from ._install import install, installed, make_capi
 from ._options import RunOptions, SessionOptions
 from ._ortvalue import OrtDevice, OrtValue
 from ._session import InferenceSession, ModelMetadata, NodeArg
@@ -43,6 +43,11 @@ __all__ = [
     "enable_telemetry_events", "disable_telemetry_events", "set_seed",
     "install", "installed",
 ]
+
+import sys as _sys
+
+#: onnxruntime.capi, whose onnxruntime_pybind11_state and _pybind_state are this module
+capi = make_capi(_sys.modules[__name__])
 
 __author__ = "Microsoft"  # onnxruntime's value: some applications print or check it
 

@@ -22,15 +22,20 @@ def install() -> types.ModuleType:
                       "objects taken from it stay onnxruntime's", RuntimeWarning, stacklevel=2)
     for name in [n for n in sys.modules if n == "onnxruntime" or n.startswith("onnxruntime.")]:
         del sys.modules[name]
+    for alias in ALIASES:
+        sys.modules[alias] = compat
+    sys.modules["onnxruntime.capi"] = compat.capi
+    sys.modules["onnxruntime"] = compat
+    return compat
+
+
+def make_capi(compat: types.ModuleType) -> types.ModuleType:
+    """The ``onnxruntime.capi`` stand-in: its submodules applications name are ortc.compat."""
     capi = types.ModuleType("onnxruntime.capi", "ortc.compat's stand-in for onnxruntime.capi")
     capi.__path__ = []  # a package, so "import onnxruntime.capi.X" looks X up in sys.modules
     for alias in ALIASES:
         setattr(capi, alias.rsplit(".", 1)[1], compat)
-        sys.modules[alias] = compat
-    sys.modules["onnxruntime.capi"] = capi
-    sys.modules["onnxruntime"] = compat
-    compat.capi = capi  # type: ignore[attr-defined]
-    return compat
+    return capi
 
 
 def installed() -> bool:

@@ -45,8 +45,11 @@ _INT_ATTRS = {"inter_op_num_threads", "intra_op_num_threads", "log_severity_leve
               "log_verbosity_level"}
 
 
-def _no_attribute(obj: object, name: str) -> AttributeError:
-    return AttributeError(f"'{PYBIND_MODULE}.{type(obj).__name__}' object has no attribute "
+def _no_attribute(obj: object, name: str, reading: bool = False) -> AttributeError:
+    # onnxruntime's classes are extension types: reading an unknown attribute gets CPython's
+    # message, which cuts the type's name at 50 characters; setting one gets pybind11's
+    full = f"{PYBIND_MODULE}.{type(obj).__name__}"
+    return AttributeError(f"'{full[:50] if reading else full}' object has no attribute "
                           f"{name!r}")
 
 
@@ -88,7 +91,7 @@ class SessionOptions:
         values = object.__getattribute__(self, "_values")
         if name in values:
             return values[name]
-        raise _no_attribute(self, name)
+        raise _no_attribute(self, name, reading=True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in _SESSION_DEFAULTS:
@@ -124,6 +127,18 @@ class SessionOptions:
 
     def has_providers(self) -> bool:
         return False  # providers are only given to InferenceSession here (no add_provider)
+
+    def copy(self) -> SessionOptions:
+        """An independent copy (what a session reports as its options)."""
+        new = SessionOptions()
+        new._values.update(self._values)
+        new._config.update(self._config)
+        new._initializers.update(self._initializers)
+        new._external.update(self._external)
+        new._dim_names.update(self._dim_names)
+        new._dim_denotations.update(self._dim_denotations)
+        new._custom_op_libraries.extend(self._custom_op_libraries)
+        return new
 
     def native(self) -> ortc.SessionOptions:
         """A new :class:`ortc.SessionOptions` with everything set here (the caller closes it)."""
@@ -201,7 +216,7 @@ class RunOptions:
             return self._only_fetches
         if name == "terminate":
             return self._terminate
-        raise _no_attribute(self, name)
+        raise _no_attribute(self, name, reading=True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         native = self._native

@@ -141,6 +141,8 @@ class InferenceSession:
             self._enable_fallback = False
 
     def _create(self, providers: Any, provider_options: Any) -> None:
+        # onnxruntime reads the names first: a non-iterable raises TypeError here, unretried
+        _ = [p[0] if isinstance(p, tuple) else p for p in providers or []]
         available = ortc.available_providers()
         names, options = normalize_providers(providers, provider_options, available)
         native_opts = self._sess_options.native()
@@ -162,17 +164,23 @@ class InferenceSession:
     def _bind(self, sess: ortc.Session, providers: list[str]) -> None:
         self._sess = sess
         self._run: Callable[..., list[Any]] = sess.run
+        # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
+        # other 8-, 4- and 16-bit float types, which ortc returns as ml_dtypes arrays)
+        bits = frozenset(a.name for a in sess.outputs
+                         if a.element_type == ortc.ElementType.FLOAT8E4M3FN)
+        if bits:
+            self._run = _as_bits(sess, bits)
         self._inputs_meta = [NodeArg(a) for a in sess.inputs]
         self._outputs_meta = [NodeArg(a) for a in sess.outputs]
         self._overridable_initializers = [NodeArg(a) for a in sess.overridable_initializers]
         self._required = [a.name for a in self._inputs_meta if not a.type.startswith("optional")]
         self._model_meta = ModelMetadata(sess.metadata())
         self._providers = [p for p in sess.providers]
-        self._provider_options = {p: _provider_options_shown(p) for p in self._providers}
+        self._provider_options: dict[str, dict[str, str]] = {p: {} for p in self._providers}
 
     # -- description ---------------------------------------------------------------------------
     def get_session_options(self) -> SessionOptions:
-        return self._sess_options
+        return self._sess_options.copy()  # as onnxruntime: the session's copy, not the input
 
     def get_inputs(self) -> list[NodeArg]:
         return self._inputs_meta
@@ -315,9 +323,15 @@ class InferenceSession:
         return again()
 
 
-def _provider_options_shown(name: str) -> dict[str, str]:
-    # onnxruntime reports the CPU provider's one option, its arena, as it was applied
-    return {} if name == "CPUExecutionProvider" else {}
+def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[Any]]:
+    """``sess.run`` with the outputs ``names`` viewed as uint8."""
+    all_names = [a.name for a in sess.outputs]
+
+    def run(output_names: Any, feeds: Any, run_options: Any = None) -> list[Any]:
+        out = sess.run(output_names, feeds, run_options)
+        return [o.view(np.uint8) if n in names else o
+                for n, o in zip(output_names or all_names, out)]
+    return run
 
 
 def _type_mismatch(arg: ortc.NodeArg, data: Any) -> str | None:
