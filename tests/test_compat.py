@@ -578,6 +578,35 @@ def profiling(ort: Any) -> Any:
                 os.path.exists(path)]
 
 
+@scenario
+def run_async_failure(ort: Any) -> Any:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 2
+    sess = ort.InferenceSession(models.sequence_at_model(), so)
+    got: dict[str, Any] = {}
+    done = threading.Event()
+
+    def callback(results: Any, user_data: Any, err: str) -> None:
+        got.update(results=results, user_data=user_data, err=err)
+        done.set()
+
+    sess.run_async(None, {"seq": [np.ones(2, F32)], "i": np.array(5)}, callback, 7)
+    assert done.wait(30)
+    return got
+
+
+@scenario
+def cpu_provider_options(ort: Any) -> Any:
+    out = []
+    for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):
+        try:
+            s = ort.InferenceSession(ADD, providers=[("CPUExecutionProvider", options)])
+            out.append([s.get_providers(), s.get_provider_options(), s.run(None, AB)])
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, str(err)])
+    return out
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:
@@ -636,3 +665,4 @@ def test_unsupported_settings_raise() -> None:
         compat.OrtValue.ortvalue_from_numpy(AB["a"], "cuda", 0)
     with pytest.raises(TypeError, match="GraphOptimizationLevel"):
         so.graph_optimization_level = 99
+

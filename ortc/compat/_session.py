@@ -151,6 +151,8 @@ class InferenceSession:
             if not usable and names:
                 usable = [("CPUExecutionProvider", {})]
             for name, opts in usable:
+                if name == "CPUExecutionProvider":  # onnxruntime ignores what it does not know
+                    opts = {k: v for k, v in opts.items() if k == "use_arena"}
                 native_opts.append_execution_provider(name, opts)
             sess = ortc.Session(self._model, native_opts)
         except ortc.Error as err:
@@ -269,7 +271,9 @@ class InferenceSession:
             if err is None:
                 callback(fut.result(), user_data, "")
             else:
-                callback([], user_data, str(translate(err)))
+                # onnxruntime passes the status message alone, without its class prefix
+                callback([], user_data, err.message if isinstance(err, ortc.OrtError)
+                         else str(err))
 
         future.add_done_callback(done)
 
