@@ -607,6 +607,33 @@ def cpu_provider_options(ort: Any) -> Any:
     return out
 
 
+@scenario
+def lora_adapter(ort: Any) -> Any:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "a.onnx_adapter")
+        with open(path, "wb") as f:
+            f.write(models.lora_adapter_bytes({"bias": np.array([100, 200, 300], F32)}))
+        sess = ort.InferenceSession(models.overridable_initializer_model())
+        adapter = ort.LoraAdapter()
+        adapter.Load(path)
+        ro = ort.RunOptions()
+        ro.add_active_adapter(adapter)
+        x = np.zeros(3, F32)
+        return [sess.run(None, {"x": x}, ro), sess.run(None, {"x": x})]
+
+
+@scenario
+def session_ortvalue_and_defaults(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    v = sess.create_ortvalue_from_shape_and_type([2, 3], np.float32, "cpu")
+    so = ort.capi.onnxruntime_pybind11_state.get_default_session_options()
+    pybind = ort.capi.onnxruntime_pybind11_state
+    return [v.shape(), v.data_type(), {a: shown(getattr(so, a)) for a in SESSION_ATTRS},
+            shown(pybind.kNextPowerOfTwo), shown(pybind.kSameAsRequested)]
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:

@@ -106,3 +106,24 @@ def test_install_after_the_real_one_warns() -> None:
     result = run(["-c", code])
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ("True [\"ortc.compat.install(): onnxruntime's own\"]")
+
+
+def test_session_from_before_fork_raises_in_the_child() -> None:
+    # docs/COMPAT.md: a session made before fork() is refused in the child (not rebuilt)
+    code = ("import os, sys, numpy as np\n"
+            "sys.path.insert(0, 'tests')\n"
+            "import models, ortc, ortc.compat as ort\n"
+            "s = ort.InferenceSession(models.add_model(np.float32, [3]))\n"
+            "feeds = {'a': np.ones(3, np.float32), 'b': np.ones(3, np.float32)}\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    try:\n"
+            "        s.run(None, feeds)\n"
+            "        os._exit(1)\n"
+            "    except ortc.ForkedHandleError:\n"
+            "        os._exit(7)\n"
+            "_, status = os.waitpid(pid, 0)\n"
+            "print(os.WEXITSTATUS(status), s.run(None, feeds)[0].tolist())\n")
+    result = run(["-c", code], cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "7 [2.0, 2.0, 2.0]"

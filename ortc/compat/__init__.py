@@ -25,13 +25,13 @@ from ._functions import (disable_telemetry_events, enable_telemetry_events, get_
                          get_version_string, set_default_logger_severity,
                          set_default_logger_verbosity, set_seed)
 from ._install import install, installed, make_capi
-from ._options import RunOptions, SessionOptions
+from ._options import LoraAdapter, RunOptions, SessionOptions, get_default_session_options
 from ._ortvalue import OrtDevice, OrtValue
 from ._session import InferenceSession, ModelMetadata, NodeArg
 
 __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "IOBinding", "OrtValue", "OrtDevice",
-    "NodeArg", "ModelMetadata",
+    "NodeArg", "ModelMetadata", "LoraAdapter", "get_default_session_options",
     "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "OrtAllocatorType",
     "OrtMemType", "OrtSparseFormat", "ArenaExtendStrategy", "OrtDeviceMemoryType",
     "OrtMemoryInfoDeviceType",
@@ -48,6 +48,10 @@ import sys as _sys
 
 #: onnxruntime.capi, whose onnxruntime_pybind11_state and _pybind_state are this module
 capi = make_capi(_sys.modules[__name__])
+
+#: ArenaExtendStrategy's members, which onnxruntime's extension also exports by name
+kNextPowerOfTwo = ArenaExtendStrategy.kNextPowerOfTwo
+kSameAsRequested = ArenaExtendStrategy.kSameAsRequested
 
 __author__ = "Microsoft"  # onnxruntime's value: some applications print or check it
 

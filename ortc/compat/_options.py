@@ -258,9 +258,35 @@ class RunOptions:
         return value
 
     def add_active_adapter(self, adapter: Any) -> None:
-        native = getattr(adapter, "_native", adapter)
-        self._native.add_active_lora_adapter(native)
+        native = getattr(adapter, "_native", adapter)  # a compat LoraAdapter or an ortc one
+        if native is None:
+            raise RuntimeError("add_active_adapter: the LoraAdapter has not been loaded")
+        try:
+            self._native.add_active_lora_adapter(native)
+        except ortc.Error as err:
+            raise translate(err) from None
         self._adapters.append(adapter)
 
 
 RunOptions.__module__ = PYBIND_MODULE
+
+
+class LoraAdapter:
+    """onnxruntime.LoraAdapter: ``LoraAdapter()`` then ``Load(path)``, for
+    ``RunOptions.add_active_adapter`` (an :class:`ortc.LoraAdapter` underneath)."""
+
+    def __init__(self) -> None:
+        self._native: ortc.LoraAdapter | None = None
+
+    def Load(self, path: str) -> None:  # noqa: N802 - onnxruntime's name
+        try:
+            self._native = ortc.LoraAdapter(path)
+        except ortc.Error as err:
+            raise translate(err) from None
+
+
+LoraAdapter.__module__ = PYBIND_MODULE
+
+
+def get_default_session_options() -> SessionOptions:
+    return SessionOptions()

@@ -291,6 +291,13 @@ class InferenceSession:
         except ortc.Error as err:
             raise translate(err) from None
 
+    def create_ortvalue_from_shape_and_type(self, shape: Sequence[int], element_type: Any,
+                                            device_type: str, device_id: int = 0,
+                                            vendor_id: int = -1) -> OrtValue:
+        """A zeroed CPU tensor (onnxruntime allocates it with the session's allocator)."""
+        return OrtValue.ortvalue_from_shape_and_type(shape, element_type, device_type,
+                                                     device_id, vendor_id)
+
     def end_profiling(self) -> str:
         return self._sess.end_profiling()
 
