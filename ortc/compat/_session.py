@@ -252,7 +252,7 @@ class InferenceSession:
                 output_names or None, feeds, None if run_options is None else run_options._native)
         except BaseException as err:  # noqa: BLE001
             raise self._explain(err, output_names, input_dict_ort_values, run_options) from None
-        return [OrtValue(v) for v in values if v is not None]
+        return [OrtValue(v) if v is not None else None for v in values]  # type: ignore[misc]
 
     def run_async(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
                   callback: Callable[[Any, Any, str], None], user_data: Any,
