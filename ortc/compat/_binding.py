@@ -23,7 +23,7 @@ def _array_at(address: int, element_type: Any, shape: Sequence[int]) -> np.ndarr
     assert dtype is not None
     count = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
     raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(int(address))
-    return np.frombuffer(raw, dtype=dtype, count=count).reshape(tuple(shape))
+    return np.frombuffer(memoryview(raw).cast("B"), dtype=dtype, count=count).reshape(tuple(shape))
 
 
 class IOBinding:
