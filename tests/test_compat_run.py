@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import models
+from test_pypy import pypy_python  # noqa: F401 - the PyPy venv fixture
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "compat_apps", "ort_script.py")
@@ -127,3 +128,17 @@ def test_session_from_before_fork_raises_in_the_child() -> None:
     result = run(["-c", code], cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "7 [2.0, 2.0, 2.0]"
+
+
+def test_onnxruntime_script_under_pypy(pypy_python: str, model_path: str) -> None:
+    """The point of a compat layer: the same onnxruntime program on PyPy, which has no
+    onnxruntime package, prints what it prints on CPython with onnxruntime."""
+    import ortc
+
+    plain = run([SCRIPT, model_path, "pypy"])
+    assert plain.returncode == 0, plain.stderr
+    env = dict(os.environ, PYTHONPATH=ROOT, ORTC_LIBRARY=ortc.version().library_path)
+    pypy = subprocess.run([pypy_python, "-m", "ortc.compat", SCRIPT, model_path, "pypy"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert pypy.returncode == 0, pypy.stderr[-3000:]
+    assert pypy.stdout == plain.stdout
