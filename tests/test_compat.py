@@ -634,6 +634,23 @@ def session_ortvalue_and_defaults(ort: Any) -> Any:
             shown(pybind.kNextPowerOfTwo), shown(pybind.kSameAsRequested)]
 
 
+@scenario
+def feeds_of_other_kinds(ort: Any) -> Any:
+    out = []
+    cases = [(models.T.INT32, [1, 2, 3]), (models.T.FLOAT16, [0.5, 1.5, 2.5]),
+             (models.T.BOOL, [True, False, True]), (models.T.INT64, [1.5, 2.5, 3.5]),
+             (models.T.FLOAT, np.array(["1", "2", "3"])), (models.T.STRING, np.ones(3, F32)),
+             (models.T.FLOAT, np.array([1, 2, 3])), (models.T.DOUBLE, [[1.0, 2.0, 3.0]][0]),
+             (models.T.FLOAT, np.float32(2.0)), (models.T.UINT8, b"abc")]
+    for elem, data in cases:
+        sess = ort.InferenceSession(models.identity_model(elem, (3,)))
+        try:
+            out.append(sess.run(None, {"x": data}))
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, str(err)])
+    return out
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:

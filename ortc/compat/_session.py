@@ -241,7 +241,31 @@ class InferenceSession:
                     run_options: Any) -> list[Any]:
         if isinstance(err, (EPFail, ortc.EPFail)):
             return self._fall_back(err, lambda: self.run(output_names, input_feed, run_options))
+        if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
+            converted = self._lists_as_onnxruntime_converts(input_feed)
+            if converted is not None:  # run again with the lists converted as onnxruntime does
+                return self.run(output_names, converted, run_options)
         raise self._explain(err, output_names, input_feed, run_options) from None
+
+    def _lists_as_onnxruntime_converts(self, feeds: Any) -> dict[str, Any] | None:
+        """onnxruntime makes a list feed of a tensor input into an array of the input's type
+        with numpy's unchecked casts (``[1.5]`` for int64 is ``[1]``); ortc refuses casts that
+        lose data. The feeds so converted, or None when there is nothing to convert."""
+        if not isinstance(feeds, Mapping):
+            return None
+        known = {a.name: a for a in (*self._sess.inputs, *self._sess.overridable_initializers)}
+        out, changed = dict(feeds), False
+        for name, data in feeds.items():
+            arg = known.get(name)
+            if isinstance(data, (list, tuple)) and arg is not None \
+                    and arg.type.kind == ortc.ValueKind.TENSOR and arg.dtype is not None \
+                    and arg.dtype.kind not in "OUS":
+                try:
+                    out[name] = np.array(data, dtype=arg.dtype)
+                except (TypeError, ValueError):
+                    return None
+                changed = True
+        return out if changed else None
 
     def run_with_ort_values(self, output_names: Sequence[str] | None,
                             input_dict_ort_values: Mapping[str, OrtValue],
@@ -336,8 +360,11 @@ class InferenceSession:
                 wrong = _type_mismatch(known[name], data)
                 if wrong:
                     return InvalidArgument(wrong, 2)
-        for data in feeds.values():
-            if isinstance(data, (float, int, str, bytes)) and not isinstance(data, np.generic):
+        for name, data in feeds.items():
+            if isinstance(data, (str, bytes)):
+                return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
+                                    f"array for input '{name}'.")
+            if isinstance(data, (float, int, np.generic)):  # onnxruntime takes no scalars
                 return RuntimeError(f"Unable to handle object of type {type(data)}")
         return translate(err)
 
