@@ -651,6 +651,57 @@ def feeds_of_other_kinds(ort: Any) -> Any:
     return out
 
 
+def _sparse_matmul_model() -> bytes:
+    from onnx import TensorProto, helper
+
+    a_type = helper.make_sparse_tensor_type_proto(TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph(
+        [helper.make_node("SparseToDenseMatMul", ["a", "b"], ["y"], domain="com.microsoft")],
+        "g", [helper.make_value_info("a", a_type),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@scenario
+def sparse_tensors(ort: Any) -> Any:
+    cpu = ort.OrtDevice.make("cpu", 0)
+    values = np.array([1.0, 2.0, 3.0], F32)
+    coo = ort.SparseTensor.sparse_coo_from_numpy(
+        np.array([2, 3]), values, np.array([0, 0, 0, 2, 1, 1], np.int64), cpu)
+    csr = ort.SparseTensor.sparse_csr_from_numpy(
+        np.array([2, 3]), values, np.array([0, 2, 1], np.int64), np.array([0, 2, 3], np.int64),
+        cpu)
+    out: list[Any] = []
+    for st in (coo, csr):
+        out.append([shown(st.format()), st.dense_shape(), st.values(), st.data_type(),
+                    st.device_name()])
+    out.append([coo.as_coo_view().indices(), csr.as_csrc_view().inner(),
+                csr.as_csrc_view().outer()])
+    sess = ort.InferenceSession(_sparse_matmul_model())
+    out.append(args_of(sess.get_inputs()))
+    b = np.arange(6, dtype=F32).reshape(3, 2)
+    v = ort.OrtValue.ort_value_from_sparse_tensor(coo)
+    out.append([v.is_sparse_tensor(), v.is_tensor(), v.data_type()])
+    [y] = sess.run_with_ort_values(None, {"a": v, "b": ort.OrtValue.ortvalue_from_numpy(b)})
+    out.append(y.numpy().copy())
+    back = v.as_sparse_tensor()
+    out.append([back.values(), back.as_coo_view().indices(), back.dense_shape()])
+    return out
+
+
+@_err
+def sparse_feed_to_run(ort: Any) -> Any:  # onnxruntime takes sparse inputs as OrtValues only
+    coo = ort.SparseTensor.sparse_coo_from_numpy(
+        np.array([2, 3]), np.array([1.0], F32), np.array([0], np.int64),
+        ort.OrtDevice.make("cpu", 0))
+    return ort.InferenceSession(_sparse_matmul_model()).run(
+        None, {"a": coo, "b": np.ones((3, 2), F32)})
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:

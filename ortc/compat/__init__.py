@@ -28,10 +28,11 @@ from ._install import install, installed, make_capi
 from ._options import LoraAdapter, RunOptions, SessionOptions, get_default_session_options
 from ._ortvalue import OrtDevice, OrtValue
 from ._session import InferenceSession, ModelMetadata, NodeArg
+from ._sparse import SparseTensor
 
 __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "IOBinding", "OrtValue", "OrtDevice",
-    "NodeArg", "ModelMetadata", "LoraAdapter", "get_default_session_options",
+    "NodeArg", "ModelMetadata", "LoraAdapter", "SparseTensor", "get_default_session_options",
     "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "OrtAllocatorType",
     "OrtMemType", "OrtSparseFormat", "ArenaExtendStrategy", "OrtDeviceMemoryType",
     "OrtMemoryInfoDeviceType",
@@ -45,6 +46,12 @@ __all__ = [
 ]
 
 import sys as _sys
+
+from ._errors import COLLECTION_MODULE as _COLLECTION
+
+# the module paths onnxruntime's messages show (after install() they name this module)
+for _cls in (InferenceSession, IOBinding, OrtValue, OrtDevice, SparseTensor):
+    _cls.__module__ = _COLLECTION
 
 #: onnxruntime.capi, whose onnxruntime_pybind11_state and _pybind_state are this module
 capi = make_capi(_sys.modules[__name__])

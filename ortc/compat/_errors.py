@@ -14,6 +14,8 @@ from .._enums import ErrorCode
 
 #: the module onnxruntime's classes live in; after install() it is this package's alias
 PYBIND_MODULE = "onnxruntime.capi.onnxruntime_pybind11_state"
+#: where onnxruntime's Python-level classes (InferenceSession, OrtValue, ...) live
+COLLECTION_MODULE = "onnxruntime.capi.onnxruntime_inference_collection"
 
 
 class _OrtStyle:

@@ -96,6 +96,19 @@ class OrtValue:
         except ortc.Error as err:
             raise translate(err) from None
 
+    @classmethod
+    def ort_value_from_sparse_tensor(cls, sparse_tensor: Any) -> OrtValue:
+        from ._sparse import to_value
+
+        return cls(to_value(sparse_tensor))
+
+    def as_sparse_tensor(self) -> Any:
+        from ._sparse import SparseTensor
+
+        if not self.is_sparse_tensor():
+            raise RuntimeError("OrtValue does not contain a SparseTensor")
+        return SparseTensor(self._value.to_python())
+
     def data_ptr(self) -> int:
         return int(self._value.numpy().__array_interface__["data"][0])
 

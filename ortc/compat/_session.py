@@ -20,6 +20,7 @@ from ortc.dtypes import element_type_for
 from ._errors import PYBIND_MODULE, EPFail, InvalidArgument, _OrtStyle, translate
 from ._options import RunOptions, SessionOptions
 from ._ortvalue import OrtValue
+from ._sparse import SparseTensor
 
 
 class NodeArg:
@@ -364,7 +365,7 @@ class InferenceSession:
             if isinstance(data, (str, bytes)):
                 return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
                                     f"array for input '{name}'.")
-            if isinstance(data, (float, int, np.generic)):  # onnxruntime takes no scalars
+            if isinstance(data, (float, int, np.generic, SparseTensor)):  # nor sparse ones
                 return RuntimeError(f"Unable to handle object of type {type(data)}")
         return translate(err)
 
