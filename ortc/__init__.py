@@ -27,7 +27,9 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
 from .lora import LoraAdapter
 from .memory import Allocator, MemoryInfo, default_allocator
 from .rules import rules
-from .session import RunOptions, Session, SessionOptions
+from .run_options import RunOptions
+from .session import Session
+from .session_options import SessionOptions
 from .sparse import SparseTensor
 from .threads import set_thread_checks, thread_checks
 from .typeinfo import ModelMetadata, NodeArg, TypeInfo

@@ -140,6 +140,12 @@ class Handle:
                 return  # already let go by the release
         child._child_released()
 
+    def _retain(self) -> None:
+        """Count one more child that is not a Handle (an array over this value's memory, a run
+        in flight): this object is not released until :meth:`_child_released` balances it."""
+        with _tree_lock:
+            self._children += 1
+
     def _child_released(self) -> None:
         with _tree_lock:
             self._children -= 1

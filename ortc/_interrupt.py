@@ -91,11 +91,22 @@ class Watcher:
                     self._on_sigint()
 
     def _on_sigint(self) -> None:
+        # An application that installed its own SIGINT handler after ours decides what Ctrl-C
+        # means: its handler runs once the run returns, and the run is left to finish.
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return
         with self.sigint_lock:
             ro = self.main_run
             if ro is not None:
                 self.interrupted.append(ro)
                 _terminate(ro)
+
+    def rearm(self) -> None:
+        """Allow runs again on the RunOptions that Ctrl-C terminated."""
+        with self.sigint_lock:
+            for ro in self.interrupted:
+                ro._unset_now()
+            self.interrupted.clear()
 
     # -- deadlines -----------------------------------------------------------------------------
     def add_deadline(self, deadline: float, run_options: Any) -> int:

@@ -95,7 +95,7 @@ class IoBinding(Handle):
     @exclusive("BindInput")
     def bind_input(self, name: str, data: Any) -> None:
         """Bind an input to an array (used in place, no copy when C-contiguous) or a Value."""
-        arg = self._arg(name, self._session._feedable, "input")
+        arg = self._arg(name, self._session._engine.feedable, "input")
         if isinstance(data, np.ndarray) and arg.type.element_type is not None \
                 and arg.dtype is not None and data.dtype != arg.dtype \
                 and data.dtype.kind not in "USO":
@@ -110,7 +110,7 @@ class IoBinding(Handle):
                     memory_info: MemoryInfo | None = None) -> None:
         """Bind an output to a preallocated array or Value (ORT writes into it), or, with no
         ``data``, let ORT allocate it on ``memory_info``'s device (CPU by default)."""
-        arg = self._arg(name, self._session._output_index, "output")
+        arg = self._arg(name, self._session._engine.output_index, "output")
         if data is not None:
             if isinstance(data, np.ndarray):
                 if not data.flags.c_contiguous or not data.flags.writeable:

@@ -68,7 +68,7 @@ class LoraAdapter(Handle):
         return "<ortc.LoraAdapter closed>" if self.closed else "<ortc.LoraAdapter>"
 
 
-def _check_adapter(adapter: Any) -> LoraAdapter:
+def check_adapter(adapter: Any) -> LoraAdapter:
     if not isinstance(adapter, LoraAdapter):
         raise TypeError(f"expected an ortc.LoraAdapter, not {type(adapter).__name__}")
     adapter._check_open()

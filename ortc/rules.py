@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Sequence
+from typing import Any
 
 from .providers import EP_CONCURRENT_RUN, _EXCLUSIVE_OPTIONS, session_run_rule
 from .threads import registry
@@ -220,7 +220,7 @@ UNWRAPPED: list[dict[str, Any]] = [
      "parents": [],
      "evidence": f"a plain container without locks: getters take const OrtKeyValuePairs*, "
                  f"Add/Remove mutate ({HEADER}, inferred); ortc copies one into a dict and "
-                 f"releases it at once (ortc/session.py read_key_values)"},
+                 f"releases it at once (ortc/_cstr.py read_key_values)"},
     {"type": "OrtPrepackedWeightsContainer", "python": None, "send": True, "sync": True,
      "methods": {"CreateSessionWithPrepackedWeightsContainer": "shared",
                  "CreateSessionFromArrayWithPrepackedWeightsContainer": "shared",
@@ -291,8 +291,8 @@ def rules() -> list[dict[str, Any]]:
     >>> [r for r in ortc.rules() if r["type"] == "OrtIoBinding"][0]["sync"]
     False
     """
-    from . import binding, env, memory, session, value  # noqa: F401 - register every class
-
+    # Every wrapper class registered itself when ortc's package __init__ imported it, which
+    # happens before any ortc.* module (this one included) can be imported.
     # C functions of the declared (unwrapped) types: a wrapper method that calls one on a
     # temporary object (Session.metadata reads an OrtModelMetadata) does not make it its own.
     foreign = {c_fn for item in UNWRAPPED for c_fn in item["methods"]}

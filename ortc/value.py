@@ -9,19 +9,21 @@ Value alive through its base object). Sub-byte types and strings are copied.
 
 from __future__ import annotations
 
+import os
 import threading
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from . import _loader
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
-from ._handle import Handle, _tree_lock
+from ._handle import Handle
 from ._loader import Api
 from ._status import call_out, check, raise_status
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
     unpack_subbyte
+from .env import get_env
 from .errors import InvalidArgument
 from .memory import cpu_memory_info, default_allocator
 from .threads import exclusive, shared
@@ -256,8 +258,7 @@ def _pin(keep: Any) -> Any:
     child, so closing the Value defers its release until the array is gone (released at once,
     it left the array over freed memory: reading an 8 MB one after close() segfaulted)."""
     if isinstance(keep, Handle):
-        with _tree_lock:
-            keep._children += 1
+        keep._retain()
         return lambda _p: keep._child_released()
     return lambda _p, k=keep: None
 
@@ -355,7 +356,28 @@ def _sequence_empty_model(element_type: int) -> bytes:
 
 
 _empty_lock = threading.Lock()
-_empty_sessions: dict[ElementType, Any] = {}
+#: (pid, element type) -> OrtSession*; kept for the process (like the env they belong to), and
+#: made anew in a forked child, which must not use its parent's
+_empty_sessions: dict[tuple[int, int], Any] = {}
+_SEQUENCE_NAME = ffi.new("char[]", b"s")
+
+
+def _empty_sequence_session(api: Api, element_type: int) -> Any:
+    key = (os.getpid(), element_type)
+    with _empty_lock:
+        session = _empty_sessions.get(key)
+        if session is None:
+            model = _sequence_empty_model(element_type)
+            opts = call_out(api.CreateSessionOptions, "OrtSessionOptions*")
+            try:
+                check(api.SetIntraOpNumThreads(opts, 1))  # no thread pool to carry across fork
+                session = call_out(api.CreateSessionFromArray, "OrtSession*", get_env()._ptr,
+                                   ffi.from_buffer(model), len(model), opts,
+                                   context="empty_sequence")
+            finally:
+                api.ReleaseSessionOptions(opts)
+            _empty_sessions[key] = session
+    return session
 
 
 class Value(Handle):
@@ -436,19 +458,16 @@ class Value(Handle):
     @classmethod
     def empty_sequence(cls, element_type: ElementType | int) -> Value:
         """An empty sequence of tensors of ``element_type``. CreateValue refuses zero items,
-        so the value comes from a cached one-node model running ONNX's SequenceEmpty."""
+        so the value comes from running ONNX's SequenceEmpty in a cached one-node session."""
         et = ElementType(element_type)
-        if et in (ElementType.UNDEFINED,):
+        if et == ElementType.UNDEFINED:
             raise InvalidArgument("empty_sequence: element_type must be a tensor element type")
-        with _empty_lock:
-            session = _empty_sessions.get(et)
-            if session is None:
-                from .session import Session  # the one route: a session makes the value
-
-                session = _empty_sessions[et] = Session(_sequence_empty_model(int(et)))
-        [value] = session.run_with_values(None, {})
-        assert value is not None
-        return value
+        api = _loader.api()
+        session = _empty_sequence_session(api, int(et))
+        names = ffi.new("char*[1]", [_SEQUENCE_NAME])
+        out = ffi.new("OrtValue*[1]")
+        check(api.Run(session, ffi.NULL, ffi.NULL, ffi.NULL, 0, names, 1, out), "empty_sequence")
+        return cls._own(out[0])
 
     @classmethod
     def from_map(cls, mapping: Mapping[Any, Any] | tuple[Any, Any]) -> Value:
@@ -586,6 +605,3 @@ class Value(Handle):
             return f"<ortc.Value tensor {self.element_type.name} {list(self.shape)}>"
         return f"<ortc.Value {kind.name.lower()}>"
 
-
-def as_values(items: Iterable[Any]) -> list[Value]:
-    return [it if isinstance(it, Value) else Value.from_numpy(it) for it in items]

@@ -8,7 +8,7 @@ import numpy as np
 
 import models
 import ortc
-from ortc.session import _STAGE_MAX_MISSES
+from ortc._stage import STAGE_MAX_MISSES as _STAGE_MAX_MISSES
 
 
 def _ab(n: int, seed: int) -> dict[str, np.ndarray]:
@@ -25,7 +25,7 @@ def test_repeated_runs_are_staged_and_correct() -> None:
         [c] = s.run(None, feeds)
         np.testing.assert_array_equal(c, feeds["a"] + feeds["b"])
         results.append(c)
-    stages = s._stages[threading.get_ident()]
+    stages = s._engine.stages.by_thread[threading.get_ident()]
     assert stages[None], "the second run onwards is served by a stage"
     # every call returned its own array: earlier results were not overwritten
     for seed, c in enumerate(results):
@@ -50,7 +50,7 @@ def test_shape_changes_fall_back_and_persistent_changes_stop_staging() -> None:
         feeds = _ab(n, n)
         [c] = s.run(None, feeds)
         np.testing.assert_array_equal(c, feeds["a"] + feeds["b"])
-    assert s._stages[threading.get_ident()][None] is False
+    assert s._engine.stages.by_thread[threading.get_ident()][None] is False
 
 
 def test_other_feed_kinds_take_the_general_path() -> None:
@@ -93,7 +93,7 @@ def test_each_thread_has_its_own_stage_and_results_match() -> None:
     for t in threads:
         t.join()
     assert not errors
-    assert s._stages  # one per live thread (an ended thread's id may be reused)
+    assert s._engine.stages.by_thread  # one per live thread (an ended thread's id may be reused)
 
 
 def test_errors_in_a_staged_run_and_terminate() -> None:
@@ -121,7 +121,7 @@ def test_close_drops_the_stages() -> None:
     s.run(None, _ab(2, 1))
     s.close()
     gc.collect()
-    assert s._stages == {}
+    assert s._engine.stages.by_thread == {}
 
 
 def test_second_runs_agree_with_first_runs_over_the_zoo() -> None:
@@ -135,7 +135,7 @@ def test_second_runs_agree_with_first_runs_over_the_zoo() -> None:
         first = s.run(None, case.feeds)
         second = s.run(None, case.feeds)
         third = s.run(None, case.feeds)
-        stages = s._stages.get(threading.get_ident(), {})
+        stages = s._engine.stages.by_thread.get(threading.get_ident(), {})
         staged += bool(stages.get(None))
         for a, b, c in zip(first, second, third):
             if isinstance(a, np.ndarray):

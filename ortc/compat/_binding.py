@@ -11,7 +11,8 @@ import ortc
 from ortc.dtypes import dtype_for
 
 from ._errors import translate
-from ._ortvalue import OrtValue, _cpu_only
+from ._device import cpu_only
+from ._ortvalue import OrtValue
 
 
 def _array_at(address: int, element_type: Any, shape: Sequence[int]) -> np.ndarray[Any, Any]:
@@ -47,7 +48,7 @@ class IOBinding:
 
     def bind_input(self, name: str, device_type: str, device_id: int, element_type: Any,
                    shape: Sequence[int], buffer_ptr: int) -> None:
-        _cpu_only(device_type, device_id, -1)
+        cpu_only(device_type, device_id, -1)
         arr = _array_at(buffer_ptr, element_type, shape)
         self._keep[name] = arr
         self._call(self._binding.bind_input, name, arr)
@@ -59,7 +60,7 @@ class IOBinding:
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0,
                     element_type: Any = None, shape: Sequence[int] | None = None,
                     buffer_ptr: int | None = None) -> None:
-        _cpu_only(device_type, device_id, -1)
+        cpu_only(device_type, device_id, -1)
         if buffer_ptr is None:
             self._call(self._binding.bind_output, name)
             return

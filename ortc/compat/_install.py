@@ -14,8 +14,7 @@ ALIASES = ("onnxruntime.capi.onnxruntime_pybind11_state", "onnxruntime.capi._pyb
 def install() -> types.ModuleType:
     """Register ortc.compat as ``onnxruntime`` (and the ``onnxruntime.capi`` modules) in
     ``sys.modules``. Code that imported the real onnxruntime before keeps what it has."""
-    from .. import compat
-
+    compat = _package()
     if "onnxruntime.capi.onnxruntime_pybind11_state" in sys.modules and \
             sys.modules["onnxruntime.capi.onnxruntime_pybind11_state"] is not compat:
         warnings.warn("ortc.compat.install(): onnxruntime's own module was imported before; "
@@ -39,6 +38,9 @@ def make_capi(compat: types.ModuleType) -> types.ModuleType:
 
 
 def installed() -> bool:
-    from .. import compat
+    return sys.modules.get("onnxruntime") is _package()
 
-    return sys.modules.get("onnxruntime") is compat
+
+def _package() -> types.ModuleType:
+    # ortc.compat itself, imported before this module is used (it imports this module)
+    return sys.modules[__name__.rpartition(".")[0]]

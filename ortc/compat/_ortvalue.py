@@ -1,4 +1,4 @@
-"""onnxruntime's ``OrtValue`` and ``OrtDevice`` over :class:`ortc.Value` (CPU memory only)."""
+"""onnxruntime's ``OrtValue`` over :class:`ortc.Value` (CPU memory only)."""
 
 from __future__ import annotations
 
@@ -9,45 +9,9 @@ import numpy as np
 import ortc
 from ortc.dtypes import dtype_for, element_type_for
 
-from ._errors import InvalidArgument, translate
-
-_DEVICE_TYPES = {"cpu": 0, "gpu": 1, "cuda": 1, "dml": 1, "fpga": 2, "npu": 3, "cann": 3}
-
-
-class OrtDevice:
-    """A device description (type, id, vendor, memory type); ortc.compat places values on the
-    CPU only, so only ``"cpu"`` devices hold data."""
-
-    def __init__(self, device_type: int, device_id: int = 0, vendor_id: int = 0,
-                 mem_type: int = 0) -> None:
-        self._type, self._id, self._vendor, self._mem = device_type, device_id, vendor_id, mem_type
-
-    @staticmethod
-    def make(ort_device_name: str, device_id: int, vendor_id: int = -1) -> OrtDevice:
-        name = ort_device_name.lower()
-        if name not in _DEVICE_TYPES:
-            raise Exception(f"Unsupported device type: {ort_device_name}")  # as onnxruntime
-        return OrtDevice(_DEVICE_TYPES[name], int(device_id), max(int(vendor_id), 0))
-
-    def device_id(self) -> int:
-        return self._id
-
-    def device_type(self) -> int:
-        return self._type
-
-    def device_vendor_id(self) -> int:
-        return self._vendor
-
-    def device_mem_type(self) -> int:
-        return self._mem
-
-
-def _cpu_only(device_type: str, device_id: int, vendor_id: int) -> None:
-    device = OrtDevice.make(device_type, device_id, vendor_id)
-    if device.device_type() != 0:
-        raise InvalidArgument(
-            f"ortc.compat places OrtValues on the CPU only, not on {device_type!r}", 2)
-
+from ._device import cpu_only
+from ._errors import translate
+from ._sparse import SparseTensor
 
 class OrtValue:
     """A tensor, sequence, map or optional value (onnxruntime.OrtValue over an ortc.Value)."""
@@ -65,7 +29,7 @@ class OrtValue:
     @classmethod
     def ortvalue_from_numpy(cls, numpy_obj: np.ndarray[Any, Any], /, device_type: str = "cpu",
                             device_id: int = 0, vendor_id: int = -1) -> OrtValue:
-        _cpu_only(device_type, device_id, vendor_id)
+        cpu_only(device_type, device_id, vendor_id)
         try:
             return cls(ortc.Value.from_numpy(numpy_obj), numpy_obj)
         except ortc.Error as err:
@@ -83,7 +47,7 @@ class OrtValue:
     def ortvalue_from_shape_and_type(cls, shape: Sequence[int], element_type: Any,
                                      device_type: str = "cpu", device_id: int = 0,
                                      vendor_id: int = -1, memory_info: Any = None) -> OrtValue:
-        _cpu_only(device_type, device_id, vendor_id)
+        cpu_only(device_type, device_id, vendor_id)
         if isinstance(element_type, int) and not isinstance(element_type, bool):
             onnx_type: Any = element_type
             dtype = dtype_for(element_type)
@@ -97,14 +61,13 @@ class OrtValue:
             raise translate(err) from None
 
     @classmethod
-    def ort_value_from_sparse_tensor(cls, sparse_tensor: Any) -> OrtValue:
-        from ._sparse import to_value
+    def ort_value_from_sparse_tensor(cls, sparse_tensor: SparseTensor) -> OrtValue:
+        try:
+            return cls(ortc.Value.from_sparse(sparse_tensor._get_c_tensor()))
+        except ortc.Error as err:
+            raise translate(err) from None
 
-        return cls(to_value(sparse_tensor))
-
-    def as_sparse_tensor(self) -> Any:
-        from ._sparse import SparseTensor
-
+    def as_sparse_tensor(self) -> SparseTensor:
         if not self.is_sparse_tensor():
             raise RuntimeError("OrtValue does not contain a SparseTensor")
         return SparseTensor(self._value.to_python())

@@ -15,8 +15,7 @@ from ortc.dtypes import element_type_for
 from ortc.typeinfo import TypeInfo
 
 from ._enums import OrtSparseFormat
-from ._errors import translate
-from ._ortvalue import OrtDevice, _cpu_only
+from ._device import OrtDevice, cpu_only
 
 
 class _CooView:
@@ -53,7 +52,7 @@ class SparseTensor:
     def sparse_coo_from_numpy(cls, dense_shape: Any, values: np.ndarray[Any, Any],
                               coo_indices: np.ndarray[Any, Any], ort_device: OrtDevice
                               ) -> SparseTensor:
-        _cpu_only(_device_name(ort_device), ort_device.device_id(), -1)
+        cpu_only(_device_name(ort_device), ort_device.device_id(), -1)
         indices = np.asarray(coo_indices, dtype=np.int64)
         nnz = len(values)
         if indices.ndim == 1 and nnz and len(indices) == 2 * nnz:
@@ -65,7 +64,7 @@ class SparseTensor:
                               inner_indices: np.ndarray[Any, Any],
                               outer_indices: np.ndarray[Any, Any], ort_device: OrtDevice
                               ) -> SparseTensor:
-        _cpu_only(_device_name(ort_device), ort_device.device_id(), -1)
+        cpu_only(_device_name(ort_device), ort_device.device_id(), -1)
         return cls(ortc.SparseTensor.csr(list(dense_shape), values, inner_indices,
                                          outer_indices))
 
@@ -100,10 +99,3 @@ class SparseTensor:
 
 def _device_name(device: OrtDevice) -> str:
     return {0: "cpu", 1: "gpu", 2: "fpga", 3: "npu"}.get(device.device_type(), "gpu")
-
-
-def to_value(sparse: SparseTensor) -> ortc.Value:
-    try:
-        return ortc.Value.from_sparse(sparse._tensor)
-    except ortc.Error as err:
-        raise translate(err) from None

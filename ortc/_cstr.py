@@ -1,0 +1,89 @@
+"""Strings for C: the one encoder every string passed to ORT goes through.
+
+ORT reads a ``const char*`` up to its first NUL, so a Python string with a NUL inside would reach
+ORT cut short: another file, another initializer's name, another library. :func:`utf8` and
+:func:`fspath` refuse such strings with InvalidArgument naming what the string was for; the
+helpers below build C string arrays and key/value pairs on top of them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Mapping, Sequence
+
+from ._ffi import ffi
+from ._loader import Api
+from .errors import InvalidArgument
+
+__all__ = ["utf8", "fspath", "c_strings", "key_value_arrays", "NameArray", "read_key_values"]
+
+
+def utf8(text: Any, what: str, *, surrogates: bool = False) -> bytes:
+    """``text`` as the NUL-free UTF-8 C string ORT takes, or InvalidArgument naming ``what``.
+
+    ``surrogates``: names read from a model that are not valid UTF-8 come back to Python as
+    surrogate escapes; they are encoded back to the model's own bytes.
+    """
+    if not isinstance(text, str):
+        raise InvalidArgument(f"{what} must be str, got {type(text).__name__}")
+    try:
+        data = text.encode("utf-8", "surrogateescape" if surrogates else "strict")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"{what} {text!r} is not encodable as UTF-8: {exc}") from None
+    if b"\0" in data:
+        raise InvalidArgument(f"{what} {text!r} contains a NUL byte")
+    return data
+
+
+def fspath(path: Any, what: str) -> bytes:
+    """A file system path (str, bytes or os.PathLike) as a NUL-free C string."""
+    try:
+        data = os.fsencode(path)
+    except TypeError:
+        raise TypeError(f"{what} must be a path (str or os.PathLike), "
+                        f"not {type(path).__name__}") from None
+    if b"\0" in data:
+        raise InvalidArgument(f"{what} {os.fsdecode(data)!r} contains a NUL byte")
+    return data
+
+
+def c_strings(items: Iterable[Any], what: str) -> tuple[Any, list[Any]]:
+    """A ``const char* const*`` array and the buffers it points into (keep both alive)."""
+    bufs = [ffi.new("char[]", utf8(s, what)) for s in items]
+    array = ffi.new("char*[]", bufs)
+    return ffi.cast("const char* const*", array), [array, *bufs]  # a cast owns nothing
+
+
+def key_value_arrays(pairs: Mapping[str, str], what: str) -> tuple[Any, Any, list[Any]]:
+    """(keys array, values array, buffers to keep alive) for ORT's ``keys, values, n`` form."""
+    keys, kb = c_strings(pairs, f"{what} key")
+    values, vb = c_strings(pairs.values(), f"{what} value")
+    return keys, values, [keys, values, kb, vb]
+
+
+class NameArray:
+    """A C array of input or output names with its buffers (cached per session, never
+    mutated). Names come from the model, so ones that are not UTF-8 round-trip as surrogate
+    escapes."""
+
+    __slots__ = ("ptr", "bufs", "count")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.bufs = [ffi.new("char[]", utf8(n, "name", surrogates=True)) for n in names]
+        self.ptr = ffi.new("char*[]", self.bufs)  # owns its memory; bufs keep the strings
+        self.count = len(names)
+
+
+def read_key_values(api: Api, kvp: Any, release: bool) -> dict[str, str]:
+    """Copy an ``OrtKeyValuePairs*`` into a dict (and release it when asked)."""
+    try:
+        keys = ffi.new("char***")
+        values = ffi.new("char***")
+        n = ffi.new("size_t*")
+        api.GetKeyValuePairs(kvp, ffi.cast("const char* const**", keys),
+                             ffi.cast("const char* const**", values), n)
+        return {ffi.string(keys[0][i]).decode(): ffi.string(values[0][i]).decode()
+                for i in range(n[0])}
+    finally:
+        if release:
+            api.ReleaseKeyValuePairs(kvp)

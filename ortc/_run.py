@@ -1,0 +1,556 @@
+"""The run engine: everything between a run entry point's arguments and ORT's Run call.
+
+One :class:`RunEngine` per session holds what does not change from run to run (the C arrays of
+names, the per-output-list plans, which inputs take an array as it is, which outputs can be
+allocated before the run) and does the per-run work: it snapshots the feeds, makes an OrtValue
+per input, preallocates the outputs whose shape is known, calls Run, and converts the outputs.
+Every entry point ends through :func:`release_run`, the one cleanup path. The thread guard, the
+deadline and Ctrl-C live in :mod:`ortc.session`; the staged path for small tensors in
+:mod:`ortc._stage`.
+
+Hot-path tuning stays in this file (and _stage.py); docs/PERFORMANCE.md measures it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ._cstr import NameArray
+from ._enums import ElementType, ValueKind
+from ._ffi import ffi
+from ._loader import Api
+from ._stage import Stages
+from ._status import error_from_status, raise_status
+from .dtypes import STRING_KINDS, bits_for, element_type_for
+from ._interrupt import watcher
+from .errors import ClosedError, InvalidArgument, RunTimeout
+from .memory import cpu_memory_info
+from .run_options import RunOptions
+from .threads import Lease
+from .typeinfo import NodeArg
+from .value import Value, array_to_ortvalue, ortvalue_to_python, tensor_to_numpy
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+__all__ = ["RunEngine", "OutputPlan", "release_run"]
+
+#: outputs above this size are left to ORT to allocate (bytes)
+_PREALLOCATE_MAX = 1 << 26
+_get_ident = threading.get_ident
+_NULL = ffi.NULL
+
+
+def release_run(release: Callable[[Any], None], created: list[Any], keep: list[Any],
+                outputs: Any = None, count: int = 0, taken: list[Any] | None = None) -> None:
+    """The one cleanup of every run entry point, on success and on every error.
+
+    Ends the leases among ``keep`` (Value inputs, shared until Run returned: explicitly, since
+    PyPy finalizes a dropped list only at a collection), releases the OrtValues made for the
+    run (``created``: inputs and the values over preallocated arrays), and releases the
+    outputs ORT made that nobody took (``outputs[i]`` not NULL and ``taken[i]`` None).
+    """
+    for held in keep:
+        if type(held) is Lease:
+            held.release()
+    for raw in created:
+        release(raw)
+    if outputs is not None:
+        for i in range(count):
+            if outputs[i] != _NULL and (taken is None or taken[i] is None):
+                release(outputs[i])
+                outputs[i] = _NULL
+
+
+def _refused_buffer(message: str) -> bool:
+    """Whether ORT refused a preallocated output for its shape (wording differs by version)."""
+    return ("pre-allocated" in message or "re-use buffer" in message
+            or "OrtValue provided for output" in message)
+
+
+class OutputPlan:
+    """What a run needs per requested output list, computed once per session and list."""
+
+    __slots__ = ("names", "count", "tensor", "preallocate", "stageable", "too_big")
+
+    def __init__(self, names: NameArray, tensor: list[bool],
+                 preallocate: list[tuple[Any, ...]]) -> None:
+        self.names = names
+        self.count = names.count
+        self.tensor = tensor
+        #: (output index, dtype, element type, dims: int or (input name, axis))
+        self.preallocate = preallocate
+        #: every output's shape is known before the run (a stage may serve it)
+        self.stageable = len(preallocate) == self.count > 0
+        #: runs whose tensors were too large to stage (past a few, staging is not tried again)
+        self.too_big = 0
+
+
+class RunEngine:
+    """The run machinery of one session, built from its inputs and outputs."""
+
+    def __init__(self, api: Api, inputs: list[NodeArg], outputs: list[NodeArg],
+                 initializers: list[NodeArg]) -> None:
+        self.api = api
+        self.inputs = inputs
+        self.feedable = {a.name: a for a in (*inputs, *initializers)}
+        self.output_index = {a.name: a for a in outputs}
+        self.all_outputs = tuple(a.name for a in outputs)
+        self.optional_inputs = frozenset(a.name for a in inputs if a.kind == ValueKind.OPTIONAL)
+        overridable = {a.name for a in initializers}
+        self.required = tuple(a.name for a in inputs
+                              if a.kind != ValueKind.OPTIONAL and a.name not in overridable)
+        self.names: dict[tuple[str, ...], NameArray] = {}
+        self.plans: dict[Any, OutputPlan] = {}
+        #: False once ORT refused a preallocated buffer (a model's declared shape was wrong)
+        self.preallocate = True
+        self.cpu_info = cpu_memory_info()
+        self.cpu_info_ptr = self.cpu_info._ptr
+        # inputs that take a numpy array of one exact dtype directly: name -> (dtype, type)
+        self.fast_inputs: dict[str, tuple[np.dtype[Any], int]] = {}
+        for a in self.feedable.values():
+            dt = a.dtype
+            if a.kind == ValueKind.TENSOR and dt is not None and dt.kind not in STRING_KINDS \
+                    and not bits_for(a.element_type or 0):
+                self.fast_inputs[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
+        self.output_alloc = _derive_output_shapes(inputs, outputs)
+        self.stages = Stages(self)
+
+    # -- names and plans -----------------------------------------------------------------------
+    def name_array(self, names: tuple[str, ...]) -> NameArray:
+        arr = self.names.get(names)
+        if arr is None:
+            for n in names:
+                if not isinstance(n, str):
+                    raise InvalidArgument(f"names must be str, got {type(n).__name__} {n!r}")
+            if len(self.names) > 256:  # bound the cache for callers with ever-new name sets
+                self.names.clear()
+            arr = self.names[names] = NameArray(names)
+        return arr
+
+    def output_names(self, output_names: Sequence[str] | None) -> tuple[str, ...]:
+        """The requested outputs as a tuple (taken once: any iterable is read a single time)."""
+        if output_names is None:
+            return self.all_outputs
+        if isinstance(output_names, (str, bytes)):
+            raise InvalidArgument(f"output_names must be a list of names or None, not a "
+                                  f"single {type(output_names).__name__} {output_names!r}")
+        names = output_names if type(output_names) is tuple else tuple(output_names)
+        for n in names:
+            if n not in self.output_index:
+                if not isinstance(n, str):
+                    raise InvalidArgument(f"output names must be str, got {type(n).__name__}")
+                raise InvalidArgument(f"unknown output name {n!r}; the model's outputs are "
+                                      f"{list(self.output_index)}")
+        return names
+
+    def plan(self, output_names: Sequence[str] | None) -> tuple[Any, OutputPlan]:
+        """(cache key, plan) for a requested output list."""
+        key = output_names if output_names is None or type(output_names) is tuple \
+            else self.output_names(output_names)
+        plan = self.plans.get(key)
+        if plan is None:
+            names = self.output_names(key)
+            plan = OutputPlan(self.name_array(names),
+                              [self.output_index[n].kind == ValueKind.TENSOR for n in names],
+                              [(i, *self.output_alloc[n]) for i, n in enumerate(names)
+                               if n in self.output_alloc])
+            if len(self.plans) > 256:  # bound the cache for callers with ever-new name lists
+                self.plans.clear()
+            self.plans[key] = plan
+        return key, plan
+
+    # -- inputs --------------------------------------------------------------------------------
+    def snapshot(self, feeds: Mapping[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The feeds as (names, data), read once: whatever the mapping does later (another
+        thread editing it, a __getitem__ that builds arrays), the run uses these objects, and
+        the caller holds them, so every buffer stays alive until Run returns."""
+        if type(feeds) is dict or isinstance(feeds, Mapping):
+            items = list(feeds.items())  # one call: a dict is copied atomically
+        else:
+            raise InvalidArgument(f"feeds must be a dict of input name -> array, "
+                                  f"not {type(feeds).__name__}")
+        optional = self.optional_inputs
+        if optional and any(v is None and k in optional for k, v in items):
+            # an empty optional input is passed by leaving it out
+            items = [(k, v) for k, v in items if not (v is None and k in optional)]
+        if not items:
+            names: tuple[Any, ...] = ()
+            data: tuple[Any, ...] = ()
+        else:
+            names, data = zip(*items)
+        for name in self.required:
+            if name not in names:
+                for given in names:  # a misspelt name explains a missing one best
+                    self.unknown_input(given)
+                missing = [n for n in self.required if n not in names]
+                raise InvalidArgument(f"missing input(s) {missing}: the model requires "
+                                      f"{list(self.required)}, the feeds have {list(names)}")
+        return names, data
+
+    def unknown_input(self, name: Any) -> None:
+        if name not in self.feedable:
+            if not isinstance(name, str):
+                raise InvalidArgument(f"input names must be str, got {type(name).__name__}")
+            raise InvalidArgument(f"unknown input name {name!r}; the model's inputs are "
+                                  f"{[a.name for a in self.inputs]}")
+
+    def prepare_inputs(self, names: tuple[Any, ...], data: tuple[Any, ...], created: list[Any],
+                       keep: list[Any]) -> tuple[NameArray, Any, dict[str, tuple[int, ...]]]:
+        """OrtValues for a :meth:`snapshot`. Returns (names, values array, input shapes); every
+        OrtValue made here goes to ``created``, and what must stay alive (or leased) until Run
+        returns to ``keep``: the caller passes both to :func:`release_run`."""
+        in_names = self.name_array(names)
+        count = in_names.count
+        values = ffi.new("OrtValue*[]", count)
+        shapes: dict[str, tuple[int, ...]] = {}
+        fast = self.fast_inputs
+        create = self.api.CreateTensorWithDataAsOrtValue
+        info = self.cpu_info_ptr
+        for i in range(count):
+            name = names[i]
+            array = data[i]
+            spec = fast.get(name)
+            # fast path: an exact-dtype, C-contiguous array over its own memory, no checks left
+            if spec is not None and type(array) is np.ndarray and array.dtype is spec[0] \
+                    and array.flags.c_contiguous:
+                shape = array.shape
+                # the out-parameter is this run's own array slot: nothing is shared with a run
+                # that a signal handler starts on this thread meanwhile
+                status = create(info, ffi.from_buffer(array), array.nbytes, shape, len(shape),
+                                spec[1], values + i)
+                if status:
+                    raise_status(status, f"input {name!r}")
+                created.append(values[i])
+                shapes[name] = shape
+            else:
+                values[i] = self.feed_value(name, array, keep, created)
+                if isinstance(array, np.ndarray):
+                    shapes[name] = array.shape
+        return in_names, values, shapes
+
+    def feed_value(self, name: str, data: Any, keep: list[Any], created: list[Any]) -> Any:
+        arg = self.feedable.get(name)
+        if arg is None:
+            self.unknown_input(name)
+            raise AssertionError("unreachable")
+        if isinstance(data, Value):
+            keep.append(Lease(data))  # a shared use of the value until the run returns
+            return data._ptr
+        kind = arg.type.kind
+        if kind == ValueKind.OPTIONAL and arg.type.element is not None:
+            kind = arg.type.element.kind
+        if kind == ValueKind.TENSOR:
+            expected = arg.type.element_type
+            if isinstance(data, np.ndarray) and expected is not None:
+                dt = data.dtype
+                try:
+                    got = element_type_for(dt)
+                except TypeError:
+                    got = None
+                if got != expected and not (expected == ElementType.STRING
+                                            and dt.kind in STRING_KINDS):
+                    raise InvalidArgument(
+                        f"input {name!r}: expected {arg.type.type_str}, got an array of dtype "
+                        f"{dt} ({got.name if got is not None else 'no ORT type'})")
+            raw, buf = array_to_ortvalue(self.api, data, f"input {name!r}",
+                                         expected if expected is not None and
+                                         expected != ElementType.STRING and
+                                         not isinstance(data, np.ndarray) else None)
+            created.append(raw)
+            keep.append(buf)
+            return raw
+        if kind == ValueKind.SEQUENCE:
+            seq = arg.type.element if arg.type.kind == ValueKind.OPTIONAL else arg.type
+            item = seq.element if seq is not None else None  # an empty one needs its type
+            v = Value.from_sequence(data, item.element_type if item is not None
+                                    and item.kind == ValueKind.TENSOR else None)
+        elif kind == ValueKind.MAP:
+            v = Value.from_map(data)
+        elif kind == ValueKind.SPARSETENSOR:
+            v = Value.from_sparse(data)
+        else:
+            raise InvalidArgument(f"input {name!r}: pass a Value for a {arg.type.type_str} input")
+        keep.append(v)
+        return v._ptr
+
+    # -- outputs -------------------------------------------------------------------------------
+    def preallocate_outputs(self, plan: OutputPlan, shapes: dict[str, tuple[int, ...]],
+                            outputs: Any, arrays: list[Any], created: list[Any]) -> int:
+        """Give ORT new numpy arrays for the outputs whose shape is known; returns how many."""
+        made = 0
+        create = self.api.CreateTensorWithDataAsOrtValue
+        info = self.cpu_info_ptr
+        for index, dtype, et, dims in plan.preallocate:
+            shape = []
+            for d in dims:
+                if type(d) is int:
+                    shape.append(d)
+                else:
+                    source = shapes.get(d[0])
+                    if source is None or len(source) <= d[1]:
+                        break  # not derivable this time: ORT allocates this output
+                    shape.append(source[d[1]])
+            else:
+                count = 1
+                for d in shape:
+                    count *= d
+                if count * dtype.itemsize > _PREALLOCATE_MAX:
+                    # a large output gains little, and a model may declare an absurd shape
+                    # (found by tests/test_malformed.py): ORT allocates the real one
+                    continue
+                arr = np.empty(shape, dtype)
+                status = create(info, ffi.from_buffer(arr), arr.nbytes, shape, len(shape), et,
+                                outputs + index)
+                if status:
+                    raise_status(status, "preallocating an output")
+                created.append(outputs[index])
+                arrays[index] = arr
+                made += 1
+        return made
+
+    # -- the C call ----------------------------------------------------------------------------
+    def call(self, sess_ptr: Any, in_names: NameArray, values: Any, out_names: NameArray,
+             outputs: Any, run_options: Any, raw_run_options: Any = _NULL) -> Any:
+        """ORT's Run; a RunOptions is in (shared) use for the call's duration."""
+        if run_options is None:
+            return self.api.Run(sess_ptr, raw_run_options, in_names.ptr, values,
+                                in_names.count, out_names.ptr, out_names.count, outputs)
+        ro_guard = run_options._guard
+        if ro_guard is None:
+            raise ClosedError("RunOptions is closed")
+        token = ro_guard.enter_shared(run_options)
+        try:
+            return self.api.Run(sess_ptr, run_options._ptr, in_names.ptr, values,
+                                in_names.count, out_names.ptr, out_names.count, outputs)
+        finally:
+            ro_guard.leave(token)
+
+    # -- the run entry points' bodies ----------------------------------------------------------
+    def run(self, sess_ptr: Any, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
+            run_options: Any, raw_run_options: Any) -> list[Any]:
+        """Session.run's work: outputs as arrays, lists, dicts or None."""
+        key, plan = self.plan(output_names)
+        if self.stages.active:
+            result = self.stages.run(key, sess_ptr, feeds, run_options, raw_run_options)
+            if result is not None:
+                return result
+        api = self.api
+        release = api.ReleaseValue
+        created: list[Any] = []
+        keep: list[Any] = []
+        count = plan.count
+        outputs = ffi.new("OrtValue*[]", count)
+        arrays: list[Any] = [None] * count
+        # Every release sits in release_run, called from the finally: KeyboardInterrupt may
+        # surface at any point after Run returns (Python runs its SIGINT handler at the next
+        # bytecode check).
+        try:
+            names, data = self.snapshot(feeds)  # held until the end: data's buffers live on
+            in_names, values, shapes = self.prepare_inputs(names, data, created, keep)
+            made = 0
+            if plan.preallocate and self.preallocate:
+                made = self.preallocate_outputs(plan, shapes, outputs, arrays, created)
+            status = self.call(sess_ptr, in_names, values, plan.names, outputs, run_options,
+                               raw_run_options)
+            if status:
+                err = error_from_status(status)  # releases the status
+                if made and _refused_buffer(err.message):
+                    # A model whose declared output shape is wrong makes ORT refuse our
+                    # preallocated buffer: stop preallocating for this session, run again.
+                    self.preallocate = False
+                    return self.run(sess_ptr, key, feeds, run_options, raw_run_options)
+                raise err
+            tensor = plan.tensor
+            for i in range(count):
+                if arrays[i] is not None:
+                    continue
+                raw = outputs[i]
+                if raw == _NULL:
+                    continue
+                outputs[i] = _NULL  # from here the conversion owns it
+                if tensor[i]:  # declared a tensor: skip the kind queries
+                    arrays[i] = tensor_to_numpy(api, raw, None, release)
+                else:
+                    arrays[i] = ortvalue_to_python(api, raw, None, release)
+            if made == count and plan.stageable and self.stages.active:
+                # every output was preallocated: a stage may serve the next runs
+                self.stages.offer(key, plan, names, data, arrays)
+            return arrays
+        finally:
+            release_run(release, created, keep, outputs, count, arrays)
+
+    def run_values(self, sess_ptr: Any, output_names: Sequence[str] | None,
+                   feeds: Mapping[str, Any], run_options: Any, raw_run_options: Any
+                   ) -> list[Value | None]:
+        """Session.run_with_values's work: outputs as Values, no conversion."""
+        out_names = self.name_array(self.output_names(output_names))
+        api = self.api
+        created: list[Any] = []
+        keep: list[Any] = []
+        count = out_names.count
+        outputs = ffi.new("OrtValue*[]", count)
+        result: list[Any] = [None] * count
+        try:
+            names, data = self.snapshot(feeds)
+            in_names, values, _shapes = self.prepare_inputs(names, data, created, keep)
+            status = self.call(sess_ptr, in_names, values, out_names, outputs, run_options,
+                               raw_run_options)
+            if status:
+                raise_status(status)
+            for i in range(count):
+                raw = outputs[i]
+                if raw != _NULL:
+                    outputs[i] = _NULL
+                    result[i] = Value._own(raw)
+            return result
+        finally:
+            release_run(api.ReleaseValue, created, keep, outputs, count, result)
+
+
+    def call_bound(self, run_c: Any, sess_ptr: Any, binding_ptr: Any, run_options: Any,
+                   raw_run_options: Any) -> None:
+        """ORT's RunWithBinding (``run_c``), raising on failure; a RunOptions is in shared
+        use meanwhile."""
+        if run_options is None:
+            status = run_c(sess_ptr, raw_run_options, binding_ptr)
+        else:
+            ro_guard = run_options._guard
+            if ro_guard is None:
+                raise ClosedError("RunOptions is closed")
+            token = ro_guard.enter_shared(run_options)
+            try:
+                status = run_c(sess_ptr, run_options._ptr, binding_ptr)
+            finally:
+                ro_guard.leave(token)
+        if status:
+            raise_status(status)
+
+    def start_async(self, session: Any, output_names: Sequence[str] | None,
+                    feeds: Mapping[str, Any], run_options: Any, timeout: float | None
+                    ) -> Future[list[Any]]:
+        """Session.run_async's work: start RunAsync, return the Future its completion fills.
+
+        Everything the run needs (the input values and buffers, the options, the session,
+        counted as having a child meanwhile) is held by the job until the completion has run
+        on ORT's thread; the completion releases through :func:`release_run` like every run.
+        """
+        out_names = self.name_array(self.output_names(output_names))
+        count = out_names.count
+        tensor = [self.output_index[n].kind == ValueKind.TENSOR
+                  for n in self.output_names(output_names)]
+        if timeout is not None and (type(timeout) not in (int, float) or timeout != timeout
+                                    or timeout < 0):
+            raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+        # here, not at the top: it imports concurrent.futures, which `import ortc` avoids
+        from ._callbacks import AsyncJob, releaser, run_async_callback
+
+        if run_options is not None and run_options.closed:  # before any value is made
+            raise ClosedError("RunOptions is closed")
+        api = self.api
+        release = api.ReleaseValue
+        created: list[Any] = []
+        keep: list[Any] = []
+        try:
+            names, data = self.snapshot(feeds)
+            keep.append(data)
+            in_names, values, _shapes = self.prepare_inputs(names, data, created, keep)
+        except BaseException:
+            release_run(release, created, keep)
+            raise
+        private = run_options is None and timeout is not None
+        ro = RunOptions() if private else run_options
+        ro_guard = ro._guard if ro is not None else None
+        outputs = ffi.new("OrtValue*[]", count)
+        result: list[Any] = [None] * count
+        deadline = [-1]
+
+        def finish(_out_ptr: Any, _n: int, status: Any) -> list[Any]:
+            # runs on an ORT thread, once; releases everything the run needed
+            try:
+                if status:
+                    err = error_from_status(status)
+                    if deadline[0] >= 0 and watcher.finish_deadline(deadline[0]):
+                        deadline[0] = -2  # fired
+                        if not private:  # re-armed before the Future wakes its waiter
+                            ro._unset_now()  # type: ignore[union-attr]
+                        raise RunTimeout(f"the run did not finish within {timeout} s and "
+                                         f"was terminated") from err
+                    raise err
+                for i in range(count):
+                    raw = outputs[i]
+                    if raw != _NULL:
+                        outputs[i] = _NULL
+                        result[i] = (tensor_to_numpy if tensor[i] else ortvalue_to_python)(
+                            api, raw, None, release)
+                return result
+            finally:
+                release_run(release, created, [], outputs, count, result)
+
+        def done() -> None:  # on the ORT thread, after finish()
+            fired = False
+            if deadline[0] >= 0:  # the run ended (well or not) before finish saw the deadline
+                fired = watcher.finish_deadline(deadline[0])
+            if token is not None:
+                ro_guard.leave(token)  # type: ignore[union-attr]
+            # ending a lease may run a deferred release, and releasing the session's last
+            # child may release the session: neither on ORT's own thread
+            releaser.submit(lambda: release_run(release, [], keep))
+            if private:
+                releaser.submit(ro.close)  # type: ignore[union-attr]
+            elif fired:
+                ro._unset_now()  # type: ignore[union-attr]
+            releaser.submit(session._child_released)
+
+        token = ro_guard.enter_shared(ro) if ro_guard is not None else None
+        session._retain()  # the session is not released while ORT still runs the job
+        job = AsyncJob(finish, (in_names, values, keep, outputs, ro, session), done)
+        if timeout is not None:
+            deadline[0] = watcher.add_deadline(time.monotonic() + timeout, ro)
+        status = api.RunAsync(session._ptr, ro._ptr if ro is not None else _NULL, in_names.ptr,
+                              values, in_names.count, out_names.ptr, count, outputs,
+                              run_async_callback, job.handle)
+        if status:
+            job.abandon()
+            if deadline[0] >= 0:
+                watcher.finish_deadline(deadline[0])
+            release_run(release, created, keep)
+            if token is not None:
+                ro_guard.leave(token)  # type: ignore[union-attr]
+            if private:
+                ro.close()  # type: ignore[union-attr]
+            session._child_released()
+            raise_status(status, "RunAsync")
+        return job.future
+
+
+def _derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
+                          ) -> dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]]:
+    """Outputs whose shape is known before a run: fixed dims, or symbolic dims that also name
+    an input's dim (ONNX requires one symbol to mean one size within a model)."""
+    symbols: dict[str, tuple[str, int]] = {}
+    for a in inputs:
+        for axis, d in enumerate(a.shape or ()):
+            if isinstance(d, str):
+                symbols.setdefault(d, (a.name, axis))
+    out: dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]] = {}
+    for a in outputs:
+        dt = a.dtype
+        if a.kind != ValueKind.TENSOR or a.shape is None or dt is None \
+                or dt.kind in STRING_KINDS or bits_for(a.element_type or 0):
+            continue
+        dims: list[Any] = []
+        for d in a.shape:
+            if isinstance(d, int):
+                dims.append(d)
+            elif isinstance(d, str) and d in symbols:
+                dims.append(symbols[d])
+            else:
+                break
+        else:
+            out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
+    return out

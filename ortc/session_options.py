@@ -1,0 +1,322 @@
+"""Session options: how a session is built (threads, optimization, providers, config entries).
+
+>>> opts = ortc.SessionOptions(intra_op_num_threads=1)              # doctest: +SKIP
+>>> opts.graph_optimization_level = ortc.GraphOptimizationLevel.ENABLE_BASIC  # doctest: +SKIP
+
+Each setting is a property built by :func:`_setting` from one row: its name, the ORT call that
+applies it, its default and the C functions it uses (for the thread-rules table). Names the
+class does not define are refused, so a misspelt option cannot be stored and ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from . import _loader
+from ._cstr import c_strings, fspath, key_value_arrays, utf8
+from ._enums import ExecutionMode, GraphOptimizationLevel, LoggingLevel
+from ._ffi import ffi
+from ._handle import Handle
+from ._status import call_out, check
+from .errors import InvalidArgument, closest_name
+from .providers import provider_names
+from .threads import exclusive, shared
+from .value import Value
+
+__all__ = ["SessionOptions"]
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, (bool, int, np.bool_)):
+        raise TypeError(f"expected a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"expected a non-negative int, got {value!r}")
+    return int(value)
+
+
+def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: Any,
+             doc: str, slots: tuple[str, ...],
+             convert: Callable[[Any], Any] | None = None) -> property:
+    """An attribute-style option: setting it calls ORT at once; reading returns what was set
+    (after ``convert``, e.g. to its enum)."""
+
+    def get(self: SessionOptions) -> Any:
+        self._check_open()
+        return self._values.get(name, default)
+
+    def put(self: SessionOptions, value: Any) -> None:
+        if convert is not None:
+            value = convert(value)
+        apply(self, value)
+        self._values[name] = value
+
+    put.__name__ = name
+    return property(get, exclusive(*slots)(put), doc=doc)
+
+
+class SessionOptions(Handle):
+    """How a session is built: threads, optimization, providers, config entries, ...
+
+    Options are attributes (``opts.intra_op_num_threads = 1``) or constructor keywords
+    (``SessionOptions(intra_op_num_threads=1)``); each assignment is passed to ORT at once, so a
+    bad value raises there.
+
+    Thread rules: Send, and Sync for reads: concurrent session creation with one options
+    object is fine (experiment E6); every setter is exclusive. ORT copies the options into the
+    session, so they may be closed right after; what they reference (initializer values,
+    external buffers) is handed to the session and kept alive by it.
+    """
+
+    c_type = "OrtSessionOptions"
+    send = True
+    sync = True
+    evidence = ("InferenceSession stores its SessionOptions by value (inference_session.h); "
+                "research E6: 8 concurrent CreateSession with one options object, identical "
+                "outputs; setters mutate without locks (exclusive)")
+
+    def __init__(self, **options: Any) -> None:
+        self._api = _loader.api()
+        raw = call_out(self._api.CreateSessionOptions, "OrtSessionOptions*")
+        self._adopt(raw, self._api.ReleaseSessionOptions)
+        self._values: dict[str, Any] = {}
+        self._keep: list[Any] = []  # name buffers ORT refers to (the Values are in _held)
+        self._providers: list[str] = []
+        self._provider_options: dict[str, dict[str, str]] = {}
+        self.update(**options)
+
+    # Initializer values: ORT refers to their OrtValues until the options (and the sessions
+    # made with them, which hold them too) are released, so they are children of the options;
+    # closing one meanwhile defers its release (released at once, CreateSession read freed
+    # memory: found by tests/test_fuzz.py).
+    _holds = True
+
+    def _drop_references(self) -> None:
+        self._keep = []  # the values themselves were let go by the release (Handle._hold)
+
+    def update(self, **options: Any) -> SessionOptions:
+        """Set several options at once. Every name is checked before any is applied: an
+        unknown one raises TypeError naming the closest valid one, and nothing changes."""
+        for key in options:
+            if key not in _SETTINGS:
+                raise TypeError(closest_name(key, _SETTINGS, "session option"))
+        for key, value in options.items():
+            setattr(self, key, value)
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A misspelt option (opts.enable_mem_reuse = False) must not be stored and ignored.
+        if name.startswith("_") or name in _SETTINGS:
+            object.__setattr__(self, name, value)
+        elif hasattr(type(self), name):
+            raise AttributeError(f"SessionOptions.{name} cannot be assigned")
+        else:
+            raise AttributeError(closest_name(name, _SETTINGS, "session option"))
+
+    # -- attribute-style settings --------------------------------------------------------------
+    intra_op_num_threads = _setting(
+        "intra_op_num_threads",
+        lambda s, v: check(s._api.SetIntraOpNumThreads(s._ptr, _count(v))), 0,
+        "Threads for parallelism inside an operator (0: ORT's default).",
+        ("SetIntraOpNumThreads",))
+    inter_op_num_threads = _setting(
+        "inter_op_num_threads",
+        lambda s, v: check(s._api.SetInterOpNumThreads(s._ptr, _count(v))), 0,
+        "Threads for running operators in parallel (parallel execution mode only).",
+        ("SetInterOpNumThreads",))
+    execution_mode = _setting(
+        "execution_mode",
+        lambda s, v: check(s._api.SetSessionExecutionMode(s._ptr, int(v))),
+        ExecutionMode.SEQUENTIAL, "ExecutionMode.SEQUENTIAL or PARALLEL.",
+        ("SetSessionExecutionMode",), ExecutionMode)
+    graph_optimization_level = _setting(
+        "graph_optimization_level",
+        lambda s, v: check(s._api.SetSessionGraphOptimizationLevel(s._ptr, int(v))),
+        GraphOptimizationLevel.ENABLE_ALL, "A GraphOptimizationLevel.",
+        ("SetSessionGraphOptimizationLevel",), GraphOptimizationLevel)
+    optimized_model_filepath = _setting(
+        "optimized_model_filepath",
+        lambda s, v: check(s._api.SetOptimizedModelFilePath(
+            s._ptr, fspath(v, "optimized_model_filepath"))), "",
+        "Where ORT saves the optimized model (empty: not saved).",
+        ("SetOptimizedModelFilePath",))
+    enable_profiling = _setting(
+        "enable_profiling",
+        lambda s, v: check(
+            s._api.EnableProfiling(s._ptr, fspath(s._values.get("profile_file_prefix",
+                                                                 "onnxruntime_profile_"),
+                                                "profile_file_prefix"))
+            if _bool(v) else s._api.DisableProfiling(s._ptr)), False,
+        "Write a Chrome-trace profile (see profile_file_prefix, Session.end_profiling).",
+        ("EnableProfiling", "DisableProfiling"))
+    profile_file_prefix = _setting(
+        "profile_file_prefix",
+        lambda s, v: check(s._api.EnableProfiling(s._ptr, fspath(v, "profile_file_prefix")))
+        if s._values.get("enable_profiling") else None,
+        "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",))
+    enable_mem_pattern = _setting(
+        "enable_mem_pattern",
+        lambda s, v: check(s._api.EnableMemPattern(s._ptr) if _bool(v)
+                           else s._api.DisableMemPattern(s._ptr)), True,
+        "Pre-plan memory from the first run's shapes.", ("EnableMemPattern", "DisableMemPattern"))
+    enable_cpu_mem_arena = _setting(
+        "enable_cpu_mem_arena",
+        lambda s, v: check(s._api.EnableCpuMemArena(s._ptr) if _bool(v)
+                           else s._api.DisableCpuMemArena(s._ptr)), True,
+        "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"))
+    logid = _setting(
+        "logid", lambda s, v: check(s._api.SetSessionLogId(s._ptr, utf8(v, "logid"))), "",
+        "The session's id in log messages.", ("SetSessionLogId",))
+    log_severity_level = _setting(
+        "log_severity_level",
+        lambda s, v: check(s._api.SetSessionLogSeverityLevel(s._ptr, int(v))),
+        LoggingLevel.WARNING, "Minimum severity of this session's log messages.",
+        ("SetSessionLogSeverityLevel",), LoggingLevel)
+    log_verbosity_level = _setting(
+        "log_verbosity_level",
+        lambda s, v: check(s._api.SetSessionLogVerbosityLevel(s._ptr, int(v))), 0,
+        "Verbosity of VERBOSE messages (debug builds of ORT).", ("SetSessionLogVerbosityLevel",))
+    use_deterministic_compute = _setting(
+        "use_deterministic_compute",
+        lambda s, v: check(s._api.SetDeterministicCompute(s._ptr, _bool(v))), False,
+        "Prefer deterministic kernels.", ("SetDeterministicCompute",))
+
+    # -- methods -------------------------------------------------------------------------------
+    @exclusive("AddSessionConfigEntry")
+    def add_session_config_entry(self, key: str, value: str) -> None:
+        """Set a session config entry (e.g. ``session.intra_op.allow_spinning``)."""
+        check(self._api.AddSessionConfigEntry(self._ptr, utf8(key, "config key"),
+                                               utf8(str(value), "config value")),
+              f"config entry {key!r}")
+
+    @shared("GetSessionConfigEntry", "HasSessionConfigEntry")
+    def get_session_config_entry(self, key: str) -> str | None:
+        """A config entry's value, or None when unset."""
+        has = ffi.new("int*")
+        ckey = utf8(key, "config key")
+        check(self._api.HasSessionConfigEntry(self._ptr, ckey, has))
+        if not has[0]:
+            return None
+        size = ffi.new("size_t*")
+        check(self._api.GetSessionConfigEntry(self._ptr, ckey, ffi.NULL, size))
+        buf = ffi.new("char[]", size[0])
+        check(self._api.GetSessionConfigEntry(self._ptr, ckey, buf, size))
+        return ffi.string(buf).decode()
+
+    @exclusive("AddFreeDimensionOverrideByName")
+    def add_free_dimension_override_by_name(self, name: str, value: int) -> None:
+        """Fix the symbolic dimension ``name`` to ``value``."""
+        check(self._api.AddFreeDimensionOverrideByName(
+            self._ptr, utf8(name, "free dimension name"), _count(value)))
+
+    @exclusive("AddFreeDimensionOverride")
+    def add_free_dimension_override(self, denotation: str, value: int) -> None:
+        """Fix every dimension with this denotation (e.g. ``DATA_BATCH``) to ``value``."""
+        check(self._api.AddFreeDimensionOverride(
+            self._ptr, utf8(denotation, "dimension denotation"), _count(value)))
+
+    @exclusive("AddInitializer")
+    def add_initializer(self, name: str, value: Value | np.ndarray[Any, Any]) -> None:
+        """Replace the initializer ``name`` with ``value`` (kept alive for the session)."""
+        v = value if isinstance(value, Value) else Value.from_numpy(value)
+        v._check_open()
+        keep = ffi.new("char[]", utf8(name, "initializer name"))
+        check(self._api.AddInitializer(self._ptr, keep, v._ptr), f"initializer {name!r}")
+        self._hold(v)
+        self._keep.append(keep)
+
+    @exclusive("AddExternalInitializers")
+    def add_external_initializers(self, initializers: Mapping[str, Value | np.ndarray[Any, Any]]
+                                  ) -> None:
+        """Supply initializers stored outside the model, by name (kept alive for the session)."""
+        values = [v if isinstance(v, Value) else Value.from_numpy(v)
+                  for v in initializers.values()]
+        names, bufs = c_strings(initializers, "initializer name")
+        ptrs = ffi.new("OrtValue*[]", [v._ptr for v in values])
+        check(self._api.AddExternalInitializers(
+            self._ptr, names,
+            ffi.cast("const OrtValue* const*", ptrs), len(values)))
+        for v in values:
+            self._hold(v)
+
+    @exclusive("RegisterCustomOpsLibrary_V2")
+    def register_custom_ops_library(self, path: str | os.PathLike[str]) -> None:
+        """Load a shared library of custom operators."""
+        check(self._api.RegisterCustomOpsLibrary_V2(self._ptr, fspath(path, "custom op library")),
+              f"custom op library {os.fspath(path)!r}")
+
+    @exclusive("DisablePerSessionThreads")
+    def disable_per_session_threads(self) -> None:
+        """Use the env's global thread pools instead of per-session ones."""
+        check(self._api.DisablePerSessionThreads(self._ptr))
+
+    @exclusive("SessionOptionsAppendExecutionProvider",
+               "SessionOptionsAppendExecutionProvider_CUDA_V2",
+               "SessionOptionsAppendExecutionProvider_TensorRT_V2")
+    def append_execution_provider(self, name: str, options: Mapping[str, Any] | None = None
+                                  ) -> None:
+        """Add an execution provider by name (``"CUDAExecutionProvider"``, ``"XNNPACK"``, ...)
+        with string options. The CPU provider is always present as the fallback."""
+        opts = {str(k): str(v) for k, v in (options or {}).items()}
+        given = dict(opts)
+        short, canonical = provider_names(name)
+        api = self._api
+        if short == "CPU":
+            if "use_arena" in opts:
+                self.enable_cpu_mem_arena = opts.pop("use_arena") not in ("0", "false", "False")
+            if opts:
+                raise InvalidArgument(f"CPUExecutionProvider: unknown options {sorted(opts)}")
+        elif short in ("CUDA", "TensorRT"):
+            kind = short
+            create = getattr(api, f"Create{kind}ProviderOptions")
+            update = getattr(api, f"Update{kind}ProviderOptions")
+            append = getattr(api, f"SessionOptionsAppendExecutionProvider_{kind}_V2")
+            release = getattr(api, f"Release{kind}ProviderOptions")
+            c_type = "OrtCUDAProviderOptionsV2*" if kind == "CUDA" else \
+                "OrtTensorRTProviderOptionsV2*"
+            prov = call_out(create, c_type, context=name)
+            try:
+                keys, vals, _bufs = key_value_arrays(opts, f"{name} option")
+                check(update(prov, keys, vals, len(opts)), name)
+                check(append(self._ptr, prov), name)
+            finally:
+                release(prov)
+        else:
+            keys, vals, _bufs = key_value_arrays(opts, f"{name} option")
+            check(api.SessionOptionsAppendExecutionProvider(
+                self._ptr, utf8(short, "execution provider"), keys, vals, len(opts)),
+                f"execution provider {name!r}")
+        if canonical not in self._providers:
+            self._providers.append(canonical)
+        self._provider_options[canonical] = given
+
+    @property
+    def providers(self) -> list[str]:
+        """Providers appended so far, in priority order (CPU, the fallback, not listed)."""
+        return list(self._providers)
+
+    @shared("CloneSessionOptions")
+    def clone(self) -> SessionOptions:
+        """An independent copy (the referenced initializers are shared, not copied)."""
+        new = SessionOptions.__new__(SessionOptions)
+        new._api = self._api
+        raw = call_out(self._api.CloneSessionOptions, "OrtSessionOptions*", self._ptr)
+        new._adopt(raw, self._api.ReleaseSessionOptions)
+        new._values = dict(self._values)
+        new._keep = list(self._keep)
+        for value in self._held or ():
+            new._hold(value)
+        new._providers = list(self._providers)
+        new._provider_options = {k: dict(v) for k, v in self._provider_options.items()}
+        return new
+
+
+#: the names settable as attributes or keywords
+_SETTINGS = frozenset(k for k, v in vars(SessionOptions).items()
+                      if isinstance(v, property) and v.fset is not None)
