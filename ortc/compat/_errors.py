@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors as _e
-from .._enums import ErrorCode
+from ortc import ErrorCode
+from ortc import errors as _e
 
 #: the module onnxruntime's classes live in; after install() it is this package's alias
 PYBIND_MODULE = "onnxruntime.capi.onnxruntime_pybind11_state"

@@ -12,7 +12,6 @@ import numpy as np
 
 import ortc
 from ortc.dtypes import element_type_for
-from ortc.typeinfo import TypeInfo
 
 from ._enums import OrtSparseFormat
 from ._device import OrtDevice, cpu_only
@@ -91,7 +90,7 @@ class SparseTensor:
 
     def data_type(self) -> str:
         element = element_type_for(self._tensor.values.dtype)
-        return TypeInfo(ortc.ValueKind.SPARSETENSOR, element).type_str
+        return ortc.TypeInfo(ortc.ValueKind.SPARSETENSOR, element).type_str
 
     def device_name(self) -> str:
         return "cpu"
