@@ -162,9 +162,9 @@ class InferenceSession:
             raise translate(err, context) from None
         finally:
             native_opts.close()
-        self._bind(sess, [n for n, _ in usable] if names else [])
+        self._bind(sess)
 
-    def _bind(self, sess: ortc.Session, providers: list[str]) -> None:
+    def _bind(self, sess: ortc.Session) -> None:
         self._sess = sess
         self._run: Callable[..., list[Any]] = sess.run
         # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
@@ -179,7 +179,7 @@ class InferenceSession:
         self._overridable_initializers = [NodeArg(a) for a in sess.overridable_initializers]
         self._required = [a.name for a in self._inputs_meta if not a.type.startswith("optional")]
         self._model_meta = ModelMetadata(sess.metadata())
-        self._providers = [p for p in sess.providers]
+        self._providers = list(sess.providers)
         self._provider_options: dict[str, dict[str, str]] = {p: {} for p in self._providers}
 
     # -- description ---------------------------------------------------------------------------
