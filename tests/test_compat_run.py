@@ -72,9 +72,12 @@ def test_module_form_and_exit_code(tmp_path: Any, model_path: str) -> None:
     assert result.stdout.strip() == "__main__ True ['x', 'y'] ortc.compat"
 
 
-def test_usage_without_arguments() -> None:
+def test_usage_without_arguments_and_a_missing_script() -> None:
     result = run(["-m", "ortc.compat"])
     assert result.returncode == 2 and "usage: python -m ortc.compat" in result.stderr
+    result = run(["-m", "ortc.compat", "/nonexistent/app.py"])
+    assert result.returncode == 2 and "can't open file '/nonexistent/app.py'" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_install_resolves_every_module_path() -> None:

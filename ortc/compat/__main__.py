@@ -25,6 +25,10 @@ def main(argv: list[str]) -> int:
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
         return 0
     script = argv[0]
+    if not os.path.exists(script):  # as python says it, without a traceback
+        print(f"python -m ortc.compat: can't open file {os.path.abspath(script)!r}: "
+              f"[Errno 2] No such file or directory", file=sys.stderr)
+        return 2
     sys.argv = list(argv)
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # as "python SCRIPT" sets it
     runpy.run_path(script, run_name="__main__")
