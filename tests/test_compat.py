@@ -702,6 +702,32 @@ def sparse_feed_to_run(ort: Any) -> Any:  # onnxruntime takes sparse inputs as O
         None, {"a": coo, "b": np.ones((3, 2), F32)})
 
 
+def _unused_initializer_model() -> bytes:
+    """A model whose loading logs a warning (an initializer no node uses is removed)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    unused = numpy_helper.from_array(np.ones(2, F32), "unused")
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                              [unused])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@scenario
+def logger_callback(ort: Any) -> Any:
+    got: list[Any] = []
+    ort.set_default_logger_callback(lambda *record: got.append(record), 2)
+    try:
+        ort.InferenceSession(_unused_initializer_model())
+    finally:
+        ort.set_default_logger_callback(None)
+        ort.set_default_logger_severity(2)
+    return got
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:
@@ -761,3 +787,21 @@ def test_unsupported_settings_raise() -> None:
     with pytest.raises(TypeError, match="GraphOptimizationLevel"):
         so.graph_optimization_level = 99
 
+
+
+def test_logger_callback_errors_go_to_unraisablehook(monkeypatch: Any) -> None:
+    seen: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+
+    def broken(*record: Any) -> None:
+        raise RuntimeError("callback failed")
+
+    compat.set_default_logger_callback(broken, 2)
+    try:
+        compat.InferenceSession(_unused_initializer_model())
+    finally:
+        compat.set_default_logger_callback(None)
+    assert len(seen) == 1 and isinstance(seen[0].exc_value, RuntimeError)
+    assert seen[0].object is broken
+    with pytest.raises(ValueError, match="severity"):
+        compat.set_default_logger_callback(broken, 7)

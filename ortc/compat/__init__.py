@@ -22,7 +22,8 @@ from ._errors import (DeviceReset, EngineError, EPFail, Fail, InvalidArgument, I
                       NoModel, NoSuchFile, NotFound, NotImplemented, RuntimeException)
 from ._functions import (disable_telemetry_events, enable_telemetry_events, get_all_providers,
                          get_available_providers, get_build_info, get_device,
-                         get_version_string, set_default_logger_severity,
+                         get_version_string, set_default_logger_callback,
+                         set_default_logger_severity,
                          set_default_logger_verbosity, set_seed)
 from ._install import install, installed, make_capi
 from ._options import LoraAdapter, RunOptions, SessionOptions, get_default_session_options
@@ -41,7 +42,8 @@ __all__ = [
     "InvalidProtobuf", "ModelLoaded", "NotImplemented", "InvalidGraph", "EPFail",
     "ModelLoadCanceled", "ModelRequiresCompilation", "NotFound", "DeviceReset",
     "get_available_providers", "get_all_providers", "get_device", "get_version_string",
-    "get_build_info", "set_default_logger_severity", "set_default_logger_verbosity",
+    "get_build_info", "set_default_logger_callback", "set_default_logger_severity",
+    "set_default_logger_verbosity",
     "enable_telemetry_events", "disable_telemetry_events", "set_seed",
     "install", "installed",
 ]
