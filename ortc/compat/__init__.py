@@ -29,7 +29,8 @@ from ._install import install, installed, make_capi
 from ._options import LoraAdapter, RunOptions, SessionOptions, get_default_session_options
 from ._device import OrtDevice
 from ._ortvalue import OrtValue
-from ._session import InferenceSession, ModelMetadata, NodeArg
+from ._nodes import ModelMetadata, NodeArg
+from ._session import InferenceSession
 from ._sparse import SparseTensor
 
 __all__ = [

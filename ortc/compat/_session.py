@@ -8,102 +8,18 @@ that fails, to raise what onnxruntime raises, in its order, with its message.
 from __future__ import annotations
 
 import os
-import warnings
-from collections.abc import Sequence as _SequenceABC
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 import ortc
-from ortc.dtypes import element_type_for
 
-from ._errors import PYBIND_MODULE, EPFail, InvalidArgument, _OrtStyle, translate
+from ._checks import explain, lists_converted, validate_input
+from ._errors import EPFail, _OrtStyle, translate
+from ._nodes import ModelMetadata, NodeArg
 from ._options import RunOptions, SessionOptions
 from ._ortvalue import OrtValue
-from ._sparse import SparseTensor
-
-
-class NodeArg:
-    """An input or output: ``name``, ``type`` as onnxruntime spells it, ``shape`` as a list
-    (ints, symbolic names as str, None for unknown dims; [] when the type has no shape)."""
-
-    __slots__ = ("name", "type", "shape")
-
-    def __init__(self, arg: ortc.NodeArg) -> None:
-        info = arg.type
-        self.name = arg.name
-        self.type = info.type_str
-        if info.kind == ortc.ValueKind.OPTIONAL and info.element is not None:
-            info = info.element  # onnxruntime shows an optional tensor's shape
-        self.shape: list[Any] = list(info.shape or ()) if info.kind in (
-            ortc.ValueKind.TENSOR, ortc.ValueKind.SPARSETENSOR) else []
-
-    def __str__(self) -> str:
-        return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
-
-    __repr__ = __str__
-
-
-class ModelMetadata:
-    """The model's metadata, with onnxruntime's attribute names."""
-
-    def __init__(self, md: ortc.ModelMetadata) -> None:
-        self.producer_name = md.producer_name
-        self.graph_name = md.graph_name
-        self.domain = md.domain
-        self.description = md.description
-        self.graph_description = md.graph_description
-        self.version = md.version
-        self.custom_metadata_map = dict(md.custom_metadata_map)
-
-
-for _cls in (NodeArg, ModelMetadata):
-    _cls.__module__ = PYBIND_MODULE
-
-
-def normalize_providers(providers: Any, provider_options: Any, available: Sequence[str]
-                        ) -> tuple[list[str], list[dict[str, str]]]:
-    """onnxruntime's rules for ``providers`` / ``provider_options``: names or (name, dict)
-    pairs, or names plus a parallel list of dicts; a provider not in the build warns."""
-    if providers is None:
-        return [], []
-    chosen: dict[str, dict[str, str]] = {}
-
-    def add(name: str, options: Mapping[Any, Any]) -> None:
-        if name not in available:
-            warnings.warn(f"Specified provider '{name}' is not in available provider names."
-                          f"Available providers: '{', '.join(available)}'")
-        if name in chosen:
-            warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.")
-            return
-        chosen[name] = {str(k): str(v) for k, v in options.items()}
-
-    if not isinstance(providers, _SequenceABC):
-        raise ValueError("'providers' should be a sequence.")
-    if provider_options is not None:
-        if not isinstance(provider_options, _SequenceABC):
-            raise ValueError("'provider_options' should be a sequence.")
-        if len(providers) != len(provider_options):
-            raise ValueError("'providers' and 'provider_options' should be the same length if "
-                             "both are given.")
-        if not all(isinstance(p, str) for p in providers):
-            raise ValueError("Only string values for 'providers' are supported if "
-                             "'provider_options' is given.")
-        if not all(isinstance(o, dict) for o in provider_options):
-            raise ValueError("'provider_options' values must be dicts.")
-        for name, options in zip(providers, provider_options):
-            add(name, options)
-    else:
-        for p in providers:
-            if isinstance(p, str):
-                add(p, {})
-            elif isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) \
-                    and isinstance(p[1], dict):
-                add(p[0], p[1])
-            else:
-                raise ValueError("'providers' values must be either strings or (string, dict) "
-                                 "tuples.")
-    return list(chosen), list(chosen.values())
+from ._providers import normalize_providers
 
 
 class InferenceSession:
@@ -243,30 +159,11 @@ class InferenceSession:
         if isinstance(err, (EPFail, ortc.EPFail)):
             return self._fall_back(err, lambda: self.run(output_names, input_feed, run_options))
         if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
-            converted = self._lists_as_onnxruntime_converts(input_feed)
+            converted = lists_converted(self._sess, input_feed)
             if converted is not None:  # run again with the lists converted as onnxruntime does
                 return self.run(output_names, converted, run_options)
-        raise self._explain(err, output_names, input_feed, run_options) from None
-
-    def _lists_as_onnxruntime_converts(self, feeds: Any) -> dict[str, Any] | None:
-        """onnxruntime makes a list feed of a tensor input into an array of the input's type
-        with numpy's unchecked casts (``[1.5]`` for int64 is ``[1]``); ortc refuses casts that
-        lose data. The feeds so converted, or None when there is nothing to convert."""
-        if not isinstance(feeds, Mapping):
-            return None
-        known = {a.name: a for a in (*self._sess.inputs, *self._sess.overridable_initializers)}
-        out, changed = dict(feeds), False
-        for name, data in feeds.items():
-            arg = known.get(name)
-            if isinstance(data, (list, tuple)) and arg is not None \
-                    and arg.type.kind == ortc.ValueKind.TENSOR and arg.dtype is not None \
-                    and arg.dtype.kind not in "OUS":
-                try:
-                    out[name] = np.array(data, dtype=arg.dtype)
-                except (TypeError, ValueError):
-                    return None
-                changed = True
-        return out if changed else None
+        raise explain(self._sess, self._required, err, output_names, input_feed,
+                      run_options) from None
 
     def run_with_ort_values(self, output_names: Sequence[str] | None,
                             input_dict_ort_values: Mapping[str, OrtValue],
@@ -276,7 +173,8 @@ class InferenceSession:
             values = self._sess.run_with_values(
                 output_names or None, feeds, None if run_options is None else run_options._native)
         except BaseException as err:  # noqa: BLE001
-            raise self._explain(err, output_names, input_dict_ort_values, run_options) from None
+            raise explain(self._sess, self._required, err, output_names, input_dict_ort_values,
+                          run_options) from None
         return [OrtValue(v) if v is not None else None for v in values]  # type: ignore[misc]
 
     def run_async(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
@@ -284,12 +182,13 @@ class InferenceSession:
                   run_options: RunOptions | None = None) -> None:
         """Start a run; ``callback(results, user_data, err)`` is called on an ORT thread, with
         ``err`` "" on success or the error's text on failure (then ``results`` is empty)."""
-        self._validate_input(list(input_feed.keys()))
+        validate_input(self._required, list(input_feed.keys()))
         try:
             future = self._sess.run_async(output_names or None, input_feed,
                                           None if run_options is None else run_options._native)
         except BaseException as err:  # noqa: BLE001
-            raise self._explain(err, output_names, input_feed, run_options) from None
+            raise explain(self._sess, self._required, err, output_names, input_feed,
+                      run_options) from None
 
         def done(fut: Any) -> None:
             err = fut.exception()
@@ -329,46 +228,6 @@ class InferenceSession:
     def get_profiling_start_time_ns(self) -> int:
         return self._sess.profiling_start_ns()
 
-    # -- onnxruntime's checks, on the failure path only -----------------------------------------
-    def _validate_input(self, feed_names: list[Any]) -> None:
-        missing = [n for n in self._required if n not in feed_names]
-        if missing:
-            raise ValueError(f"Required inputs ({missing}) are missing from input feed "
-                             f"({feed_names}).")
-
-    def _explain(self, err: BaseException, output_names: Any, feeds: Any,
-                 run_options: Any) -> BaseException:
-        """What onnxruntime raises for the failed run: its Python-side checks first, then the
-        engine's checks of names and types (ortc does some of them itself, with its own words)."""
-        try:
-            self._validate_input(list(feeds.keys()))
-        except (ValueError, AttributeError) as mine:
-            return mine
-        if run_options is not None and not isinstance(run_options, RunOptions):
-            return TypeError(f"run(): incompatible function arguments: run_options must be an "
-                             f"onnxruntime.RunOptions, not {type(run_options).__name__}")
-        if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
-            known = {a.name: a for a in (*self._sess.inputs,
-                                         *self._sess.overridable_initializers)}
-            for name, data in feeds.items():
-                if name not in known:
-                    return InvalidArgument(f"Invalid input name: {name}", 2)
-            outputs = {a.name for a in self._outputs_meta}
-            for name in output_names or ():
-                if name not in outputs:
-                    return InvalidArgument(f"Invalid output name:{name}", 2)
-            for name, data in feeds.items():
-                wrong = _type_mismatch(known[name], data)
-                if wrong:
-                    return InvalidArgument(wrong, 2)
-        for name, data in feeds.items():
-            if isinstance(data, (str, bytes)):
-                return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
-                                    f"array for input '{name}'.")
-            if isinstance(data, (float, int, np.generic, SparseTensor)):  # nor sparse ones
-                return RuntimeError(f"Unable to handle object of type {type(data)}")
-        return translate(err)
-
     def _fall_back(self, err: BaseException, again: Callable[[], list[Any]]) -> list[Any]:
         if not self._enable_fallback:
             raise translate(err) from None
@@ -390,17 +249,3 @@ def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[An
     return run
 
 
-def _type_mismatch(arg: ortc.NodeArg, data: Any) -> str | None:
-    """onnxruntime's message when ``data`` is an array of another element type."""
-    if not isinstance(data, np.ndarray) or arg.type.kind != ortc.ValueKind.TENSOR:
-        return None
-    try:
-        got = element_type_for(data.dtype)
-    except TypeError:
-        return None
-    expected = arg.type.element_type
-    if expected is None or got == expected:
-        return None
-    actual = ortc.TypeInfo(ortc.ValueKind.TENSOR, got).type_str
-    return (f"Unexpected input data type. Actual: ({actual}) , expected: "
-            f"({arg.type.type_str})")
