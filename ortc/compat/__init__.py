@@ -26,7 +26,8 @@ from ._functions import (disable_telemetry_events, enable_telemetry_events, get_
                          set_default_logger_severity,
                          set_default_logger_verbosity, set_seed)
 from ._install import install, installed, make_capi
-from ._options import LoraAdapter, RunOptions, SessionOptions, get_default_session_options
+from ._options import SessionOptions, get_default_session_options
+from ._run_options import LoraAdapter, RunOptions
 from ._device import OrtDevice
 from ._ortvalue import OrtValue
 from ._nodes import ModelMetadata, NodeArg

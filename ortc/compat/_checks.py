@@ -11,7 +11,7 @@ import ortc
 from ortc.dtypes import element_type_for
 
 from ._errors import InvalidArgument, _OrtStyle, translate
-from ._options import RunOptions
+from ._run_options import RunOptions
 from ._sparse import SparseTensor
 
 

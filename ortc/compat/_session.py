@@ -17,7 +17,8 @@ import ortc
 from ._checks import explain, lists_converted, validate_input
 from ._errors import EPFail, _OrtStyle, translate
 from ._nodes import ModelMetadata, NodeArg
-from ._options import RunOptions, SessionOptions
+from ._options import SessionOptions
+from ._run_options import RunOptions
 from ._ortvalue import OrtValue
 from ._providers import normalize_providers
 
