@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: test demo bench fuzz generate generate-rust check-generated clean
+.PHONY: test test-apps demo bench fuzz generate generate-rust check-generated clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,16 @@ $(STAMP): $(VENV)/bin/python pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests
+
+# Real onnxruntime applications (magika, ddddocr: the apps extra) run under ortc.compat and
+# compared with the same runs on onnxruntime (tests/test_compat_apps.py).
+APPS_STAMP := $(VENV)/.installed-apps
+$(APPS_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[cpu,test,apps]'
+	touch $(APPS_STAMP)
+
+test-apps: $(APPS_STAMP)
+	$(PY) -m pytest -q -m apps tests/test_compat_apps.py
 
 demo: $(STAMP)
 	$(PY) examples/demo.py

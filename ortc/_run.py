@@ -268,7 +268,10 @@ class RunEngine:
             keep.append(buf)
             return raw
         if kind == ValueKind.SEQUENCE:
-            v = Value.from_sequence(data)
+            seq = arg.type.element if arg.type.kind == ValueKind.OPTIONAL else arg.type
+            item = seq.element if seq is not None else None  # an empty one needs its type
+            v = Value.from_sequence(data, item.element_type if item is not None
+                                    and item.kind == ValueKind.TENSOR else None)
         elif kind == ValueKind.MAP:
             v = Value.from_map(data)
         elif kind == ValueKind.SPARSETENSOR:
