@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from . import _loader
+from . import run_options as _run_options_mod
 from . import threads as _threads
 from ._cstr import fspath
 from ._ffi import ffi
@@ -336,15 +337,23 @@ class Session(Handle):
             if _get_ident() != _MAIN_THREAD or not (watcher.sigint_ready
                                                     or watcher.sigint_supported()):
                 return work(*args, run_options, _NULL)
-            # a run on the main thread always has a RunOptions, so Ctrl-C has one to stop
-            ro = run_options if run_options is not None else main_run_options()
-            outer = watcher.enter_main_run(ro)
+            # A run on the main thread always has a RunOptions, so Ctrl-C has one to stop; the
+            # watcher terminates ``main_run`` on SIGINT. Written out here (the one place that
+            # sets it) rather than as watcher methods: two calls fewer per run (bench: tiny).
+            ro = run_options if run_options is not None else (_run_options_mod._main_options
+                                                              or main_run_options())
+            if watcher.interrupted:  # options a Ctrl-C terminated that nobody re-armed yet
+                watcher.rearm()
+            outer = watcher.main_run  # a run a signal handler starts inside another restores it
+            watcher.main_run = ro
             try:
                 if run_options is None:  # ortc's private options: no guard needed
                     return work(*args, None, ro._ptr)
                 return work(*args, run_options, _NULL)
             finally:
-                watcher.leave_main_run(outer)
+                watcher.main_run = outer
+                if watcher.interrupted:  # re-arm at once: other threads may share the options
+                    watcher.rearm()
         if type(timeout) not in (int, float) or timeout != timeout or timeout < 0:
             raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
         ro = run_options if run_options is not None else RunOptions()
