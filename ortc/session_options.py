@@ -10,7 +10,6 @@ class does not define are refused, so a misspelt option cannot be stored and ign
 
 from __future__ import annotations
 
-import difflib
 import os
 from typing import Any, Callable, Mapping
 
@@ -32,6 +31,8 @@ __all__ = ["SessionOptions", "closest_name"]
 
 def closest_name(name: str, valid: Any, what: str) -> str:
     """The message for an unknown ``name`` of ``what``, suggesting the closest valid one."""
+    import difflib  # only on a mistake: not worth its import time on every start
+
     close = difflib.get_close_matches(name, list(valid), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown {what} {name!r}{hint}"
