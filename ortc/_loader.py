@@ -191,7 +191,8 @@ def _open(path: str, source: str, searched: list[str]) -> Api:
     try:
         lib = ffi.dlopen(path)
     except OSError as exc:
-        raise LibraryNotFoundError(f"cannot load {path}: {exc}") from exc
+        msg = str(exc)  # cffi's text names the path already ("cannot load library '...': ...")
+        raise LibraryNotFoundError(msg if path in msg else f"cannot load {path}: {msg}") from exc
     try:
         get_base = lib.OrtGetApiBase
     except (AttributeError, ffi.error) as exc:  # cffi raises ffi.error for a missing symbol
@@ -240,7 +241,7 @@ def _open_chosen(path: str, source: str, how: str) -> Api:
         raise LibraryNotFoundError(f"{how}: {exc}") from None
 
 
-def load(path: str | os.PathLike[str] | None = None) -> LibraryInfo:
+def load(path: str | os.PathLike[str] | None = None, *, _how: str | None = None) -> LibraryInfo:
     """Load the ONNX Runtime library (once per process) and return what was loaded.
 
     With ``path``, load exactly that file; else the file ``ORTC_LIBRARY`` names; either way a
@@ -260,7 +261,7 @@ def load(path: str | os.PathLike[str] | None = None) -> LibraryInfo:
             return _api.info
         if path is not None:
             p = os.fspath(path)
-            _api = _open_chosen(p, "explicit", f"ortc.load({p!r})")
+            _api = _open_chosen(p, "explicit", _how or f"ortc.load({p!r})")
             return _api.info
         env = os.environ.get("ORTC_LIBRARY")
         if env:
