@@ -1,38 +1,121 @@
-"""The ``version``, ``info`` and ``run`` subcommands of ``python -m ortc``."""
+"""The ``version``, ``info`` and ``run`` subcommands of ``ortc`` (``python -m ortc``), and the
+one place that turns a subcommand's outcome into an exit status and a one-line error."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+import os
+import sys
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
 import ortc
 
+#: how the command was invoked (``ortc`` or ``python -m ortc``); set by ortc.__main__
+PROG = "python -m ortc"
+
+
+def prog(command: str) -> str:
+    """The name a subcommand's usage text and errors show: ``ortc info``, ``python -m ortc info``."""
+    return f"{PROG} {command}"
+
+
+class UsageError(SystemExit):
+    """A mistake in the command line itself: exit status 2. A SystemExit, as argparse's own
+    error is, so a subcommand's main() called from Python still ends the way argparse would."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# what a user's mistake or a failed piece of work raises: one line, no traceback
+_USER_ERRORS: tuple[type[BaseException], ...] = (ortc.Error, OSError, ValueError, TypeError)
+
+
+def run_command(name: str, entry: Callable[[list[str]], int], argv: list[str]) -> int:
+    """Run one subcommand: 0/1/2 as its docstring says; errors as ``NAME: error: MESSAGE``."""
+    try:
+        code = int(entry(argv) or 0)
+        sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at exit
+        return code
+    except BrokenPipeError:
+        # the reader went away (`| head`): not an error; stop writing to the closed pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except UsageError as exc:
+        _error(name, str(exc))
+        return 2
+    except ortc.LibraryNotFoundError as exc:
+        _error(name, str(exc))
+        return 1
+    except _USER_ERRORS as exc:
+        _error(name, str(exc) or type(exc).__name__)
+        return 1
+    except KeyboardInterrupt:
+        _error(name, "interrupted")
+        return 130
+
+
+def _error(name: str, message: str) -> None:
+    sys.stdout.flush()
+    print(f"{name}: error: {message}", file=sys.stderr)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2 through run_command)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _model_path(path: str) -> str:
+    if not os.path.exists(path):
+        raise UsageError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory, not a model file")
+    return path
+
+
+def _load_library(path: str | None) -> None:
+    if path:
+        try:
+            ortc.load(path, _how=f"--library {path}")
+        except ortc.LibraryNotFoundError as exc:
+            raise UsageError(str(exc)) from None
+
 
 def main_version(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ortc version")
+    ap = _Parser(prog=prog("version"), description="Print the ONNX Runtime library ortc loads.")
     ap.add_argument("--library", help="load this libonnxruntime instead of searching")
     ap.add_argument("--json", action="store_true", help="print JSON")
     args = ap.parse_args(argv)
-    if args.library:
-        ortc.load(args.library)
+    _load_library(args.library)
     v = ortc.version()
+    info = ortc.load()
     if args.json:
-        print(json.dumps(v.__dict__ | {"providers": list(v.providers)}, indent=2))
+        print(json.dumps(dict(v.__dict__, providers=list(v.providers),
+                              build_info=info.build_info), indent=2))
     else:
         print(v)
-        for line in ortc.load().searched:
+        if info.build_info:
+            print("  build:", info.build_info)
+        for line in info.searched:
             print("  searched:", line)
     return 0
 
 
 def main_info(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ortc info")
+    ap = _Parser(prog=prog("info"), description="Describe a model: inputs, outputs, metadata.")
     ap.add_argument("model")
     args = ap.parse_args(argv)
-    with ortc.Session(args.model) as sess:
+    with ortc.Session(_model_path(args.model)) as sess:
         for title, items in (("inputs", sess.inputs), ("outputs", sess.outputs),
                              ("overridable initializers", sess.overridable_initializers)):
             print(f"{title}:")
@@ -47,7 +130,8 @@ def _random_input(arg: ortc.NodeArg, rng: np.random.Generator) -> Any:
     shape = [d if isinstance(d, int) else 1 for d in (arg.shape or ())]
     dt = arg.dtype
     if dt is None:
-        raise SystemExit(f"input {arg.name}: cannot make random data for {arg.type.type_str}")
+        raise UsageError(f"input {arg.name}: cannot make random data for {arg.type.type_str}; "
+                         f"give it with --input {arg.name}=FILE.npy")
     if dt.kind == "O":
         return np.full(shape, "a", dtype=object)
     if dt.kind == "b":
@@ -56,15 +140,33 @@ def _random_input(arg: ortc.NodeArg, rng: np.random.Generator) -> Any:
         rng.integers(0, 10, shape).astype(dt)
 
 
+def _given_inputs(items: list[str]) -> dict[str, str]:
+    given: dict[str, str] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--input {item!r}: expected NAME=FILE.npy")
+        if not os.path.isfile(path):
+            raise UsageError(f"--input {name}: {path}: no such file")
+        given[name] = path
+    return given
+
+
 def main_run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ortc run")
+    ap = _Parser(prog=prog("run"),
+                 description="Run a model on random or .npy inputs and print the outputs.")
     ap.add_argument("model")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    given = _given_inputs(args.input)
     rng = np.random.default_rng(args.seed)
-    given = dict(item.split("=", 1) for item in args.input)
-    with ortc.Session(args.model) as sess:
+    with ortc.Session(_model_path(args.model)) as sess:
+        names = [a.name for a in sess.inputs]
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            raise UsageError(f"--input {unknown[0]}: the model has no such input "
+                             f"(inputs: {', '.join(names) or 'none'})")
         feeds = {a.name: np.load(given[a.name]) if a.name in given else _random_input(a, rng)
                  for a in sess.inputs}
         for arg, out in zip(sess.outputs, sess.run(None, feeds)):

@@ -555,7 +555,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m ortc rules [--format json|markdown|rust] [--output FILE]``."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m ortc rules",
+    from .cli import _Parser, prog
+
+    parser = _Parser(prog=prog("rules"),
                                      description="Print ORT's thread rules as ortc enforces them.")
     parser.add_argument("--format", choices=("json", "markdown", "rust"), default="markdown")
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")

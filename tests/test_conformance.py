@@ -307,5 +307,5 @@ def test_a_library_that_cannot_be_loaded_is_a_one_line_error(tmp_path) -> None:
         assert proc.returncode == code, (args, proc.stdout, proc.stderr)
         assert proc.stdout == ""
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
-        assert proc.stderr.startswith("ortc conformance: error: ") and want in proc.stderr, \
+        assert proc.stderr.startswith("python -m ortc conformance: error: ") and want in proc.stderr, \
             proc.stderr

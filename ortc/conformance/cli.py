@@ -30,11 +30,16 @@ MATRIX_VERSIONS = ("1.16.2", "1.17.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1", "
 _MARK = {"pass": "pass", "fail": "**FAIL**", "known": "known", "skip": "skip"}
 
 
-_PROG = "ortc conformance"
+def _prog() -> str:
+    from ..cli import prog
+
+    return prog("conformance")
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=_PROG,
+    from ..cli import _Parser
+
+    ap = _Parser(prog=_prog(),
                                  description="Check what the ONNX Runtime C API does.")
     ap.add_argument("--library", help="libonnxruntime to test (default: ortc's usual search)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -67,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the library under test: exactly --library (or ORTC_LIBRARY) when given, never another
         _loader.load(args.library, _how=f"--library {args.library}") if args.library else None
     except LibraryNotFoundError as exc:
-        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        print(f"{_prog()}: error: {exc}", file=sys.stderr)
         return 2
     from . import coverage
     from .checks import all_checks
@@ -85,12 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{c.id:<44} {'[child] ' if c.child else ''}{c.claim}")
         return 0
     if not checks:
-        print(f"no check matches {args.only}", file=sys.stderr)
+        print(f"{_prog()}: error: no check matches {args.only}", file=sys.stderr)
         return 2
     try:
         lib = library_dict()
     except LibraryNotFoundError as exc:
-        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        print(f"{_prog()}: error: {exc}", file=sys.stderr)
         return 1
     tty = sys.stderr.isatty() and not args.quiet
 
