@@ -74,8 +74,8 @@ def test_an_explicit_choice_is_never_replaced_by_a_search(how: str, tmp_path) ->
     libm = "/lib/x86_64-linux-gnu/libm.so.6"
     cases = {"/path/with/a/typo": "/path/with/a/typo: no such file",
              str(tmp_path): f"{tmp_path} is a directory, not a library file",
-             str(tmp_path / "not_ort.so"): f"cannot load {tmp_path / 'not_ort.so'}",
-             "typo": "cannot load typo"}
+             str(tmp_path / "not_ort.so"): f"cannot load library '{tmp_path / 'not_ort.so'}'",
+             "typo": "cannot load library 'typo'"}
     if os.path.exists(libm):
         cases[libm] = f"{libm} is not an ONNX Runtime library (it has no OrtGetApiBase)"
     for path, why in cases.items():
