@@ -18,7 +18,7 @@ $(STAMP): $(VENV)/bin/python pyproject.toml
 # rest and says so on the last lines (under CI it fails instead). TESTS picks test files.
 TESTS ?= tests
 test: $(STAMP)
-	tools/with-pypy $(PY) -m pytest -q $(TESTS)
+	bash tools/with-pypy $(PY) -m pytest -q $(TESTS)
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
