@@ -35,7 +35,7 @@ def _bin_without_pypy(tmp_path: Path) -> Path:
 
 def _env(bindir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("ORTC_PYPY", "ORTC_SKIP_PYPY", "CI", "PYTEST_ADDOPTS")
+           if k not in ("ORTC_PYPY", "ORTC_SKIP_PYPY", "CI", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")
            and not k.startswith("PYTEST_")}
     env.update(PATH=str(bindir), **extra)
     return env
@@ -97,7 +97,7 @@ def test_make_test_without_pypy(tmp_path: Path, ci: bool) -> None:
         pytest.fail("make is not installed")
     env = _env(bindir, **({"CI": "true"} if ci else {}))
     # -o: use the .venv as it is (its stamp may be older than an edited pyproject.toml)
-    proc = _run(["make", "-o", ".venv/.installed-test", "test", f"PY={sys.executable}",
+    proc = _run(["make", "--no-print-directory", "-o", ".venv/.installed-test", "test", f"PY={sys.executable}",
                  "TESTS=tests/test_pypy.py"], env)
     out = proc.stdout + proc.stderr
     if ci:
