@@ -68,7 +68,7 @@ def _dispatch(prog: str, args: list[str]) -> int:
         return 0
     name, rest = args[0], args[1:]
     if name not in _COMMANDS:
-        from .session_options import closest_name
+        from .errors import closest_name
         msg = closest_name(name, _COMMANDS, "command")
         if "did you mean" not in msg:
             msg += f" (commands: {', '.join(_COMMANDS)})"

@@ -10,14 +10,14 @@ Value alive through its base object). Sub-byte types and strings are copied.
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from . import _loader
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
-from ._handle import Handle, _tree_lock
+from ._handle import Handle
 from ._loader import Api
 from ._status import call_out, check, raise_status
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
@@ -531,6 +531,3 @@ class Value(Handle):
             return f"<ortc.Value tensor {self.element_type.name} {list(self.shape)}>"
         return f"<ortc.Value {kind.name.lower()}>"
 
-
-def as_values(items: Iterable[Any]) -> list[Value]:
-    return [it if isinstance(it, Value) else Value.from_numpy(it) for it in items]
