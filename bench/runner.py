@@ -751,7 +751,7 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ortc.cli import _Parser, prog
+    from ortc._cmdline import _Parser, prog
 
     p = _Parser(prog=prog("bench"), description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a short run (fewer, shorter rounds)")

@@ -49,15 +49,15 @@ def _source_checkout() -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import cli
+    from . import _cmdline
 
     args = list(sys.argv[1:] if argv is None else argv)
-    prog = cli.PROG = invoked_as()
-    return cli.run_command(prog, lambda rest: _dispatch(prog, rest), args)
+    prog = _cmdline.PROG = invoked_as()
+    return _cmdline.run_command(prog, lambda rest: _dispatch(prog, rest), args)
 
 
 def _dispatch(prog: str, args: list[str]) -> int:
-    from . import cli
+    from . import _cmdline
 
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage(prog))
@@ -85,7 +85,7 @@ def _dispatch(prog: str, args: list[str]) -> int:
         sys.path.insert(0, checkout)
     module = importlib.import_module(module_name)
     entry: Callable[[list[str]], int] = getattr(module, "main_" + name, None) or module.main
-    return cli.run_command(f"{prog} {name}", entry, rest)
+    return _cmdline.run_command(f"{prog} {name}", entry, rest)
 
 
 if __name__ == "__main__":

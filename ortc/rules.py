@@ -555,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m ortc rules [--format json|markdown|rust] [--output FILE]``."""
     import argparse
 
-    from .cli import _Parser, prog
+    from ._cmdline import _Parser, prog
 
     parser = _Parser(prog=prog("rules"),
                                      description="Print ORT's thread rules as ortc enforces them.")

@@ -31,13 +31,13 @@ _MARK = {"pass": "pass", "fail": "**FAIL**", "known": "known", "skip": "skip"}
 
 
 def _prog() -> str:
-    from ..cli import prog
+    from .._cmdline import prog
 
     return prog("conformance")
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ..cli import _Parser
+    from .._cmdline import _Parser
 
     ap = _Parser(prog=_prog(),
                                  description="Check what the ONNX Runtime C API does.")
