@@ -106,6 +106,12 @@ def test_sdist_can_build_test_and_regenerate(dist: dict[str, Any]) -> None:
     # build_ffi.py --check regenerates the cffi layer in memory and compares it
     proc = _run([sys.executable, "build_ffi.py", "--check"], cwd=dist["unpacked"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # its tests run there (helpers, data and conftest included), on the installed wheel
+    proc = _run([str(dist["python"]), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 "tests/test_syntax.py", "tests/test_malformed.py", "-k", "syntax or recorded"],
+                cwd=dist["unpacked"], env=_env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout
 
 
 def test_wheel_metadata_and_license(dist: dict[str, Any]) -> None:
