@@ -66,6 +66,16 @@ def test_under_ci_a_missing_pypy_fails(tmp_path: Path) -> None:
             "FAILED: the PyPy leg did not run"), proc.stderr
 
 
+def test_under_ci_a_skip_request_is_ignored_where_pypy_exists(tmp_path: Path) -> None:
+    bindir = _bin_without_pypy(tmp_path)
+    (bindir / "pypy3").symlink_to(shutil.which("pypy3") or sys.executable)
+    proc = _run([SCRIPT, sys.executable, "-c", SHOW_ENV],
+                _env(bindir, CI="true", ORTC_SKIP_PYPY="1"))
+    assert proc.returncode == 3, proc.stderr       # the command's status, no failure added
+    assert proc.stdout.strip() == "skip=None pypy=True"
+    assert "ORTC_SKIP_PYPY=1 is ignored under CI" in proc.stderr
+
+
 def test_missing_pypy_is_installed_with_apt_get(tmp_path: Path) -> None:
     real = shutil.which("pypy3") or sys.executable   # any executable stands in for PyPy here
     bindir = _bin_without_pypy(tmp_path)
