@@ -1,6 +1,9 @@
 """Cold start: a fresh interpreter's `import numpy, ortc`, its first Session and first run.
 
     PYTHONPATH=. python bench/bench_startup.py [--repeats 15]
+    cd /tmp && PYTHONPATH=/path/to/tree python /path/to/bench/bench_startup.py   # another tree
+
+(the children import the ortc their working folder or PYTHONPATH gives, in that order)
 
 Each repeat starts a new interpreter (so nothing is cached in-process; the OS file cache is
 warm after the first) that times, with ``time.perf_counter``: ``import numpy``, then
