@@ -43,7 +43,9 @@ def _source_checkout() -> str | None:
     """The folder holding bench/ (a source checkout or an unpacked sdist), if there is one."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for folder in (package_parent, os.getcwd()):
-        if os.path.isfile(os.path.join(folder, "bench", "runner.py")):
+        # ortc's own tree (not any folder that happens to hold a bench/runner.py)
+        if all(os.path.isfile(os.path.join(folder, *f)) for f in
+               (("bench", "runner.py"), ("build_ffi.py",), ("include", "ortc_api.h"))):
             return folder
     return None
 
