@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: test demo bench fuzz generate check-generated clean
+.PHONY: test demo bench fuzz generate generate-rust check-generated clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,14 @@ generate: $(VENV)/bin/python
 	$(PY) -m pip install -q cffi
 	$(PY) build_ffi.py
 
+# The Rust crate's generated files (rust/ortc-rules/src/sys.rs, rules.rs) follow include/ and
+# the rules table: regenerate them after either changes.
+generate-rust: $(STAMP)
+	$(PY) -m ortc.rust_crate
+
 check-generated: $(STAMP)
 	$(PY) build_ffi.py --check
+	$(PY) -m ortc.rust_crate --check
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -4,8 +4,8 @@
  * the published ABI: one slot per line, in table order. A version marker
  * comment stands before the first slot each API version added, and every
  * slot belongs to the nearest marker above it. Versions 19, 21 and 26 added
- * no slots. Path arguments are plain char, as on Linux. Slots that
- * API 31 and 32 appended are not declared yet. */
+ * no slots. Path arguments are plain char, as on Linux. API 31 added
+ * two slots and API 32 one: see their markers. */
 #ifndef ORTC_API_H
 #define ORTC_API_H
 
@@ -470,6 +470,16 @@ OrtStatus* (*KernelContext_GetSyncStream)(const OrtKernelContext* context, OrtSy
 OrtStatus* (*SessionOptionsSetWeightlessSourceModelBuffer)(OrtSessionOptions* options, const void* source_model_data, size_t source_model_data_length);
 /* @api 30 */
 OrtStatus* (*KernelContext_GetPreallocatedOutput)(const OrtKernelContext* context, size_t output_index, OrtValue** output);
+/* @api 31 */
+/* added in API 31: a NULL read_fn clears the callback and its state */
+OrtStatus* (*SessionOptionsSetEpContextDataReadFunc)(OrtSessionOptions* options, OrtReadNamedBufferFunc read_fn, void* state);
+/* added in API 31: the model-package function table (no arguments) */
+const OrtModelPackageApi* (*GetModelPackageApi)(void);
+/* @api 32 */
+/* added in API 32: a memory capacity of an EP device; at least one output must be non-NULL. */
+/* Which output is the total and which the available capacity is not settled by a public */
+/* header or doc yet, so both outputs are named neutrally. */
+OrtStatus* (*EpDevice_GetMemoryCapacity)(const OrtEpDevice* ep_device, OrtDeviceMemoryType memory_type, size_t* capacity_a, size_t* capacity_b);
 };
 
 const OrtApiBase* OrtGetApiBase(void);

@@ -274,6 +274,8 @@ typedef struct OrtTrainingApi OrtTrainingApi;
 typedef struct OrtModelEditorApi OrtModelEditorApi;
 typedef struct OrtCompileApi OrtCompileApi;
 typedef struct OrtInteropApi OrtInteropApi;
+/* added in API 31: the model-package table; ortc treats it as opaque */
+typedef struct OrtModelPackageApi OrtModelPackageApi;
 typedef struct OrtEpApi OrtEpApi;
 typedef struct OrtApiBase OrtApiBase;
 
@@ -295,6 +297,10 @@ typedef struct OrtAllocator {
 typedef void (*OrtLoggingFunction)(void* param, OrtLoggingLevel severity, const char* category, const char* logid, const char* code_location, const char* message);
 
 typedef OrtStatus* (*EpSelectionDelegate)(const OrtEpDevice** ep_devices, size_t num_devices, const OrtKeyValuePairs* model_metadata, const OrtKeyValuePairs* runtime_metadata, const OrtEpDevice** selected, size_t max_selected, size_t* num_selected, void* state);
+
+/* added in API 31: reads the named EP-context blob for a session being created. It allocates
+ * the buffer with the allocator it is given and reports the buffer and its byte size. */
+typedef OrtStatus* (*OrtReadNamedBufferFunc)(void* state, const char* name, OrtAllocator* allocator, void** buffer, size_t* buffer_num_bytes);
 
 typedef OrtStatus* (*OrtWriteBufferFunc)(void* state, const void* buffer, size_t buffer_num_bytes);
 

@@ -17,7 +17,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "version": ("ortc.cli", "print the loaded library, its version and the negotiated API"),
     "info": ("ortc.cli", "describe a model: inputs, outputs, metadata"),
     "run": ("ortc.cli", "run a model on random or .npy inputs and print the outputs"),
-    "rules": ("ortc.rules", "print the thread rules (--format json|markdown|rust)"),
+    "rules": ("ortc.rules_cli", "print the thread rules (--format json|markdown|rust)"),
     "conformance": ("ortc.conformance.cli", "check the C API's behaviour on a library"),
     "bench": ("bench.runner", "measure per-call latency against onnxruntime and a C loop "
                               "(needs a source checkout)"),

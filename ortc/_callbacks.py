@@ -1,7 +1,8 @@
 """The bridge for C calling Python: RunAsync completions.
 
-ORT calls the completion on one of its intra-op pool threads (research E5), concurrently with
-anything else. The callback never raises into C: every failure is stored on the job's Future.
+ORT calls the completion on one of its intra-op pool threads (conformance check
+thread.run-async-callback-thread), concurrently with anything else. The callback never raises
+into C: every failure is stored on the job's Future.
 Everything ORT reads during the run (input values and their buffers, name arrays, the output
 array) and the session itself stay pinned on the job until the callback has run; the session
 counts the job as a live child, so closing it meanwhile defers its release to the completion.

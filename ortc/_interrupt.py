@@ -101,6 +101,21 @@ class Watcher:
                 self.interrupted.append(ro)
                 _terminate(ro)
 
+    def enter_main_run(self, run_options: Any) -> Any:
+        """The main thread starts a run with ``run_options``: Ctrl-C now terminates them.
+        Returns what :meth:`leave_main_run` restores (a run a signal handler started inside
+        another run must hand Ctrl-C back to the outer one)."""
+        if self.interrupted:  # options a Ctrl-C terminated that nobody re-armed yet
+            self.rearm()
+        outer = self.main_run
+        self.main_run = run_options
+        return outer
+
+    def leave_main_run(self, outer: Any) -> None:
+        self.main_run = outer
+        if self.interrupted:  # re-arm at once: other threads may share these options
+            self.rearm()
+
     def rearm(self) -> None:
         """Allow runs again on the RunOptions that Ctrl-C terminated."""
         with self.sigint_lock:

@@ -114,20 +114,6 @@ class Stages:
         #: False turns staging off for the session (tests compare both paths)
         self.active = True
 
-    def run(self, key: Any, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
-            raw_run_options: Any) -> list[Any] | None:
-        """The outputs when this thread's stage for ``key`` served the run, else None."""
-        stages = self.by_thread.get(_get_ident())
-        if stages is None:
-            return None
-        stage = stages.get(key)
-        if not stage or stage.busy:
-            return None
-        result: list[Any] | None = stage.run(sess_ptr, feeds, run_options, raw_run_options)
-        if result is None and stage.misses > STAGE_MAX_MISSES:
-            stages[key] = False  # shapes keep changing: stop staging this output list
-        return result
-
     def offer(self, key: Any, plan: OutputPlan, names: tuple[str, ...], data: tuple[Any, ...],
               arrays: list[Any]) -> None:
         """After a run whose outputs were all preallocated: stage the next runs with the same

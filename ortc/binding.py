@@ -17,7 +17,7 @@ from ._handle import Handle
 from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
-from .threads import exclusive
+from .threads import Lease, exclusive
 from .value import Value, ortvalue_to_python
 
 __all__ = ["IoBinding"]
@@ -31,18 +31,20 @@ def _free(api: Any, alloc: Any, ptr: Any) -> None:
 class IoBinding(Handle):
     """Inputs and outputs bound to a session, for :meth:`Session.run_with_binding`.
 
-    Thread rules: Send, not Sync: every method, and a run with it, is exclusive. Eight threads
-    sharing one binding got wrong outputs in 232 of 1600 runs (research E2); use one binding per
-    thread. The binding keeps its session alive: ORT aborts when a binding outlives its session
-    (research E11). Bound arrays are kept alive by the binding until rebound or cleared.
+    Thread rules: Send, not Sync: every method, and a run with it, is exclusive. Threads
+    sharing one binding get wrong outputs (conformance check thread.shared-binding); use one
+    binding per thread. The binding keeps its session alive: ORT crashes when a binding is used
+    after its session's release (life.binding-after-session-release). Bound arrays are kept
+    alive by the binding until rebound or cleared; a Value bound as an output is written by
+    every run, and each run holds it exclusively.
     """
 
     c_type = "OrtIoBinding"
     send = True
     sync = False
     parents = ("OrtSession",)
-    evidence = ("research E2: one IoBinding shared by 8 threads, 232 of 1600 outputs wrong; "
-                "IOBinding.h 'IOBinding is stateful'; E11: use after ReleaseSession aborts")
+    evidence = ("per-run state (bound inputs and outputs): threads sharing one binding get "
+                "wrong results; it must not outlive its session")
 
     def __init__(self, session: Any) -> None:
         session._check_open()
@@ -54,12 +56,17 @@ class IoBinding(Handle):
         self._bound_outputs: dict[str, Any] = {}
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
+    #: output name -> the exclusive lease on a caller's Value bound to it: every run with this
+    #: binding writes that value, so it is exclusive for as long as it stays bound (another
+    #: thread using it meanwhile is a conflict; this thread may read it between runs)
+    _output_leases: dict[str, Lease] | None = None
 
     def _drop_references(self) -> None:
         # the bound values themselves were let go by the release (Handle._hold)
         self._session = None
         self._bound_inputs = {}
         self._bound_outputs = {}
+        self._release_output_leases()
 
     def _bind(self, table: dict[str, Any], name: str, value: Value | None) -> None:
         """Record a bound value. ORT's binding refers to the value's memory until it is
@@ -120,15 +127,40 @@ class IoBinding(Handle):
                     raise InvalidArgument(f"bind_output {name!r}: expected "
                                           f"{arg.type.type_str}, got dtype {data.dtype}")
             value = self._value_for(data, f"output {name!r}")
-            check(self._api.BindOutput(self._ptr, name.encode(), value._ptr),
-                  f"bind_output {name!r}")
+            # a caller's Value is written by every run while bound: take it exclusively now
+            # (a conflict raises before ORT refers to it); an array's Value is ours alone
+            lease = Lease.exclusive(value) if isinstance(data, Value) else None
+            try:
+                check(self._api.BindOutput(self._ptr, name.encode(), value._ptr),
+                      f"bind_output {name!r}")
+            except BaseException:
+                if lease is not None:
+                    lease.release()
+                raise
             self._bind(self._bound_outputs, name, value)
+            self._set_output_lease(name, lease)
         else:
             info = memory_info or cpu_memory_info()
             info._check_open()
             check(self._api.BindOutputToDevice(self._ptr, name.encode(), info._ptr),
                   f"bind_output {name!r}")
             self._bind(self._bound_outputs, name, None)
+            self._set_output_lease(name, None)
+
+    def _set_output_lease(self, name: str, lease: Lease | None) -> None:
+        leases = self._output_leases
+        if leases is None:
+            leases = self._output_leases = {}
+        old = leases.pop(name, None)
+        if lease is not None:
+            leases[name] = lease
+        if old is not None:
+            old.release()
+
+    def _release_output_leases(self) -> None:
+        leases, self._output_leases = self._output_leases, None
+        for lease in (leases or {}).values():
+            lease.release()
 
     @exclusive("ClearBoundInputs")
     def clear_binding_inputs(self) -> None:
@@ -139,6 +171,7 @@ class IoBinding(Handle):
     def clear_binding_outputs(self) -> None:
         self._api.ClearBoundOutputs(self._ptr)
         self._unbind_all(self._bound_outputs)
+        self._release_output_leases()
 
     @exclusive("SynchronizeBoundInputs")
     def synchronize_inputs(self) -> None:

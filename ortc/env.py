@@ -2,7 +2,7 @@
 
 ORT's ``OrtEnv`` is a reference-counted singleton: every CreateEnv returns the same object and
 ignores its arguments after the first, and once its last reference is released ORT cannot run
-anything (Run after the last ReleaseEnv segfaults: research/thread-safety.md, experiment E10).
+anything (Run after the last ReleaseEnv segfaults: conformance check env.run-after-last-release).
 ortc therefore creates it once, on first use, and never releases it; every Session keeps it.
 """
 
@@ -86,9 +86,8 @@ class Env(Handle):
     c_type = "OrtEnv"
     send = True
     sync = True
-    evidence = ("ORT CreateEnv doc: every env creation returns the same ref-counted instance "
-                "(onnxruntime_c_api.h, CreateEnv); ORT issue #13571 (one env per process, used "
-                "from many threads); shared/research E6, E10, E12")
+    evidence = ("one reference-counted env per process, used from every thread; it must "
+                "outlive every session")
 
     def __init__(self, severity: LoggingLevel | int | None = None, logid: str = "ortc") -> None:
         api = _loader.api()

@@ -39,10 +39,8 @@ class LoraAdapter(Handle):
     c_type = "OrtLoraAdapter"
     send = True
     sync = True
-    evidence = ("only read through const accessors during Run "
-                "(onnxruntime/core/session/lora_adapters.h); RunOptionsAddActiveLoraAdapter "
-                "keeps a raw pointer, so it must outlive every RunOptions it was added to "
-                "(research/thread-safety.md §1); tests/test_lora.py")
+    evidence = ("runs only read an adapter; RunOptions keep it by pointer, so it must "
+                "outlive every RunOptions it is active in")
 
     def __init__(self, source: AdapterSource) -> None:
         self._api = api = _loader.api()

@@ -26,9 +26,7 @@ class MemoryInfo(Handle):
     c_type = "OrtMemoryInfo"
     send = True
     sync = True
-    evidence = ("immutable after creation, every getter takes const OrtMemoryInfo* "
-                "(onnxruntime_c_api.h); Go shares one instance across goroutines "
-                "(research/thread-safety.md §1)")
+    evidence = "immutable after creation: every getter only reads"
 
     def __init__(self, name: str = "Cpu", allocator_type: AllocatorType | int = AllocatorType.DEVICE_ALLOCATOR,
                  device_id: int = 0, mem_type: MemType | int = MemType.DEFAULT) -> None:
@@ -110,8 +108,9 @@ class Allocator(Handle):
     """An ORT allocator: the default CPU one, or one created for a session.
 
     Thread rules: Send. Sync for the default CPU allocator (a stateless aligned malloc,
-    experiment E7) and for session CPU arenas (the arena has a mutex, E8). An allocator for
-    other memory (a device: ``Cuda``, ``CudaPinned``, ...) is Send but not Sync, per instance:
+    conformance check thread.default-allocator) and for session CPU arenas (the arena has a
+    mutex: thread.session-allocator). An allocator for other memory (a device: ``Cuda``,
+    ``CudaPinned``, ...) is Send but not Sync, per instance:
     nothing here has tested one from several threads (pykeio/ort reported CUDA allocator races).
     A session's allocator keeps its session alive and must go before it.
     """
@@ -120,11 +119,8 @@ class Allocator(Handle):
     send = True
     sync = True
     parents = ("OrtSession",)
-    evidence = ("default allocator: static, never freed (GetAllocatorWithDefaultOptions doc); "
-                "research E7 (16 threads x 20000 Alloc/Free) and E8 (session CPU arena, 8 threads); "
-                "allocators for non-CPU memory are not Sync per instance (untested on a GPU; "
-                "pykeio/ort treats its CUDA allocator as not Sync): "
-                "tests/test_memory.py::test_device_allocators_are_not_sync")
+    evidence = ("CPU allocators (the static default one, session arenas) serve threads at "
+                "once; an allocator for non-CPU memory is not Sync, per instance")
 
 
     @classmethod

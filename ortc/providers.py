@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["PROVIDERS", "provider_names", "EP_CONCURRENT_RUN", "session_run_rule"]
+__all__ = ["PROVIDERS", "provider_names", "EP_CONCURRENT_RUN", "MIN_CONCURRENT_VERSION",
+           "session_run_rule"]
 
 # The generic SessionOptionsAppendExecutionProvider takes these short names (ORT 1.32 also
 # takes the long ones; older libraries only the short ones). CUDA and TensorRT have their own
@@ -43,28 +44,35 @@ def provider_names(name: str) -> tuple[str, str]:
 #: as exclusive ("undocumented; serialized by default").
 EP_CONCURRENT_RUN: dict[str, tuple[bool, str]] = {
     "CPUExecutionProvider": (
-        True, "ORT docs: several threads may call Run on one session "
-              "(onnxruntime.ai/docs/api/c-api, Threading; issue #114); research E1: 0 wrong of "
-              "320 concurrent runs; tests/test_threads.py::test_shared_run_stress_matches_serial"),
+        True, "ORT's design: several threads may call Run on one session "
+              "(https://onnxruntime.ai/docs/reference/high-level-design.html); check "
+              "thread.concurrent-run passes on ORT 1.16-1.32"),
     "CUDAExecutionProvider": (
-        False, "undocumented on a GPU in this project (issue 6 item 8: no device evidence "
-               "recorded yet); serialized by default. ORT's CUDA EP reports "
-               "ConcurrentRunSupported() true, but concurrent CUDA runs had races "
-               "(ORT #3828, #4829; pykeio/ort #348)"),
+        False, "policy: no GPU run is recorded in this project, and concurrent CUDA runs had "
+               "races (ORT #3828, #4829; pykeio/ort #348); serialized until a GPU run of "
+               "thread.concurrent-run passes"),
     "TensorrtExecutionProvider": (
-        True, "concurrent Run supported since ORT 1.17: the EP locks its engine "
-              "(ORT #19275, PR #19301)"),
+        True, "concurrent Run is safe from ORT 1.17 on: the provider locks and synchronizes "
+              "its compute (ORT PR #19301, fixing #19275); exclusive with an older library"),
     "DmlExecutionProvider": (
-        False, "DirectML sessions do not support concurrent Run (DirectML EP docs, quoted in "
-               "ORT #22147; crashes #17686)"),
+        False, "DirectML sessions do not support concurrent Run (DirectML provider docs, "
+               "https://onnxruntime.ai/docs/execution-providers/DirectML-ExecutionProvider.html)"),
     "XnnpackExecutionProvider": (
-        True, "the EP reports ConcurrentRunSupported() false, so ORT itself serializes Run "
-              "with a lock (inference_session.cc RegisterExecutionProvider): safe, no overlap"),
+        True, "policy: the provider reports no concurrent-Run support and ORT then serializes "
+              "runs itself (read in ORT's source, not tested here): safe, no overlap"),
     "WebGpuExecutionProvider": (
-        True, "the EP reports ConcurrentRunSupported() false, so ORT itself serializes Run "
-              "(research §4); concurrency across sessions is a separate problem (#32561)"),
+        True, "policy: ORT serializes one session's runs itself, as for XNNPACK (read in "
+              "ORT's source, not tested here); concurrent runs of different WebGPU sessions "
+              "crash (ORT #32561)"),
     "QNNExecutionProvider": (
-        True, "concurrent Run on one session supported since ORT PR #18981 (a mutex)"),
+        True, "concurrent Run on one session is safe: a mutex (ORT PR #18981)"),
+}
+
+#: provider -> (the first ORT version whose provider allows concurrent Run, why): with an
+#: older library the provider is exclusive whatever EP_CONCURRENT_RUN says
+MIN_CONCURRENT_VERSION: dict[str, tuple[tuple[int, int], str]] = {
+    "TensorrtExecutionProvider": ((1, 17), "before ORT 1.17 concurrent TensorRT runs on one "
+                                           "session corrupted outputs (ORT #19275)"),
 }
 
 #: provider options that make Run exclusive whatever the provider's row says
@@ -79,18 +87,37 @@ _EXCLUSIVE_OPTIONS: dict[str, dict[str, str]] = {
 _TRUE = ("1", "true", "True", "TRUE", "yes")
 
 
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
 def session_run_rule(providers: Sequence[str],
-                     provider_options: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+                     provider_options: dict[str, dict[str, str]] | None = None,
+                     ort_version: str | None = None) -> dict[str, Any]:
     """Whether Run is shared for a session with these providers, and the reasons.
 
     Returns ``{"run": "shared"|"exclusive", "providers": [...], "reasons": [...]}``. Run is
-    shared only when every provider allows concurrent runs with the options given.
+    shared only when every provider allows concurrent runs with the options given and with the
+    ORT version (``ort_version``; default: the loaded library's).
     """
+    if ort_version is None:
+        from . import _loader
+        ort_version = _loader.library_info().version
+    have = _version_tuple(ort_version)
     reasons = []
     shared = True
     for p in providers:
         ok, why = EP_CONCURRENT_RUN.get(
             p, (False, "undocumented for this provider; serialized by default"))
+        gate = MIN_CONCURRENT_VERSION.get(p)
+        if ok and gate is not None and have < gate[0]:
+            ok, why = False, f"ORT {ort_version}: {gate[1]}"
         opts = (provider_options or {}).get(p, {})
         for key, reason in _EXCLUSIVE_OPTIONS.get(p, {}).items():
             if str(opts.get(key, "")) in _TRUE:

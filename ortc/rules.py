@@ -1,11 +1,14 @@
 """The thread rules, exported: one record per ORT type, derived from the class declarations.
 
-Each wrapper class declares ``send``/``sync`` and an ``evidence`` string, and each of its
-methods is marked ``@shared`` or ``@exclusive`` with the C functions it calls
+Each wrapper class declares ``send``/``sync`` and a one-line ``evidence`` summary, and each of
+its methods is marked ``@shared`` or ``@exclusive`` with the C functions it calls
 (:mod:`ortc.threads`). :func:`rules` turns those declarations into records; types that ortc
 reads into plain Python values and never wraps (type infos, metadata, statuses, ...) come from
 the declared table :data:`UNWRAPPED`, marked ``"wrapped": False``, so a binding author gets the
-whole picture. ``python -m ortc rules --format json|markdown|rust`` prints them;
+whole picture. What each verdict rests on, with its kind, is :mod:`ortc.evidence`; every
+OrtApi slot's verdict is :mod:`ortc.slot_rules`. A C function is listed under the type it acts
+on (its first handle parameter); a call that only takes a type as an argument is in that
+type's ``used_by``. ``python -m ortc rules --format json|markdown|rust`` prints them;
 ``docs/THREAD_RULES.md`` is the Markdown form (a test fails when it is stale).
 
 Execution providers decide whether one session may run concurrently: see
@@ -15,18 +18,16 @@ Execution providers decide whether one session may run concurrently: see
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any
 
+from . import evidence, slot_rules
 from .providers import EP_CONCURRENT_RUN, _EXCLUSIVE_OPTIONS, session_run_rule
 from .threads import registry
 
-__all__ = ["rules", "session_run_rule", "EP_CONCURRENT_RUN", "UNWRAPPED", "render",
-           "render_json", "render_markdown", "render_rust", "main", "main_rules"]
+__all__ = ["rules", "session_run_rule", "EP_CONCURRENT_RUN", "UNWRAPPED", "render_json",
+           "render_markdown"]
 
-RESEARCH = "shared/research/thread-safety.md"
 ORT = "https://github.com/microsoft/onnxruntime"
-HEADER = "include/onnxruntime/core/session/onnxruntime_c_api.h"
 
 # -- declared facts the markers cannot carry ---------------------------------------------------
 
@@ -55,64 +56,72 @@ CONSTRUCTOR_USES: list[tuple[tuple[str, ...], str, dict[str, str]]] = [
 
 #: uses of a type as another call's argument, beyond what the markers say
 ARGUMENT_USES: dict[str, dict[str, str]] = {
-    # a Run input is read by ORT; ortc holds a shared lease on an input Value during the run
+    # a Run input is read by ORT; ortc holds a shared lease on an input Value during the run.
+    # A Value bound as an output is written by every run with the binding (ortc's binding
+    # holds it exclusively while it is bound).
     "OrtValue": {"Run": "shared", "RunAsync": "shared", "BindInput": "shared",
-                 "BindOutput": "exclusive", "AddInitializer": "shared",
-                 "AddExternalInitializers": "shared"},
-}
-
-#: tests in this repository that show a type's rules, added to its evidence
-_T = "tests/test_threads.py::"
-TEST_EVIDENCE: dict[str, list[str]] = {
-    "OrtEnv": [f"{_T}test_session_works_after_everything_else_is_gone",
-               f"{_T}test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity (set)]"],
-    "OrtSession": [f"{_T}test_shared_run_stress_matches_serial",
-                   f"{_T}test_slow_run_refuses_exclusive_calls",
-                   f"{_T}test_exclusive_run_session",
-                   f"{_T}test_session_close_while_running"],
-    "OrtSessionOptions": [f"{_T}test_concurrent_session_creation_shared_options",
-                          f"{_T}test_exclusive_method_overlapping_a_call_inside_ort"],
-    "OrtRunOptions": [f"{_T}test_terminate_is_shared_with_running_runs",
-                      f"{_T}test_exclusive_method_overlapping_a_call_inside_ort"],
-    "OrtValue": [f"{_T}test_slow_run_refuses_exclusive_calls",
-                 f"{_T}test_closing_a_run_input_value_waits_for_the_run"],
-    "OrtIoBinding": [f"{_T}test_iobinding_shared_by_threads_is_refused",
-                     f"{_T}test_iobinding_shared_by_threads_serialized",
-                     f"{_T}test_iobinding_after_session_close_in_child"],
-    "OrtMemoryInfo": [f"{_T}test_shared_methods_stress_matches_serial"],
-    "OrtAllocator": [f"{_T}test_shared_methods_stress_matches_serial"],
+                 "BindOutput": "exclusive", "RunWithBinding": "exclusive",
+                 "AddInitializer": "shared", "AddExternalInitializers": "shared"},
 }
 
 #: methods whose kind depends on the instance (``exclusive_when``), explained
 _CONDITIONS: dict[str, str] = {
     "_run_exclusive": ("exclusive (&mut self) for a session whose execution providers do not "
-                       "all allow concurrent Run; see Session.thread_rules() and the provider "
-                       "table"),
+                       "all allow concurrent Run (for TensorRT: ORT before 1.17); see "
+                       "Session.thread_rules() and the provider table"),
 }
 
-#: per-type notes that apply to some instances only
+#: per-type notes that apply to some instances only, or say what ortc does about a hazard
 TYPE_NOTES: dict[str, list[str]] = {
     "OrtAllocator": [
-        "Sync holds for the default CPU allocator (stateless, E7) and session CPU arenas (the "
-        "arena has a mutex, E8). A device allocator (CUDA, ...) is undocumented: ortc makes "
-        "every allocator for non-CPU memory Send only, per instance, until a GPU run tests "
-        "it (issue 6 item 8).",
+        "Sync holds for the default CPU allocator and session CPU arenas (checks "
+        "thread.default-allocator, thread.session-allocator). An allocator for non-CPU memory "
+        "is Send only, per instance: no device allocator has been tested from several threads "
+        "(policy).",
+        "A value allocated from a session allocator must not outlive the session "
+        "(life.session-value-after-session-release crashes): ortc's Allocator keeps its "
+        "session alive.",
     ],
     "OrtEnv": [
-        "ortc never calls ReleaseEnv: ORT cannot re-create its env after the last release, and "
-        "a Run after it crashes (research E10). Env.close() is a no-op.",
+        "ortc never calls ReleaseEnv and Env.close() is a no-op: a Run after the last release "
+        "crashes (env.run-after-last-release), so the env must outlive every session. ORT "
+        "itself can create a new env after the last release (env.recreate-after-release); "
+        "ortc does not need to.",
+        "Env creation is safe from any thread: every creation returns the one env "
+        "(env.concurrent-create-release).",
     ],
     "OrtValue": [
         "Arrays returned by Value.numpy() are views: writing through them is a write to the "
         "value (exclusive) that the guard cannot see.",
+        "A Value bound as an output (IoBinding.bind_output) or passed as a preallocated output "
+        "is written by every run that uses it: it is exclusive for as long as it is bound. "
+        "ortc's binding holds it exclusively from bind_output until the output is rebound or "
+        "cleared or the binding closes: another thread's use meanwhile is a conflict (the "
+        "binding's own thread may read it between runs).",
+    ],
+    "OrtSessionOptions": [
+        "Concurrent session creation with one options object is safe for plain options "
+        "(thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin "
+        "domains: ORT marks adding those domains at creation not thread-safe. Create such "
+        "sessions one at a time.",
+    ],
+    "OrtIoBinding": [
+        "A binding shared by threads gives wrong results (thread.shared-binding); no crash has "
+        "been recorded on CPU.",
+    ],
+    "OrtMemoryInfo": [
+        "Memory infos returned by AllocatorGetInfo, GetTensorMemoryInfo and "
+        "SessionGetMemoryInfoFor* are borrowed from their owner: never release them.",
+    ],
+    "OrtTypeInfo": [
+        "CastTypeInfoTo* results are borrowed: never release them, never use them after the "
+        "type info.",
     ],
 }
 
-_TS = f"{RESEARCH} §1"
-
 #: ORT types that ortc does not wrap as handles (it copies them into plain Python values, uses
-#: them only inside one call, or does not expose them). Declared here, by hand, from the
-#: research; ``wrapped`` is False for every one of them.
+#: them only inside one call, or does not expose them). ``wrapped`` is False for every one;
+#: their evidence records are in ortc/evidence.py.
 UNWRAPPED: list[dict[str, Any]] = [
     {"type": "OrtTypeInfo", "python": "ortc.TypeInfo (a frozen dataclass copy)",
      "send": True, "sync": True,
@@ -122,9 +131,9 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "CastTypeInfoToOptionalTypeInfo": "shared",
                  "GetDenotationFromTypeInfo": "shared", "ReleaseTypeInfo": "exclusive"},
      "parents": [],
-     "evidence": f"every getter takes const OrtTypeInfo* ({HEADER}); infos returned by session "
-                 f"and value getters are independent objects the caller owns ({_TS}); ortc "
-                 f"converts and releases them at once (ortc/typeinfo.py take_type_info)"},
+     "evidence": "read-only; infos returned by session and value getters are independent "
+                 "objects the caller owns; ortc converts and releases them at once "
+                 "(ortc/typeinfo.py take_type_info)"},
     {"type": "OrtTensorTypeAndShapeInfo", "python": "ortc.TypeInfo (a frozen dataclass copy)",
      "send": True, "sync": True,
      "methods": {"GetTensorElementType": "shared", "GetDimensionsCount": "shared",
@@ -133,24 +142,23 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "SetDimensions": "exclusive", "SetSymbolicDimensions": "exclusive",
                  "ReleaseTensorTypeAndShapeInfo": "exclusive"},
      "parents": ["OrtTypeInfo"],
-     "evidence": f"getters take const pointers; setters only on infos you created; a "
-                 f"CastTypeInfoToTensorInfo result is borrowed: 'valid until type_info is "
-                 f"freed' ({HEADER}; {_TS})"},
+     "evidence": "getters read; setters only on infos the caller created; a "
+                 "CastTypeInfoToTensorInfo result is borrowed from its type info"},
     {"type": "OrtMapTypeInfo", "python": "ortc.TypeInfo (kind MAP)", "send": True, "sync": True,
      "methods": {"GetMapKeyType": "shared", "GetMapValueType": "shared",
                  "ReleaseMapTypeInfo": "exclusive"},
      "parents": ["OrtTypeInfo"],
-     "evidence": f"read-only; the cast result is borrowed from its OrtTypeInfo ({_TS})"},
+     "evidence": "read-only; the cast result is borrowed from its OrtTypeInfo"},
     {"type": "OrtSequenceTypeInfo", "python": "ortc.TypeInfo (kind SEQUENCE)",
      "send": True, "sync": True,
      "methods": {"GetSequenceElementType": "shared", "ReleaseSequenceTypeInfo": "exclusive"},
      "parents": ["OrtTypeInfo"],
-     "evidence": f"read-only; the cast result is borrowed from its OrtTypeInfo ({_TS})"},
+     "evidence": "read-only; the cast result is borrowed from its OrtTypeInfo"},
     {"type": "OrtOptionalTypeInfo", "python": "ortc.TypeInfo (kind OPTIONAL)",
      "send": True, "sync": True,
      "methods": {"GetOptionalContainedTypeInfo": "shared"},
      "parents": ["OrtTypeInfo"],
-     "evidence": f"read-only; the cast result is borrowed from its OrtTypeInfo ({_TS})"},
+     "evidence": "read-only; the cast result is borrowed from its OrtTypeInfo"},
     {"type": "OrtModelMetadata", "python": "ortc.ModelMetadata (a frozen dataclass copy)",
      "send": True, "sync": True,
      "methods": {"ModelMetadataGetProducerName": "shared", "ModelMetadataGetGraphName": "shared",
@@ -161,9 +169,8 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "ModelMetadataLookupCustomMetadataMap": "shared",
                  "ReleaseModelMetadata": "exclusive"},
      "parents": [],
-     "evidence": f"SessionGetModelMetadata returns an independent heap copy "
-                 f"(new ModelMetadata(*p.second), onnxruntime/core/session/onnxruntime_c_api.cc); "
-                 f"getters allocate their results with the allocator passed in ({_TS})"},
+     "evidence": "an independent copy of the session's metadata; getters allocate their "
+                 "results with the allocator passed in"},
     {"type": "OrtStatus", "python": "ortc.OrtError subclasses (exceptions)",
      "send": True, "sync": True,
      "methods": {"GetErrorCode": "shared", "GetErrorMessage": "shared",
@@ -178,26 +185,23 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "KernelContext_ParallelFor": "shared", "KernelContext_GetScratchBuffer": "shared",
                  "KernelContext_GetOutput": "exclusive"},
      "parents": [],
-     "evidence": f"valid only during one KernelCompute call on the calling thread; "
-                 f"KernelContext_GetSyncStream: 'Do not retain or dereference it after the run' "
-                 f"({HEADER}); GetOutput allocates outputs ({RESEARCH} §3.11). Not Send: a scoped "
-                 f"borrow that must not escape the callback"},
+     "evidence": "valid only during one KernelCompute call on the calling thread; GetOutput "
+                 "allocates outputs. Not Send: a scoped borrow that must not escape the "
+                 "callback"},
     {"type": "OrtKernelInfo", "python": None, "send": False, "sync": True,
      "methods": {"KernelInfoGetAttribute_float": "shared", "KernelInfoGetAttribute_int64": "shared",
                  "KernelInfoGetAttribute_string": "shared", "KernelInfo_GetInputCount": "shared",
                  "KernelInfo_GetOutputCount": "shared", "KernelInfo_GetNodeName": "shared",
                  "CopyKernelInfo": "shared", "ReleaseKernelInfo": "exclusive"},
      "parents": [],
-     "evidence": f"valid only inside CreateKernel(V2); CopyKernelInfo makes a copy the kernel "
-                 f"may keep (then Send and Sync, read-only) ({RESEARCH} §3.11)"},
+     "evidence": "valid only inside CreateKernel(V2); CopyKernelInfo makes a copy the kernel "
+                 "may keep (then Send and Sync, read-only)"},
     {"type": "OrtCustomOpDomain", "python": None, "send": True, "sync": False,
      "methods": {"CustomOpDomain_Add": "exclusive", "AddCustomOpDomain": "shared",
                  "ReleaseCustomOpDomain": "exclusive"},
      "parents": [],
-     "evidence": f"mutated while being built; 'must not be deleted until all sessions using it "
-                 f"are released' ({HEADER}); AddCustomOpDomains 'is not thread safe' "
-                 f"(inference_session.h; ORT #27089, #20089, #22663). Sessions must not outlive "
-                 f"it"},
+     "evidence": "mutated while being built; it must outlive every session using it; adding "
+                 "domains at session creation is not thread-safe"},
     {"type": "OrtThreadingOptions", "python": None, "send": True, "sync": True,
      "methods": {"SetGlobalIntraOpNumThreads": "exclusive",
                  "SetGlobalInterOpNumThreads": "exclusive", "SetGlobalSpinControl": "exclusive",
@@ -205,29 +209,26 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "CreateEnvWithGlobalThreadPools": "shared",
                  "ReleaseThreadingOptions": "exclusive"},
      "parents": [],
-     "evidence": f"copied by ORT at env creation ({HEADER}); custom thread create/join "
-                 f"functions must stay valid for the env's life ({_TS})"},
+     "evidence": "copied by ORT at env creation; custom thread create/join functions must "
+                 "stay valid for the env's life"},
     {"type": "OrtArenaCfg", "python": None, "send": True, "sync": True,
      "methods": {"CreateAndRegisterAllocator": "shared", "ReleaseArenaCfg": "exclusive"},
      "parents": [],
-     "evidence": f"immutable after creation; kept as a raw pointer in CUDA/ROCm provider "
-                 f"options (default_memory_arena_cfg), so keep it alive for the session "
-                 f"({_TS})"},
+     "evidence": "immutable after creation; device provider options keep it by pointer, so "
+                 "keep it alive for the session"},
     {"type": "OrtKeyValuePairs", "python": "dict (copied)", "send": True, "sync": True,
      "methods": {"GetKeyValue": "shared", "GetKeyValuePairs": "shared",
                  "AddKeyValuePair": "exclusive", "RemoveKeyValuePair": "exclusive",
                  "ReleaseKeyValuePairs": "exclusive"},
      "parents": [],
-     "evidence": f"a plain container without locks: getters take const OrtKeyValuePairs*, "
-                 f"Add/Remove mutate ({HEADER}, inferred); ortc copies one into a dict and "
-                 f"releases it at once (ortc/_cstr.py read_key_values)"},
+     "evidence": "a plain container: getters read, Add/Remove change it; ortc copies one into "
+                 "a dict and releases it at once (ortc/_cstr.py read_key_values)"},
     {"type": "OrtPrepackedWeightsContainer", "python": None, "send": True, "sync": True,
      "methods": {"CreateSessionWithPrepackedWeightsContainer": "shared",
                  "CreateSessionFromArrayWithPrepackedWeightsContainer": "shared",
                  "ReleasePrepackedWeightsContainer": "exclusive"},
      "parents": [],
-     "evidence": f"designed to be shared by sessions; 'must not be released until the sessions "
-                 f"using it are released' ({HEADER}); concurrent creation untested ({_TS})"},
+     "evidence": "designed to be shared by sessions, and released after them"},
     {"type": "OrtCUDAProviderOptionsV2", "python": None, "send": True, "sync": False,
      "methods": {"UpdateCUDAProviderOptions": "exclusive",
                  "SessionOptionsAppendExecutionProvider_CUDA_V2": "shared",
@@ -242,30 +243,65 @@ UNWRAPPED: list[dict[str, Any]] = [
      "parents": [],
      "evidence": "a plain struct filled by Update*; ortc creates, fills, appends and releases "
                  "it inside SessionOptions.append_execution_provider"},
+    {"type": "OrtEpDevice", "python": None, "send": True, "sync": True,
+     "methods": {"EpDevice_EpName": "shared", "EpDevice_EpVendor": "shared",
+                 "EpDevice_EpMetadata": "shared", "EpDevice_EpOptions": "shared",
+                 "EpDevice_Device": "shared", "EpDevice_MemoryInfo": "shared",
+                 "EpDevice_GetMemoryCapacity": "shared"},
+     "parents": ["OrtEnv"],
+     "evidence": "owned by the env and only read; never released by the caller"},
+    {"type": "OrtHardwareDevice", "python": None, "send": True, "sync": True,
+     "methods": {"HardwareDevice_Type": "shared", "HardwareDevice_VendorId": "shared",
+                 "HardwareDevice_Vendor": "shared", "HardwareDevice_DeviceId": "shared",
+                 "HardwareDevice_Metadata": "shared"},
+     "parents": ["OrtEnv"],
+     "evidence": "owned by the env and only read; never released by the caller"},
+    {"type": "OrtSyncStream", "python": None, "send": True, "sync": False,
+     "methods": {"SyncStream_GetHandle": "shared", "RunOptionsSetSyncStream": "shared",
+                 "ReleaseSyncStream": "exclusive"},
+     "parents": ["OrtEpDevice"],
+     "evidence": "a device stream (none exists on a CPU build); not Sync by policy"},
 ]
 
-#: C callbacks: who calls them, from which threads (Rust: the closure bounds)
+#: C callbacks: who calls them, from which threads (Rust: the closure bounds); their evidence
+#: records are ortc.evidence.CALLBACK_EVIDENCE
 CALLBACKS: list[dict[str, str]] = [
     {"type": "OrtLoggingFunction", "threads": "any: the calling thread of CreateSession/Run "
      "and ORT's own pool threads, concurrently, without a lock held by ORT",
      "rust": "Fn(...) + Send + Sync + 'static (kept until the env's last release)",
      "ortc": "ortc/env.py _log_from_ort: catches everything, never waits on a guard (inside "
              "threads.ort_callback), inert after interpreter exit",
-     "evidence": f"UserLoggingSink::SendImpl calls the function directly; research E4, E4b; "
-                 f"tests/test_threads.py::test_log_callback_never_waits_on_a_guard"},
+     "evidence": "env.logger-caller-threads, thread.logger-pool-thread, "
+                 "thread.logger-concurrent-runs"},
     {"type": "RunAsyncCallbackFn", "threads": "one of the session's intra-op pool threads",
      "rust": "FnOnce(...) + Send + 'static (inputs, outputs and user data kept until it runs)",
      "ortc": "Session.run_async where available",
-     "evidence": f"{HEADER}: 'Run the model asynchronously in a thread owned by intra op "
-                 f"thread pool'; research E5, E5b (needs intra_op_num_threads >= 2)"},
+     "evidence": "thread.run-async-callback-thread, thread.run-async-needs-pool "
+                 "(needs intra_op_num_threads >= 2)"},
     {"type": "OrtThreadPoolCallbacksConfig", "threads": "any pool thread, concurrently",
      "rust": "Fn(...) + Send + Sync + 'static", "ortc": "not exposed",
-     "evidence": f"{HEADER}: 'Subject to concurrent invocations from multiple threads and must "
-                 f"be thread-safe'"},
+     "evidence": "ORT's C API: the work callbacks may be invoked concurrently and must be "
+                 "thread-safe"},
     {"type": "OrtCustomOp.KernelCompute", "threads": "any thread running the session, "
      "concurrently for the same kernel when runs overlap",
      "rust": "kernel state must be Sync (&self in compute)", "ortc": "not exposed",
-     "evidence": f"ORT design doc: Compute() is const, kernels are stateless ({RESEARCH} §3.11)"},
+     "evidence": "ORT's design: kernels are stateless, Compute may run concurrently"},
+    {"type": "OrtAllocator (caller-implemented)", "threads": "any thread that allocates for "
+     "ORT: runs, session creation, pool threads, concurrently",
+     "rust": "Alloc/Free/Info: Fn + Send + Sync; the struct outlives its registration",
+     "ortc": "not exposed", "evidence": "alloc.register-custom (ORT calls a registered "
+                                        "allocator from its runs)"},
+    {"type": "deleter of CreateTensorWithDataAndDeleterAsOrtValue", "threads": "the thread "
+     "that releases the value's last reference (any thread)",
+     "rust": "FnOnce + Send", "ortc": "not exposed",
+     "evidence": "value.deleter-called"},
+    {"type": "OrtCustomCreateThreadFn / OrtCustomJoinThreadFn", "threads": "the thread "
+     "creating the session or env (create); the releasing thread (join)",
+     "rust": "Fn + Send + Sync + 'static (valid for the pools' life)", "ortc": "not exposed",
+     "evidence": "session.custom-thread-functions, env.global-custom-threads"},
+    {"type": "EpSelectionDelegate", "threads": "the thread calling CreateSession, during it",
+     "rust": "Fn + Send (state valid until creation returns)", "ortc": "not exposed",
+     "evidence": "device.selection-delegate"},
 ]
 
 
@@ -281,12 +317,32 @@ def _release_function(c_type: str) -> str:
     return "Release" + c_type[len("Ort"):]
 
 
+def _basis(c_type: str, send: bool, sync: bool) -> dict[str, list[str]]:
+    """For the Send and Sync verdicts of a type: the kinds of the evidence backing each."""
+    recs = evidence.for_type(c_type)
+    out: dict[str, list[str]] = {}
+    for verdict, value in (("send", send), ("sync", sync)):
+        tag = verdict if value else "not-" + verdict
+        out[verdict] = sorted({e.kind for e in recs if tag in e.backs})
+    return out
+
+
+def _summary(text: str, c_type: str) -> str:
+    refs = [e.ref or e.kind for e in evidence.for_type(c_type)]
+    return text + (f"; evidence: {', '.join(refs)}" if refs else "")
+
+
 def rules() -> list[dict[str, Any]]:
     """One record per ORT type, sorted by type: ``type`` (the C name), ``python`` (the class,
     or what ortc turns the type into), ``send``, ``sync``, ``methods`` (Python method names and
-    C function names -> ``"shared"`` or ``"exclusive"``), ``parents`` (the C types it must not
-    outlive), ``evidence``; also ``wrapped``, ``conditions`` (methods whose kind depends on the
-    instance), ``arguments`` (how a method uses the handles passed to it) and ``notes``.
+    the C functions acting on this type -> ``"shared"`` or ``"exclusive"``), ``parents`` (the C
+    types it must not outlive), ``evidence`` (a summary); also ``wrapped``, ``conditions``
+    (methods whose kind depends on the instance), ``arguments`` (how a method uses the handles
+    passed to it), ``used_by`` (calls of other objects that take this type as an argument, and
+    how), ``c_functions`` (each Python method's C functions), ``notes``, ``evidence_records``
+    (ortc/evidence.py, each of a stated kind), ``basis`` (the evidence kinds behind the Send
+    and Sync verdicts) and ``caveats`` (a Send/Sync verdict that rests on no strong evidence,
+    said plainly).
 
     >>> [r for r in ortc.rules() if r["type"] == "OrtIoBinding"][0]["sync"]
     False
@@ -299,13 +355,23 @@ def rules() -> list[dict[str, Any]]:
     records: dict[str, dict[str, Any]] = {}
     for name, rec in sorted(registry.items(), key=lambda kv: kv[1].c_type):
         methods: dict[str, str] = {}
+        used_by: dict[str, str] = {}
         conditions: dict[str, str] = {}
         arguments: dict[str, dict[str, str]] = {}
+        c_functions: dict[str, list[str]] = {}
         for meth, rule in sorted(rec.methods.items()):
             methods[meth] = rule.kind
+            c_functions[meth] = list(rule.c_functions)
             for c_fn in rule.c_functions:
-                if c_fn not in foreign:
+                if c_fn in foreign:
+                    continue
+                owner = slot_rules.receiver(c_fn)
+                if owner == rec.c_type:
                     _merge(methods, c_fn, rule.kind)
+                elif any(t == rec.c_type for t, _ in slot_rules.params(c_fn)):
+                    _merge(used_by, c_fn, rule.kind)
+                # else: a function that takes no handle of this type (GetAvailableProviders
+                # behind Env.providers): the slot table has its verdict, not this type
             if rule.exclusive_when is not None:
                 why = _CONDITIONS.get(rule.exclusive_when,
                                       f"exclusive when {rule.exclusive_when} is true")
@@ -319,45 +385,51 @@ def rules() -> list[dict[str, Any]]:
         if rec.c_type != "OrtEnv":
             methods["close"] = "exclusive"
         methods[_release_function(rec.c_type)] = "exclusive"
-        evidence = rec.evidence
-        tests = TEST_EVIDENCE.get(rec.c_type, [])
-        if tests:
-            evidence += "; tests: " + ", ".join(tests)
         records[rec.c_type] = {
             "type": rec.c_type, "python": f"ortc.{name}", "wrapped": True, "send": rec.send,
             "sync": rec.sync, "methods": methods, "parents": list(rec.parents),
-            "evidence": evidence, "conditions": conditions, "arguments": arguments,
+            "evidence": _summary(rec.evidence, rec.c_type), "conditions": conditions,
+            "arguments": arguments, "used_by": used_by, "c_functions": c_functions,
             "notes": list(TYPE_NOTES.get(rec.c_type, [])),
         }
     for item in UNWRAPPED:
-        records[item["type"]] = {**item, "wrapped": False, "methods": dict(item["methods"]),
+        own = {m: k for m, k in item["methods"].items()
+               if slot_rules.receiver(m) == item["type"]}
+        others = {m: k for m, k in item["methods"].items() if m not in own}
+        records[item["type"]] = {**item, "wrapped": False, "methods": own,
                                  "parents": list(item["parents"]), "conditions": {},
-                                 "arguments": {},
+                                 "evidence": _summary(item["evidence"], item["type"]),
+                                 "arguments": {}, "used_by": others, "c_functions": {},
                                  "notes": list(TYPE_NOTES.get(item["type"], []))}
-    # Handles passed as arguments: the C function counts on the argument's type too.
+    # Handles passed as arguments: the call uses the argument's type too, but is not one of
+    # its methods (Run is a session's function that reads its RunOptions).
     for name, rec in registry.items():
         for meth, rule in rec.methods.items():
             for arg, kind in rule.args:
                 target = records.get(ARG_TYPES.get(arg, ""))
                 if target is None:
                     continue
-                _merge(target["methods"], f"{name}.{meth}", kind)
+                _merge(target["used_by"], f"{name}.{meth}", kind)
                 for c_fn in rule.c_functions:
-                    _merge(target["methods"], c_fn, kind)
+                    _merge(target["used_by"], c_fn, kind)
     for c_fns, entry, uses in CONSTRUCTOR_USES:
         for c_type, kind in uses.items():
             target = records[c_type]
-            _merge(target["methods"], entry, kind)
+            _merge(target["used_by"], entry, kind)
             for c_fn in c_fns:
-                _merge(target["methods"], c_fn, kind)
+                _merge(target["methods" if slot_rules.receiver(c_fn) == c_type else "used_by"],
+                       c_fn, kind)
     for c_type, uses in ARGUMENT_USES.items():
         for c_fn, kind in uses.items():
-            _merge(records[c_type]["methods"], c_fn, kind)
+            _merge(records[c_type]["used_by"], c_fn, kind)
     out = []
     for c_type in sorted(records):
         r = records[c_type]
-        r["methods"] = dict(sorted(r["methods"].items(), key=lambda kv: (kv[0][:1].isupper(),
-                                                                         kv[0])))
+        for key in ("methods", "used_by"):
+            r[key] = dict(sorted(r[key].items(), key=lambda kv: (kv[0][:1].isupper(), kv[0])))
+        r["evidence_records"] = [e.to_json() for e in evidence.for_type(c_type)]
+        r["basis"] = _basis(c_type, r["send"], r["sync"])
+        r["caveats"] = dict(evidence.CAVEATS.get(c_type, {}))
         out.append(r)
     return out
 
@@ -367,9 +439,20 @@ def rules() -> list[dict[str, Any]]:
 def render_json() -> str:
     import json  # imported here: `import ortc` should not pay for the CLI's modules
 
+    from .providers import MIN_CONCURRENT_VERSION
+
     return json.dumps({"types": rules(), "execution_providers": {
-        p: {"concurrent_run": ok, "why": why} for p, (ok, why) in EP_CONCURRENT_RUN.items()},
-        "callbacks": CALLBACKS}, indent=2) + "\n"
+        p: {"concurrent_run": ok, "why": why,
+            "since": ".".join(map(str, MIN_CONCURRENT_VERSION[p][0]))
+            if p in MIN_CONCURRENT_VERSION else None,
+            "evidence": [e.to_json() for e in evidence.EP_EVIDENCE.get(p, ())]}
+        for p, (ok, why) in EP_CONCURRENT_RUN.items()},
+        "callbacks": [{**cb, "evidence_records": [
+            e.to_json() for e in evidence.CALLBACK_EVIDENCE.get(cb["type"], ())]}
+            for cb in CALLBACKS],
+        "counter_reports": evidence.COUNTER_REPORTS,
+        "slots": [r.to_json() for r in slot_rules.table()],
+        "slot_coverage": slot_rules.coverage()}, indent=2) + "\n"
 
 
 def _is_c(name: str) -> bool:
@@ -380,7 +463,8 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-_POLICY_TABLE = """\
+#: the Python enforcement policies, as a table (README.md shows it; tests check it is there)
+POLICY_TABLE = """\
 | situation | strict (default) | serialize | off |
 |---|---|---|---|
 | object with send=False used from a thread other than its creator | WrongThreadError | WrongThreadError | no check |
@@ -392,6 +476,151 @@ _POLICY_TABLE = """\
 """
 
 
+def _anchor(text: str) -> str:
+    """GitHub's heading anchor for ``text``."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+def _link(ref: str, here: str = "docs") -> str:
+    """A Markdown link for an evidence reference (from a page in ``here``)."""
+    if ref.startswith("check:"):
+        cid = ref[len("check:"):]
+        return f"[`{cid}`](CONFORMANCE.md#{_anchor(cid)})"
+    if ref.startswith("tests/"):
+        path, _, name = ref.partition("::")
+        return f"[`{ref}`](../{path})"
+    if ref.startswith("http"):
+        label = ref.split("://", 1)[1]
+        label = re.sub(r"^github\.com/microsoft/onnxruntime/(issues|pull)/", r"ORT #", label)
+        return f"[{label}]({ref})"
+    return ref
+
+
+def _ev_line(e: evidence.Evidence) -> str:
+    where = [_link(e.ref)] if e.ref else []
+    if e.outcome:
+        where.append(f"{e.outcome} on {e.versions}")
+    if e.changes_if:
+        where.append(f"would change if {e.changes_if}")
+    return f"**{e.kind}**: {e.says}" + (f" ({'; '.join(where)})" if where else "")
+
+
+def _type_link(c_type: str) -> str:
+    return f"[`{c_type}`](#{_anchor(c_type)})"
+
+
+def _refs(*refs: str) -> str:
+    return ", ".join(_link(r if ":" in r or r.startswith("tests/") else f"check:{r}")
+                     for r in refs)
+
+
+def _answers(recs: list[dict[str, Any]]) -> list[str]:
+    both = [r["type"] for r in recs if r["send"] and r["sync"]]
+    send_only = [r["type"] for r in recs if r["send"] and not r["sync"]]
+    sync_only = [r["type"] for r in recs if not r["send"] and r["sync"]]
+    neither = [r["type"] for r in recs if not r["send"] and not r["sync"]]
+    gh = evidence.GH
+    out = [
+        "## Answers first",
+        "",
+        "Each answer names its evidence: a conformance check (its results on ORT "
+        f"{evidence.ALL_VERSIONS} are in [CONFORMANCE.md](CONFORMANCE.md)), a test here, or ORT's "
+        "own documentation and maintainers. The kinds are explained under "
+        "[Evidence](#evidence-kinds).",
+        "",
+        "**Which types are Send (may move to another thread)?** All of them except the two "
+        "that only live inside one ORT callback: " + ", ".join(_type_link(t) for t in neither
+                                                               + sync_only) + ".",
+        "",
+        "**Which are Sync (shared functions may run on several threads at once)?** "
+        + ", ".join(_type_link(t) for t in both + sync_only) + ". Not Sync: "
+        + ", ".join(_type_link(t) for t in send_only + neither) + ", and an "
+        "[`OrtAllocator`](#ortallocator) for non-CPU memory (per instance, by policy). "
+        "Each type's section lists the kinds of evidence behind its two verdicts.",
+        "",
+        "**Which calls may overlap?**",
+        "",
+        "- `Run`, `RunAsync` and `RunWithBinding` on one session, from many threads: yes on "
+        "CPU (" + _refs("thread.concurrent-run") + f"; [ORT's design]({evidence.DESIGN}); "
+        f"[ORT #114]({gh}/issues/114)), per execution provider below. Each thread needs its own "
+        "output values and its own IoBinding.",
+        "- One input `OrtValue` fed to concurrent runs: yes (" + _refs(
+            "thread.shared-input-value") + "). A value a run writes (a bound or preallocated "
+        "output) is exclusive while bound: every run writes it (" + _refs(
+            "binding.bound-output-written-by-every-run", "run.preallocated-output") + ").",
+        "- `RunOptionsSetTerminate` from any thread while runs use the options: yes ("
+        + _refs("thread.shared-run-options-terminate") + "). Other RunOptions setters: no.",
+        "- `CreateSession` on several threads with one env and one SessionOptions: yes ("
+        + _refs("thread.concurrent-create") + "), **except** when the options carry custom-op "
+        f"or EP-plugin domains: ORT marks adding them [not thread-safe]"
+        f"({evidence.ADD_CUSTOM_OP_DOMAINS}).",
+        "- Env creation and release on several threads: yes, there is one env ("
+        + _refs("env.concurrent-create-release", "env.same-pointer") + "). Env setters "
+        "(log level, allocator and EP-library registration) while sessions run: not documented; "
+        "exclusive by policy.",
+        "- Alloc/Free on the default CPU allocator or a session's CPU arena from many threads: "
+        "yes (" + _refs("thread.default-allocator", "thread.session-allocator") + ").",
+        "- One `OrtIoBinding` on two threads: **no**, wrong results (" + _refs(
+            "thread.shared-binding") + "; no crash recorded on CPU).",
+        "- Any setter of SessionOptions, RunOptions or a Value while another call uses the "
+        "object: no (exclusive).",
+        "",
+        "**Which lifetimes must hold?**",
+        "",
+        "- The env outlives every session: a Run after the last `ReleaseEnv` crashes ("
+        + _refs("env.run-after-last-release") + "). ORT can create a new env after that ("
+        + _refs("env.recreate-after-release") + ").",
+        "- A session outlives its IoBindings (use after release crashes on 1.23 and later: "
+        + _refs("life.binding-after-session-release") + "), its allocators and every value "
+        "allocated from them (" + _refs("life.session-value-after-session-release") + ").",
+        "- A caller's buffer outlives the tensor created over it and any binding it is bound "
+        "to (" + _refs("value.user-memory-is-borrowed") + "); a LoRA adapter outlives the "
+        "RunOptions it is active in; custom-op domains, a prepacked-weights container and "
+        "initializers added with `AddInitializer` outlive the sessions created with them "
+        f"([C API]({evidence.C_API})).",
+        "- Borrowed objects are never released and never used after their owner: memory infos "
+        "from `AllocatorGetInfo`/`GetTensorMemoryInfo`/`SessionGetMemoryInfoFor*`, "
+        "`CastTypeInfoTo*` results, EP and hardware devices, a kernel context's inputs and "
+        "outputs, the default allocator. The [slot table](#every-ortapi-slot) marks each "
+        "borrowed result.",
+        "- Not needed: SessionOptions may be released right after `CreateSession` ("
+        + _refs("session.options-released-early") + "); model metadata is a copy ("
+        + _refs("session.metadata-outlives-session") + "); CPU run outputs stay readable "
+        "after their session (" + _refs("life.output-after-session-release") + ", not "
+        "promised by ORT).",
+        "",
+        "**What differs by execution provider and by ORT version?**",
+        "",
+        "- Concurrent Run per provider: the [table below](#sessionrun-per-execution-provider). "
+        "TensorRT allows it from ORT 1.17 on; ortc checks the loaded library's version. CUDA "
+        "is exclusive by policy (no GPU run recorded here), DirectML by its documentation; "
+        "a provider not listed is exclusive.",
+        "- By ORT version: using an IoBinding after its session's release crashes from 1.23.2 "
+        "on (earlier versions survive it: do not rely on that); "
+        "`KernelContext_GetScratchBuffer` crashes on 1.19-1.22 (" + _refs(
+            "kernel.scratch-buffer") + "); slots newer than the library do not exist (ortc "
+        "raises `NotSupportedError`). Every other check in [CONFORMANCE.md](CONFORMANCE.md) "
+        "has one outcome on all versions that have its slots.",
+        "",
+        "**Reports that seem to contradict these verdicts**, and why the verdicts stand:",
+        "",
+    ]
+    for c in evidence.COUNTER_REPORTS:
+        out.append(f"- {_link(c['url'])}: {c['reports']}. Verdict: {c['verdict']}. It stands "
+                   f"because {c['why_it_stands']}. It would change with {c['would_change']}.")
+    out += ["", "### Evidence kinds", "",
+            "- **ort-doc**: ORT's documentation or C API reference says it (a URL).",
+            "- **ort-maintainer**: an ORT maintainer said it in an issue or pull request.",
+            "- **ort-behaviour**: ORT was seen doing it: a conformance check (with the outcome "
+            "and the ORT versions in CONFORMANCE.md) or a test here that runs ORT itself.",
+            "- **guard**: a test of ortc's own enforcement; it never backs a Send/Sync verdict "
+            "alone.",
+            "- **policy**: ortc's conservative choice, with its reason and what would change "
+            "it.",
+            "- **untested**: nothing here shows it; said so.", ""]
+    return out
+
+
 def render_markdown() -> str:
     recs = rules()
     lines = [
@@ -401,48 +630,53 @@ def render_markdown() -> str:
         "     tests/test_rules.py fails when this file is stale. Do not edit by hand. -->",
         "",
         "Which ONNX Runtime C API objects may move between threads (**Send**), which may be used",
-        "from several threads at once (**Sync**), and which functions may overlap (**shared**,",
-        "Rust `&self`) or need sole access (**exclusive**, Rust `&mut self`). Wrapped types are",
-        "derived from ortc's class declarations (`ortc/threads.py` markers) and enforced at run",
-        "time; the others are declared in `ortc/rules.py` from the research",
-        f"(`{RESEARCH}`). `python -m ortc rules --format json|rust` prints the same data.",
+        "from several threads at once (**Sync**), which functions may overlap (**shared**, Rust",
+        "`&self`) or need sole access (**exclusive**, Rust `&mut self`), and what must outlive",
+        "what. Wrapped types come from ortc's class declarations (`ortc/threads.py` markers,",
+        "enforced at run time: see the README's thread-rules section); the others are declared",
+        "in `ortc/rules.py`; the evidence is `ortc/evidence.py`; every OrtApi slot's verdict is",
+        "`ortc/slot_rules.py`. `python -m ortc rules --format json|rust` prints the same data.",
         "",
-        "## Enforcement",
-        "",
-        "Policy: `ortc.set_thread_checks('strict'|'serialize'|'off')` or `ORTC_THREAD_CHECKS`.",
-        "The same thread re-entering an object (a callback) is never a conflict. Handles passed",
-        "as arguments count too (a run holds its RunOptions and input Values shared, its",
-        "IoBinding exclusive; a session being created holds its SessionOptions and the Env).",
-        "",
-        _POLICY_TABLE,
-        "## Summary",
-        "",
-        "| ORT type | ortc | Send | Sync | must not outlive |",
-        "|---|---|---|---|---|",
     ]
+    lines += _answers(recs)
+    lines += ["## Summary", "",
+              "| ORT type | ortc | Send | Sync | evidence kinds (Send / Sync) | must not outlive |",
+              "|---|---|---|---|---|---|"]
     for r in recs:
         python = r["python"] or "not exposed"
         wrapped = "" if r["wrapped"] else " (not wrapped)"
-        lines.append(f"| `{r['type']}` | {_md(python)}{wrapped} | {'yes' if r['send'] else 'no'} "
-                     f"| {'yes' if r['sync'] else 'no'} | "
-                     f"{', '.join(f'`{p}`' for p in r['parents']) or '-'} |")
+        basis = " / ".join(", ".join(r["basis"][v]) or "none" for v in ("send", "sync"))
+        lines.append(f"| {_type_link(r['type'])} | {_md(python)}{wrapped} | "
+                     f"{'yes' if r['send'] else 'no'} | {'yes' if r['sync'] else 'no'} | "
+                     f"{basis} | {', '.join(f'`{p}`' for p in r['parents']) or '-'} |")
     lines += ["", "## Session.run per execution provider", "",
-              "Run is shared only when every provider of the session allows concurrent Run; "
-              "otherwise it is exclusive for that session (`Session.thread_rules()` says which "
-              "and why). A provider not listed is exclusive: undocumented, serialized by "
-              "default.", "",
-              "| provider | concurrent Run | why |", "|---|---|---|"]
+              "Run is shared only when every provider of the session allows concurrent Run "
+              "(with the loaded ORT version and the options given); otherwise it is exclusive "
+              "for that session (`Session.thread_rules()` says which and why). A provider not "
+              "listed is exclusive: undocumented, serialized by default.", "",
+              "| provider | concurrent Run | from ORT | why | evidence |", "|---|---|---|---|---|"]
+    from .providers import MIN_CONCURRENT_VERSION
     for p, (ok, why) in EP_CONCURRENT_RUN.items():
-        lines.append(f"| {p} | {'yes' if ok else 'no (exclusive)'} | {_md(why)} |")
+        gate = MIN_CONCURRENT_VERSION.get(p)
+        since = f"{gate[0][0]}.{gate[0][1]}" if gate and ok else "-"
+        evs = "; ".join(_ev_line(e) for e in evidence.EP_EVIDENCE.get(p, ()))
+        lines.append(f"| {p} | {'yes' if ok else 'no (exclusive)'} | {since} | {_md(why)} | "
+                     f"{_md(evs)} |")
     for p, opts in _EXCLUSIVE_OPTIONS.items():
         for key, why in opts.items():
-            lines.append(f"| {p} with `{key}` | no (exclusive) | {_md(why)} |")
+            evs = "; ".join(_ev_line(e) for e in evidence.OPTION_EVIDENCE.get(key, ()))
+            lines.append(f"| {p} with `{key}` | no (exclusive) | - | {_md(why)} | {_md(evs)} |")
     lines += ["", "## Types", ""]
     for r in recs:
         lines += [f"### {r['type']}", ""]
         python = r["python"] or "not exposed by ortc"
-        lines.append(f"- ortc: {python}{'' if r['wrapped'] else ' (not wrapped: declared in ortc/rules.py)'}")
-        lines.append(f"- Send: {'yes' if r['send'] else 'no'}; Sync: {'yes' if r['sync'] else 'no'}")
+        declared = "" if r["wrapped"] else " (not wrapped: declared in ortc/rules.py)"
+        lines.append(f"- ortc: {python}{declared}")
+        send, sync = (", ".join(r["basis"][v]) or "no evidence" for v in ("send", "sync"))
+        lines.append(f"- Send: {'yes' if r['send'] else 'no'} ({send}); "
+                     f"Sync: {'yes' if r['sync'] else 'no'} ({sync})")
+        for verdict, text in r["caveats"].items():
+            lines.append(f"- caveat ({verdict}): {text}")
         if r["parents"]:
             lines.append(f"- must not outlive: {', '.join(r['parents'])}")
         for kind in ("shared", "exclusive"):
@@ -452,6 +686,9 @@ def render_markdown() -> str:
                 lines.append(f"- {kind} (Python): {', '.join(f'`{m}`' for m in py)}")
             if c_fns:
                 lines.append(f"- {kind} (C): {', '.join(f'`{m}`' for m in c_fns)}")
+        if r["used_by"]:
+            lines.append("- used as an argument by: " + ", ".join(
+                f"`{m}` ({k})" for m, k in r["used_by"].items()))
         for meth, why in r["conditions"].items():
             if not _is_c(meth):
                 lines.append(f"- `{meth}`: {why}")
@@ -460,115 +697,39 @@ def render_markdown() -> str:
                          + ", ".join(f"`{a}` {k}" for a, k in args.items()))
         for note in r["notes"]:
             lines.append(f"- note: {note}")
-        lines += [f"- evidence: {r['evidence']}", ""]
+        lines.append(f"- in short: {_md(r['evidence'].split('; evidence: ')[0])}")
+        recs_ev = evidence.for_type(r["type"])
+        if recs_ev:
+            lines.append("- evidence:")
+            lines += [f"  - {_ev_line(e)}" + (f" [backs: {', '.join(e.backs)}]" if e.backs else "")
+                      for e in recs_ev]
+        lines.append("")
     lines += ["## Callbacks", "", "| callback | called from | Rust bound | ortc | evidence |",
               "|---|---|---|---|---|"]
     for cb in CALLBACKS:
+        evs = "; ".join(_ev_line(e) for e in evidence.CALLBACK_EVIDENCE.get(cb["type"], ()))
         lines.append(f"| `{cb['type']}` | {_md(cb['threads'])} | {_md(cb['rust'])} | "
-                     f"{_md(cb['ortc'])} | {_md(cb['evidence'])} |")
+                     f"{_md(cb['ortc'])} | {_md(evs or cb['evidence'])} |")
+    cov = slot_rules.coverage()
+    lines += ["", "## Every OrtApi slot", "",
+              f"Slots declared up to API {cov['upto']}: {cov['total']}; with a verdict: "
+              f"**{cov['classified']}**; declared by hand: {cov['declared']}; derived from the "
+              f"signature: {cov['from_signature']}; not thread-relevant: "
+              f"{cov['not_thread_relevant']}. By scope: "
+              + ", ".join(f"{k} {v}" for k, v in cov["by_scope"].items())
+              + ". Slots citing each evidence kind: "
+              + ", ".join(f"{k} {v}" for k, v in cov["by_evidence_kind"].items()) + ".",
+              "",
+              "A verdict derived from the signature reads a `const` handle as shared and a "
+              "non-const one as exclusive (ORT documents no thread rule per function); "
+              "\"declared\" verdicts override it where documentation or behaviour says more. "
+              "`python -m ortc rules --format json` carries the same table (`slots`).",
+              "",
+              "| slot | API | verdict | must outlive / borrowed | note | evidence |",
+              "|---|---|---|---|---|---|"]
+    for sr in slot_rules.table():
+        evs = "; ".join(_ev_line(e) if sr.source == "declared" or e.kind != "ort-doc"
+                        else f"**{e.kind}**: signature" for e in sr.evidence)
+        lines.append(f"| `{sr.slot}` | {sr.since} | {_md(sr.verdict())} | {_md(sr.outlives)} "
+                     f"| {_md(sr.note)} | {_md(evs)} |")
     return "\n".join(lines) + "\n"
-
-
-def _snake(c_name: str) -> str:
-    parts = []
-    for part in c_name.split("_"):
-        part = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", part)
-        parts.append(re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", part).lower())
-    return "_".join(p for p in parts if p)
-
-
-def _rust_name(c_type: str) -> str:
-    return c_type[len("Ort"):] if c_type.startswith("Ort") else c_type
-
-
-def _comment(text: str, indent: str = "") -> list[str]:
-    import textwrap
-
-    return [f"{indent}// {line}" for line in textwrap.wrap(text, 96 - len(indent))]
-
-
-def render_rust() -> str:
-    """A Rust prototype: a wrapper struct per type, ``unsafe impl Send/Sync`` with the reason,
-    and a trait whose methods show each C function's receiver (``&self`` shared,
-    ``&mut self`` exclusive; the release function is ``Drop``)."""
-    out = [
-        "// Generated by `python -m ortc rules --format rust`: a prototype of ONNX Runtime's",
-        "// thread rules for a Rust binding. Each wrapper holds a NonNull (so it is !Send and",
-        "// !Sync unless a reason below says otherwise); each trait method is one C function",
-        "// with the receiver its rule needs: &self (shared) or &mut self (exclusive).",
-        "#![allow(dead_code, non_camel_case_types)]",
-        "use std::ptr::NonNull;",
-        "",
-    ]
-    for r in rules():
-        c_type, name = r["type"], _rust_name(r["type"])
-        out.append(f"#[repr(C)] pub struct {c_type} {{ _private: [u8; 0] }}")
-        doc = f"{c_type}: ortc {r['python'] or 'does not expose it'}"
-        if r["parents"]:
-            doc += f"; must not outlive {', '.join(r['parents'])}"
-        out += [f"/// {doc}", f"pub struct {name} {{ ptr: NonNull<{c_type}> }}"]
-        reason = r["evidence"]
-        if r["send"]:
-            out += _comment(f"Send: {reason}")
-            out.append(f"unsafe impl Send for {name} {{}}")
-        else:
-            out += _comment(f"not Send (NonNull keeps it !Send): {reason}")
-        if r["sync"]:
-            out += _comment("; ".join(["Sync: shared functions below take &self and may "
-                                       "overlap", *r["notes"]]))
-            out.append(f"unsafe impl Sync for {name} {{}}")
-        else:
-            out += _comment("not Sync: every call needs sole access (&mut self)")
-        releases = [m for m in r["methods"] if _is_c(m) and m.startswith("Release")]
-        release = releases[0] if releases else ""
-        out.append(f"pub trait {name}Fns {{")
-        for meth, kind in r["methods"].items():
-            if not _is_c(meth) or meth == release:
-                continue
-            receiver = "&self" if kind == "shared" else "&mut self"
-            cond = r["conditions"].get(meth)
-            if cond:
-                out += _comment(f"{meth}: {cond}", "    ")
-            out.append(f"    fn {_snake(meth)}({receiver}); // OrtApi::{meth}: {kind}")
-        out.append("}")
-        if release in r["methods"]:
-            if c_type == "OrtEnv":
-                out += _comment(f"{release}: never called by ortc (see the notes)", "")
-            out.append(f"impl Drop for {name} {{ fn drop(&mut self) {{ /* OrtApi::{release} */ "
-                       f"}} }}")
-        out.append("")
-    return "\n".join(out)
-
-
-def render(fmt: str) -> str:
-    """The rules as ``json``, ``markdown`` or ``rust`` text."""
-    if fmt == "json":
-        return render_json()
-    if fmt in ("markdown", "md"):
-        return render_markdown()
-    if fmt == "rust":
-        return render_rust()
-    raise ValueError(f"unknown format {fmt!r}: expected json, markdown or rust")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m ortc rules [--format json|markdown|rust] [--output FILE]``."""
-    import argparse
-
-    from ._cmdline import _Parser, prog
-
-    parser = _Parser(prog=prog("rules"),
-                                     description="Print ORT's thread rules as ortc enforces them.")
-    parser.add_argument("--format", choices=("json", "markdown", "rust"), default="markdown")
-    parser.add_argument("--output", "-o", help="write to this file instead of stdout")
-    args = parser.parse_args(argv)
-    text = render(args.format)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
-main_rules = main

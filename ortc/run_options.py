@@ -35,9 +35,8 @@ class RunOptions(Handle):
     c_type = "OrtRunOptions"
     send = True
     sync = True
-    evidence = ("RunOptionsSetTerminate doc: 'can be called from another thread' "
-                "(onnxruntime_c_api.h); run_options.h TerminationState mutex; C# RunOptions."
-                "Terminate doc; research E3 (8 concurrent runs stopped by one terminate)")
+    evidence = ("read by every run that uses it; terminate may be set from any thread while "
+                "runs are in flight; other setters are exclusive")
 
     _holds = True  # active LoRA adapters: ORT keeps raw pointers to them
 

@@ -117,9 +117,8 @@ class Session(Handle):
     send = True
     sync = True
     parents = ("OrtEnv",)
-    evidence = ("ORT docs: 'multiple threads can invoke the Run() method on the same inference "
-                "session object' (onnxruntime.ai/docs/api/c-api, Threading); issue #114; "
-                "snnn in #19432 (Run executes on the calling thread); research E1")
+    evidence = ("several threads may call Run on one session (per execution provider); it "
+                "must outlive its bindings, allocators and the values they allocate")
 
     def __init__(self, model: ModelSource, options: SessionOptions | None = None, *,
                  providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
@@ -134,6 +133,7 @@ class Session(Handle):
         self._provider_options = dict(used._provider_options) if used is not None else {}
         # Run is shared only when every provider of the session allows concurrent runs.
         self._run_exclusive = self.thread_rules()["run"] == "exclusive"
+        self._run_with_binding_c = api.RunWithBinding  # the bound run's one C call
         self._load_io()
 
     @staticmethod
@@ -244,9 +244,11 @@ class Session(Handle):
         return session_run_rule(self._providers, self._provider_options)
 
     # -- running -------------------------------------------------------------------------------
-    def _stoppable(self, work: Callable[[Any, Any], T], run_options: RunOptions | None,
+    @staticmethod
+    def _stoppable(work: Callable[..., T], args: tuple[Any, ...], run_options: RunOptions | None,
                    timeout: float | None) -> T:
-        """``work(run_options, raw_run_options)`` so that a deadline or Ctrl-C can stop it.
+        """``work(*args, run_options, raw_run_options)`` so that a deadline or Ctrl-C can stop
+        it: the one place where every run entry point gets both.
 
         ``timeout`` (seconds): the watcher thread terminates the run's RunOptions when it
         passes (a private RunOptions when none was given) and RunTimeout is raised. On the
@@ -254,20 +256,25 @@ class Session(Handle):
         was given), and Python raises KeyboardInterrupt once it has returned.
         """
         if timeout is None:
-            if _get_ident() == _MAIN_THREAD and (watcher.sigint_ready
-                                                 or watcher.sigint_supported()):
-                return self._interruptible(work, run_options)
-            return work(run_options, _NULL)
+            if _get_ident() != _MAIN_THREAD or not (watcher.sigint_ready
+                                                    or watcher.sigint_supported()):
+                return work(*args, run_options, _NULL)
+            # a run on the main thread always has a RunOptions, so Ctrl-C has one to stop
+            ro = run_options if run_options is not None else main_run_options()
+            outer = watcher.enter_main_run(ro)
+            try:
+                if run_options is None:  # ortc's private options: no guard needed
+                    return work(*args, None, ro._ptr)
+                return work(*args, run_options, _NULL)
+            finally:
+                watcher.leave_main_run(outer)
         if type(timeout) not in (int, float) or timeout != timeout or timeout < 0:
             raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
         ro = run_options if run_options is not None else RunOptions()
         seq = watcher.add_deadline(time.monotonic() + timeout, ro)
         fired = False
         try:
-            if _get_ident() == _MAIN_THREAD and (watcher.sigint_ready
-                                                 or watcher.sigint_supported()):
-                return self._interruptible(work, ro)
-            return work(ro, _NULL)
+            return Session._stoppable(work, args, ro, None)  # and Ctrl-C on the main thread
         except OrtError as exc:
             fired = watcher.finish_deadline(seq)
             seq = -1
@@ -282,23 +289,6 @@ class Session(Handle):
                 ro.close()
             elif fired:
                 ro.unset_terminate()
-
-    @staticmethod
-    def _interruptible(work: Callable[[Any, Any], T], run_options: RunOptions | None) -> T:
-        # A run on the main thread always has a RunOptions, so Ctrl-C has something to stop.
-        ro = run_options if run_options is not None else main_run_options()
-        if watcher.interrupted:
-            watcher.rearm()
-        outer = watcher.main_run  # a run a signal handler started inside another: restore
-        watcher.main_run = ro
-        try:
-            if run_options is None:  # ortc's private options: no guard needed
-                return work(None, ro._ptr)
-            return work(run_options, _NULL)
-        finally:
-            watcher.main_run = outer
-            if watcher.interrupted:  # re-arm at once: other threads may share these options
-                watcher.rearm()
 
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive",
             inline=True)
@@ -324,11 +314,8 @@ class Session(Handle):
             checked_run_options(run_options)
         token = guard.enter_exclusive(self) if self._run_exclusive else guard.enter_shared(self)
         try:
-            engine = self._engine
-            ptr = self._ptr
-            return self._stoppable(
-                lambda ro, raw: engine.run(ptr, output_names, feeds, ro, raw),
-                run_options, timeout)
+            return self._stoppable(self._engine.run, (self._ptr, output_names, feeds),
+                                   run_options, timeout)
         finally:
             guard.leave(token)
 
@@ -338,11 +325,8 @@ class Session(Handle):
                         timeout: float | None = None) -> list[Value | None]:
         """Like :meth:`run`, but the outputs are ortc Values (no conversion)."""
         checked_run_options(run_options)
-        engine = self._engine
-        ptr = self._ptr
-        return self._stoppable(
-            lambda ro, raw: engine.run_values(ptr, output_names, feeds, ro, raw),
-            run_options, timeout)
+        return self._stoppable(self._engine.run_values, (self._ptr, output_names, feeds),
+                               run_options, timeout)
 
     @shared("RunAsync", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_async(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
@@ -385,30 +369,25 @@ class Session(Handle):
             raise ClosedError("Session is closed")
         if bguard is None:
             raise ClosedError("IoBinding is closed")
+        if binding._session is not self:
+            if guard.closed or bguard.closed:  # a closed object is the first thing wrong
+                raise ClosedError(f"{'Session' if guard.closed else 'IoBinding'} is closed")
+            raise InvalidArgument("run_with_binding: this IoBinding belongs to another session")
         if run_options is not None:
             checked_run_options(run_options)
-        # the session shared (or exclusive for providers that need it), the binding alone:
-        # a binding is not Sync, two runs on one binding overwrite each other's outputs
-        token = guard.enter_exclusive(self) if self._run_exclusive else guard.enter_shared(self)
+        # (a closed session or binding fails the guard entry: their pointers are not used)
+        args = (self._run_with_binding_c, self._ptr, binding._ptr)
+        if not self._run_exclusive:
+            # the session shared, the binding alone: a binding is not Sync, two runs on one
+            # binding overwrite each other's outputs
+            guard.call_shared_alone(self, bguard, binding, self._stoppable,
+                                    self._engine.call_bound, args, run_options, timeout)
+            return
+        token = guard.enter_exclusive(self)
         try:
             btoken = bguard.enter_alone(binding)
             try:
-                if binding._session is not self:
-                    raise InvalidArgument("run_with_binding: this IoBinding belongs to another "
-                                          "session")
-                run_c = self._api.RunWithBinding
-                ptr = self._ptr
-                bptr = binding._ptr
-                if timeout is None and run_options is None and (
-                        _get_ident() != _MAIN_THREAD
-                        or not (watcher.sigint_ready or watcher.sigint_supported())):
-                    status = run_c(ptr, _NULL, bptr)  # the common case, without a closure
-                    if status:
-                        raise_status(status)
-                else:
-                    self._stoppable(
-                        lambda ro, raw: self._engine.call_bound(run_c, ptr, bptr, ro, raw),
-                        run_options, timeout)
+                self._stoppable(self._engine.call_bound, args, run_options, timeout)
             finally:
                 bguard.leave(btoken)
         finally:

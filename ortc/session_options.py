@@ -69,17 +69,17 @@ class SessionOptions(Handle):
     bad value raises there.
 
     Thread rules: Send, and Sync for reads: concurrent session creation with one options
-    object is fine (experiment E6); every setter is exclusive. ORT copies the options into the
-    session, so they may be closed right after; what they reference (initializer values,
-    external buffers) is handed to the session and kept alive by it.
+    object is fine (conformance check thread.concurrent-create), except with custom-op
+    domains, whose registration ORT marks not thread-safe; every setter is exclusive. ORT
+    copies the options into the session, so they may be closed right after; what they reference
+    (initializer values, external buffers) is handed to the session and kept alive by it.
     """
 
     c_type = "OrtSessionOptions"
     send = True
     sync = True
-    evidence = ("InferenceSession stores its SessionOptions by value (inference_session.h); "
-                "research E6: 8 concurrent CreateSession with one options object, identical "
-                "outputs; setters mutate without locks (exclusive)")
+    evidence = ("read by concurrent session creations (not with custom-op domains); copied "
+                "into each session; setters change it without a lock (exclusive)")
 
     def __init__(self, **options: Any) -> None:
         self._api = _loader.api()

@@ -1,7 +1,8 @@
 """ORT's type and metadata objects, converted at once into plain frozen dataclasses.
 
 ``OrtTypeInfo`` and ``OrtModelMetadata`` are read-only snapshots in ORT (Send and Sync; the
-metadata is an independent copy of the session's, research/thread-safety.md §1). ortc copies
+metadata is an independent copy of the session's: conformance check
+session.metadata-outlives-session). ortc copies
 them into Python values and releases the C objects immediately, so nothing here holds a handle.
 """
 

@@ -345,9 +345,8 @@ class Value(Handle):
     c_type = "OrtValue"
     send = True
     sync = True
-    evidence = ("read APIs take const OrtValue* (onnxruntime_c_api.cc TENSOR_READ_API_BEGIN); "
-                "one input value shared by concurrent runs: Java InferenceTest.testMultiThreads, "
-                "research E1 (shared_input=True, 0 mismatches of 320)")
+    evidence = ("reads are shared; a value a run writes (a bound or preallocated output) is "
+                "exclusive while it is written")
 
     def __init__(self) -> None:
         raise TypeError("use Value.from_numpy, Value.from_sequence or Value.from_map")

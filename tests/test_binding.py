@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -78,3 +80,52 @@ def test_bound_values(mlp) -> None:
     b.bind_output("y", y)
     mlp.run_with_binding(b)
     np.testing.assert_array_equal(y.numpy(), mlp.run(None, {"x": x})[0])
+
+
+def test_bound_output_value_is_exclusive_while_bound() -> None:
+    """Every run with the binding writes a Value bound as an output, so the binding holds it
+    exclusively until it is unbound: its own thread may read it between runs, another
+    thread is refused (strict) until then."""
+    import threading
+
+    s = ortc.Session(models.add_model(np.float32, [2]), intra_op_num_threads=1)
+    out = ortc.Value.from_numpy(np.zeros(2, np.float32))
+    b = s.io_binding()
+    b.bind_input("a", np.array([1, 2], np.float32))
+    b.bind_input("b", np.array([10, 20], np.float32))
+    b.bind_output("c", out)
+    s.run_with_binding(b)
+    assert out.numpy().tolist() == [11.0, 22.0]  # the binding's thread reads between runs
+
+    def on_other_thread(fn: Any) -> BaseException | None:
+        caught: list[BaseException | None] = [None]
+
+        def body() -> None:
+            try:
+                fn()
+            except BaseException as exc:  # noqa: BLE001 - returned to the test
+                caught[0] = exc
+
+        t = threading.Thread(target=body)
+        t.start()
+        t.join()
+        return caught[0]
+
+    err = on_other_thread(out.numpy)
+    assert isinstance(err, ortc.ConcurrentUseError), err
+    assert isinstance(on_other_thread(lambda: s.run(None, {"a": out, "b": out})),
+                      ortc.ConcurrentUseError)
+    # a second binding on another thread cannot take it either
+    other = s.io_binding()
+    assert isinstance(on_other_thread(lambda: other.bind_output("c", out)),
+                      ortc.ConcurrentUseError)
+    b.bind_output("c")  # rebinding the name to device memory lets the value go
+    assert on_other_thread(out.numpy) is None
+    b.bind_output("c", out)
+    b.clear_binding_outputs()  # so does clearing
+    assert on_other_thread(out.numpy) is None
+    b.bind_output("c", out)
+    b.close()  # and closing the binding
+    assert on_other_thread(out.numpy) is None
+    other.close()
+    s.close()

@@ -24,13 +24,14 @@ def test_check_detects_a_stale_file(tmp_path) -> None:
         os.makedirs(tmp_path / os.path.dirname(rel), exist_ok=True)
         shutil.copy(os.path.join(ROOT, rel), tmp_path / rel)
     os.makedirs(tmp_path / "ortc")
-    for name in ("_ffi.py", "_slots.py", "_enums.py"):
+    for name in ("_ffi.py", "_slots.py", "_enums.py", "_signatures.py"):
         shutil.copy(os.path.join(ROOT, "ortc", name), tmp_path / "ortc" / name)
     with open(tmp_path / "ortc" / "_slots.py", "a") as f:
         f.write("# hand edit\n")
     proc = subprocess.run([sys.executable, str(tmp_path / "build_ffi.py"), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "_slots.py" in proc.stdout
+    assert "_signatures.py" not in proc.stdout  # only the edited file is stale
 
 
 def test_headers_are_valid_c() -> None:
@@ -65,3 +66,18 @@ def test_enums_drop_prefixes() -> None:
 
     assert ElementType.FLOAT == 1 and ElementType.STRING == 8 and ElementType.BFLOAT16 == 16
     assert ErrorCode.INVALID_ARGUMENT == 2 and ErrorCode.NO_SUCHFILE == 3
+
+
+def test_signatures_keep_const_and_pointer_depth() -> None:
+    from ortc._signatures import SIGNATURES
+    from ortc._slots import SLOTS
+
+    assert list(SIGNATURES) == [name for name, _ in SLOTS]
+    assert SIGNATURES["Run"][:2] == ("OrtSession*", "const OrtRunOptions*")
+    assert SIGNATURES["GetEpDevices"] == ("const OrtEnv*", "const OrtEpDevice* const**", "size_t*")
+    assert SIGNATURES["GetModelPackageApi"] == ()
+    assert SIGNATURES["SessionOptionsSetEpContextDataReadFunc"] == (
+        "OrtSessionOptions*", "OrtReadNamedBufferFunc", "void*")
+    assert build_ffi.parse_signatures(
+        "struct OrtApi {\n/* @api 1 */\nvoid (*F)(const OrtEnv* env, void (*cb)(void*, int));\n};"
+    ) == {"F": ("const OrtEnv*", "void (*)(void*, int)")}

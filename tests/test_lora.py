@@ -63,3 +63,40 @@ def test_bad_adapters(tmp_path) -> None:
     closed = ortc.LoraAdapter.__new__(ortc.LoraAdapter)  # never opened: closed
     with pytest.raises(ortc.ClosedError):
         ro.add_active_lora_adapter(closed)
+
+
+def test_adapter_shared_by_threads(adapter_bytes: bytes) -> None:
+    """One adapter active in several RunOptions at once, each used by its own thread's runs
+    on one session: every run sees the adapter's tensors (the adapter's Sync)."""
+    import threading
+
+    s = ortc.Session(models.overridable_initializer_model(), intra_op_num_threads=1)
+    adapter = ortc.LoraAdapter(adapter_bytes)
+    x = np.arange(3, dtype=np.float32)
+    results: list[list[float]] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def worker(active: bool) -> None:
+        try:
+            ro = ortc.RunOptions()
+            if active:
+                ro.add_active_lora_adapter(adapter)
+            start.wait()
+            for _ in range(50):
+                results.append((active, s.run(None, {"x": x}, ro)[0].tolist()))
+            ro.close()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i % 2 == 0,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(results) == 200
+    for active, got in results:
+        assert got == ([100.0, 201.0, 302.0] if active else [1.0, 3.0, 5.0]), (active, got)
+    adapter.close()
+    s.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from typing import Any
@@ -22,6 +21,7 @@ from ortc._slots import SLOTS
 from ortc.threads import exclusive, registry, shared
 
 rules_mod = sys.modules["ortc.rules"]
+from ortc import rules_cli  # noqa: E402
 KEYS = {"type", "python", "send", "sync", "methods", "parents", "evidence"}
 
 
@@ -60,8 +60,9 @@ def test_the_headline_verdicts() -> None:
     r = by_type()
     b = r["OrtIoBinding"]
     assert (b["send"], b["sync"]) == (True, False)
-    assert b["methods"]["RunWithBinding"] == "exclusive"
-    assert b["methods"]["Session.run_with_binding"] == "exclusive"
+    # a call that takes the binding as an argument is not one of its methods: it is a use
+    assert "RunWithBinding" not in b["methods"] and b["used_by"]["RunWithBinding"] == "exclusive"
+    assert b["used_by"]["Session.run_with_binding"] == "exclusive"
     assert b["methods"]["bind_input"] == "exclusive" and b["parents"] == ["OrtSession"]
     s = r["OrtSession"]
     assert (s["send"], s["sync"]) == (True, True)
@@ -74,14 +75,21 @@ def test_the_headline_verdicts() -> None:
     ro = r["OrtRunOptions"]
     assert ro["methods"]["RunOptionsSetTerminate"] == "shared"
     assert ro["methods"]["RunOptionsSetRunTag"] == "exclusive"
-    assert ro["methods"]["Run"] == "shared" and ro["methods"]["RunWithBinding"] == "shared"
+    assert ro["used_by"]["Run"] == "shared" and ro["used_by"]["RunWithBinding"] == "shared"
+    assert "Run" not in ro["methods"] and "Session.run" not in ro["methods"]
     so = r["OrtSessionOptions"]
-    assert so["methods"]["CreateSession"] == "shared"
+    assert so["used_by"]["CreateSession"] == "shared" and "CreateSession" not in so["methods"]
     assert so["methods"]["SetIntraOpNumThreads"] == "exclusive"
     assert so["methods"]["intra_op_num_threads (set)"] == "exclusive"
-    assert r["OrtValue"]["methods"]["Run"] == "shared"
-    assert r["OrtValue"]["methods"]["fill"] == "exclusive"
-    assert r["OrtEnv"]["methods"]["CreateSession"] == "shared"
+    v = r["OrtValue"]
+    assert v["used_by"]["Run"] == "shared" and "Run" not in v["methods"]
+    assert v["used_by"]["BindInput"] == "shared" and "BindInput" not in v["methods"]
+    assert v["used_by"]["BindOutput"] == "exclusive"  # written by every run while bound
+    assert v["methods"]["fill"] == "exclusive"
+    assert r["OrtEnv"]["methods"]["CreateSession"] == "shared"  # the env is its receiver
+    # functions that take no env are not the env's (Env.providers calls them)
+    assert not {"GetAvailableProviders", "ReleaseAvailableProviders"} & set(
+        r["OrtEnv"]["methods"]) and r["OrtEnv"]["methods"]["providers"] == "shared"
     assert "close" not in r["OrtEnv"]["methods"] and r["OrtEnv"]["notes"]
     assert r["OrtKernelContext"]["send"] is False
 
@@ -148,10 +156,13 @@ def test_rules_follow_a_new_declaration() -> None:
     try:
         r = by_type()["OrtGadgetForTest"]
         assert r["python"] == "ortc.Gadget" and r["sync"] is False
-        assert r["methods"]["look"] == "shared" and r["methods"]["SessionGetInputCount"] == "shared"
-        assert r["methods"]["poke"] == "exclusive" and r["methods"]["SetIntraOpNumThreads"] == "exclusive"
+        assert r["methods"]["look"] == "shared" and r["methods"]["poke"] == "exclusive"
+        assert r["c_functions"] == {"look": ["SessionGetInputCount"],
+                                    "poke": ["SetIntraOpNumThreads"]}
+        # those C functions act on a session and on options, not on a gadget
+        assert "SessionGetInputCount" not in r["methods"]
         assert r["arguments"] == {"poke": {"run_options": "shared"}}
-        assert by_type()["OrtRunOptions"]["methods"]["Gadget.poke"] == "shared"
+        assert by_type()["OrtRunOptions"]["used_by"]["Gadget.poke"] == "shared"
     finally:
         del registry["Gadget"]
 
@@ -170,46 +181,48 @@ def test_cli_json() -> None:
 
 
 def test_main_formats(capsys: Any, tmp_path: Any) -> None:
-    assert rules_mod.main(["--format", "markdown"]) == 0
+    assert rules_cli.main(["--format", "markdown"]) == 0
     assert capsys.readouterr().out == rules_mod.render_markdown()
     out = tmp_path / "rules.rs"
-    assert rules_mod.main_rules(["--format", "rust", "-o", str(out)]) == 0
-    assert out.read_text() == rules_mod.render_rust()
+    assert rules_cli.main_rules(["--format", "rust", "-o", str(out)]) == 0
+    assert out.read_text() == rules_cli.render_rust()
     with pytest.raises(ValueError):
-        rules_mod.render("yaml")
+        rules_cli.render("yaml")
     with pytest.raises(SystemExit):
-        rules_mod.main(["--format", "yaml"])
+        rules_cli.main(["--format", "yaml"])
 
 
-def test_rust_prototype(tmp_path: Any) -> None:
-    rust = rules_mod.render_rust()
-    assert "unsafe impl Send for IoBinding {}" in rust
-    assert "unsafe impl Sync for IoBinding {}" not in rust
-    assert "unsafe impl Sync for Session {}" in rust
-    assert "unsafe impl Send for KernelContext {}" not in rust
-    # the reason sits right above each impl
+def test_rust_rules_module() -> None:
+    """``--format rust`` prints the crate's generated rules module: the verdicts as impls on the
+    crate's wrapper types (tests/test_rust.py builds and tests the crate)."""
+    rust = rules_cli.render_rust()
+    assert rust.startswith("// Generated by `python -m ortc.rust_crate`")
+    assert "unsafe impl<'s> Send for crate::IoBinding<'s> {}" in rust
+    assert "unsafe impl<'s> Sync for crate::IoBinding<'s> {}" not in rust
+    assert "unsafe impl<P: crate::RunPolicy> Sync for crate::Session<P> {}" in rust
+    assert "unsafe impl<'a> Sync for crate::Allocator<'a> {}" in rust
+    assert "unsafe impl<'a> Send for crate::DeviceAllocator<'a> {}" in rust
+    assert "Sync for crate::DeviceAllocator" not in rust.replace("// ", "")
+    assert "for crate::KernelContext" not in rust
+    # a refused trait is a compile_fail doctest with the error code
+    assert "pub const IO_BINDING_IS_NOT_SYNC: () = ();" in rust
+    assert "pub const KERNEL_CONTEXT_IS_NOT_SEND: () = ();" in rust
+    assert rust.count("```compile_fail,E0277") == 4
+    # the evidence sits right above each group of impls
     lines = rust.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith("unsafe impl"):
+        if line.startswith("unsafe impl") and not lines[i - 1].startswith("unsafe impl"):
             assert lines[i - 1].startswith("// "), line
-    trait = rust.split("pub trait IoBindingFns {")[1].split("}")[0]
-    assert "fn run_with_binding(&mut self); // OrtApi::RunWithBinding: exclusive" in trait
-    assert "fn bind_input(&mut self)" in trait
-    session = rust.split("pub trait SessionFns {")[1].split("\n}")[0]
-    assert "fn run(&self); // OrtApi::Run: shared" in session
-    assert "fn session_end_profiling(&mut self)" in session
-    ro = rust.split("pub trait RunOptionsFns {")[1].split("\n}")[0]
-    assert "fn run_options_set_terminate(&self)" in ro
-    assert "fn run_options_set_run_tag(&mut self)" in ro
-    assert "impl Drop for Session { fn drop(&mut self) { /* OrtApi::ReleaseSession */ } }" in rust
-    rustc = shutil.which("rustc")
-    if rustc is not None:  # where a Rust toolchain exists, the prototype also compiles
-        src = tmp_path / "rules.rs"
-        src.write_text(rust)
-        proc = subprocess.run([rustc, "--edition", "2021", "--crate-type", "lib",
-                               "--emit=metadata", "-o", str(tmp_path / "rules.rmeta"), str(src)],
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr[-3000:]
+    for r in rules_mod.rules():
+        assert f'c_type: "{r["type"]}",' in rust
+
+
+def test_main_writes_the_crate_files(tmp_path: Any, capsys: Any) -> None:
+    assert rules_cli.main(["--format", "rust", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "src" / "rules.rs").read_text() == rules_cli.render_rust()
+    assert (tmp_path / "src" / "sys.rs").read_text().startswith("// Generated by")
+    with pytest.raises(SystemExit):
+        rules_cli.main(["--format", "json", "--out", str(tmp_path)])
 
 
 def test_docs_are_current() -> None:
@@ -224,9 +237,13 @@ def test_docs_are_current() -> None:
 def test_markdown_has_every_type() -> None:
     md = rules_mod.render_markdown()
     for t in by_type():
-        assert f"### {t}" in md and f"| `{t}` |" in md
+        assert f"### {t}" in md and f"| [`{t}`](#{t.lower()}) |" in md
     assert "| CPUExecutionProvider | yes |" in md
-    assert "WrongThreadError" in md
+    assert md.index("## Answers first") < md.index("## Types") < md.index("## Every OrtApi slot")
+    # the Python enforcement table lives in the README, not in the C-level rules
+    assert "WrongThreadError" not in md
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        assert rules_mod.POLICY_TABLE in f.read()
 
 
 # -- Session.run per execution provider ----------------------------------------------------
@@ -290,3 +307,23 @@ def test_run_rule_is_exported_in_rules_module() -> None:
     assert rules_mod.EP_CONCURRENT_RUN["CPUExecutionProvider"][0] is True
     assert rules_mod.EP_CONCURRENT_RUN["DmlExecutionProvider"][0] is False
     assert np.all([isinstance(v[1], str) and v[1] for v in rules_mod.EP_CONCURRENT_RUN.values()])
+
+
+@pytest.mark.parametrize("version, run", [("1.16.2", "exclusive"), ("1.16.3", "exclusive"),
+                                          ("1.17.0", "shared"), ("1.32.0", "shared")])
+def test_tensorrt_concurrent_run_needs_ort_1_17(version: str, run: str) -> None:
+    """TensorRT's concurrent-Run fix shipped in 1.17 (PR 19301): with an older library a
+    TensorRT session's run is exclusive, and the reason names the version."""
+    rule = rules_mod.session_run_rule(["TensorrtExecutionProvider", "CPUExecutionProvider"],
+                                      None, version)
+    assert rule["run"] == run
+    assert ("before ORT 1.17" in rule["reasons"][0]) == (run == "exclusive")
+
+
+def test_session_rule_reads_the_loaded_library_version(monkeypatch: Any) -> None:
+    from ortc import _loader
+
+    info = _loader.library_info()
+    monkeypatch.setattr(_loader, "library_info", lambda: type(info)(
+        **{**info.__dict__, "version": "1.16.2"}))
+    assert rules_mod.session_run_rule(["TensorrtExecutionProvider"])["run"] == "exclusive"

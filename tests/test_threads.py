@@ -6,7 +6,8 @@
   or a long MatMul chain stopped with RunOptions.terminate): ConcurrentUseError in strict mode,
   correct results in serialize mode;
 * every shared method, from several threads at once, against a serial run;
-* the known hazards (research E2, E10, E11), shown to be prevented;
+* the known hazards (conformance checks thread.shared-binding, env.run-after-last-release,
+  life.binding-after-session-release), shown to be prevented;
 * callbacks from ORT threads.
 
 Nothing here asserts on timing: waits are bounded only so that a bug fails instead of hanging.
@@ -286,7 +287,7 @@ def test_guard_stress_never_overlaps_an_exclusive_call(things: Any) -> None:
 def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypatch: Any,
                                                           lock_free: bool) -> None:
     """The lock-free entries (enter_shared on a Sync object, enter_alone on a non-Sync one, as
-    the bound run uses them) against locked exclusive entries, with a tiny switch interval so
+    call_shared_alone's slow path and the generic markers use them) against locked exclusive entries, with a tiny switch interval so
     threads interleave inside the entry code: an exclusive call is always alone. The same with
     the locked entries a free-threaded build uses (LOCK_FREE false)."""
     monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
@@ -334,6 +335,74 @@ def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypat
             assert not g.users and not g.owner and not g.depth and not g.watch
     finally:
         sys.setswitchinterval(old_interval)
+
+
+@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
+def test_bound_run_entry_never_overlaps_what_it_excludes(things: Any, monkeypatch: Any,
+                                                         lock_free: bool) -> None:
+    """Guard.call_shared_alone, the entry the bound run ships with (the session shared, the
+    binding alone), against exclusive calls on the shared object and against other bound entries
+    on the same non-Sync object, with a tiny switch interval so threads interleave inside it:
+    an exclusive call on the session is always alone, and the binding is never entered twice."""
+    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    ortc.set_thread_checks("serialize")
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        session, binding = things(sync=True), things(sync=False)
+        gs, gb = session._guard, binding._guard
+        lock = threading.Lock()
+        inside = {"bound": 0, "exclusive": 0}
+        bad: list[str] = []
+        calls = [0]
+
+        def enter(kind: str) -> str:
+            with lock:
+                inside[kind] += 1
+                if inside["exclusive"] > 1 or (inside["exclusive"] and inside["bound"]) \
+                        or inside["bound"] > 1:
+                    bad.append(str(inside))
+            time.sleep(0)
+            with lock:
+                inside[kind] -= 1
+                calls[0] += kind == "bound"
+            return kind
+
+        barrier = threading.Barrier(6)
+
+        def work(i: int) -> None:
+            barrier.wait()
+            for j in range(400):
+                if (i + j) % 5 == 0:
+                    session.write(lambda: enter("exclusive"))
+                else:
+                    assert gs.call_shared_alone(session, gb, binding, enter, "bound") == "bound"
+
+        for j in [in_thread(lambda i=i: work(i)) for i in range(6)]:
+            j()
+        assert not bad, bad[:3]
+        assert calls[0] == 6 * 400 - 6 * 80
+        for g in (gs, gb):
+            assert not g.users and not g.owner and not g.depth and not g.watch
+    finally:
+        sys.setswitchinterval(old_interval)
+
+
+def test_bound_run_entry_refuses_in_strict_mode(things: Any) -> None:
+    session, binding = things(sync=True), things(sync=False)
+    held = InFlight(binding.write)  # another thread inside the binding
+    try:
+        with pytest.raises(ortc.ConcurrentUseError):
+            session._guard.call_shared_alone(session, binding._guard, binding, lambda: None)
+    finally:
+        held.finish()
+    held = InFlight(session.write)  # an exclusive call on the session
+    try:
+        with pytest.raises(ortc.ConcurrentUseError):
+            session._guard.call_shared_alone(session, binding._guard, binding, lambda: None)
+    finally:
+        held.finish()
+    assert session._guard.call_shared_alone(session, binding._guard, binding, lambda: 7) == 7
 
 
 def test_strict_stress_every_call_succeeds_or_raises_at_once(things: Any) -> None:
@@ -559,8 +628,9 @@ class _HoldHandler(logging.Handler):
 
 class OrtHold:
     """Run ``call()`` on a new thread and keep it inside ORT: blocked in ORT's log callback,
-    which ORT invokes on the calling thread (research E4) with every ortc guard of the call
-    held. Session creation always logs at VERBOSE; a run logs when its RunOptions has a tag."""
+    which ORT invokes on the calling thread (check env.logger-caller-threads) with every ortc
+    guard of the call held. Session creation always logs at VERBOSE; a run logs when its
+    RunOptions has a tag."""
 
     def __init__(self, call: Callable[[], Any]) -> None:
         self.inside = threading.Event()
@@ -927,8 +997,8 @@ def test_slow_run_refuses_exclusive_calls(chain: ortc.Session, tmp_path: Any) ->
 
 
 def test_iobinding_shared_by_threads_is_refused(chain: ortc.Session) -> None:
-    """Research E2: one IoBinding used by 8 threads gave wrong outputs. In strict mode, while
-    one thread runs it, every other thread's use is refused."""
+    """Check thread.shared-binding: one IoBinding used by threads gives wrong outputs. In strict
+    mode, while one thread runs it, every other thread's use is refused."""
     b = chain.io_binding()
     b.bind_input("x", np.ones((512, 512), np.float32))
     b.bind_output("y")
@@ -1069,7 +1139,8 @@ def test_shared_methods_stress_matches_serial() -> None:
 
 
 def test_shared_run_stress_matches_serial() -> None:
-    """Research E1 through ortc: 8 threads x 25 runs on one session, distinct inputs."""
+    """Check thread.concurrent-run through ortc: 8 threads x 25 runs on one session, distinct
+    inputs."""
     s = ortc.Session(models.mlp_model(3, 16, "batch"), intra_op_num_threads=1)
     xs = [np.random.default_rng(k).standard_normal((4, 16)).astype(np.float32)
           for k in range(200)]
@@ -1089,7 +1160,8 @@ def test_shared_run_stress_matches_serial() -> None:
 
 
 def test_concurrent_session_creation_shared_options() -> None:
-    """Research E6: sessions created at once from one SessionOptions (shared) all work."""
+    """Check thread.concurrent-create through ortc: sessions created at once from one
+    SessionOptions (shared) all work."""
     opts = ortc.SessionOptions(intra_op_num_threads=1)
     barrier = threading.Barrier(4)
 
@@ -1103,8 +1175,9 @@ def test_concurrent_session_creation_shared_options() -> None:
 
 
 def test_terminate_is_shared_with_running_runs(chain: ortc.Session) -> None:
-    """Research E3: one RunOptions used by 4 runs at once; terminate() from another thread (a
-    shared call) stops every one; after unset_terminate() the same options run again."""
+    """Check thread.shared-run-options-terminate through ortc: one RunOptions used by 4 runs at
+    once; terminate() from another thread (a shared call) stops every one; after
+    unset_terminate() the same options run again."""
     ro = ortc.RunOptions()
     x = np.ones((512, 512), np.float32)
     joins = [in_thread(lambda: chain.run(None, {"x": x}, ro)) for _ in range(4)]
@@ -1183,9 +1256,9 @@ def test_closing_a_run_input_value_waits_for_the_run(ort_hold: Any) -> None:
 # -- the known hazards ---------------------------------------------------------------------
 
 def test_session_works_after_everything_else_is_gone() -> None:
-    """Research E10: Run after the env's last release segfaults. ortc never releases the env:
-    everything else closed and collected, Env.close() called, the session still runs (in a
-    child process, so a crash shows as a signal)."""
+    """Check env.run-after-last-release: Run after the env's last release segfaults. ortc never
+    releases the env: everything else closed and collected, Env.close() called, the session
+    still runs (in a child process, so a crash shows as a signal)."""
     code = r'''
 import gc, numpy as np, ortc, models
 opts = ortc.SessionOptions(intra_op_num_threads=1)
@@ -1212,9 +1285,10 @@ print("ok")
 
 
 def test_iobinding_after_session_close_in_child() -> None:
-    """Research E11: an IoBinding used after ReleaseSession aborts. In ortc, closing the session
-    while a binding lives defers the release: the binding keeps working or raises ClosedError,
-    never aborts (in a child process, so an abort shows as a signal)."""
+    """Check life.binding-after-session-release: an IoBinding used after ReleaseSession crashes. In
+    ortc, closing the session while a binding lives defers the release: the binding keeps
+    working or raises ClosedError, never aborts (in a child process, so an abort shows as a
+    signal)."""
     code = r'''
 import gc, numpy as np, ortc, models
 s = ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1)
@@ -1286,8 +1360,8 @@ def test_bound_run_without_run_options_is_exclusive_on_its_binding(
 
 @pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
 def test_iobinding_shared_by_threads_serialized(monkeypatch: Any, lock_free: bool) -> None:
-    """Research E2 (232 of 1600 wrong): 8 threads share one binding, each rebinding its input,
-    running and reading back, 25 times. Each call is serialized by the guard; holding the
+    """Check thread.shared-binding (wrong outputs): 8 threads share one binding, each rebinding its
+    input, running and reading back, 25 times. Each call is serialized by the guard; holding the
     binding (Lease.exclusive) makes each bind-run-read sequence one use. All 200 correct, with
     the lock-free entries and with the locked ones a free-threaded build uses."""
     monkeypatch.setattr(threads, "LOCK_FREE", lock_free)

@@ -199,10 +199,13 @@ UNCOVERED_REASONS: dict[str, str] = {
 }
 
 
-def report(covered: set[str], upto: int = 29) -> dict[str, Any]:
-    """Coverage of the slots added up to API ``upto``, as a dict for JSON/Markdown."""
-    from .._slots import SLOTS
+def report(covered: set[str], upto: int | None = None) -> dict[str, Any]:
+    """Coverage of the slots added up to API ``upto`` (default: every declared slot), as a
+    dict for JSON/Markdown."""
+    from .._slots import DECLARED_API_VERSION, SLOTS
 
+    if upto is None:
+        upto = DECLARED_API_VERSION
     slots = [(n, v) for n, v in SLOTS if v <= upto]
     applicable = [n for n, _ in slots if n not in NOT_ON_CPU or n in covered]
     hit = [n for n in applicable if n in covered]
@@ -226,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m ortc.conformance.coverage")
     ap.add_argument("file")
-    ap.add_argument("--upto", type=int, default=29)
+    ap.add_argument("--upto", type=int, default=None,
+                    help="count the slots up to this API version (default: all declared)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     rep = report(read(args.file), args.upto)

@@ -7,7 +7,7 @@ import os
 
 from .._registry import CHECKS, Check
 from . import (version, env, session, run, values, lifetime, memory, binding,  # noqa: F401
-               threads, kernel)
+               threads, kernel, newest)
 
 __all__ = ["all_checks", "by_id"]
 

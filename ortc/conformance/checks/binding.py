@@ -46,7 +46,7 @@ def run_and_read(ctx: Ctx) -> str:
 
 
 @check("binding.keeps-bound-value", "A bound input OrtValue may be released after BindInput: "
-       "the binding keeps its own reference.", "shared/research E11 (first part)", slots=SLOTS)
+       "the binding keeps its own reference.", "observed by this check", slots=SLOTS)
 def keeps_value(ctx: Ctx) -> str:
     a, ffi = ctx.api, ctx.ffi
     sess = ctx.session(models.add_model((2,)))
@@ -80,3 +80,24 @@ def unknown_name(ctx: Ctx) -> str:
     if err is None:
         raise Known("neither BindInput nor RunWithBinding refused the unknown name")
     return f"at run: {code_name(err[0])}: {short(err[1])}"
+
+
+@check("binding.bound-output-written-by-every-run", "An OrtValue bound as an output "
+       "(BindOutput) is written in place by every RunWithBinding, not only the first: it is a "
+       "write target for as long as it stays bound.", BINDING_DOC, slots=SLOTS)
+def output_written_by_every_run(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    sess = ctx.session(models.add_model((2,)))
+    b = ctx.out(a.CreateIoBinding, "OrtIoBinding*", sess)
+    ctx.defer(a.ReleaseIoBinding, b)
+    out, buf = ctx.tensor(1, [2], bytes(8))
+    ctx.ok(a.BindOutput(b, b"z", out))
+    seen = []
+    for xs in ([1, 2], [10, 20]):
+        ctx.ok(a.BindInput(b, b"x", ctx.floats(xs)))
+        ctx.ok(a.BindInput(b, b"y", ctx.floats([3, 4])))
+        ctx.ok(a.RunWithBinding(sess, ffi.NULL, b))
+        seen.append(struct.unpack("<2f", bytes(ffi.buffer(buf, 8))))
+    if seen != [(4.0, 6.0), (13.0, 24.0)]:
+        raise Fail(f"the bound output's buffer held {seen} after the two runs")
+    return "the caller's buffer held [4, 6], then [13, 24]: each run wrote it"

@@ -192,6 +192,12 @@ class _Op:
             count = dims[0]
             xs = ffi.cast("float*", ctx.out(a.GetTensorMutableData, "void*", x))
             shape = ffi.new("int64_t[]", dims)
+            if ctx.has("KernelContext_GetPreallocatedOutput"):
+                # API 30: the output the caller preallocated, if any (none in this run)
+                pre = ffi.new("OrtValue**")
+                st = ctx.status(a.KernelContext_GetPreallocatedOutput(kctx, 0, pre))
+                self.seen["preallocated"] = (f"error {code_name(st[0])}" if st else
+                                             "NULL" if pre[0] == ffi.NULL else "a value")
             y = ctx.out(a.KernelContext_GetOutput, "OrtValue*", kctx, 0, shape, 1)
             # space for x * factor + bias, wrapped as a tensor for InvokeOp: the kernel
             # allocator, or the scratch buffer (which crashes ORT <= 1.22: kernel.scratch-buffer)
@@ -336,7 +342,9 @@ def compute_and_invoke(ctx: Ctx) -> str:
         raise Fail(op.seen["compute_error"])
     if got != _expected(xs):
         raise Fail(f"y = {got}, expected {_expected(xs)}")
-    return f"y = LeakyRelu(2x + 0.5) = {got}; GPU stream on CPU: {op.seen.get('gpu_stream')}"
+    pre = op.seen.get("preallocated")
+    return (f"y = LeakyRelu(2x + 0.5) = {got}; GPU stream on CPU: {op.seen.get('gpu_stream')}"
+            + (f"; preallocated output 0 (none passed): {pre}" if pre else ""))
 
 
 @check("kernel.error-status", "A status returned by KernelComputeV2 fails the Run, keeping its "

@@ -9,7 +9,7 @@ from .._registry import Fail, check
 
 @check("life.output-after-session-release", "A Run output stays readable, unchanged, after "
        "its session is released (CPU provider).",
-       "shared/research E9 (CPU outputs hold their allocator); not promised by the docs",
+       "observed by this check (CPU outputs hold their allocator); not promised by the docs",
        crash=True)
 def output_after_release(ctx: Ctx) -> str:
     a = ctx.api
@@ -25,7 +25,7 @@ def output_after_release(ctx: Ctx) -> str:
 
 @check("life.binding-after-session-release", "Using an IoBinding after its session is "
        "released does not crash the process.",
-       "shared/research E11 (SIGABRT on 1.32); the binding holds a reference into the session",
+       "observed by this check; the binding holds a reference into the session",
        crash=True, slots=("CreateIoBinding",))
 def binding_after_release(ctx: Ctx) -> str:
     a = ctx.api

@@ -253,7 +253,7 @@ def io_types(ctx: Ctx) -> str:
 
 @check("session.options-released-early", "SessionOptions may be released right after "
        "CreateSession; the session keeps working.",
-       "shared/research E1; onnxruntime-go NewAdvancedSession docs")
+       "https://pkg.go.dev/github.com/yalue/onnxruntime_go#NewAdvancedSession")
 def options_early(ctx: Ctx) -> str:
     a = ctx.api
     so = ctx.options(release=False)

@@ -81,7 +81,9 @@ def _run_raw(ctx: Ctx, sess: Any, feeds: dict[str, Any], outputs: list[str],
 
 
 @check("thread.shared-input-value", "One input OrtValue fed to concurrent Runs gives every run "
-       "the right result.", "ORT Java InferenceTest.testMultiThreads; shared/research E1")
+       "the right result.", ("ORT's Java test shares one input tensor across threads: "
+                               "https://github.com/microsoft/onnxruntime/blob/main/java/src/"
+                               "test/java/ai/onnxruntime/InferenceTest.java (testMultiThreads)"))
 def shared_input(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.mlp_model())
@@ -107,8 +109,7 @@ def shared_input(ctx: Ctx) -> str:
 @check("thread.shared-run-options-terminate", "One RunOptions shared by concurrent in-flight "
        "Runs: a single RunOptionsSetTerminate stops all of them with an error, and after "
        "RunOptionsUnsetTerminate the same options run normally.",
-       "onnxruntime_c_api.h RunOptionsSetTerminate (callable from another thread); "
-       "shared/research E3")
+       "onnxruntime_c_api.h RunOptionsSetTerminate (callable from another thread)")
 def shared_terminate(ctx: Ctx) -> str:
     a = ctx.api
     size, nodes = 448, 60
@@ -160,7 +161,7 @@ def shared_terminate(ctx: Ctx) -> str:
 
 
 @check("thread.concurrent-create", "Concurrent CreateSession calls sharing one SessionOptions "
-       "and the env all succeed and compute the same results.", "shared/research E6")
+       "and the env all succeed and compute the same results.", "observed by this check (undocumented)")
 def concurrent_create(ctx: Ctx) -> str:
     a = ctx.api
     so = ctx.options()
@@ -207,7 +208,7 @@ def _hammer(ctx: Ctx, alloc: Any, threads: int = 4, rounds: int = 1500) -> list[
 
 
 @check("thread.default-allocator", "The default CPU allocator serves Alloc/Free from several "
-       "threads at once without errors.", "shared/research E7")
+       "threads at once without errors.", "onnxruntime_c_api.h GetAllocatorWithDefaultOptions (one static allocator)")
 def default_allocator(ctx: Ctx) -> str:
     errors = _hammer(ctx, ctx.allocator)
     if errors:
@@ -217,7 +218,7 @@ def default_allocator(ctx: Ctx) -> str:
 
 @check("thread.session-allocator", "A session's CPU arena allocator (CreateAllocator) serves "
        "Alloc/Free from several threads at once without errors.",
-       "shared/research E8 (BFCArena locks)", slots=("CreateAllocator",))
+       "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/framework/bfc_arena.h (the arena takes a lock)", slots=("CreateAllocator",))
 def session_allocator(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.add_model((2,)))
@@ -259,8 +260,9 @@ def _binding_round(ctx: Ctx, sess: Any, b: Any, i: int) -> tuple[bool, Any]:
 
 @check("thread.shared-binding", "One IoBinding shared by threads that each bind their own "
        "input and run gives every thread its own result.",
-       "shared/research E2 (232 of 1600 wrong on 1.32): IoBinding is not Sync; the race can "
-       "also corrupt ORT's heap (SIGSEGV, SIGABRT seen), hence the child process",
+       "observed by this check: wrong results when threads rebind and run one binding "
+       "(IoBinding is not Sync); it runs in a child process in case the race ever corrupts "
+       "ORT's heap (no crash has been recorded on CPU)",
        slots=("CreateIoBinding",), crash=True)
 def shared_binding(ctx: Ctx) -> str:
     a = ctx.api
@@ -286,7 +288,7 @@ def shared_binding(ctx: Ctx) -> str:
 
 
 @check("thread.per-thread-binding", "Per-thread IoBindings on one shared session give every "
-       "thread its own result.", "shared/research E2c", slots=("CreateIoBinding",))
+       "thread its own result.", "observed by this check", slots=("CreateIoBinding",))
 def per_thread_binding(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.add_model((2,)))
@@ -345,8 +347,7 @@ def _run_async(ctx: Ctx, intra: int) -> tuple[Any, dict[str, Any]]:
 
 @check("thread.run-async-callback-thread", "RunAsync returns at once and calls its callback on "
        "an intra-op pool thread, not the caller's, with the outputs.",
-       "onnxruntime_c_api.h RunAsync (runs in a thread owned by the intra-op pool); "
-       "shared/research E5", slots=("RunAsync",))
+       "onnxruntime_c_api.h RunAsync (runs in a thread owned by the intra-op pool)", slots=("RunAsync",))
 def run_async(ctx: Ctx) -> str:
     err, seen = _run_async(ctx, 2)
     if err:
@@ -362,7 +363,7 @@ def run_async(ctx: Ctx) -> str:
 
 @check("thread.run-async-needs-pool", "RunAsync on a session with intra_op_num_threads=1 is "
        "refused with an error status (there is no pool thread to run it).",
-       "shared/research E5b; ORT #17149", slots=("RunAsync",))
+       "https://github.com/microsoft/onnxruntime/issues/17149", slots=("RunAsync",))
 def run_async_intra1(ctx: Ctx) -> str:
     err, seen = _run_async(ctx, 1)
     if err is None:
@@ -373,7 +374,7 @@ def run_async_intra1(ctx: Ctx) -> str:
 @check("thread.logger-concurrent-runs", "A session logger is called on each of several "
        "threads whose concurrent Runs log (here: a kernel error, logged at ERROR).",
        "onnxruntime/core/common/logging (sinks are called on the logging thread, unlocked); "
-       "shared/research E4", slots=("SetUserLoggingFunction",))
+       "observed by this check", slots=("SetUserLoggingFunction",))
 def logger_concurrent(ctx: Ctx) -> str:
     a, ffi = ctx.api, ctx.ffi
     seen: list[int] = []
@@ -412,3 +413,34 @@ def logger_concurrent(ctx: Ctx) -> str:
         raise Fail(f"run-time messages came from {len(hit)} of the 3 running threads "
                    f"({len(seen) - before} messages)")
     return f"{len(seen) - before} messages, from all 3 running threads"
+
+
+@check("thread.logger-pool-thread", "The env logger is also called on ORT's own threads: a "
+       "RunAsync run executes on an intra-op pool thread, and what it logs reaches the logger "
+       "there, not on a thread that called into ORT.",
+       "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/"
+       "user_logging_sink.h (the sink calls the function directly)",
+       slots=("RunAsync",), child=True)
+def logger_pool_thread(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    sink: list[int] = []
+
+    def log(_param: Any, _severity: int, _category: Any, _logid: Any, _where: Any,
+            _message: Any) -> None:
+        sink.append(threading.get_native_id())
+
+    cb = ctx.keep(ffi.callback("OrtLoggingFunction", log))
+    ctx.out(a.CreateEnvWithCustomLogger, "OrtEnv*", cb, ffi.NULL, 0, b"pool")  # VERBOSE
+    caller = threading.get_native_id()
+    before = len(sink)
+    err, seen = _run_async(ctx, 2)
+    if err:
+        raise Fail(f"RunAsync: {code_name(err[0])}: {short(err[1])}")
+    during = sink[before:]
+    pool = seen.get("thread")
+    from_pool = sum(1 for t in during if t == pool)
+    others = {t for t in during if t != caller}
+    if not others:
+        raise Known(f"{len(during)} messages during the run, all on the calling thread")
+    return (f"{len(during)} messages during the run; {from_pool} on the pool thread that ran "
+            f"it, {len(others)} non-caller thread(s) in all")

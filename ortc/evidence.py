@@ -1,0 +1,548 @@
+"""Evidence for the thread rules: what each verdict rests on, of a stated kind.
+
+Every record has a ``kind``:
+
+* ``ort-doc``: ONNX Runtime's documentation or public header says it (``ref`` is a URL);
+* ``ort-maintainer``: an ORT maintainer said it in an issue or pull request (``ref`` is the
+  thread's URL; ``says`` names who and when);
+* ``ort-behaviour``: ORT was seen doing it: a conformance check (``ref`` is ``check:<id>``,
+  with the ``outcome`` and ``versions`` recorded in docs/CONFORMANCE.md) or a test in tests/
+  that exercises ORT itself (``ref`` is ``tests/<file>.py::<test>``);
+* ``guard``: a test showing ortc's own enforcement (a refusal, a wait). It shows what ortc does,
+  not what ORT needs, so it never backs a Send/Sync verdict alone;
+* ``policy``: ortc's conservative choice where nothing stronger exists, with its reason and
+  ``changes_if`` (what evidence would change it);
+* ``untested``: nothing here shows it; the record says what is assumed.
+
+``backs`` names the verdicts a record supports: ``send``, ``sync``, ``not-send``, ``not-sync``,
+``run`` (Run concurrency), ``lifetime``, ``exclusive``, ``shared``. tests/test_evidence.py
+resolves every reference (URL shape, check id, test id) and fails when a Send/Sync verdict
+rests on ``guard``/``untested`` records alone without a caveat saying so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Evidence", "KINDS", "STRONG", "doc", "maintainer", "check", "test", "guard",
+           "policy", "untested", "TYPE_EVIDENCE", "CAVEATS", "EP_EVIDENCE", "CALLBACK_EVIDENCE",
+           "COUNTER_REPORTS", "OPTION_EVIDENCE", "for_type", "find", "ALL_VERSIONS", "SUITE"]
+
+KINDS = ("ort-doc", "ort-maintainer", "ort-behaviour", "guard", "policy", "untested")
+#: kinds that can carry a Send/Sync verdict alone
+STRONG = ("ort-doc", "ort-maintainer", "ort-behaviour")
+
+#: the ORT releases of the committed conformance matrix (docs/CONFORMANCE.md)
+ALL_VERSIONS = "1.16.2-1.32.0"
+#: what a test in tests/ runs against
+SUITE = "the library the test suite loads (CI: the current onnxruntime wheel; ORTC_LIBRARY=...)"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: str
+    ref: str
+    says: str
+    backs: tuple[str, ...] = ()
+    #: ort-behaviour: the ORT versions it ran on (a range of the matrix, or SUITE)
+    versions: str = ""
+    #: ort-behaviour with a check ref: the matrix status the claim relies on: "pass", "known",
+    #: or "known (race)" for a race a run may miss (known on some versions, pass elsewhere)
+    outcome: str = ""
+    #: policy: what would change the choice
+    changes_if: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "ref": self.ref, "says": self.says,
+                               "backs": list(self.backs)}
+        for key in ("versions", "outcome", "changes_if"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
+
+    def short(self) -> str:
+        """One line for the Markdown: ``[kind] says (ref; versions)``."""
+        where = [self.ref] if self.ref else []
+        if self.outcome:
+            where.append(f"{self.outcome} on {self.versions}")
+        elif self.versions and self.versions != SUITE:
+            where.append(self.versions)
+        if self.changes_if:
+            where.append(f"would change if {self.changes_if}")
+        return f"[{self.kind}] {self.says}" + (f" ({'; '.join(where)})" if where else "")
+
+
+def doc(url: str, says: str, *backs: str) -> Evidence:
+    return Evidence("ort-doc", url, says, backs)
+
+
+def maintainer(url: str, says: str, *backs: str) -> Evidence:
+    return Evidence("ort-maintainer", url, says, backs)
+
+
+def check(check_id: str, says: str, *backs: str, outcome: str = "pass",
+          versions: str = ALL_VERSIONS) -> Evidence:
+    return Evidence("ort-behaviour", f"check:{check_id}", says, backs, versions, outcome)
+
+
+def test(test_id: str, says: str, *backs: str) -> Evidence:
+    """A test in tests/ that exercises ORT itself (not only ortc's guard)."""
+    return Evidence("ort-behaviour", test_id, says, backs, SUITE)
+
+
+def guard(test_id: str, says: str, *backs: str) -> Evidence:
+    return Evidence("guard", test_id, says, backs)
+
+
+def policy(says: str, changes_if: str, *backs: str) -> Evidence:
+    return Evidence("policy", "", says, backs, changes_if=changes_if)
+
+
+def untested(says: str, *backs: str) -> Evidence:
+    return Evidence("untested", "", says, backs)
+
+
+# -- where the evidence lives ------------------------------------------------------------------
+
+GH = "https://github.com/microsoft/onnxruntime"
+C_API = "https://onnxruntime.ai/docs/api/c/struct_ort_api.html"
+HEADER = f"{GH}/blob/main/include/onnxruntime/core/session/onnxruntime_c_api.h"
+DESIGN = "https://onnxruntime.ai/docs/reference/high-level-design.html"
+DML_DOC = "https://onnxruntime.ai/docs/execution-providers/DirectML-ExecutionProvider.html"
+IOBINDING_DOC = "https://onnxruntime.ai/docs/performance/tune-performance/iobinding.html"
+ADD_CUSTOM_OP_DOMAINS = (f"{GH}/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/"
+                         "session/inference_session.h#L268")
+_T = "tests/test_threads.py::"
+
+# -- per type ------------------------------------------------------------------------------------
+
+TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
+    "OrtEnv": (
+        doc(C_API, "CreateEnv: every later creation returns the same ref-counted instance "
+            "(one env per process)", "send", "sync"),
+        check("env.same-pointer", "CreateEnv twice returns one pointer", "sync"),
+        check("env.refcount", "releasing one of two references keeps the env working",
+              "lifetime"),
+        check("env.concurrent-create-release", "threads creating and releasing the env at once "
+              "all get the one env, which stays usable", "send", "sync"),
+        check("thread.concurrent-create", "concurrent CreateSession calls share the env",
+              "sync", "shared"),
+        check("env.run-after-last-release", "a Run after the last ReleaseEnv crashes "
+              "(SIGSEGV): the env must outlive every session", "lifetime", outcome="known"),
+        check("env.recreate-after-release", "after the last release a new CreateEnv gives a "
+              "working env again", "lifetime"),
+        maintainer(f"{GH}/issues/13571", "adrianlizarraga (2022-11-08): create OrtEnv once per "
+                   "process and one session per model, then use the session from many threads",
+                   "sync"),
+        policy("setters of env-global state (log level, allocator and EP-library registration, "
+               "thread-pool callbacks) are exclusive: nothing documents them against concurrent "
+               "session creation or runs", "ORT documents these setters as safe during runs",
+               "exclusive"),
+        test(f"{_T}test_session_works_after_everything_else_is_gone", "a session keeps "
+             "working after every other ortc object is gone", "lifetime"),
+        guard(f"{_T}test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity (set)]",
+              "ortc refuses a log-level change while another call is inside ORT", "exclusive"),
+    ),
+    "OrtSession": (
+        doc(DESIGN, "several threads may call Run on the same session", "sync", "run"),
+        maintainer(f"{GH}/issues/114", "pranavsharma and yufenglee (2018-12-06): one session "
+                   "may serve concurrent Run calls (C and C#)", "sync", "run"),
+        maintainer(f"{GH}/issues/5558", "snnn (2020-10-21): Run is thread-safe, though not "
+                   "const", "sync", "run"),
+        check("thread.concurrent-run", "concurrent Runs on one CPU session equal serial runs",
+              "sync", "run"),
+        check("thread.per-thread-binding", "per-thread IoBindings on one session, each created "
+              "concurrently, give every thread its result", "sync"),
+        test(f"{_T}test_shared_run_stress_matches_serial", "8 threads x 25 runs through ortc "
+             "equal serial results", "sync", "run"),
+        maintainer(f"{GH}/pull/19301", "chilo-ms (2024-01-29): InferenceSession::Run is "
+                   "guaranteed to be thread-safe, several threads may call it at once", "sync",
+                   "run"),
+        check("thread.concurrent-run", "the session is created on one thread and run on "
+              "others", "send"),
+        check("life.binding-after-session-release", "an IoBinding used after its session is "
+              "released crashes on 1.23.2 and later: the session must outlive its bindings",
+              "lifetime", outcome="known", versions="1.23.2-1.32.0"),
+        check("life.session-value-after-session-release", "a tensor from a session allocator "
+              "crashes once the session is gone: the session must outlive those values",
+              "lifetime", outcome="known"),
+        policy("SessionEndProfiling, SetEpDynamicOptions and SessionReleaseCapturedGraph are "
+               "exclusive: nothing documents them against in-flight runs",
+               "ORT documents them as safe during runs", "exclusive"),
+        guard(f"{_T}test_slow_run_refuses_exclusive_calls", "ortc refuses an exclusive call "
+              "while a run is in flight", "exclusive"),
+        guard(f"{_T}test_exclusive_run_session", "a session whose providers do not allow "
+              "concurrent Run has its runs serialized by ortc", "run"),
+        guard(f"{_T}test_session_close_while_running", "close() during a run waits or is "
+              "refused", "lifetime"),
+    ),
+    "OrtSessionOptions": (
+        check("thread.concurrent-create", "8 concurrent CreateSession calls sharing one "
+              "SessionOptions all succeed with identical results", "send", "sync", "shared"),
+        check("session.options-released-early", "options may be released right after "
+              "CreateSession; the session keeps its own copy", "lifetime"),
+        doc(ADD_CUSTOM_OP_DOMAINS, "adding custom-op domains at session creation is marked "
+            "'not thread safe': concurrent CreateSession with custom-op or EP-plugin domains is "
+            "not safe even though plain concurrent creation is", "exclusive"),
+        maintainer(f"{GH}/issues/27089", "the thread-safety request for concurrent session "
+                   "initialization (custom-op domains race); open", "exclusive"),
+        doc(C_API, "SessionOptionsSetLoadCancellationFlag is meant to be set from another "
+            "thread while CreateSession runs", "shared"),
+        policy("setters mutate the options without a lock, so they are exclusive",
+               "ORT documents the setters as thread-safe", "exclusive"),
+        guard(f"{_T}test_concurrent_session_creation_shared_options", "ortc lets concurrent "
+              "creations share options (shared leases)", "shared"),
+        guard(f"{_T}test_exclusive_method_overlapping_a_call_inside_ort", "ortc refuses a "
+              "setter while another call uses the options", "exclusive"),
+    ),
+    "OrtRunOptions": (
+        doc(C_API, "RunOptionsSetTerminate may be called from another thread to stop the runs "
+            "using these options", "sync", "shared"),
+        check("thread.shared-run-options-terminate", "one RunOptions shared by concurrent runs: "
+              "one terminate stops them all; after unset the options run again", "send", "sync"),
+        check("run.terminate-flag", "a Run with the flag set fails at once", "shared"),
+        policy("tag, log levels, config entries, LoRA activation and profiling setters are "
+               "exclusive: runs read them without a lock", "ORT documents them as safe during "
+               "runs", "exclusive"),
+        guard(f"{_T}test_terminate_is_shared_with_running_runs", "ortc lets terminate() "
+              "overlap running runs", "shared"),
+    ),
+    "OrtValue": (
+        doc(C_API, "read functions take a const OrtValue*; GetTensorMutableData gives the "
+            "caller a pointer to write through", "sync", "shared"),
+        check("thread.shared-input-value", "one input value fed to concurrent Runs gives every "
+              "run the right result", "sync"),
+        check("run.preallocated-output", "a caller-allocated output passed to Run is filled "
+              "in place: Run writes it", "exclusive"),
+        check("binding.bound-output-written-by-every-run", "a value bound as an output is "
+              "written by every RunWithBinding while bound", "exclusive"),
+        check("value.user-memory-is-borrowed", "a tensor over caller memory reads that memory: "
+              "the buffer must outlive the value", "lifetime"),
+        check("life.output-after-session-release", "a CPU Run output stays readable after its "
+              "session is released (not promised by the docs)", "lifetime"),
+        check("life.session-value-after-session-release", "a value from a session allocator "
+              "crashes after the session is released", "lifetime", outcome="known"),
+        test("tests/test_threads.py::test_shared_run_stress_matches_serial", "concurrent runs "
+             "through ortc, inputs shared", "send"),
+        guard("tests/test_binding.py::test_bound_output_value_is_exclusive_while_bound",
+              "ortc refuses a read or write of a value while it is bound as an output",
+              "exclusive"),
+        guard(f"{_T}test_closing_a_run_input_value_waits_for_the_run", "closing a run's input "
+              "waits for the run", "lifetime"),
+    ),
+    "OrtIoBinding": (
+        doc(IOBINDING_DOC, "an IoBinding holds per-run state (bound inputs and outputs) that "
+            "RunWithBinding reads and fills", "not-sync"),
+        check("thread.shared-binding", "threads rebinding and running one IoBinding get wrong "
+              "results (no crash recorded on CPU); a race, so a run may miss it on some "
+              "versions", "not-sync", outcome="known (race)"),
+        check("thread.per-thread-binding", "one binding per thread is correct", "send"),
+        check("binding.keeps-bound-value", "the binding keeps its own reference to a bound "
+              "input", "lifetime"),
+        check("life.binding-after-session-release", "use after the session's release crashes "
+              "on 1.23.2 and later", "lifetime", outcome="known", versions="1.23.2-1.32.0"),
+        guard(f"{_T}test_iobinding_shared_by_threads_is_refused", "ortc refuses a second "
+              "thread inside one binding", "not-sync"),
+        guard(f"{_T}test_iobinding_shared_by_threads_serialized", "with 'serialize', threads "
+              "take turns and every result is right", "not-sync"),
+        guard(f"{_T}test_iobinding_after_session_close_in_child", "ortc keeps the session "
+              "alive for its binding", "lifetime"),
+    ),
+    "OrtMemoryInfo": (
+        doc(C_API, "every getter takes a const OrtMemoryInfo*; there are no setters", "sync"),
+        check("alloc.memory-info", "created infos describe what they were created with",
+              "send"),
+        check("value.memory-info", "a tensor's memory info compares equal to the one it was "
+              "created with (ORT copies it)", "lifetime"),
+        test(f"{_T}test_shared_methods_stress_matches_serial", "shared getters from threads "
+             "equal serial results", "sync"),
+        doc(C_API, "infos returned by AllocatorGetInfo, GetTensorMemoryInfo and "
+            "SessionGetMemoryInfoFor* are owned by their object: never release them, never "
+            "keep them past it", "lifetime"),
+    ),
+    "OrtAllocator": (
+        doc(C_API, "GetAllocatorWithDefaultOptions returns an allocator that must not be freed",
+            "lifetime"),
+        check("thread.default-allocator", "the default CPU allocator serves Alloc/Free from "
+              "threads at once", "send", "sync"),
+        check("thread.session-allocator", "a session's CPU arena serves Alloc/Free from "
+              "threads at once", "send", "sync"),
+        check("life.allocator-after-session-release", "allocating from a session allocator "
+              "after its session is released", "lifetime"),
+        policy("an allocator for non-CPU memory is not Sync (per instance): no device "
+               "allocator has been tested from several threads here, and a peer binding "
+               "reported CUDA allocator races (https://github.com/pykeio/ort/issues/348)",
+               "a GPU run of thread.session-allocator passes", "not-sync"),
+        guard("tests/test_memory.py::test_device_allocators_are_not_sync", "ortc marks device "
+              "allocators not Sync", "not-sync"),
+        test(f"{_T}test_shared_methods_stress_matches_serial", "shared allocator calls from "
+             "threads through ortc", "sync"),
+    ),
+    "OrtLoraAdapter": (
+        doc(f"{GH}/blob/main/onnxruntime/core/session/lora_adapters.h", "runs only read an "
+            "adapter (const accessors)", "sync"),
+        doc(C_API, "RunOptionsAddActiveLoraAdapter keeps the adapter by pointer: it must "
+            "outlive the RunOptions", "lifetime"),
+        check("create.lora-adapter-errors", "adapters load and fail as documented",
+              "send", versions="1.20.1-1.32.0"),
+        test("tests/test_lora.py::test_adapter_shared_by_threads", "runs on several threads "
+             "with one adapter active give the adapter's results", "send", "sync"),
+    ),
+    "OrtTypeInfo": (
+        doc(C_API, "every getter takes a const OrtTypeInfo*", "sync"),
+        check("typeinfo.value-type-info", "infos from values are independent objects the "
+              "caller owns", "send"),
+        doc(C_API, "CastTypeInfoTo* results are borrowed: valid until the type info is freed, "
+            "never released", "lifetime"),
+    ),
+    "OrtTensorTypeAndShapeInfo": (
+        doc(C_API, "getters take a const pointer; setters apply to infos the caller created",
+            "send", "sync"),
+        check("typeinfo.build-shape", "a created info reads back what was set", "send",
+              versions="1.17.1-1.32.0"),
+    ),
+    "OrtMapTypeInfo": (doc(C_API, "read-only getters; borrowed from its OrtTypeInfo",
+                           "send", "sync", "lifetime"),),
+    "OrtSequenceTypeInfo": (doc(C_API, "read-only getters; borrowed from its OrtTypeInfo",
+                                "send", "sync", "lifetime"),),
+    "OrtOptionalTypeInfo": (doc(C_API, "read-only getters; borrowed from its OrtTypeInfo",
+                                "send", "sync", "lifetime"),),
+    "OrtModelMetadata": (
+        doc(C_API, "getters take a const OrtModelMetadata* and allocate their results with "
+            "the allocator passed in", "send", "sync"),
+        check("session.metadata-outlives-session", "metadata stays readable after its "
+              "session is released (an independent copy)", "lifetime"),
+    ),
+    "OrtStatus": (
+        doc(C_API, "a status carries an immutable code and message", "send", "sync"),
+        check("status.roundtrip", "code and message read back as created", "send"),
+    ),
+    "OrtKernelContext": (
+        doc(C_API, "a kernel context is valid only during the KernelCompute call it is passed "
+            "to", "not-send", "lifetime"),
+        check("kernel.parallel-for", "KernelContext_ParallelFor runs its function on pool "
+              "threads", "not-sync", versions="1.19.2-1.32.0"),
+        policy("not Sync: one compute call owns it", "ORT documents concurrent use of one "
+               "context", "not-sync"),
+    ),
+    "OrtKernelInfo": (
+        doc(C_API, "a kernel info is valid only inside CreateKernel(V2); CopyKernelInfo makes a "
+            "copy the kernel may keep", "not-send", "lifetime"),
+        check("kernel.info-at-create", "CreateKernelV2 reads the node's attributes", "sync",
+              versions="1.19.2-1.32.0"),
+    ),
+    "OrtCustomOpDomain": (
+        doc(C_API, "a custom-op domain must not be deleted until all sessions using it are "
+            "released", "lifetime"),
+        doc(ADD_CUSTOM_OP_DOMAINS, "adding domains at session creation is not thread-safe",
+            "not-sync"),
+        policy("Send: a plain container with no thread affinity", "ORT ties it to a thread",
+               "send"),
+    ),
+    "OrtThreadingOptions": (
+        doc(C_API, "ORT copies the threading options at env creation", "send", "sync",
+            "lifetime"),
+        check("env.global-thread-pools", "an env with global pools runs sessions", "send"),
+    ),
+    "OrtArenaCfg": (
+        doc(C_API, "an arena configuration is read at allocator/provider creation", "send",
+            "sync"),
+        policy("keep it alive for the session: device provider options keep it by pointer",
+               "ORT documents that it is copied", "lifetime"),
+    ),
+    "OrtKeyValuePairs": (
+        doc(C_API, "getters take a const OrtKeyValuePairs*; Add/Remove change it", "send",
+            "sync"),
+        check("alloc.key-value-pairs", "pairs copy their keys and values", "send",
+              versions="1.23.2-1.32.0"),
+    ),
+    "OrtPrepackedWeightsContainer": (
+        doc(C_API, "designed to be shared by sessions; it must not be released before them",
+            "sync", "lifetime"),
+        check("session.prepacked-container", "two sessions share one container", "send"),
+        untested("concurrent session creation with one container", "sync"),
+    ),
+    "OrtCUDAProviderOptionsV2": (
+        policy("not Sync: a plain struct filled by Update*; ortc creates, fills, appends and "
+               "releases it inside one call", "never: it is a builder", "not-sync"),
+        policy("Send: no thread affinity", "ORT ties it to a thread", "send"),
+    ),
+    "OrtTensorRTProviderOptionsV2": (
+        policy("not Sync: a plain struct filled by Update*; ortc creates, fills, appends and "
+               "releases it inside one call", "never: it is a builder", "not-sync"),
+        policy("Send: no thread affinity", "ORT ties it to a thread", "send"),
+    ),
+    "OrtEpDevice": (
+        doc(C_API, "GetEpDevices returns const EP devices and OrtApi has no function to "
+            "release one: ORT owns them (registered on the env), the caller only reads them",
+            "send", "sync", "lifetime"),
+        check("device.cpu-ep-device", "the CPU EP device reads back its names and metadata",
+              "send", versions="1.23.2-1.32.0"),
+    ),
+    "OrtHardwareDevice": (
+        doc(C_API, "hardware devices come back as const pointers and OrtApi has no function "
+            "to release one: ORT owns them, the caller only reads them", "send", "sync",
+            "lifetime"),
+        check("device.hardware-devices", "GetHardwareDevices lists the CPU", "send",
+              versions="1.24.4-1.32.0"),
+    ),
+    "OrtSyncStream": (
+        untested("a device stream; no device stream can be created on a CPU build", "send"),
+        policy("not Sync: streams order device work and a stream shared by threads interleaves "
+               "it", "a GPU check shows concurrent use is safe", "not-sync"),
+    ),
+}
+
+#: a Send or Sync verdict whose records are guard/untested only, stated as such
+CAVEATS: dict[str, dict[str, str]] = {
+    "OrtSyncStream": {"send": "Send rests on no test: no stream exists on a CPU build; ortc "
+                              "does not wrap streams"},
+    "OrtCUDAProviderOptionsV2": {"send": "Send rests on policy only: a plain options struct; "
+                                         "ortc never lets one leave the call that fills it"},
+    "OrtTensorRTProviderOptionsV2": {"send": "Send rests on policy only: a plain options "
+                                             "struct; ortc never lets one leave the call that "
+                                             "fills it"},
+    "OrtCustomOpDomain": {"send": "Send rests on policy only: nothing ties a domain to its "
+                                  "creating thread, and no test moves one; ortc does not wrap "
+                                  "domains"},
+}
+
+# -- per execution provider ------------------------------------------------------------------
+
+EP_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
+    "CPUExecutionProvider": tuple(e for e in TYPE_EVIDENCE["OrtSession"] if "run" in e.backs
+                                  and e.kind in STRONG),
+    "CUDAExecutionProvider": (
+        policy("exclusive: no GPU run is recorded here; CUDA runs had races in the past "
+               f"({GH}/issues/3828, {GH}/issues/4829; https://github.com/pykeio/ort/issues/348)",
+               "a GPU run of thread.concurrent-run passes on the CUDA provider", "run"),
+    ),
+    "TensorrtExecutionProvider": (
+        maintainer(f"{GH}/pull/19301", "the TensorRT provider's concurrent-Run fix (its "
+                   "compute is locked and synchronized), released in 1.17.0; the report it "
+                   f"fixes: {GH}/issues/19275", "run"),
+        policy("before 1.17 (the loaded library's version) Run is exclusive", "the fix is "
+               "shown to be in an older release", "run"),
+    ),
+    "DmlExecutionProvider": (
+        doc(DML_DOC, "DirectML sessions do not support concurrent Run; different sessions may "
+            "run at once", "run"),
+    ),
+    "XnnpackExecutionProvider": (
+        policy("listed as concurrent: the provider reports that it does not support concurrent "
+               "Run, and ORT then serializes runs itself (read in ORT's source, not tested "
+               "here)", "a run shows overlapping XNNPACK runs misbehave", "run"),
+    ),
+    "WebGpuExecutionProvider": (
+        policy("listed as concurrent: ORT serializes runs of one session itself (as for "
+               "XNNPACK; read in ORT's source, not tested here); concurrent runs of different "
+               f"WebGPU sessions crash ({GH}/issues/32561)", "a run shows one session's "
+               "overlapping runs misbehave", "run"),
+    ),
+    "QNNExecutionProvider": (
+        maintainer(f"{GH}/pull/18981", "a mutex makes concurrent Run on one QNN session safe",
+                   "run"),
+    ),
+}
+
+#: provider options that make Run exclusive (ortc/providers.py _EXCLUSIVE_OPTIONS)
+OPTION_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
+    "enable_cuda_graph": (
+        maintainer(f"{GH}/pull/10423", "hariharans29: with CUDA graphs enabled Run is no "
+                   "longer thread-safe; calls to Run must be serialized", "run"),),
+    "trt_cuda_graph_enable": (
+        maintainer(f"{GH}/pull/10423", "the same CUDA-graph capture: one graph per session, "
+                   "so Run must be serialized", "run"),),
+}
+
+# -- callbacks ---------------------------------------------------------------------------------
+
+CALLBACK_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
+    "OrtLoggingFunction": (
+        check("env.logger-caller-threads", "the env logger is called on every thread that "
+              "calls into ORT, concurrently", "sync"),
+        check("thread.logger-pool-thread", "and on an intra-op pool thread during RunAsync",
+              "sync"),
+        check("thread.logger-concurrent-runs", "a session logger is called from concurrent "
+              "runs' threads", "sync", versions="1.17.1-1.32.0"),
+        guard(f"{_T}test_log_callback_never_waits_on_a_guard", "ortc's logger never waits on "
+              "a guard", "sync"),
+    ),
+    "RunAsyncCallbackFn": (
+        doc(C_API, "RunAsync runs the model in a thread owned by the intra-op pool", "send"),
+        check("thread.run-async-callback-thread", "the callback runs on another OS thread",
+              "send"),
+        check("thread.run-async-needs-pool", "with intra_op_num_threads=1 RunAsync is refused",
+              "send"),
+    ),
+    "OrtThreadPoolCallbacksConfig": (
+        doc(C_API, "the work callbacks are subject to concurrent invocation from several "
+            "threads and must be thread-safe", "sync"),
+    ),
+    "OrtAllocator (caller-implemented)": (
+        check("alloc.register-custom", "ORT calls a caller's allocator registered on the env "
+              "from its runs", "sync"),
+        untested("calls from several threads at once (the implementation must be thread-safe "
+                 "because session arenas and runs may share it)", "sync"),
+    ),
+    "deleter of CreateTensorWithDataAndDeleterAsOrtValue": (
+        check("value.deleter-called", "the deleter is called once, when the value goes",
+              "send", versions="1.22.1-1.32.0"),
+    ),
+    "OrtCustomCreateThreadFn / OrtCustomJoinThreadFn": (
+        check("session.custom-thread-functions", "ORT makes its pool threads through the "
+              "functions", "send"),
+        check("env.global-custom-threads", "global pools too", "send"),
+    ),
+    "EpSelectionDelegate": (
+        check("device.selection-delegate", "the delegate is called during session creation",
+              "send", versions="1.23.2-1.32.0"),
+    ),
+    "OrtCustomOp.KernelCompute": (
+        doc(DESIGN, "kernels are stateless: Compute may run concurrently for one kernel when "
+            "runs overlap", "sync"),
+        check("kernel.compute-and-invoke", "KernelComputeV2 runs inside Run", "send",
+              versions="1.19.2-1.32.0"),
+    ),
+}
+
+# -- reports that seem to contradict a verdict, and why it stands --------------------------------
+
+COUNTER_REPORTS: list[dict[str, str]] = [
+    {"url": f"{GH}/issues/13571",
+     "reports": "random wrong results from concurrent Run on one CPU session (ORT 1.13.1); "
+                "no reproducer model was attached",
+     "verdict": "OrtSession Sync / Run shared on CPU",
+     "why_it_stands": "a maintainer answered with the supported pattern (one env, one session "
+                      "shared by threads); thread.concurrent-run and thread.shared-input-value "
+                      "pass on every version of the matrix; each thread must use its own "
+                      "output values and its own IoBinding (the most common cause of wrong "
+                      "results, see thread.shared-binding)",
+     "would_change": "a model that gives wrong results from concurrent CPU runs on a "
+                     "supported version"},
+    {"url": f"{GH}/issues/15087",
+     "reports": "a crash in the CPU memory arena (BFCArena); disabling the arena and memory "
+                "patterns and using one thread were reported to avoid it",
+     "verdict": "OrtAllocator Sync for session CPU arenas; Run shared on CPU",
+     "why_it_stands": "thread.session-allocator (8 threads of Alloc/Free on one arena) and "
+                      "thread.concurrent-run pass on every version of the matrix; the report "
+                      "does not show the crash is a thread race",
+     "would_change": "a reproducer of the crash under concurrent runs or allocations"},
+]
+
+
+def for_type(c_type: str) -> tuple[Evidence, ...]:
+    return TYPE_EVIDENCE.get(c_type, ())
+
+
+def find(c_type: str, *refs: str) -> tuple[Evidence, ...]:
+    """The records of ``c_type`` citing each of ``refs`` (a URL, ``check:<id>`` or a test
+    id), in that order: for reusing a type's evidence elsewhere without copying it."""
+    out = []
+    for ref in refs:
+        hits = [e for e in TYPE_EVIDENCE[c_type] if e.ref == ref]
+        if not hits:
+            raise KeyError(f"{c_type} has no evidence citing {ref!r}")
+        out.append(hits[0])
+    return tuple(out)

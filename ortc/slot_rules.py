@@ -1,0 +1,462 @@
+"""A thread verdict for every OrtApi slot ortc declares.
+
+Each slot gets a :class:`SlotRule`: the handles it **reads** (shared: may overlap other reads of
+the same handle), the handles it **writes** (exclusive: nothing else may use that handle
+meanwhile), the handles it **creates** or **releases** (a release is exclusive and last), its
+**scope** (``any thread``, ``thread-local``, ``callback``: only inside the ORT callback that
+received the context, ``process``: process-wide state), ``not thread-relevant`` for slots that
+touch no handle, and what must **outlive** what.
+
+Most verdicts are derived from the slot's declared signature (``ortc/_signatures.py``, an ABI
+fact of ORT's C API): a ``const`` handle is read, a non-const one written, ``OrtX**`` is an
+output. :data:`DECLARED` overrides the signature where ORT's documentation or behaviour says
+otherwise (Run takes a non-const session and is still shared; RunWithBinding takes a const
+binding and still writes it), and adds lifetimes. :func:`table` gives every slot's verdict;
+:func:`coverage` counts them like the conformance kit's slot coverage; tests/test_slot_rules.py
+fails when a declared slot has none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import evidence as ev
+from ._signatures import SIGNATURES
+from ._slots import SINCE, SLOTS
+
+__all__ = ["SlotRule", "table", "rule", "coverage", "DECLARED", "HANDLE_TYPES", "params",
+           "receiver"]
+
+#: opaque ORT object types a slot can read, write, create or release
+HANDLE_TYPES = frozenset({
+    "OrtEnv", "OrtStatus", "OrtMemoryInfo", "OrtIoBinding", "OrtSession", "OrtValue",
+    "OrtRunOptions", "OrtTypeInfo", "OrtTensorTypeAndShapeInfo", "OrtMapTypeInfo",
+    "OrtSequenceTypeInfo", "OrtOptionalTypeInfo", "OrtSessionOptions", "OrtCustomOpDomain",
+    "OrtModelMetadata", "OrtThreadingOptions", "OrtArenaCfg", "OrtPrepackedWeightsContainer",
+    "OrtTensorRTProviderOptionsV2", "OrtNvTensorRtRtxProviderOptions", "OrtCUDAProviderOptionsV2",
+    "OrtCANNProviderOptions", "OrtDnnlProviderOptions", "OrtROCMProviderOptions", "OrtOp",
+    "OrtOpAttr", "OrtLogger", "OrtShapeInferContext", "OrtLoraAdapter", "OrtValueInfo",
+    "OrtNode", "OrtGraph", "OrtModel", "OrtModelCompilationOptions", "OrtHardwareDevice",
+    "OrtEpDevice", "OrtKeyValuePairs", "OrtSyncStream", "OrtExternalInitializerInfo",
+    "OrtDeviceEpIncompatibilityDetails", "OrtEpAssignedSubgraph", "OrtEpAssignedNode",
+    "OrtKernelInfo", "OrtKernelContext", "OrtAllocator", "OrtCustomOp",
+})
+
+_PTR = re.compile(r"^(const )?(Ort\w+)(\*+)( const\*+)?$")
+
+
+def params(slot: str) -> list[tuple[str, str]]:
+    """The handle parameters of ``slot`` as (type, use): ``read``, ``write``, ``out`` (a
+    handle returned through ``OrtX**``, the caller's to release), ``borrowed`` (returned through
+    ``const OrtX**``: owned by another object), ``read-array`` or ``write-array``."""
+    out: list[tuple[str, str]] = []
+    for p in SIGNATURES[slot]:
+        m = _PTR.match(p.strip())
+        if not m or m.group(2) not in HANDLE_TYPES:
+            continue
+        const, typ, stars, tail = m.groups()
+        depth = len(stars) + (tail.count("*") if tail else 0)
+        if depth == 1:
+            out.append((typ, "read" if const else "write"))
+        elif tail and depth == 2:  # OrtX* const* (an array of handles passed in)
+            out.append((typ, "read-array" if const else "write-array"))
+        else:  # returned: a const result is borrowed from its owner, a non-const one owned
+            out.append((typ, "borrowed" if const else "out"))
+    return out
+
+
+def receiver(slot: str) -> str | None:
+    """The handle a slot acts on: its first handle passed by pointer (``None`` if none)."""
+    for typ, use in params(slot):
+        if use in ("read", "write"):
+            return typ
+    return None
+
+
+@dataclass(frozen=True)
+class SlotRule:
+    slot: str
+    since: int
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    creates: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    #: any thread | thread-local | callback | process
+    scope: str = "any thread"
+    #: False: the slot touches no ORT object and no process state
+    relevant: bool = True
+    outlives: str = ""
+    note: str = ""
+    #: "declared" (an entry of DECLARED) or "signature" (derived)
+    source: str = "signature"
+    evidence: tuple[ev.Evidence, ...] = field(default=())
+
+    def verdict(self) -> str:
+        """One line: what the slot reads, writes, creates, releases, and where it may run."""
+        if not self.relevant:
+            return "not thread-relevant"
+        parts = []
+        if self.releases:
+            parts.append("releases " + ", ".join(self.releases) + " (exclusive, last use)")
+        if self.writes:
+            parts.append("writes " + ", ".join(self.writes) + " (exclusive)")
+        if self.reads:
+            parts.append("reads " + ", ".join(self.reads) + " (shared)")
+        if self.creates:
+            parts.append("creates " + ", ".join(self.creates))
+        if self.scope != "any thread":
+            parts.append({"thread-local": "per calling thread (thread-local state)",
+                          "callback": "only inside the ORT callback that received the context, "
+                                      "on its thread",
+                          "process": "process-wide state, safe from any thread"}[self.scope])
+        elif not parts:
+            parts.append("safe from any thread")
+        return "; ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"slot": self.slot, "since": self.since, "verdict": self.verdict(),
+                "reads": list(self.reads), "writes": list(self.writes),
+                "creates": list(self.creates), "releases": list(self.releases),
+                "scope": self.scope, "relevant": self.relevant, "outlives": self.outlives,
+                "note": self.note, "source": self.source,
+                "evidence": [e.to_json() for e in self.evidence]}
+
+
+# -- evidence shared by many slots ---------------------------------------------------------------
+
+SIGNATURE = ev.doc(ev.C_API, "the slot's signature in ORT's C API (an ABI fact, declared in "
+                   "include/ortc_api.h): a const handle is only read, so ortc reads it as shared; "
+                   "a non-const one may be changed, so it is exclusive. ORT documents no thread "
+                   "rule per function", "shared", "exclusive")
+RELEASE = ev.doc(ev.C_API, "a Release function frees the object: nothing may use it during "
+                 "or after the call", "exclusive")
+NEWER = ev.policy("no public header states this slot yet (API 31/32): verdict from the "
+                  "signature and the conformance check of the slot", "ORT publishes its "
+                  "contract", "shared", "exclusive")
+SCOPED = ev.doc(ev.C_API, "kernel and shape-inference contexts are passed to one callback "
+                "invocation and valid only during it", "lifetime")
+DEVICE_EP = ev.untested("no GPU or plugin execution provider exists on the CPU build this "
+                        "project tests; the verdict follows the signature", "shared")
+
+_OVERRIDES: dict[str, dict[str, Any]] = {}
+
+
+def _about(c_type: str, tag: str, kind: str | None = None) -> tuple[ev.Evidence, ...]:
+    """A type's evidence records backing ``tag`` (of one kind, if given)."""
+    out = tuple(e for e in ev.TYPE_EVIDENCE[c_type]
+                if tag in e.backs and (kind is None or e.kind == kind))
+    assert out, f"{c_type} has no {kind or ''} evidence for {tag}"
+    return out
+
+
+def _d(slots: str, **kw: Any) -> None:
+    for s in slots.split():
+        assert s in SINCE, f"unknown slot {s}"
+        _OVERRIDES[s] = kw
+
+
+# Run: a non-const session, and still shared (per execution provider: ortc/providers.py).
+_RUN_EV = (ev.find("OrtSession", ev.DESIGN, "check:thread.concurrent-run")
+           + ev.find("OrtValue", "check:run.preallocated-output"))
+_d("Run RunAsync", reads=("OrtSession", "OrtRunOptions", "OrtValue"), writes=("OrtValue",),
+   note="shared on the session when every execution provider allows concurrent Run "
+        "(ortc/providers.py); inputs are read; a preallocated output is written",
+   outlives="the env, the session and the inputs outlive the call (RunAsync: until its "
+            "callback)", evidence=_RUN_EV)
+_d("RunWithBinding", reads=("OrtSession", "OrtRunOptions"), writes=("OrtIoBinding", "OrtValue"),
+   note="the binding is written although declared const (it stores the run's outputs); each "
+        "Value bound as an output is written",
+   evidence=(*ev.find("OrtIoBinding", "check:thread.shared-binding"),
+             ev.check("binding.bound-output-written-by-every-run", "bound outputs are written "
+                      "by every run", "exclusive")))
+_d("RunOptionsSetTerminate RunOptionsUnsetTerminate", reads=("OrtRunOptions",),
+   note="meant to be called from another thread while runs use the options",
+   evidence=ev.find("OrtRunOptions", ev.C_API, "check:thread.shared-run-options-terminate"))
+_d("SessionOptionsSetLoadCancellationFlag", reads=("OrtSessionOptions",),
+   note="meant to be set from another thread while CreateSession runs",
+   evidence=(*ev.find("OrtSessionOptions", ev.C_API),
+             ev.check("create.load-canceled", "a creation with the flag set fails",
+                      "shared", versions="1.22.1-1.32.0")))
+_d("CreateIoBinding", reads=("OrtSession",), creates=("OrtIoBinding",),
+   outlives="the session outlives the binding",
+   evidence=(ev.check("thread.per-thread-binding", "bindings created concurrently on one "
+                      "session", "shared"),
+             *ev.find("OrtIoBinding", "check:life.binding-after-session-release")))
+_d("CreateAllocator", reads=("OrtSession", "OrtMemoryInfo"), creates=("OrtAllocator",),
+   outlives="the session outlives the allocator and every value allocated from it",
+   evidence=(*ev.find("OrtSession", "check:life.session-value-after-session-release"), ev.check(
+       "alloc.session-allocator", "a session allocator allocates", "shared")))
+_d("GetTensorMutableData", reads=("OrtValue",),
+   note="returns a pointer into the value: writing through it is a write to the value "
+        "(exclusive); reading through it is shared",
+   evidence=ev.find("OrtValue", ev.C_API))
+_d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContainer "
+   "CreateSessionFromArrayWithPrepackedWeightsContainer",
+   reads=("OrtEnv", "OrtSessionOptions", "OrtPrepackedWeightsContainer"), creates=("OrtSession",),
+   note="concurrent creation is safe with plain options; NOT with custom-op or EP-plugin "
+        "domains added to the options (ORT marks adding them not thread-safe): create such "
+        "sessions one at a time",
+   outlives="the env, custom-op domains, initializers added with AddInitializer, a prepacked "
+            "weights container and model bytes used in place outlive the session",
+   evidence=ev.find("OrtSessionOptions", "check:thread.concurrent-create", ev.ADD_CUSTOM_OP_DOMAINS)
+   + ev.find("OrtEnv", "check:env.run-after-last-release"))
+_d("SessionEndProfiling SetEpDynamicOptions SessionReleaseCapturedGraph",
+   writes=("OrtSession",), note="exclusive: undocumented against in-flight runs",
+   evidence=_about("OrtSession", "exclusive", "policy"))
+_d("UpdateEnvWithCustomLogLevel RegisterAllocator UnregisterAllocator "
+   "CreateAndRegisterAllocator CreateAndRegisterAllocatorV2 RegisterExecutionProviderLibrary "
+   "UnregisterExecutionProviderLibrary CreateSharedAllocator ReleaseSharedAllocator "
+   "SetPerSessionThreadPoolCallbacks",
+   writes=("OrtEnv",), note="changes env-wide state: do it before sessions are created or "
+                            "runs start",
+   evidence=_about("OrtEnv", "exclusive", "policy"))
+_d("GetEpDevices GetNumHardwareDevices GetHardwareDevices GetSharedAllocator CopyTensors "
+   "EnableTelemetryEvents DisableTelemetryEvents SetLanguageProjection",
+   reads=("OrtEnv",), note="reads env-wide state",
+   outlives="EP and hardware devices, and shared allocators, belong to the env: never "
+            "release them",
+   evidence=(ev.check("device.cpu-ep-device", "GetEpDevices on the CPU build", "shared",
+                      versions="1.23.2-1.32.0"), *ev.find("OrtEpDevice", ev.C_API)))
+_d("CreateEnv CreateEnvWithCustomLogger CreateEnvWithGlobalThreadPools "
+   "CreateEnvWithCustomLoggerAndGlobalThreadPools CreateEnvWithOptions",
+   creates=("OrtEnv",), scope="process",
+   note="every creation returns the one process env (reference-counted); the arguments of "
+        "later calls are ignored",
+   outlives="a custom logger and its parameter stay valid until the last ReleaseEnv",
+   evidence=(*ev.find("OrtEnv", ev.C_API, "check:env.concurrent-create-release"),
+             ev.check("env.logger-first-wins", "the first logger wins", "lifetime")))
+_d("ReleaseEnv", releases=("OrtEnv",), scope="process",
+   note="drops one reference; the last one ends the env (ortc never calls it)",
+   outlives="every session and object created through the env is released first",
+   evidence=ev.find("OrtEnv", "check:env.run-after-last-release",
+                     "check:env.recreate-after-release", "check:env.concurrent-create-release"))
+_d("GetAvailableProviders ReleaseAvailableProviders GetBuildInfoString", scope="process",
+   note="no handle: process-wide information, safe from any thread",
+   evidence=(ev.check("ver.providers-cpu-last", "the provider list ends with the CPU provider",
+                      "shared"),))
+_d("GetAllocatorWithDefaultOptions", creates=("OrtAllocator",), scope="process",
+   outlives="the default allocator is static: never release it",
+   evidence=ev.find("OrtAllocator", ev.C_API, "check:thread.default-allocator"))
+_d("SetCurrentGpuDeviceId GetCurrentGpuDeviceId", scope="thread-local",
+   note="the current GPU device is per thread: set it on the thread that runs",
+   evidence=(ev.doc(ev.C_API, "SetCurrentGpuDeviceId sets the current device of the GPU "
+                    "execution provider (CUDA, TensorRT, ROCm)", "shared"),
+             ev.policy("treated as per thread: the CUDA runtime's current device, which this "
+                       "sets, belongs to the calling host thread; set it on the thread that "
+                       "runs", "ORT documents it as process-wide", "shared")))
+_d("CreateTensorWithDataAsOrtValue CreateTensorWithDataAndDeleterAsOrtValue "
+   "CreateSparseTensorWithValuesAsOrtValue",
+   reads=("OrtMemoryInfo",), creates=("OrtValue",),
+   outlives="the caller's buffer outlives the value and every binding it is bound to (the "
+            "deleter variant: ORT calls the deleter when the value goes)",
+   evidence=(*ev.find("OrtValue", "check:value.user-memory-is-borrowed"),
+             ev.check("value.deleter-called", "the deleter is called once at release",
+                      "lifetime", versions="1.22.1-1.32.0")))
+_d("CreateTensorAsOrtValue CreateSparseTensorAsOrtValue", reads=("OrtAllocator",),
+   creates=("OrtValue",),
+   outlives="the allocator (for a session allocator: its session) outlives the value",
+   evidence=ev.find("OrtValue", "check:life.session-value-after-session-release"))
+_d("BindOutput", writes=("OrtIoBinding",), reads=("OrtValue",),
+   note="the bound Value is written by every run with the binding: exclusive for as long as "
+        "it stays bound (ortc's binding holds it exclusively until it is unbound)",
+   outlives="the binding keeps its own reference to the value; a value over caller memory "
+            "keeps that memory in use",
+   evidence=(ev.check("binding.bound-output-written-by-every-run", "written by every run",
+                      "exclusive"),
+             *ev.find("OrtValue", "tests/test_binding.py::"
+                                  "test_bound_output_value_is_exclusive_while_bound")))
+_d("RunOptionsAddActiveLoraAdapter", writes=("OrtRunOptions",), reads=("OrtLoraAdapter",),
+   outlives="the adapter outlives the run options (kept by pointer)",
+   evidence=_about("OrtLoraAdapter", "lifetime"))
+_d("AddCustomOpDomain", writes=("OrtSessionOptions",), reads=("OrtCustomOpDomain",),
+   outlives="the domain outlives every session created with these options",
+   evidence=ev.find("OrtCustomOpDomain", ev.C_API, ev.ADD_CUSTOM_OP_DOMAINS))
+_d("AddInitializer AddExternalInitializers", writes=("OrtSessionOptions",), reads=("OrtValue",),
+   outlives="the initializer values outlive every session created with these options",
+   evidence=(ev.check("session.add-initializer", "an added initializer is used", "lifetime"),))
+_d("CastTypeInfoToTensorInfo CastTypeInfoToMapTypeInfo CastTypeInfoToSequenceTypeInfo "
+   "CastTypeInfoToOptionalTypeInfo", reads=("OrtTypeInfo",),
+   outlives="the result is borrowed from the type info: never release it, never use it "
+            "after the type info",
+   evidence=(*_about("OrtTypeInfo", "lifetime"),
+             ev.check("typeinfo.cast-wrong-kind", "a cast of the wrong kind returns OK with a "
+                      "NULL result: test the pointer", "lifetime", outcome="known")))
+_d("AllocatorGetInfo GetTensorMemoryInfo", reads=("OrtAllocator", "OrtValue"),
+   outlives="the memory info is borrowed from its owner: never release it",
+   evidence=_about("OrtMemoryInfo", "lifetime", "ort-doc"))
+_d("SessionGetMemoryInfoForInputs SessionGetMemoryInfoForOutputs SessionGetEpDeviceForInputs "
+   "SessionGetEpDeviceForOutputs", reads=("OrtSession",),
+   outlives="the infos and devices are borrowed from the session: never release them",
+   evidence=_about("OrtMemoryInfo", "lifetime", "ort-doc"))
+_d("SetUserLoggingFunction", writes=("OrtSessionOptions",),
+   outlives="the function and its parameter stay valid while any session created with these "
+            "options lives; ORT calls it from any thread",
+   evidence=ev.CALLBACK_EVIDENCE["OrtLoggingFunction"][:1])
+_d("SessionOptionsSetCustomCreateThreadFn SessionOptionsSetCustomThreadCreationOptions "
+   "SessionOptionsSetCustomJoinThreadFn", writes=("OrtSessionOptions",),
+   outlives="the functions and options stay valid for the life of the sessions",
+   evidence=(ev.check("session.custom-thread-functions", "ORT makes its pool threads "
+                      "through the functions", "lifetime"),))
+_d("SetGlobalCustomCreateThreadFn SetGlobalCustomThreadCreationOptions "
+   "SetGlobalCustomJoinThreadFn", writes=("OrtThreadingOptions",),
+   outlives="the functions and options stay valid for the env's life",
+   evidence=(ev.check("env.global-custom-threads", "global pools made by custom functions",
+                      "lifetime"),))
+_d("SessionOptionsSetEpSelectionPolicyDelegate", writes=("OrtSessionOptions",),
+   outlives="the delegate and its state stay valid until session creation returns",
+   evidence=(ev.check("device.selection-delegate", "the delegate is called at creation",
+                      "lifetime", versions="1.23.2-1.32.0"),))
+_d("SessionOptionsSetEpContextDataReadFunc", writes=("OrtSessionOptions",),
+   outlives="the read function and its state stay valid while sessions are created with "
+            "these options",
+   evidence=(ev.check("api31.ep-context-read-func", "NULL options refused; set and cleared",
+                      "exclusive", versions="1.31.1-1.32.0"), NEWER))
+_d("GetModelPackageApi", relevant=False, note="returns a constant table",
+   evidence=(ev.check("api31.model-package-api", "one constant table", "shared",
+                      versions="1.31.1-1.32.0"), NEWER))
+_d("EpDevice_GetMemoryCapacity", reads=("OrtEpDevice",),
+   note="may ask the device's EP factory (not implemented by the CPU provider)",
+   evidence=(ev.check("api32.ep-device-memory-capacity", "NULL arguments refused; the CPU "
+                      "device reports NOT_IMPLEMENTED", "shared", versions="1.32.0"), NEWER))
+_d("KernelContext_GetOutput KernelContext_GetPreallocatedOutput", writes=("OrtKernelContext",),
+   scope="callback", note="allocates or returns an output of the running kernel",
+   evidence=(SCOPED,))
+_d("CreateOp InvokeOp", reads=("OrtKernelInfo", "OrtKernelContext", "OrtOp"), scope="callback",
+   note="InvokeOp runs inside a kernel's compute, with its context",
+   evidence=(ev.check("kernel.compute-and-invoke", "InvokeOp inside a custom kernel",
+                      "shared", versions="1.19.2-1.32.0"), SCOPED))
+_d("KernelContext_ParallelFor", reads=("OrtKernelContext",), scope="callback",
+   note="runs the function on intra-op pool threads concurrently: it must be thread-safe",
+   evidence=(ev.check("kernel.parallel-for", "each index exactly once, on pool threads",
+                      "shared", versions="1.19.2-1.32.0"), SCOPED))
+_d("CreateStatus", creates=("OrtStatus",), relevant=False,
+   note="a new status owned by the caller",
+   evidence=(ev.check("status.roundtrip", "a created status reads back its code and message",
+                      "shared"),))
+_d("GetTrainingApi GetExecutionProviderApi GetModelEditorApi GetCompileApi GetEpApi "
+   "GetInteropApi GetExperimentalFunction", relevant=False,
+   note="returns a constant table or function (or NULL)",
+   evidence=(ev.check("ver.sub-tables", "the sub-tables exist on a CPU build", "shared",
+                      versions="1.22.1-1.32.0"),))
+_d("GetCompatibilityInfoFromModel GetCompatibilityInfoFromModelBytes", reads=("OrtAllocator",),
+   note="reads a model file or bytes; no session", evidence=(DEVICE_EP,))
+_d("ShapeInferContext_SetOutputTypeShape", writes=("OrtShapeInferContext",), scope="callback",
+   evidence=(SCOPED, ev.check("kernel.shape-inference", "called at session creation",
+                              "lifetime", versions="1.19.2-1.32.0")))
+_d("SessionOptionsAppendExecutionProvider_V2", writes=("OrtSessionOptions",),
+   reads=("OrtEnv", "OrtEpDevice"), note="reads the env's EP devices (declared non-const)",
+   outlives="the EP devices belong to the env",
+   evidence=(ev.check("device.cpu-ep-device", "a session appended to the CPU EP device runs",
+                      "shared", versions="1.23.2-1.32.0"),))
+_d("ReleaseKernelInfo", releases=("OrtKernelInfo",), scope="any thread",
+   note="only for a copy made by CopyKernelInfo, which the kernel may keep and release "
+        "anywhere", evidence=(RELEASE, SCOPED))
+_d("SyncStream_GetHandle", reads=("OrtSyncStream",),
+   note="returns the native stream handle (declared non-const, reads only)",
+   evidence=(DEVICE_EP,))
+_d("CreateValue", reads=("OrtValue",), creates=("OrtValue",),
+   note="reads the element values; the new sequence or map is independent",
+   evidence=(ev.check("value.sequence", "a sequence of tensors reads back", "shared"),))
+
+#: type families whose every slot runs inside an ORT callback
+_CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")
+#: types whose slots need a GPU or plugin EP that the CPU build lacks
+_DEVICE_TYPES = ("OrtSyncStream", "OrtDeviceEpIncompatibilityDetails",
+                 "OrtCUDAProviderOptionsV2", "OrtTensorRTProviderOptionsV2",
+                 "OrtCANNProviderOptions", "OrtDnnlProviderOptions", "OrtROCMProviderOptions",
+                 "OrtNvTensorRtRtxProviderOptions")
+#: read-only views handed out by a plugin EP or the model editor (ortc declares neither table)
+_GRAPH_TYPES = ("OrtGraph", "OrtNode", "OrtValueInfo", "OrtOpAttr", "OrtModel",
+                "OrtExternalInitializerInfo", "OrtEpAssignedSubgraph", "OrtEpAssignedNode")
+
+
+def _derive(slot: str) -> SlotRule:
+    reads: list[str] = []
+    writes: list[str] = []
+    creates: list[str] = []
+    borrowed: list[str] = []
+    for typ, use in params(slot):
+        target = {"read": reads, "read-array": reads, "write": writes, "write-array": writes,
+                  "out": creates, "borrowed": borrowed}[use]
+        if typ not in target:
+            target.append(typ)
+    releases: tuple[str, ...] = ()
+    if slot.startswith("Release") and len(params(slot)) == 1 and writes:
+        releases, writes = tuple(writes), []
+    if "OrtAllocator" in writes:  # an allocator argument is used (Alloc/Free), not changed
+        writes.remove("OrtAllocator")
+        reads.append("OrtAllocator")
+    kept = tuple(creates)
+    touched = set(reads) | set(writes) | set(releases)
+    scope = "callback" if touched & set(_CALLBACK_TYPES) else "any thread"
+    if not (touched or kept or borrowed):
+        # no handle at all: "not thread-relevant" is a judgement, so it must be declared
+        return SlotRule(slot, SINCE[slot], relevant=False, evidence=())
+    evidence: tuple[ev.Evidence, ...] = (RELEASE,) if releases else (SIGNATURE,)
+    if touched & set(_DEVICE_TYPES):
+        evidence += (DEVICE_EP,)
+    if scope == "callback":
+        evidence += (SCOPED,)
+    outlives = ""
+    if borrowed:
+        outlives = (f"the returned {', '.join(borrowed)} is borrowed from "
+                    f"{', '.join(sorted(touched)) or 'ORT'}: never release it, never use it "
+                    f"after its owner")
+    note = ""
+    if touched & set(_GRAPH_TYPES):
+        note = "a read-only view handed out by a plugin EP or the model editor"
+    return SlotRule(slot, SINCE[slot], tuple(reads), tuple(writes), kept, releases, scope,
+                    bool(touched or kept or borrowed), outlives, note, "signature", evidence)
+
+
+def rule(slot: str) -> SlotRule:
+    """The verdict for one slot."""
+    if slot not in SINCE:
+        raise KeyError(f"{slot!r} is not a declared OrtApi slot")
+    base = _derive(slot)
+    over = _OVERRIDES.get(slot)
+    if over is None:
+        return base
+    kw = {k: v for k, v in over.items() if k != "evidence"}
+    evidence = tuple(over.get("evidence", ())) or base.evidence
+    merged = {"reads": base.reads, "writes": base.writes, "creates": base.creates,
+              "releases": base.releases, "scope": base.scope, "relevant": base.relevant,
+              "outlives": base.outlives, "note": base.note, **kw}
+    if "relevant" not in kw and (merged["reads"] or merged["writes"] or merged["creates"]
+                                 or merged["releases"] or merged["scope"] != "any thread"):
+        merged["relevant"] = True
+    for key in ("reads", "writes", "creates", "releases"):
+        merged[key] = tuple(merged[key])
+    return SlotRule(slot, SINCE[slot], source="declared", evidence=evidence, **merged)
+
+
+#: the slots with a hand-declared verdict
+DECLARED: frozenset[str] = frozenset(_OVERRIDES)
+
+
+def table() -> list[SlotRule]:
+    """Every declared slot's verdict, in ABI order."""
+    return [rule(name) for name, _ in SLOTS]
+
+
+def coverage() -> dict[str, Any]:
+    """How the slots are classified: totals by source, by scope, by evidence kind, and the
+    slots without a verdict (none, or a test fails)."""
+    rows = table()
+    kinds: dict[str, int] = {}
+    for r in rows:
+        for k in {e.kind for e in r.evidence}:
+            kinds[k] = kinds.get(k, 0) + 1
+    missing = [r.slot for r in rows if not r.evidence]
+    return {
+        "total": len(SLOTS), "classified": len(rows) - len(missing), "missing": missing,
+        "declared": sum(r.source == "declared" for r in rows),
+        "from_signature": sum(r.source == "signature" for r in rows),
+        "not_thread_relevant": sum(not r.relevant for r in rows),
+        "by_scope": {s: sum(r.scope == s for r in rows)
+                     for s in ("any thread", "process", "thread-local", "callback")},
+        "by_evidence_kind": dict(sorted(kinds.items())),
+        "upto": max(v for _, v in SLOTS),
+    }

@@ -1,0 +1,197 @@
+//! MemoryInfo (owned, or borrowed from its owner) and allocators (CPU: Sync; device: not).
+
+use std::ffi::{c_char, CStr};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use crate::api::{api, c_string, Api};
+use crate::{sys, Error, Result};
+
+/// A memory description this crate created (`CreateCpuMemoryInfo` / `CreateMemoryInfo`);
+/// released on drop. Immutable: Send and Sync, every getter `&self`.
+pub struct MemoryInfo {
+    pub(crate) ptr: NonNull<sys::OrtMemoryInfo>,
+    api: &'static Api,
+}
+
+/// A memory description owned by something else (a value's, an allocator's): valid for
+/// `'a`, the owner's borrow, and never released (no `Drop`).
+pub struct MemoryInfoRef<'a> {
+    ptr: NonNull<sys::OrtMemoryInfo>,
+    api: &'static Api,
+    _owner: PhantomData<&'a ()>,
+}
+
+impl MemoryInfo {
+    /// CPU memory, arena allocator, default memory type.
+    pub fn cpu() -> Result<MemoryInfo> {
+        let api = api()?;
+        let mut p = std::ptr::null_mut();
+        ort!(api, CreateCpuMemoryInfo(sys::OrtArenaAllocator, sys::OrtMemTypeDefault, &mut p))?;
+        let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateCpuMemoryInfo returned NULL".into()))?;
+        Ok(MemoryInfo { ptr, api })
+    }
+
+    /// Memory named `name` ("Cpu", "Cuda", ...) on device `device_id`.
+    pub fn new(name: &str, allocator_type: sys::OrtAllocatorType, device_id: i32, mem_type: sys::OrtMemType) -> Result<MemoryInfo> {
+        let api = api()?;
+        let n = c_string("memory name", name)?;
+        let mut p = std::ptr::null_mut();
+        ort!(api, CreateMemoryInfo(n.as_ptr(), allocator_type, device_id, mem_type, &mut p))?;
+        let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateMemoryInfo returned NULL".into()))?;
+        Ok(MemoryInfo { ptr, api })
+    }
+
+    /// This description, borrowed.
+    pub fn as_ref(&self) -> MemoryInfoRef<'_> {
+        MemoryInfoRef { ptr: self.ptr, api: self.api, _owner: PhantomData }
+    }
+
+    /// The memory's name (shared: `MemoryInfoGetName`).
+    pub fn name(&self) -> Result<String> {
+        self.as_ref().name()
+    }
+
+    /// Whether this is CPU memory (by its device type).
+    pub fn is_cpu(&self) -> Result<bool> {
+        self.as_ref().is_cpu()
+    }
+}
+
+impl Drop for MemoryInfo {
+    fn drop(&mut self) {
+        if let Ok(f) = slot!(self.api, ReleaseMemoryInfo) {
+            unsafe { f(self.ptr.as_ptr()) }
+        }
+    }
+}
+
+impl<'a> MemoryInfoRef<'a> {
+    pub(crate) unsafe fn from_raw(api: &'static Api, p: *const sys::OrtMemoryInfo) -> Result<MemoryInfoRef<'a>> {
+        let ptr = NonNull::new(p as *mut _).ok_or(Error::Invalid("ORT returned a NULL OrtMemoryInfo".into()))?;
+        Ok(MemoryInfoRef { ptr, api, _owner: PhantomData })
+    }
+
+    /// The memory's name (shared: `MemoryInfoGetName`).
+    pub fn name(&self) -> Result<String> {
+        let mut s: *const c_char = std::ptr::null();
+        ort!(self.api, MemoryInfoGetName(self.ptr.as_ptr(), &mut s))?;
+        Ok(unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+    }
+
+    /// The device id (shared: `MemoryInfoGetId`).
+    pub fn device_id(&self) -> Result<i32> {
+        let mut id = 0;
+        ort!(self.api, MemoryInfoGetId(self.ptr.as_ptr(), &mut id))?;
+        Ok(id)
+    }
+
+    /// The memory type (shared: `MemoryInfoGetMemType`).
+    pub fn mem_type(&self) -> Result<sys::OrtMemType> {
+        let mut t = 0;
+        ort!(self.api, MemoryInfoGetMemType(self.ptr.as_ptr(), &mut t))?;
+        Ok(t)
+    }
+
+    /// The allocator type (shared: `MemoryInfoGetType`).
+    pub fn allocator_type(&self) -> Result<sys::OrtAllocatorType> {
+        let mut t = 0;
+        ort!(self.api, MemoryInfoGetType(self.ptr.as_ptr(), &mut t))?;
+        Ok(t)
+    }
+
+    /// Whether this is CPU memory (shared: `MemoryInfoGetDeviceType`).
+    pub fn is_cpu(&self) -> Result<bool> {
+        let mut t = 0;
+        let f = slot!(self.api, MemoryInfoGetDeviceType)?;
+        unsafe { f(self.ptr.as_ptr(), &mut t) };
+        Ok(t == sys::OrtMemoryInfoDeviceType_CPU)
+    }
+}
+
+/// An allocator for CPU memory: ORT's default one (`'static`, never released) or a session's
+/// (must not outlive the session; released on drop). Send and Sync: the default allocator is
+/// stateless and a session's CPU arena has a mutex.
+pub struct Allocator<'a> {
+    pub(crate) ptr: NonNull<sys::OrtAllocator>,
+    pub(crate) api: &'static Api,
+    owned: bool,
+    _owner: PhantomData<&'a ()>,
+}
+
+/// An allocator for memory of another device (CUDA, ...): Send, not Sync. Must not outlive
+/// its session; released on drop.
+pub struct DeviceAllocator<'a> {
+    ptr: NonNull<sys::OrtAllocator>,
+    api: &'static Api,
+    _owner: PhantomData<&'a ()>,
+}
+
+impl Allocator<'static> {
+    /// ORT's default CPU allocator (`GetAllocatorWithDefaultOptions`: static, never freed).
+    pub fn default_cpu() -> Result<Allocator<'static>> {
+        let api = api()?;
+        let mut p = std::ptr::null_mut();
+        ort!(api, GetAllocatorWithDefaultOptions(&mut p))?;
+        let ptr = NonNull::new(p).ok_or(Error::Invalid("GetAllocatorWithDefaultOptions returned NULL".into()))?;
+        Ok(Allocator { ptr, api, owned: false, _owner: PhantomData })
+    }
+}
+
+impl<'a> Allocator<'a> {
+    pub(crate) unsafe fn from_session(api: &'static Api, p: *mut sys::OrtAllocator) -> Result<Allocator<'a>> {
+        let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateAllocator returned NULL".into()))?;
+        Ok(Allocator { ptr, api, owned: true, _owner: PhantomData })
+    }
+
+    /// Where its memory lives (shared: `AllocatorGetInfo`), borrowed from the allocator.
+    pub fn memory_info(&self) -> Result<MemoryInfoRef<'_>> {
+        let mut mi = std::ptr::null();
+        ort!(self.api, AllocatorGetInfo(self.ptr.as_ptr(), &mut mi))?;
+        unsafe { MemoryInfoRef::from_raw(self.api, mi) }
+    }
+
+    /// Allocate `size` bytes and free them again (shared: `AllocatorAlloc`, `AllocatorFree`);
+    /// returns whether the allocation succeeded. A smoke test of the allocator from any thread.
+    pub fn alloc_and_free(&self, size: usize) -> Result<bool> {
+        let mut p = std::ptr::null_mut();
+        ort!(self.api, AllocatorAlloc(self.ptr.as_ptr(), size, &mut p))?;
+        let ok = !p.is_null();
+        if ok {
+            ort!(self.api, AllocatorFree(self.ptr.as_ptr(), p))?;
+        }
+        Ok(ok)
+    }
+}
+
+impl Drop for Allocator<'_> {
+    fn drop(&mut self) {
+        if self.owned {
+            if let Ok(f) = slot!(self.api, ReleaseAllocator) {
+                unsafe { f(self.ptr.as_ptr()) }
+            }
+        }
+    }
+}
+
+impl<'a> DeviceAllocator<'a> {
+    pub(crate) unsafe fn from_session(api: &'static Api, p: *mut sys::OrtAllocator) -> Result<DeviceAllocator<'a>> {
+        let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateAllocator returned NULL".into()))?;
+        Ok(DeviceAllocator { ptr, api, _owner: PhantomData })
+    }
+
+    /// Where its memory lives (`AllocatorGetInfo`), borrowed from the allocator.
+    pub fn memory_info(&self) -> Result<MemoryInfoRef<'_>> {
+        let mut mi = std::ptr::null();
+        ort!(self.api, AllocatorGetInfo(self.ptr.as_ptr(), &mut mi))?;
+        unsafe { MemoryInfoRef::from_raw(self.api, mi) }
+    }
+}
+
+impl Drop for DeviceAllocator<'_> {
+    fn drop(&mut self) {
+        if let Ok(f) = slot!(self.api, ReleaseAllocator) {
+            unsafe { f(self.ptr.as_ptr()) }
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! SessionOptions, Session and RunOptions; how a session's execution providers decide
+//! whether `run` takes `&self` or `&mut self`.
+
+use std::ffi::{c_char, CString};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use crate::api::{api, c_string, default_allocator, take_allocated_string, Api};
+use crate::binding::IoBinding;
+use crate::memory::{Allocator, DeviceAllocator, MemoryInfo};
+use crate::typeinfo::TypeInfo;
+use crate::value::Value;
+use crate::{rules, sys, Env, Error, Result};
+
+// -- SessionOptions --------------------------------------------------------------------------
+
+/// Options for creating sessions. Shared (`&self`) while sessions are created from it, on any
+/// number of threads; its setters are exclusive (`&mut self`).
+pub struct SessionOptions {
+    ptr: NonNull<sys::OrtSessionOptions>,
+    api: &'static Api,
+    /// execution providers appended, with their options: they decide the session's Run rule
+    providers: Vec<(String, Vec<(String, String)>)>,
+}
+
+impl SessionOptions {
+    /// Default options (CPU execution provider).
+    pub fn new() -> Result<Self> {
+        let api = api()?;
+        let mut ptr = std::ptr::null_mut();
+        ort!(api, CreateSessionOptions(&mut ptr))?;
+        let ptr = NonNull::new(ptr).ok_or(Error::Invalid("CreateSessionOptions returned NULL".into()))?;
+        Ok(SessionOptions { ptr, api, providers: Vec::new() })
+    }
+
+    /// Threads of the intra-op pool (exclusive: `SetIntraOpNumThreads`).
+    pub fn set_intra_op_num_threads(&mut self, n: i32) -> Result<()> {
+        ort!(self.api, SetIntraOpNumThreads(self.ptr.as_ptr(), n))
+    }
+
+    /// Threads of the inter-op pool (exclusive: `SetInterOpNumThreads`).
+    pub fn set_inter_op_num_threads(&mut self, n: i32) -> Result<()> {
+        ort!(self.api, SetInterOpNumThreads(self.ptr.as_ptr(), n))
+    }
+
+    /// Graph optimization level, `sys::ORT_ENABLE_ALL` etc. (exclusive).
+    pub fn set_graph_optimization_level(&mut self, level: sys::GraphOptimizationLevel) -> Result<()> {
+        ort!(self.api, SetSessionGraphOptimizationLevel(self.ptr.as_ptr(), level))
+    }
+
+    /// A session config entry (exclusive: `AddSessionConfigEntry`).
+    pub fn add_config_entry(&mut self, key: &str, value: &str) -> Result<()> {
+        let (k, v) = (c_string("config key", key)?, c_string("config value", value)?);
+        ort!(self.api, AddSessionConfigEntry(self.ptr.as_ptr(), k.as_ptr(), v.as_ptr()))
+    }
+
+    /// A session config entry's value, if set (shared: `HasSessionConfigEntry`,
+    /// `GetSessionConfigEntry`).
+    pub fn config_entry(&self, key: &str) -> Result<Option<String>> {
+        let k = c_string("config key", key)?;
+        let mut has = 0;
+        ort!(self.api, HasSessionConfigEntry(self.ptr.as_ptr(), k.as_ptr(), &mut has))?;
+        if has == 0 {
+            return Ok(None);
+        }
+        let mut len = 0usize;
+        ort!(self.api, GetSessionConfigEntry(self.ptr.as_ptr(), k.as_ptr(), std::ptr::null_mut(), &mut len))?;
+        let mut buf = vec![0u8; len];
+        ort!(self.api, GetSessionConfigEntry(self.ptr.as_ptr(), k.as_ptr(), buf.as_mut_ptr() as *mut c_char, &mut len))?;
+        buf.truncate(len.saturating_sub(1));
+        Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
+    }
+
+    /// Append an execution provider through the generic slot
+    /// (`SessionOptionsAppendExecutionProvider`; exclusive). `name` is the short name
+    /// ("XNNPACK") or the full one ("XnnpackExecutionProvider"). The provider and its options
+    /// are remembered: they decide whether sessions made from these options may run
+    /// concurrently ([`run_rule`]).
+    pub fn append_execution_provider(&mut self, name: &str, options: &[(&str, &str)]) -> Result<()> {
+        let (short, full) = provider_names(name);
+        let c_name = c_string("provider", &short)?;
+        let keys: Vec<CString> = options.iter().map(|(k, _)| c_string("option key", k)).collect::<Result<_>>()?;
+        let vals: Vec<CString> = options.iter().map(|(_, v)| c_string("option value", v)).collect::<Result<_>>()?;
+        let kp: Vec<*const c_char> = keys.iter().map(|k| k.as_ptr()).collect();
+        let vp: Vec<*const c_char> = vals.iter().map(|v| v.as_ptr()).collect();
+        ort!(self.api, SessionOptionsAppendExecutionProvider(self.ptr.as_ptr(), c_name.as_ptr(), kp.as_ptr(), vp.as_ptr(), kp.len()))?;
+        self.providers.push((full, options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()));
+        Ok(())
+    }
+
+    /// The providers a session made from these options would use, in priority order (the CPU
+    /// provider is always last).
+    pub fn providers(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.providers.iter().map(|(p, _)| p.clone()).collect();
+        if !out.iter().any(|p| p == "CPUExecutionProvider") {
+            out.push("CPUExecutionProvider".into());
+        }
+        out
+    }
+
+    /// Whether sessions made from these options may run concurrently, and why.
+    pub fn run_rule(&self) -> RunRule {
+        let mut provs: Vec<(String, Vec<(String, String)>)> = self.providers.clone();
+        if !provs.iter().any(|(p, _)| p == "CPUExecutionProvider") {
+            provs.push(("CPUExecutionProvider".into(), Vec::new()));
+        }
+        let borrowed: Vec<(&str, Vec<(&str, &str)>)> = provs
+            .iter()
+            .map(|(p, o)| (p.as_str(), o.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()))
+            .collect();
+        run_rule(&borrowed)
+    }
+}
+
+impl Drop for SessionOptions {
+    fn drop(&mut self) {
+        if let Ok(f) = slot!(self.api, ReleaseSessionOptions) {
+            unsafe { f(self.ptr.as_ptr()) }
+        }
+    }
+}
+
+/// (short name for the append slot, full name ORT reports) for a user's spelling.
+pub fn provider_names(name: &str) -> (String, String) {
+    for (short, full) in rules::PROVIDER_NAMES {
+        if short.eq_ignore_ascii_case(name) || full.eq_ignore_ascii_case(name) {
+            return (short.to_string(), full.to_string());
+        }
+    }
+    let bare = name.strip_suffix("ExecutionProvider").unwrap_or(name);
+    (bare.to_string(), format!("{bare}ExecutionProvider"))
+}
+
+// -- the Run rule ------------------------------------------------------------------------------
+
+/// Whether one session may run concurrently, with a reason per provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRule {
+    /// every provider allows concurrent Run
+    pub concurrent: bool,
+    /// one line per provider: "name: concurrent|exclusive (why)"
+    pub reasons: Vec<String>,
+}
+
+/// The Run rule for a session with these providers and options, from the generated tables
+/// (`rules::EP_CONCURRENT_RUN`, `rules::EXCLUSIVE_PROVIDER_OPTIONS`); the same decision as
+/// ortc's `session_run_rule`. A provider not listed is exclusive.
+pub fn run_rule(providers: &[(&str, Vec<(&str, &str)>)]) -> RunRule {
+    let mut concurrent = true;
+    let mut reasons = Vec::new();
+    for (p, opts) in providers {
+        let (mut ok, mut why) = rules::EP_CONCURRENT_RUN
+            .iter()
+            .find(|(name, _, _)| name == p)
+            .map(|(_, ok, why)| (*ok, why.to_string()))
+            .unwrap_or((false, "undocumented for this provider; serialized by default".into()));
+        for (prov, key, reason) in rules::EXCLUSIVE_PROVIDER_OPTIONS {
+            if prov != p {
+                continue;
+            }
+            if let Some((_, v)) = opts.iter().find(|(k, _)| k == key) {
+                if rules::TRUE_VALUES.contains(v) {
+                    ok = false;
+                    why = format!("{key}={v}: {reason}");
+                }
+            }
+        }
+        reasons.push(format!("{p}: {} ({why})", if ok { "concurrent" } else { "exclusive" }));
+        concurrent &= ok;
+    }
+    RunRule { concurrent, reasons }
+}
+
+/// How a session's `run` is called: [`ConcurrentRun`] (`&self`, any number of threads) or
+/// [`ExclusiveRun`] (`&mut self`). Sealed: only these two exist.
+pub trait RunPolicy: private::Sealed + Send + Sync + 'static {
+    /// whether `run` takes `&self`
+    const CONCURRENT: bool;
+}
+
+/// Run takes `&self`: every provider of the session allows concurrent Run (checked when the
+/// session is created, [`Session::new_concurrent`]).
+pub struct ConcurrentRun;
+/// Run takes `&mut self`: some provider does not allow concurrent Run, or none was checked.
+pub struct ExclusiveRun;
+impl RunPolicy for ConcurrentRun {
+    const CONCURRENT: bool = true;
+}
+impl RunPolicy for ExclusiveRun {
+    const CONCURRENT: bool = false;
+}
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::ConcurrentRun {}
+    impl Sealed for super::ExclusiveRun {}
+}
+
+// -- Session -----------------------------------------------------------------------------------
+
+/// A loaded model. `P` says how `run` is called: `Session<ConcurrentRun>` runs through `&self`
+/// (share it in an `Arc`), `Session<ExclusiveRun>` through `&mut self` (wrap it in a `Mutex`
+/// to share it). Both are Send and Sync: the rest of the API (metadata, allocators, bindings
+/// on a concurrent session) is shared either way.
+pub struct Session<P: RunPolicy = ExclusiveRun> {
+    pub(crate) ptr: NonNull<sys::OrtSession>,
+    pub(crate) api: &'static Api,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+    rule: RunRule,
+    _policy: PhantomData<P>,
+}
+
+fn create(env: &Env, options: &SessionOptions, model: &[u8]) -> Result<(NonNull<sys::OrtSession>, Vec<String>, Vec<String>)> {
+    let api = env.api;
+    let mut ptr = std::ptr::null_mut();
+    // CreateSessionFromArray: the env and the options are used shared (&Env, &SessionOptions)
+    ort!(api, CreateSessionFromArray(env.ptr.as_ptr(), model.as_ptr() as *const _, model.len(), options.ptr.as_ptr(), &mut ptr))?;
+    let ptr = NonNull::new(ptr).ok_or(Error::Invalid("CreateSessionFromArray returned NULL".into()))?;
+    let names = |input: bool| -> Result<Vec<String>> {
+        let alloc = default_allocator(api)?;
+        let mut n = 0usize;
+        if input {
+            ort!(api, SessionGetInputCount(ptr.as_ptr(), &mut n))?;
+        } else {
+            ort!(api, SessionGetOutputCount(ptr.as_ptr(), &mut n))?;
+        }
+        (0..n)
+            .map(|i| {
+                let mut s = std::ptr::null_mut();
+                if input {
+                    ort!(api, SessionGetInputName(ptr.as_ptr(), i, alloc, &mut s))?;
+                } else {
+                    ort!(api, SessionGetOutputName(ptr.as_ptr(), i, alloc, &mut s))?;
+                }
+                take_allocated_string(api, alloc, s)
+            })
+            .collect()
+    };
+    match (names(true), names(false)) {
+        (Ok(i), Ok(o)) => Ok((ptr, i, o)),
+        (Err(e), _) | (_, Err(e)) => {
+            if let Ok(f) = slot!(api, ReleaseSession) {
+                unsafe { f(ptr.as_ptr()) }
+            }
+            Err(e)
+        }
+    }
+}
+
+impl Session<ExclusiveRun> {
+    /// A session whose `run` takes `&mut self`: always allowed, whatever the providers.
+    pub fn new(env: &Env, options: &SessionOptions, model: &[u8]) -> Result<Self> {
+        let (ptr, inputs, outputs) = create(env, options, model)?;
+        Ok(Session { ptr, api: env.api, inputs, outputs, rule: options.run_rule(), _policy: PhantomData })
+    }
+
+    /// Run the model (`Run`, exclusive for this session: `&mut self`). Inputs by name; returns
+    /// every output, in the model's order.
+    pub fn run(&mut self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+        self.run_inner(run_options, inputs)
+    }
+
+    /// An IoBinding: it holds the session exclusively (`&mut self`), since running through it
+    /// is running the session.
+    pub fn io_binding(&mut self) -> Result<IoBinding<'_>> {
+        IoBinding::new(self.api, self.ptr)
+    }
+}
+
+impl Session<ConcurrentRun> {
+    /// A session whose `run` takes `&self`, or `Error::ExclusiveRun` when a provider of these
+    /// options does not allow concurrent Run (the reasons say which and why). The runtime gate
+    /// is here, once, at creation; after it the type carries the answer.
+    pub fn new_concurrent(env: &Env, options: &SessionOptions, model: &[u8]) -> Result<Self> {
+        let rule = options.run_rule();
+        if !rule.concurrent {
+            return Err(Error::ExclusiveRun(rule.reasons));
+        }
+        let (ptr, inputs, outputs) = create(env, options, model)?;
+        Ok(Session { ptr, api: env.api, inputs, outputs, rule, _policy: PhantomData })
+    }
+
+    /// Run the model (`Run`, shared for this session: `&self`, from any number of threads).
+    /// Inputs by name; returns every output, in the model's order.
+    pub fn run(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+        self.run_inner(run_options, inputs)
+    }
+
+    /// An IoBinding borrowing the session shared: one per thread (IoBinding is Send, not
+    /// Sync).
+    pub fn io_binding(&self) -> Result<IoBinding<'_>> {
+        IoBinding::new(self.api, self.ptr)
+    }
+}
+
+impl<P: RunPolicy> Session<P> {
+    fn run_inner(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+        let api = self.api;
+        let in_names: Vec<CString> = inputs.iter().map(|(n, _)| c_string("input name", n)).collect::<Result<_>>()?;
+        let in_ptrs: Vec<*const c_char> = in_names.iter().map(|n| n.as_ptr()).collect();
+        let in_vals: Vec<*const sys::OrtValue> = inputs.iter().map(|(_, v)| v.ptr.as_ptr() as *const _).collect();
+        let out_names: Vec<CString> = self.outputs.iter().map(|n| c_string("output name", n)).collect::<Result<_>>()?;
+        let out_ptrs: Vec<*const c_char> = out_names.iter().map(|n| n.as_ptr()).collect();
+        let mut outs: Vec<*mut sys::OrtValue> = vec![std::ptr::null_mut(); out_ptrs.len()];
+        let ro = run_options.map_or(std::ptr::null(), |r| r.ptr.as_ptr() as *const _);
+        ort!(api, Run(self.ptr.as_ptr(), ro, in_ptrs.as_ptr(), in_vals.as_ptr(), in_vals.len(), out_ptrs.as_ptr(), out_ptrs.len(), outs.as_mut_ptr()))?;
+        Ok(outs.into_iter().map(|p| unsafe { Value::from_raw(api, p) }).collect())
+    }
+
+    /// Input names, in the model's order.
+    pub fn input_names(&self) -> &[String] {
+        &self.inputs
+    }
+
+    /// Output names, in the model's order.
+    pub fn output_names(&self) -> &[String] {
+        &self.outputs
+    }
+
+    /// Whether this session's providers allow concurrent Run, and why (decided from the
+    /// options it was created with).
+    pub fn run_rule(&self) -> &RunRule {
+        &self.rule
+    }
+
+    /// Type of input `index` (shared: `SessionGetInputTypeInfo`; an owned TypeInfo).
+    pub fn input_type_info(&self, index: usize) -> Result<TypeInfo> {
+        let mut ti = std::ptr::null_mut();
+        ort!(self.api, SessionGetInputTypeInfo(self.ptr.as_ptr(), index, &mut ti))?;
+        unsafe { TypeInfo::from_raw(self.api, ti) }
+    }
+
+    /// Type of output `index` (shared: `SessionGetOutputTypeInfo`).
+    pub fn output_type_info(&self, index: usize) -> Result<TypeInfo> {
+        let mut ti = std::ptr::null_mut();
+        ort!(self.api, SessionGetOutputTypeInfo(self.ptr.as_ptr(), index, &mut ti))?;
+        unsafe { TypeInfo::from_raw(self.api, ti) }
+    }
+
+    /// The session's allocator for CPU memory (shared: `CreateAllocator`); it must not
+    /// outlive the session, and it is Send and Sync. Memory of another device:
+    /// [`Session::device_allocator`].
+    pub fn allocator(&self, memory_info: &MemoryInfo) -> Result<Allocator<'_>> {
+        if !memory_info.is_cpu()? {
+            return Err(Error::Invalid(format!(
+                "{} memory: an allocator for non-CPU memory is not Sync; use Session::device_allocator",
+                memory_info.name()?
+            )));
+        }
+        let mut a = std::ptr::null_mut();
+        ort!(self.api, CreateAllocator(self.ptr.as_ptr(), memory_info.ptr.as_ptr(), &mut a))?;
+        unsafe { Allocator::from_session(self.api, a) }
+    }
+
+    /// The session's allocator for memory of any device (shared: `CreateAllocator`); Send
+    /// only, not Sync (no device allocator has been shown safe to share).
+    pub fn device_allocator(&self, memory_info: &MemoryInfo) -> Result<DeviceAllocator<'_>> {
+        let mut a = std::ptr::null_mut();
+        ort!(self.api, CreateAllocator(self.ptr.as_ptr(), memory_info.ptr.as_ptr(), &mut a))?;
+        unsafe { DeviceAllocator::from_session(self.api, a) }
+    }
+
+    /// Stop profiling and return the profile file's name (exclusive: `SessionEndProfiling`).
+    pub fn end_profiling(&mut self) -> Result<String> {
+        let alloc = default_allocator(self.api)?;
+        let mut s = std::ptr::null_mut();
+        ort!(self.api, SessionEndProfiling(self.ptr.as_ptr(), alloc, &mut s))?;
+        take_allocated_string(self.api, alloc, s)
+    }
+}
+
+impl<P: RunPolicy> Drop for Session<P> {
+    fn drop(&mut self) {
+        if let Ok(f) = slot!(self.api, ReleaseSession) {
+            unsafe { f(self.ptr.as_ptr()) }
+        }
+    }
+}
+
+// -- RunOptions --------------------------------------------------------------------------------
+
+/// Options of one or more runs. Shared by the runs using it and by `terminate` from any
+/// thread; its setters are exclusive.
+pub struct RunOptions {
+    pub(crate) ptr: NonNull<sys::OrtRunOptions>,
+    api: &'static Api,
+}
+
+impl RunOptions {
+    /// Default run options.
+    pub fn new() -> Result<Self> {
+        let api = api()?;
+        let mut ptr = std::ptr::null_mut();
+        ort!(api, CreateRunOptions(&mut ptr))?;
+        let ptr = NonNull::new(ptr).ok_or(Error::Invalid("CreateRunOptions returned NULL".into()))?;
+        Ok(RunOptions { ptr, api })
+    }
+
+    /// Ask every run using these options to stop (shared: `RunOptionsSetTerminate` "can be
+    /// called from another thread"). A stopped run returns an error.
+    pub fn terminate(&self) -> Result<()> {
+        ort!(self.api, RunOptionsSetTerminate(self.ptr.as_ptr()))
+    }
+
+    /// Let runs with these options run again (shared: `RunOptionsUnsetTerminate`).
+    pub fn unset_terminate(&self) -> Result<()> {
+        ort!(self.api, RunOptionsUnsetTerminate(self.ptr.as_ptr()))
+    }
+
+    /// The run tag (shared: `RunOptionsGetRunTag`).
+    pub fn tag(&self) -> Result<String> {
+        let mut s: *const c_char = std::ptr::null();
+        ort!(self.api, RunOptionsGetRunTag(self.ptr.as_ptr(), &mut s))?;
+        Ok(if s.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy().into_owned() })
+    }
+
+    /// Set the run tag (exclusive: `RunOptionsSetRunTag`).
+    pub fn set_tag(&mut self, tag: &str) -> Result<()> {
+        let t = c_string("tag", tag)?;
+        ort!(self.api, RunOptionsSetRunTag(self.ptr.as_ptr(), t.as_ptr()))
+    }
+
+    /// A run config entry (exclusive: `AddRunConfigEntry`).
+    pub fn add_config_entry(&mut self, key: &str, value: &str) -> Result<()> {
+        let (k, v) = (c_string("config key", key)?, c_string("config value", value)?);
+        ort!(self.api, AddRunConfigEntry(self.ptr.as_ptr(), k.as_ptr(), v.as_ptr()))
+    }
+}
+
+impl Drop for RunOptions {
+    fn drop(&mut self) {
+        if let Ok(f) = slot!(self.api, ReleaseRunOptions) {
+            unsafe { f(self.ptr.as_ptr()) }
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! Correct use runs: the library named by ORTC_LIBRARY, real models, real threads.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{add_model, env, identity_model, matmul_chain_model, sample};
+use ortc_rules::{
+    api, rules, run_rule, sys, Allocator, ConcurrentRun, Error, MemoryInfo, RunOptions, Session,
+    SessionOptions, Value,
+};
+
+fn options(threads: i32) -> SessionOptions {
+    let mut o = SessionOptions::new().unwrap();
+    o.set_intra_op_num_threads(threads).unwrap();
+    o
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|f| f.to_bits()).collect()
+}
+
+#[test]
+fn library_is_loaded_and_the_api_version_negotiated() {
+    let api = env().api();
+    assert_eq!(api.version, api.library_api.min(sys::DECLARED_API_VERSION));
+    assert!(api.version >= api::MIN_API_VERSION);
+    assert!(api.path.contains("onnxruntime"), "{}", api.path);
+    assert!(env().providers().unwrap().iter().any(|p| p == "CPUExecutionProvider"));
+}
+
+#[test]
+fn threads_on_one_arc_session_match_a_serial_run_bit_for_bit() {
+    let model = matmul_chain_model(6, 48);
+    let session = Arc::new(Session::new_concurrent(env(), &options(1), &model).unwrap());
+    let inputs: Vec<Vec<f32>> = (0..16).map(|i| sample(100 + i, 48 * 48)).collect();
+    let serial: Vec<Vec<u32>> = inputs
+        .iter()
+        .map(|x| {
+            let v = Value::from_slice_copy(x, &[48, 48]).unwrap();
+            bits(session.run(None, &[("x", &v)]).unwrap()[0].as_slice::<f32>().unwrap())
+        })
+        .collect();
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let session = Arc::clone(&session);
+            let inputs = inputs.clone();
+            std::thread::spawn(move || {
+                let mut got = Vec::new();
+                for round in 0..5 {
+                    for (i, x) in inputs.iter().enumerate() {
+                        if (i + t + round) % 2 == 0 {
+                            let v = Value::from_slice_copy(x, &[48, 48]).unwrap();
+                            let out = session.run(None, &[("x", &v)]).unwrap();
+                            got.push((i, bits(out[0].as_slice::<f32>().unwrap())));
+                        }
+                    }
+                }
+                got
+            })
+        })
+        .collect();
+    let mut checked = 0;
+    for h in handles {
+        for (i, b) in h.join().unwrap() {
+            assert_eq!(b, serial[i], "input {i}: a concurrent run differs from the serial one");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4 * 5 * 8);
+}
+
+#[test]
+fn one_input_value_shared_by_concurrent_runs() {
+    let session = Session::new_concurrent(env(), &options(1), &add_model(4)).unwrap();
+    let a = Value::from_slice_copy(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    std::thread::scope(|s| {
+        for k in 0..4 {
+            let (session, a) = (&session, &a); // Session and Value are Sync: shared borrows
+            s.spawn(move || {
+                let b = Value::from_slice_copy(&[k as f32; 4], &[4]).unwrap();
+                let out = session.run(None, &[("a", a), ("b", &b)]).unwrap();
+                assert_eq!(out[0].as_slice::<f32>().unwrap(), &[1.0 + k as f32, 2.0 + k as f32, 3.0 + k as f32, 4.0 + k as f32]);
+            });
+        }
+    });
+}
+
+#[test]
+fn terminate_from_another_thread_stops_a_run_in_flight() {
+    let session = Arc::new(Session::new_concurrent(env(), &options(1), &matmul_chain_model(3000, 256)).unwrap());
+    let run_options = Arc::new(RunOptions::new().unwrap());
+    let x = sample(1, 256 * 256);
+    let started = Instant::now();
+    let runner = {
+        let (session, run_options) = (Arc::clone(&session), Arc::clone(&run_options));
+        std::thread::spawn(move || {
+            let v = Value::from_slice_copy(&x, &[256, 256]).unwrap();
+            let t0 = Instant::now();
+            let r = session.run(Some(&run_options), &[("x", &v)]).map(|_| ());
+            (r, t0.elapsed())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!runner.is_finished(), "the slow run ended within 300 ms: the model is not slow enough");
+    run_options.terminate().unwrap(); // shared: &RunOptions from another thread
+    let (result, ran) = runner.join().unwrap();
+    match result {
+        Err(Error::Ort { message, .. }) => assert!(message.to_lowercase().contains("terminat"), "{message}"),
+        other => panic!("the run was not stopped: {other:?} after {ran:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(60));
+    // the same options run again once the flag is cleared
+    run_options.unset_terminate().unwrap();
+    let small = Session::new_concurrent(env(), &options(1), &add_model(1)).unwrap();
+    let one = Value::from_slice_copy(&[1.0f32], &[1]).unwrap();
+    let out = small.run(Some(&run_options), &[("a", &one), ("b", &one)]).unwrap();
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), &[2.0]);
+}
+
+#[test]
+fn one_io_binding_per_thread() {
+    let session = Session::new_concurrent(env(), &options(1), &add_model(3)).unwrap();
+    let cpu = MemoryInfo::cpu().unwrap();
+    std::thread::scope(|s| {
+        for k in 0..4 {
+            let (session, cpu) = (&session, &cpu);
+            s.spawn(move || {
+                // bound values outlive the binding: ORT reads them in every run
+                let a = Value::from_slice_copy(&[k as f32, 1.0, 2.0], &[3]).unwrap();
+                let b = Value::from_slice_copy(&[10.0f32; 3], &[3]).unwrap();
+                let mut binding = session.io_binding().unwrap();
+                binding.bind_input("a", &a).unwrap();
+                binding.bind_input("b", &b).unwrap();
+                binding.bind_output_to_device("c", cpu).unwrap();
+                for _ in 0..20 {
+                    binding.run(None).unwrap();
+                    let out = binding.outputs().unwrap();
+                    assert_eq!(out[0].as_slice::<f32>().unwrap(), &[10.0 + k as f32, 11.0, 12.0]);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn io_binding_writes_into_a_callers_buffer() {
+    let mut session = Session::new(env(), &options(1), &add_model(2)).unwrap();
+    let mut out_buf = [0.0f32; 2];
+    {
+        let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+        let mut c = Value::from_slice(&mut out_buf, &[2]).unwrap();
+        let mut binding = session.io_binding().unwrap(); // holds the exclusive session
+        binding.bind_input("a", &a).unwrap();
+        binding.bind_input("b", &a).unwrap();
+        binding.bind_output("c", &mut c).unwrap();
+        binding.run(None).unwrap();
+    }
+    assert_eq!(out_buf, [2.0, 4.0]);
+    // the binding is gone: the session runs again through &mut self
+    let one = Value::from_slice_copy(&[1.0f32, 1.0], &[2]).unwrap();
+    assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).unwrap()[0].as_slice::<f32>().unwrap(), &[2.0, 2.0]);
+}
+
+fn make_session() -> Session<ConcurrentRun> {
+    let mut opts = SessionOptions::new().unwrap();
+    opts.set_intra_op_num_threads(1).unwrap();
+    opts.add_config_entry("session.use_env_allocators", "0").unwrap();
+    assert_eq!(opts.config_entry("session.use_env_allocators").unwrap().as_deref(), Some("0"));
+    Session::new_concurrent(env(), &opts, &add_model(2)).unwrap()
+    // opts is released here; ORT copied what it needed
+}
+
+#[test]
+fn a_session_outlives_the_options_it_was_created_with() {
+    let session = make_session();
+    let a = Value::from_slice_copy(&[1.5f32, -2.0], &[2]).unwrap();
+    let out = session.run(None, &[("a", &a), ("b", &a)]).unwrap();
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), &[3.0, -4.0]);
+}
+
+#[test]
+fn an_exclusive_session_is_shared_behind_a_mutex() {
+    let session = Arc::new(Mutex::new(Session::new(env(), &options(1), &add_model(1)).unwrap()));
+    let handles: Vec<_> = (0..4)
+        .map(|k| {
+            let session = Arc::clone(&session);
+            std::thread::spawn(move || {
+                let v = Value::from_slice_copy(&[k as f32], &[1]).unwrap();
+                let out = session.lock().unwrap().run(None, &[("a", &v), ("b", &v)]).unwrap();
+                assert_eq!(out[0].as_slice::<f32>().unwrap(), &[2.0 * k as f32]);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+fn round_trip<T: ortc_rules::Element + PartialEq + std::fmt::Debug>(data: [T; 6]) {
+    let mut session = Session::new(env(), &options(1), &identity_model(T::TYPE)).unwrap();
+    // owned copy
+    let v = Value::from_slice_copy(&data, &[2, 3]).unwrap();
+    let out = session.run(None, &[("x", &v)]).unwrap();
+    assert_eq!(out[0].as_slice::<T>().unwrap(), &data);
+    assert_eq!(out[0].shape().unwrap(), vec![2, 3]);
+    assert_eq!(out[0].element_type_and_shape().unwrap().0, T::TYPE);
+    // borrowed buffer, no copy
+    let mut buf = data;
+    let v = Value::from_slice(&mut buf, &[2, 3]).unwrap();
+    let out = session.run(None, &[("x", &v)]).unwrap();
+    assert_eq!(out[0].as_slice::<T>().unwrap(), &data);
+    // asking for the wrong element type is an error, not a reinterpretation
+    let wrong = if T::TYPE == sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 { out[0].as_slice::<i8>().map(|_| ()) } else { out[0].as_slice::<u8>().map(|_| ()) };
+    assert!(matches!(wrong, Err(Error::Invalid(_))));
+}
+
+#[test]
+fn values_round_trip_for_the_main_element_types() {
+    round_trip([1.5f32, -2.25, 0.0, f32::MAX, f32::MIN_POSITIVE, -0.0]);
+    round_trip([1.5f64, -2.25, 0.0, f64::MAX, f64::MIN_POSITIVE, -0.0]);
+    round_trip([i8::MIN, -1, 0, 1, 2, i8::MAX]);
+    round_trip([u8::MIN, 1, 2, 3, 200, u8::MAX]);
+    round_trip([i16::MIN, -1, 0, 1, 2, i16::MAX]);
+    round_trip([u16::MIN, 1, 2, 3, 60000, u16::MAX]);
+    round_trip([i32::MIN, -1, 0, 1, 2, i32::MAX]);
+    round_trip([u32::MIN, 1, 2, 3, 4_000_000_000, u32::MAX]);
+    round_trip([i64::MIN, -1, 0, 1, 2, i64::MAX]);
+    round_trip([u64::MIN, 1, 2, 3, 1 << 63, u64::MAX]);
+    round_trip([true, false, true, true, false, false]);
+}
+
+#[test]
+fn strings_round_trip() {
+    let mut session = Session::new(env(), &options(1), &identity_model(sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING)).unwrap();
+    let data = ["", "a", "héllo", "two words", "x".repeat(300).leak(), "z"];
+    let v = Value::from_strings(&data, &[2, 3]).unwrap();
+    let out = session.run(None, &[("x", &v)]).unwrap();
+    assert_eq!(out[0].strings().unwrap(), data.map(String::from).to_vec());
+}
+
+#[test]
+fn type_infos_memory_infos_and_allocators() {
+    let session = Session::new_concurrent(env(), &options(1), &add_model(5)).unwrap();
+    assert_eq!(session.input_names(), ["a", "b"]);
+    assert_eq!(session.output_names(), ["c"]);
+    let ti = session.input_type_info(0).unwrap();
+    assert_eq!(ti.onnx_type().unwrap(), sys::ONNX_TYPE_TENSOR);
+    assert!(ti.map_info().unwrap().is_none());
+    let tensor = ti.tensor_info().unwrap().unwrap(); // borrowed from ti
+    assert_eq!(tensor.dims().unwrap(), vec![5]);
+    assert_eq!(tensor.element_type().unwrap(), sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+
+    let v = Value::from_slice_copy(&[0.0f32; 5], &[5]).unwrap();
+    assert_eq!(v.memory_info().unwrap().name().unwrap(), "Cpu");
+    assert!(v.type_info().unwrap().tensor_info().unwrap().is_some());
+
+    let cpu = MemoryInfo::cpu().unwrap();
+    let alloc = session.allocator(&cpu).unwrap(); // Allocator<'_>: Send + Sync
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let alloc = &alloc;
+            s.spawn(move || {
+                for n in 1..200 {
+                    assert!(alloc.alloc_and_free(n * 16).unwrap());
+                }
+            });
+        }
+    });
+    let z = Value::zeros::<i32>(&alloc, &[2, 2]).unwrap();
+    assert_eq!(z.as_slice::<i32>().unwrap(), &[0; 4]);
+    assert_eq!(alloc.memory_info().unwrap().name().unwrap(), "Cpu");
+    let default = Allocator::default_cpu().unwrap();
+    assert!(default.alloc_and_free(64).unwrap());
+
+    // memory of another device gets a DeviceAllocator (Send, not Sync), never an Allocator
+    let cuda = MemoryInfo::new("Cuda", sys::OrtDeviceAllocator, 0, sys::OrtMemTypeDefault).unwrap();
+    assert!(!cuda.is_cpu().unwrap());
+    match session.allocator(&cuda) {
+        Err(Error::Invalid(m)) => assert!(m.contains("device_allocator"), "{m}"),
+        other => panic!("a device memory info got a Sync allocator: {:?}", other.map(|_| ())),
+    };
+}
+
+#[test]
+fn the_run_rule_follows_the_provider_table() {
+    let cpu = run_rule(&[("CPUExecutionProvider", vec![])]);
+    assert!(cpu.concurrent, "{:?}", cpu.reasons);
+    for p in ["DmlExecutionProvider", "CUDAExecutionProvider", "SomeUnknownExecutionProvider"] {
+        let r = run_rule(&[(p, vec![]), ("CPUExecutionProvider", vec![])]);
+        assert!(!r.concurrent, "{p}: {:?}", r.reasons);
+        assert!(r.reasons[0].starts_with(&format!("{p}: exclusive")), "{:?}", r.reasons);
+    }
+    let trt = run_rule(&[("TensorrtExecutionProvider", vec![])]);
+    assert!(trt.concurrent);
+    let graphs = run_rule(&[("TensorrtExecutionProvider", vec![("trt_cuda_graph_enable", "1")])]);
+    assert!(!graphs.concurrent && graphs.reasons[0].contains("trt_cuda_graph_enable=1"), "{:?}", graphs.reasons);
+    // every provider the generated table lists gets its verdict
+    for (p, ok, _) in rules::EP_CONCURRENT_RUN {
+        assert_eq!(run_rule(&[(p, vec![])]).concurrent, *ok, "{p}");
+    }
+}
+
+#[test]
+fn new_concurrent_refuses_a_provider_without_concurrent_run() {
+    // The Azure provider ships in the CPU wheel and is not in the concurrent-Run table.
+    let mut opts = options(1);
+    opts.append_execution_provider("AzureExecutionProvider", &[]).unwrap();
+    assert_eq!(opts.providers(), ["AzureExecutionProvider", "CPUExecutionProvider"]);
+    match Session::new_concurrent(env(), &opts, &add_model(1)) {
+        Err(Error::ExclusiveRun(reasons)) => assert!(reasons[0].starts_with("AzureExecutionProvider: exclusive"), "{reasons:?}"),
+        other => panic!("expected ExclusiveRun, got {:?}", other.map(|_| ())),
+    }
+    // the same options make an exclusive session, whose run takes &mut self
+    let mut session = Session::new(env(), &opts, &add_model(1)).unwrap();
+    assert!(!session.run_rule().concurrent);
+    let v = Value::from_slice_copy(&[2.0f32], &[1]).unwrap();
+    assert_eq!(session.run(None, &[("a", &v), ("b", &v)]).unwrap()[0].as_slice::<f32>().unwrap(), &[4.0]);
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_crash() {
+    let session = Session::new_concurrent(env(), &options(1), &add_model(2)).unwrap();
+    let v = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+    assert!(matches!(session.run(None, &[("nope", &v), ("b", &v)]), Err(Error::Ort { .. })));
+    assert!(matches!(session.run(None, &[("a\0", &v)]), Err(Error::Invalid(_))));
+    assert!(matches!(Value::from_slice_copy(&[1.0f32; 3], &[2]), Err(Error::Invalid(_))));
+    assert!(matches!(Value::from_slice_copy(&[1.0f32; 3], &[-3]), Err(Error::Invalid(_))));
+    assert!(matches!(Session::new(env(), &options(1), b"not a model"), Err(Error::Ort { .. })));
+}
+
+#[test]
+fn the_generated_rules_table_matches_the_types() {
+    fn rule(t: &str) -> &'static rules::Rule {
+        rules::RULES.iter().find(|r| r.c_type == t).unwrap()
+    }
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    // positive verdicts compile (negative ones are compile_fail doctests)
+    assert!(rule("OrtSession").send && rule("OrtSession").sync);
+    send_sync::<Session<ConcurrentRun>>();
+    send_sync::<Session<ortc_rules::ExclusiveRun>>();
+    assert!(rule("OrtIoBinding").send && !rule("OrtIoBinding").sync);
+    send::<ortc_rules::IoBinding<'static>>();
+    assert!(rule("OrtValue").send && rule("OrtValue").sync);
+    send_sync::<Value<'static>>();
+    send_sync::<RunOptions>();
+    send_sync::<SessionOptions>();
+    send_sync::<MemoryInfo>();
+    send_sync::<Allocator<'static>>();
+    send::<ortc_rules::DeviceAllocator<'static>>();
+    assert!(!rule("OrtKernelContext").send && !rule("OrtKernelContext").sync);
+    assert!(rule("OrtSession").conditional.contains(&"Run"));
+    assert!(rule("OrtIoBinding").must_not_outlive.contains(&"OrtSession"));
+}

@@ -1,0 +1,249 @@
+"""The thread rules' evidence resolves inside this repository and says what kind it is.
+
+Every evidence record (ortc/evidence.py, and those the slot table cites) has a kind; a URL has
+the shape of an ORT doc page or an issue/pull request; a check id exists in the conformance kit
+and its recorded outcome on the versions it names is what docs/CONFORMANCE.md shows; a test id
+names a test in tests/. A Send or Sync verdict that rests only on ortc's own guard or on nothing
+tested must say so in a caveat. Nothing cites notes outside the repository.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import sys
+from typing import Any
+
+import pytest
+
+import ortc
+from conftest import ROOT
+from ortc import evidence as ev
+from ortc import slot_rules
+from ortc.conformance.checks import all_checks
+
+rules_mod = sys.modules["ortc.rules"]
+
+DOC_URL = re.compile(r"^https://(github\.com/[\w.-]+/[\w.-]+/(issues|pull|blob|tree|discussions)/"
+                     r"\S+|onnxruntime\.ai/docs/\S+|pkg\.go\.dev/\S+)$")
+MAINTAINER_URL = re.compile(r"^https://github\.com/microsoft/onnxruntime/(issues|pull|discussions)"
+                            r"/\d+(#\S+)?$")
+TEST_ID = re.compile(r"^(tests/\w+\.py)::(\w+)(\[.*\])?$")
+
+
+def all_records() -> list[tuple[str, ev.Evidence]]:
+    out: list[tuple[str, ev.Evidence]] = []
+    for name, table in (("type", ev.TYPE_EVIDENCE), ("provider", ev.EP_EVIDENCE),
+                        ("provider option", ev.OPTION_EVIDENCE),
+                        ("callback", ev.CALLBACK_EVIDENCE)):
+        for key, recs in table.items():
+            out += [(f"{name} {key}", e) for e in recs]
+    for rule in slot_rules.table():
+        out += [(f"slot {rule.slot}", e) for e in rule.evidence]
+    return out
+
+
+def test_exists(test_id: str) -> bool:
+    m = TEST_ID.match(test_id)
+    if not m:
+        return False
+    path = os.path.join(ROOT, m.group(1))
+    if not os.path.exists(path):
+        return False
+    with open(path, encoding="utf-8") as f:
+        return re.search(rf"^def {m.group(2)}\(", f.read(), re.M) is not None
+
+
+test_exists.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+def reference_problems(records: list[tuple[str, ev.Evidence]]) -> list[str]:
+    checks = {c.id for c in all_checks()}
+    bad = []
+    for where, e in records:
+        if e.kind not in ev.KINDS or not e.says:
+            bad.append(f"{where}: kind {e.kind!r} or empty text")
+        elif e.kind == "ort-doc" and not DOC_URL.match(e.ref):
+            bad.append(f"{where}: ort-doc needs a documentation URL, got {e.ref!r}")
+        elif e.kind == "ort-maintainer" and not MAINTAINER_URL.match(e.ref):
+            bad.append(f"{where}: ort-maintainer needs an ORT issue or PR URL, got {e.ref!r}")
+        elif e.kind == "ort-behaviour":
+            if e.ref.startswith("check:"):
+                if e.ref[len("check:"):] not in checks or e.outcome not in ("pass", "known",
+                                                                          "known (race)"):
+                    bad.append(f"{where}: no conformance check {e.ref!r} / outcome {e.outcome!r}")
+            elif not test_exists(e.ref):
+                bad.append(f"{where}: no test {e.ref!r}")
+            if not e.versions:
+                bad.append(f"{where}: ort-behaviour without the versions it ran on")
+        elif e.kind == "guard" and not test_exists(e.ref):
+            bad.append(f"{where}: guard evidence must name a test here, got {e.ref!r}")
+        elif e.kind == "policy" and (e.ref or not e.changes_if):
+            bad.append(f"{where}: policy needs its reason and what would change it, no ref")
+        elif e.kind == "untested" and e.ref:
+            bad.append(f"{where}: untested evidence cites {e.ref!r}")
+    return bad
+
+
+def test_every_reference_resolves() -> None:
+    records = all_records()
+    assert len(records) > 400
+    assert reference_problems(records) == []
+
+
+@pytest.mark.parametrize("broken", [
+    ev.check("no.such-check", "x", "sync"),
+    ev.test("tests/test_threads.py::test_that_does_not_exist", "x", "sync"),
+    ev.guard("tests/nowhere.py::test_x", "x", "sync"),
+    ev.doc("onnxruntime_c_api.h", "a file name is not a URL", "sync"),
+    ev.maintainer("https://example.com/comment", "not an ORT thread", "sync"),
+    ev.Evidence("policy", "", "a policy that cannot change", ("sync",)),
+    ev.Evidence("rumour", "", "an unknown kind", ("sync",)),
+])
+def test_a_broken_reference_is_reported(broken: ev.Evidence) -> None:
+    assert len(reference_problems([("probe", broken)])) == 1
+
+
+def _matrix() -> tuple[list[str], dict[str, list[str]]]:
+    with open(os.path.join(ROOT, "docs", "CONFORMANCE.md"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    header = next(line for line in lines if line.startswith("| check |"))
+    versions = [c.strip() for c in header.strip("|").split("|")][1:]
+    rows = {}
+    for line in lines:
+        m = re.match(r"^\| `([\w.-]+)` \|(.*)\|$", line)
+        if m:
+            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
+    return versions, rows
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def test_check_evidence_matches_the_committed_matrix() -> None:
+    """A record citing a check says which outcome on which versions; the matrix agrees."""
+    versions, rows = _matrix()
+    bad = []
+    for where, e in all_records():
+        if not e.ref.startswith("check:"):
+            continue
+        cid = e.ref[len("check:"):]
+        if cid not in rows:
+            bad.append(f"{where}: {cid} is not in docs/CONFORMANCE.md (regenerate the matrix)")
+            continue
+        lo, _, hi = e.versions.partition("-")
+        hi = hi or lo
+        claimed = [v for v in versions if _key(lo) <= _key(v) <= _key(hi)]
+        if not claimed:
+            bad.append(f"{where}: {cid}: versions {e.versions!r} match no matrix column")
+        got = {v: rows[cid][versions.index(v)] for v in claimed}
+        if e.outcome == "known (race)":  # a race a run may miss: seen somewhere, never a fail
+            if "known" not in got.values() or set(got.values()) - {"known", "pass"}:
+                bad.append(f"{where}: {cid}: {got}, the record says a race seen there")
+            continue
+        for v, status in got.items():
+            if status != e.outcome:
+                bad.append(f"{where}: {cid} on {v}: {status}, the record says {e.outcome}")
+    assert bad == []
+
+
+def unbacked(rec: dict[str, Any], records: tuple[ev.Evidence, ...]) -> list[str]:
+    """Send/Sync verdicts of ``rec`` resting on no strong evidence and not saying so. A 'no'
+    may rest on ortc's policy (it is the conservative side); guard and untested never count."""
+    missing = []
+    for verdict in ("send", "sync"):
+        tag = verdict if rec[verdict] else "not-" + verdict
+        kinds = {e.kind for e in records if tag in e.backs}
+        strong = kinds & set(ev.STRONG)
+        if not rec[verdict]:
+            strong |= kinds & {"policy"}
+        if not strong and verdict not in rec["caveats"]:
+            missing.append(f"{rec['type']} {tag}: only {sorted(kinds) or 'nothing'}")
+    return missing
+
+
+def test_send_sync_verdicts_rest_on_evidence_or_say_so() -> None:
+    bad = []
+    for rec in ortc.rules():
+        assert rec["evidence_records"] == [e.to_json() for e in ev.for_type(rec["type"])]
+        bad += unbacked(rec, ev.for_type(rec["type"]))
+    assert bad == []
+
+
+def test_a_verdict_on_guard_alone_is_reported() -> None:
+    rec = {"type": "OrtProbe", "send": True, "sync": True, "caveats": {}}
+    only_guard = (ev.guard("tests/test_threads.py::test_exclusive_run_session", "x", "send",
+                           "sync"),)
+    assert len(unbacked(rec, only_guard)) == 2
+    assert unbacked({**rec, "caveats": {"send": "said", "sync": "said"}}, only_guard) == []
+    assert len(unbacked({**rec, "sync": False}, (ev.policy("x", "y", "not-sync"),))) == 1
+
+
+FORBIDDEN = [
+    (re.compile(r"shared/research|thread-safety\.md|experiments\.log"), "a research note"),
+    (re.compile(r"\b(research|experiment)s? E\d", re.I), "a research experiment"),
+    (re.compile(r"\bissue \d+ item\b"), "a project issue"),
+]
+
+
+def test_no_citation_outside_the_repository() -> None:
+    files = [os.path.join(ROOT, "README.md")]
+    for pattern in ("docs/*.md", "ortc/**/*.py", "tests/*.py", "bench/*.py", "examples/*.py"):
+        files += glob.glob(os.path.join(ROOT, pattern), recursive=True)
+    bad = []
+    for path in files:
+        if os.path.basename(path) in ("test_evidence.py", "_ffi.py"):
+            continue
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                for rx, what in FORBIDDEN:
+                    if rx.search(line):
+                        bad.append(f"{os.path.relpath(path, ROOT)}:{n}: cites {what}")
+    assert bad == []
+
+
+def test_every_provider_rule_has_evidence() -> None:
+    from ortc.providers import _EXCLUSIVE_OPTIONS, EP_CONCURRENT_RUN
+
+    assert set(ev.EP_EVIDENCE) == set(EP_CONCURRENT_RUN)
+    assert set(ev.OPTION_EVIDENCE) == {k for opts in _EXCLUSIVE_OPTIONS.values() for k in opts}
+    assert {cb["type"] for cb in rules_mod.CALLBACKS} == set(ev.CALLBACK_EVIDENCE)
+
+
+def test_counter_reports_are_discussed() -> None:
+    urls = {c["url"] for c in ev.COUNTER_REPORTS}
+    assert {f"{ev.GH}/issues/13571", f"{ev.GH}/issues/15087"} <= urls
+    md = rules_mod.render_markdown()
+    for c in ev.COUNTER_REPORTS:
+        assert c["url"] in md and c["why_it_stands"] in md and c["would_change"]
+
+
+def test_the_env_note_agrees_with_the_recreate_check() -> None:
+    env = next(r for r in ortc.rules() if r["type"] == "OrtEnv")
+    notes = " ".join(env["notes"])
+    assert "env.recreate-after-release" in notes and "cannot re-create" not in notes
+    refs = {e["ref"] for e in env["evidence_records"]}
+    assert {"check:env.recreate-after-release", "check:env.run-after-last-release"} <= refs
+    _, rows = _matrix()
+    assert set(rows["env.recreate-after-release"]) == {"pass"}
+    assert set(rows["env.run-after-last-release"]) == {"known"}
+
+
+def test_readme_claims_no_unrecorded_crash_for_a_shared_binding() -> None:
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        row = next(line for line in f if line.startswith("| `OrtIoBinding` |"))
+    assert "thread.shared-binding" in row and "crash" not in row.replace("no crash", "")
+    with open(os.path.join(ROOT, "docs", "CONFORMANCE.md"), encoding="utf-8") as f:
+        text = f.read()
+    observed = re.search(r"^- `thread\.shared-binding` .*$", text, re.M)
+    assert observed and "wrong" in observed.group(0) and "SIG" not in observed.group(0)
+
+
+def test_custom_op_domain_caveat_is_stated() -> None:
+    rule = slot_rules.rule("CreateSession")
+    assert "custom-op" in rule.note and ev.ADD_CUSTOM_OP_DOMAINS in {e.ref for e in rule.evidence}
+    so = next(r for r in ortc.rules() if r["type"] == "OrtSessionOptions")
+    assert any("custom-op" in n for n in so["notes"])
+    assert ev.ADD_CUSTOM_OP_DOMAINS in rules_mod.render_markdown().split("## Summary")[0]
