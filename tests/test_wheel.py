@@ -32,9 +32,10 @@ from conftest import ROOT
 SDIST_MUST_HAVE = ("LICENSE", "README.md", "Makefile", "pyproject.toml", "MANIFEST.in",
                    "build_ffi.py", "include/", "tests/conftest.py", "tests/models.py",
                    "tests/data/", "bench/runner.py", "bench/floor.c", "tools/with-pypy",
-                   "ortc/py.typed")
-_SKIP_COPY = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info",
-                                    "__pycache__", ".pytest_cache", ".hypothesis", ".cache")
+                   "rust/ortc-rules/Cargo.toml", "rust/ortc-rules/src/lib.rs", "ortc/py.typed")
+_SKIP_COPY = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "target",
+                                    "__pycache__", ".pytest_cache", ".hypothesis", ".cache",
+                                    ".mypy_cache")
 
 
 def _run(cmd: list[str], cwd: Path | str, env: dict[str, str] | None = None,
@@ -102,7 +103,7 @@ def test_sdist_can_build_test_and_regenerate(dist: dict[str, Any]) -> None:
     folders = {n.rsplit("/", 1)[0] + "/" for n in names if "/" in n}
     for must in SDIST_MUST_HAVE:
         assert must in names or must in folders, f"the sdist lacks {must}"
-    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+    assert not any("__pycache__" in n or n.endswith(".pyc") or "/target/" in n for n in names)
     # build_ffi.py --check regenerates the cffi layer in memory and compares it
     proc = _run([sys.executable, "build_ffi.py", "--check"], cwd=dist["unpacked"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
