@@ -4,14 +4,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: test demo bench fuzz generate generate-rust check-generated clean
+.PHONY: test test-apps demo bench fuzz generate generate-rust check-generated clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): $(VENV)/bin/python pyproject.toml
-	$(PY) -m pip install -q -e '.[cpu,test]'
+	$(PY) -m pip install -q -e '.[cpu,test,dask]'
 	touch $(STAMP)
 
 # tools/with-pypy brings pypy3 for tests/test_pypy.py (apt-get) or, where it cannot, runs the
@@ -19,6 +19,16 @@ $(STAMP): $(VENV)/bin/python pyproject.toml
 TESTS ?= tests
 test: $(STAMP)
 	bash tools/with-pypy $(PY) -m pytest -q $(TESTS)
+
+# Real onnxruntime applications (magika, ddddocr: the apps extra) run under ortc.compat and
+# compared with the same runs on onnxruntime (tests/test_compat_apps.py).
+APPS_STAMP := $(VENV)/.installed-apps
+$(APPS_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[cpu,test,apps]'
+	touch $(APPS_STAMP)
+
+test-apps: $(APPS_STAMP)
+	$(PY) -m pytest -q -m apps tests/test_compat_apps.py
 
 demo: $(STAMP)
 	$(PY) examples/demo.py

@@ -20,7 +20,9 @@ Paths (µs per call, median and p99 over all calls of all rounds):
 * ``ortc_run`` / ``ortc_run_reused``: ``Session.run`` likewise; ``ortc_run_nochecks``: the
   reused case with ``set_thread_checks("off")``; ``ortc_run_with_values``: ``run_with_values``
   with input Values made once; ``ortc_bound``: ``io_binding()`` bound once to numpy inputs and
-  outputs, ``run_with_binding`` per call.
+  outputs, ``run_with_binding`` per call;
+* ``compat_run``: ``ortc.compat.InferenceSession.run`` (onnxruntime's API over ortc) with fresh
+  arrays, compared with ``ortc_run`` (its target: at most 5% slower).
 
 "Fresh" arrays come from a pool of distinct arrays made before timing (so their creation is
 not timed) that is cycled through: no two consecutive calls see the same array object.
@@ -64,6 +66,7 @@ PATH_LABELS = {
     "ortc_run_nochecks": "ortc run(), same array, checks off",
     "ortc_run_with_values": "ortc run_with_values (Values made once)",
     "ortc_bound": "ortc run_with_binding (bound once)",
+    "compat_run": "ortc.compat InferenceSession.run()",
 }
 #: the onnxruntime path each ortc path is compared with
 ORT_PEER = {
@@ -329,6 +332,14 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
         "ortc_bound": lambda n: _t_ortc_bound(sess, bindings, mask, n),
     }
 
+    # ortc.compat: onnxruntime's API over ortc
+    import ortc.compat as compat
+
+    cso = compat.SessionOptions()
+    cso.intra_op_num_threads = 1
+    csess = compat.InferenceSession(model.model, cso, providers=["CPUExecutionProvider"])
+    paths["compat_run"] = lambda n: _t_run(csess, fresh, mask, n)
+
     # onnxruntime
     osess = None
     if ort is not None:
@@ -420,6 +431,9 @@ def _model_ratios(paths: dict[str, Any]) -> dict[str, Any]:
     for k in ("ort_run", "ort_run_reused", "ort_iobinding"):
         if k in paths:
             out[k] = {"vs_c_floor": _paired(paths, k, "c_floor")}
+    if "compat_run" in paths:
+        out["compat_run"] = {"vs_ortc": _paired(paths, "compat_run", "ortc_run"),
+                             "vs_c_floor": _paired(paths, "compat_run", "c_floor")}
     return out
 
 
@@ -574,6 +588,8 @@ def evaluate_targets(models: dict[str, Any], threads: dict[str, Any],
         add("tiny: ortc bound / C floor", r.get("ortc_bound", {}).get("vs_c_floor"), 1.25, "<=")
         add("tiny: ortc bound / onnxruntime IOBinding",
             r.get("ortc_bound", {}).get("vs_onnxruntime"), 0.8, "<=")
+        add("tiny: ortc.compat run() / ortc run(), fresh array",
+            r.get("compat_run", {}).get("vs_ortc"), 1.05, "<=")
         p = tiny["paths"]
         if "ortc_run_reused" in p and "ortc_run_nochecks" in p:
             add("tiny: thread-rule checks, µs per call (strict - off)",

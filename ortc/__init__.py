@@ -27,6 +27,7 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
 from .lora import LoraAdapter
 from .memory import Allocator, MemoryInfo, default_allocator
 from .rules import rules
+from .recipe import OptionsRecipe, RecipeError, SessionRecipe
 from .run_options import RunOptions
 from .session import Session
 from .session_options import SessionOptions
@@ -39,7 +40,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load", "version", "VersionInfo", "LibraryInfo", "available_providers", "get_env", "Env",
-    "Session", "SessionOptions", "RunOptions", "Value", "IoBinding", "MemoryInfo", "Allocator",
+    "Session", "SessionOptions", "RunOptions", "Value", "SessionRecipe", "OptionsRecipe",
+    "RecipeError", "IoBinding", "MemoryInfo", "Allocator",
     "default_allocator", "SparseTensor", "LoraAdapter", "TypeInfo", "NodeArg", "ModelMetadata",
     "ElementType", "ErrorCode", "ValueKind", "LoggingLevel", "GraphOptimizationLevel",
     "ExecutionMode", "AllocatorType", "MemType",

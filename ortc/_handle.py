@@ -175,6 +175,19 @@ class Handle:
         state = "closed" if self.closed else hex(int(ffi.cast("uintptr_t", self._ptr)))
         return f"<ortc.{type(self).__name__} {state}>"
 
+    # -- pickling: refused unless a subclass pickles by value (its own __reduce__) -----------
+    #: why pickle refuses objects of this class
+    _not_picklable: ClassVar[str] = ("it wraps an ORT object that exists in this process "
+                                     "only")
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if self.closed:
+            raise TypeError(f"cannot pickle a closed ortc.{type(self).__name__}")
+        return self.__reduce__()
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"cannot pickle ortc.{type(self).__name__}: {self._not_picklable}")
+
 
 def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[Handle, ...],
               generation: int, held: list[Handle] | None = None) -> Callable[[Any], None]:

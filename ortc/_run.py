@@ -25,6 +25,7 @@ from ._ffi import ffi
 from ._loader import Api
 from ._stage import STAGE_MAX_MISSES, Stages
 from ._status import error_from_status, raise_status
+from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, element_type_for
 from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, RunTimeout
@@ -245,6 +246,8 @@ class RunEngine:
         if kind == ValueKind.OPTIONAL and arg.type.element is not None:
             kind = arg.type.element.kind
         if kind == ValueKind.TENSOR:
+            if is_dlpack_producer(data):  # torch & co: their memory, their dtype, no cast
+                data = dlpack_array(data, f"input {name!r}")
             expected = arg.type.element_type
             if isinstance(data, np.ndarray) and expected is not None:
                 dt = data.dtype
@@ -265,7 +268,10 @@ class RunEngine:
             keep.append(buf)
             return raw
         if kind == ValueKind.SEQUENCE:
-            v = Value.from_sequence(data)
+            seq = arg.type.element if arg.type.kind == ValueKind.OPTIONAL else arg.type
+            item = seq.element if seq is not None else None  # an empty one needs its type
+            v = Value.from_sequence(data, item.element_type if item is not None
+                                    and item.kind == ValueKind.TENSOR else None)
         elif kind == ValueKind.MAP:
             v = Value.from_map(data)
         elif kind == ValueKind.SPARSETENSOR:

@@ -14,6 +14,7 @@ import numpy as np
 from . import _loader
 from ._ffi import ffi
 from ._handle import Handle
+from .dlpack import dlpack_array, is_dlpack_producer
 from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
@@ -40,6 +41,8 @@ class IoBinding(Handle):
     """
 
     c_type = "OrtIoBinding"
+    _not_picklable = ("it binds memory of this process to one session; make a new binding "
+                      "from the unpickled session and bind there")
     send = True
     sync = False
     parents = ("OrtSession",)
@@ -103,6 +106,8 @@ class IoBinding(Handle):
     def bind_input(self, name: str, data: Any) -> None:
         """Bind an input to an array (used in place, no copy when C-contiguous) or a Value."""
         arg = self._arg(name, self._session._engine.feedable, "input")
+        if not isinstance(data, Value) and is_dlpack_producer(data):  # dtype checked below
+            data = dlpack_array(data, f"bind_input {name!r}")
         if isinstance(data, np.ndarray) and arg.type.element_type is not None \
                 and arg.dtype is not None and data.dtype != arg.dtype \
                 and data.dtype.kind not in "USO":
@@ -118,6 +123,8 @@ class IoBinding(Handle):
         """Bind an output to a preallocated array or Value (ORT writes into it), or, with no
         ``data``, let ORT allocate it on ``memory_info``'s device (CPU by default)."""
         arg = self._arg(name, self._session._engine.output_index, "output")
+        if not isinstance(data, Value) and is_dlpack_producer(data):  # ORT writes into it
+            data = dlpack_array(data, f"bind_output {name!r}")
         if data is not None:
             if isinstance(data, np.ndarray):
                 if not data.flags.c_contiguous or not data.flags.writeable:

@@ -116,6 +116,8 @@ class Allocator(Handle):
     """
 
     c_type = "OrtAllocator"
+    _not_picklable = ("it hands out memory of this process (its session's or device's); "
+                      "ask the unpickled session for one")
     send = True
     sync = True
     parents = ("OrtSession",)

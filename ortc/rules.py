@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from . import evidence, slot_rules
+from .process_rules import PICKLE_AND_FORK, markdown_lines as _pickle_and_fork_lines
 from .providers import EP_CONCURRENT_RUN, _EXCLUSIVE_OPTIONS, session_run_rule
 from .threads import registry
 
@@ -452,7 +453,8 @@ def render_json() -> str:
             for cb in CALLBACKS],
         "counter_reports": evidence.COUNTER_REPORTS,
         "slots": [r.to_json() for r in slot_rules.table()],
-        "slot_coverage": slot_rules.coverage()}, indent=2) + "\n"
+        "slot_coverage": slot_rules.coverage(),
+        "pickle_and_fork": PICKLE_AND_FORK}, indent=2) + "\n"
 
 
 def _is_c(name: str) -> bool:
@@ -471,7 +473,7 @@ POLICY_TABLE = """\
 | object with sync=False entered while another thread is inside any of its methods | ConcurrentUseError | waits | no check |
 | exclusive method while any other call is in flight, or a shared call during an exclusive one | ConcurrentUseError | waits | no check |
 | close() while a call is in flight on another thread | ConcurrentUseError | waits | release deferred |
-| a handle created before fork() used in the child | ForkedHandleError | same | same |
+| a handle created before fork() used in the child | ForkedHandleError (a Session is rebuilt from its recipe instead) | same | same |
 | a conflict inside an ORT callback (logger, RunAsync completion) | ConcurrentUseError | ConcurrentUseError (never waits) | no check |
 """
 
@@ -704,6 +706,7 @@ def render_markdown() -> str:
             lines += [f"  - {_ev_line(e)}" + (f" [backs: {', '.join(e.backs)}]" if e.backs else "")
                       for e in recs_ev]
         lines.append("")
+    lines += _pickle_and_fork_lines()
     lines += ["## Callbacks", "", "| callback | called from | Rust bound | ortc | evidence |",
               "|---|---|---|---|---|"]
     for cb in CALLBACKS:

@@ -44,6 +44,7 @@ class RunOptions(Handle):
         self._api = _loader.api()
         raw = call_out(self._api.CreateRunOptions, "OrtRunOptions*")
         self._adopt(raw, self._api.ReleaseRunOptions)
+        self._config: dict[str, str] = {}  # run config entries, for pickling by value
         for key in options:  # every name checked before any is applied
             if key not in _SETTINGS:
                 raise TypeError(closest_name(key, _SETTINGS, "run option"))
@@ -136,12 +137,40 @@ class RunOptions(Handle):
         check(self._api.AddRunConfigEntry(self._ptr, utf8(key, "run config key"),
                                            utf8(str(value), "run config value")),
               f"run config entry {key!r}")
+        self._config[key] = str(value)
 
     @shared("GetRunConfigEntry")
     def get_run_config_entry(self, key: str) -> str | None:
         """A run config entry's value, or None when unset (needs ORT 1.23)."""
         out = self._api.GetRunConfigEntry(self._ptr, utf8(key, "run config key"))
         return ffi.string(out).decode() if out != ffi.NULL else None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by value: tag, log levels and config entries (not the terminate flag, a run state)
+        if self._held:
+            raise TypeError("cannot pickle ortc.RunOptions with active LoRA adapters: the "
+                            "adapters are ORT objects of this process; add them again after "
+                            "unpickling")
+        severity = ffi.new("int*")  # -1 until set (ORT's "use the session's level")
+        check(self._api.RunOptionsGetRunLogSeverityLevel(self._ptr, severity))
+        return (_run_options_from_state, (self.tag, int(severity[0]), self.log_verbosity_level,
+                                          tuple(self._config.items())))
+
+
+def _run_options_from_state(tag: Any, severity: Any, verbosity: Any, config: Any) -> RunOptions:
+    """Unpickling: new RunOptions from checked plain state."""
+    if not (type(tag) is str and type(severity) is int and type(verbosity) is int
+            and type(config) is tuple
+            and all(type(e) is tuple and len(e) == 2 and type(e[0]) is str
+                    and type(e[1]) is str for e in config)):
+        raise TypeError("malformed pickled RunOptions: expected (str, int, int, "
+                        "((str, str), ...))")
+    ro = RunOptions(tag=tag, log_verbosity_level=verbosity)
+    if severity >= 0:
+        ro.log_severity_level = severity
+    for key, value in config:
+        ro.add_run_config_entry(key, value)
+    return ro
 
 
 #: the names settable as attributes or keywords

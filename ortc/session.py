@@ -17,20 +17,22 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from . import _loader
+from . import threads as _threads
 from ._cstr import fspath
 from ._ffi import ffi
 from ._handle import Handle
 from ._interrupt import watcher
 from ._loader import Api
 from ._run import RunEngine
-from ._status import call_out, check, ignore, raise_status
+from ._status import call_out, check, ignore
 from .env import Env, get_env
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .providers import session_run_rule
+from .recipe import OptionsRecipe, SessionRecipe, check_recipe, model_source
 from .run_options import RunOptions, checked_run_options, main_run_options
 from .session_options import SessionOptions
-from .threads import Lease, exclusive, shared
+from .threads import Guard, Lease, exclusive, shared
 from .typeinfo import ModelMetadata, NodeArg, read_metadata, take_type_info
 from .value import Value
 
@@ -47,6 +49,23 @@ T = TypeVar("T")
 _get_ident = threading.get_ident
 _MAIN_THREAD = threading.main_thread().ident
 _NULL = ffi.NULL
+
+
+#: serializes fork rebuilds; a new lock in each forked child (a parent's thread may have held it)
+_fork_lock = [threading.Lock()]
+
+
+def _new_fork_lock() -> None:
+    _fork_lock[0] = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_fork_lock)
+
+
+def _session_from_recipe(recipe: SessionRecipe) -> Session:
+    """Unpickling a Session: build it from its (already type-checked) recipe."""
+    return Session.from_recipe(recipe)
 
 
 def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOptions | None,
@@ -111,6 +130,10 @@ class Session(Handle):
     execution provider of the session allows concurrent runs (the CPU provider does), else
     exclusive; see :meth:`thread_rules`. ``end_profiling`` is exclusive. The session keeps the
     Env alive; IoBindings and allocators made from it keep the session alive.
+
+    Processes: a session pickles as its :meth:`recipe` (what it was built from) and unpickles
+    as a new, equal session; one made before ``fork()`` is rebuilt from its recipe on its first
+    use in the child.
     """
 
     c_type = "OrtSession"
@@ -125,8 +148,14 @@ class Session(Handle):
                  **option_kwargs: Any) -> None:
         self._api = api = _loader.api()
         env = get_env()
+        model, path, data = model_source(model)
         raw, taken, used = _create_session(api, env, model, options, providers, option_kwargs)
         self._adopt(raw, api.ReleaseSession, (env, *taken))
+        # what pickling and a forked child rebuild from (``used`` may be closed by now: read
+        # its record, not its ORT object)
+        self._recipe = SessionRecipe(path, data, used._record.snapshot(
+            used._values, used._providers, used._provider_options)
+            if used is not None else OptionsRecipe())
         self._providers = used.providers if used is not None else []
         if "CPUExecutionProvider" not in self._providers:
             self._providers.append("CPUExecutionProvider")  # ORT's fallback, always present
@@ -193,6 +222,52 @@ class Session(Handle):
 
     def _drop_references(self) -> None:
         self._engine.stages.clear()
+        self._recipe = None  # type: ignore[assignment]  # its arrays may view initializer values
+
+    # -- recipes, pickling, fork (see ortc/recipe.py) ------------------------------------------
+    @shared()
+    def recipe(self) -> SessionRecipe:
+        """What this session was built from (model path or bytes, every option, providers):
+        immutable plain data that pickles; :meth:`from_recipe` builds an equal session."""
+        return self._recipe
+
+    @classmethod
+    def from_recipe(cls, recipe: SessionRecipe) -> Session:
+        """A new session built from ``recipe``. A path recipe whose file is missing raises
+        NoSuchFile naming it; a recipe of a newer format raises ortc.recipe.RecipeError."""
+        r = check_recipe(recipe)
+        opts = SessionOptions.from_recipe(r.options)
+        try:
+            return cls(r.model_path if r.model_path is not None else r.model_bytes, opts)
+        finally:
+            opts.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a Session pickles as its recipe: the model bytes travel once, a path is not read
+        self._check_open()  # not the guard: pickling an inherited session needs no rebuild
+        return (_session_from_recipe, (self._recipe,))
+
+    def _rebuild_after_fork(self, guard: Guard) -> None:
+        """First use in a forked child (called by ``guard``): build a new OrtSession from the
+        recipe, once, whichever thread comes first. The parent's session is left alone: its
+        pointer is dropped, and a release in a new fork generation is skipped (ORT's thread
+        pools did not survive the fork)."""
+        with _fork_lock[0]:
+            if guard.gen == _threads._generation:
+                return  # another thread of this child rebuilt it meanwhile
+            r = check_recipe(self._recipe)
+            env = get_env()
+            opts = SessionOptions.from_recipe(r.options)
+            try:
+                raw, taken, _ = _create_session(
+                    self._api, env, r.model_path if r.model_path is not None else r.model_bytes,
+                    opts, None, {})
+            finally:
+                opts.close()
+            self._adopt(raw, self._api.ReleaseSession, (env, *taken))
+            self._guard = guard  # callers hold this guard: keep it, renewed last (that lets
+            self._load_io()      # them in, after the new pointer and engine are in place)
+            guard._renew()
 
     # -- description ---------------------------------------------------------------------------
     @property

@@ -23,6 +23,7 @@ from ._handle import Handle
 from ._status import call_out, check
 from .errors import InvalidArgument, closest_name
 from .providers import provider_names
+from .recipe import OptionsRecipe, OptionsRecord, apply_options, frozen_array
 from .threads import exclusive, shared
 from .value import Value
 
@@ -89,6 +90,7 @@ class SessionOptions(Handle):
         self._keep: list[Any] = []  # name buffers ORT refers to (the Values are in _held)
         self._providers: list[str] = []
         self._provider_options: dict[str, dict[str, str]] = {}
+        self._record = OptionsRecord()  # what recipe() and pickling replay
         self.update(**options)
 
     # Initializer values: ORT refers to their OrtValues until the options (and the sessions
@@ -99,6 +101,7 @@ class SessionOptions(Handle):
 
     def _drop_references(self) -> None:
         self._keep = []  # the values themselves were let go by the release (Handle._hold)
+        self._record = OptionsRecord()  # its arrays may view those values
 
     def update(self, **options: Any) -> SessionOptions:
         """Set several options at once. Every name is checked before any is applied: an
@@ -194,6 +197,7 @@ class SessionOptions(Handle):
         check(self._api.AddSessionConfigEntry(self._ptr, utf8(key, "config key"),
                                                utf8(str(value), "config value")),
               f"config entry {key!r}")
+        self._record.config[key] = str(value)
 
     @shared("GetSessionConfigEntry", "HasSessionConfigEntry")
     def get_session_config_entry(self, key: str) -> str | None:
@@ -214,12 +218,14 @@ class SessionOptions(Handle):
         """Fix the symbolic dimension ``name`` to ``value``."""
         check(self._api.AddFreeDimensionOverrideByName(
             self._ptr, utf8(name, "free dimension name"), _count(value)))
+        self._record.free_dimensions[("name", name)] = _count(value)
 
     @exclusive("AddFreeDimensionOverride")
     def add_free_dimension_override(self, denotation: str, value: int) -> None:
         """Fix every dimension with this denotation (e.g. ``DATA_BATCH``) to ``value``."""
         check(self._api.AddFreeDimensionOverride(
             self._ptr, utf8(denotation, "dimension denotation"), _count(value)))
+        self._record.free_dimensions[("denotation", denotation)] = _count(value)
 
     @exclusive("AddInitializer")
     def add_initializer(self, name: str, value: Value | np.ndarray[Any, Any]) -> None:
@@ -230,6 +236,7 @@ class SessionOptions(Handle):
         check(self._api.AddInitializer(self._ptr, keep, v._ptr), f"initializer {name!r}")
         self._hold(v)
         self._keep.append(keep)
+        self._record.initializers.append((name, _recorded(value, v), int(v.element_type)))
 
     @exclusive("AddExternalInitializers")
     def add_external_initializers(self, initializers: Mapping[str, Value | np.ndarray[Any, Any]]
@@ -244,17 +251,23 @@ class SessionOptions(Handle):
             ffi.cast("const OrtValue* const*", ptrs), len(values)))
         for v in values:
             self._hold(v)
+        self._record.external.append(tuple(
+            (name, _recorded(given, v), int(v.element_type))
+            for (name, given), v in zip(initializers.items(), values)))
 
     @exclusive("RegisterCustomOpsLibrary_V2")
     def register_custom_ops_library(self, path: str | os.PathLike[str]) -> None:
         """Load a shared library of custom operators."""
         check(self._api.RegisterCustomOpsLibrary_V2(self._ptr, fspath(path, "custom op library")),
               f"custom op library {os.fspath(path)!r}")
+        given = os.fsdecode(os.fspath(path))  # a bare name is left to dlopen's search path
+        self._record.libraries.append(os.path.abspath(given) if os.sep in given else given)
 
     @exclusive("DisablePerSessionThreads")
     def disable_per_session_threads(self) -> None:
         """Use the env's global thread pools instead of per-session ones."""
         check(self._api.DisablePerSessionThreads(self._ptr))
+        self._record.per_session_threads = False
 
     @exclusive("SessionOptionsAppendExecutionProvider",
                "SessionOptionsAppendExecutionProvider_CUDA_V2",
@@ -314,9 +327,44 @@ class SessionOptions(Handle):
             new._hold(value)
         new._providers = list(self._providers)
         new._provider_options = {k: dict(v) for k, v in self._provider_options.items()}
+        new._record = self._record.copy()
         return new
+
+    # -- recipes and pickling (see ortc/recipe.py) ---------------------------------------------
+    @shared()
+    def recipe(self) -> OptionsRecipe:
+        """Every setting made so far, as plain immutable data (initializers as read-only
+        arrays over the same memory); ``SessionOptions.from_recipe`` replays it."""
+        return self._record.snapshot(self._values, self._providers, self._provider_options)
+
+    @classmethod
+    def from_recipe(cls, recipe: OptionsRecipe) -> SessionOptions:
+        """New options with every setting of ``recipe`` applied (each checked again)."""
+        if not isinstance(recipe, OptionsRecipe):
+            raise TypeError(f"expected an ortc OptionsRecipe, not {type(recipe).__name__}")
+        opts = cls()
+        try:
+            return apply_options(recipe, opts)  # type: ignore[no-any-return]
+        except BaseException:
+            opts.close()
+            raise
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by value: the settings, not the ORT object (pickling a closed one raises ClosedError)
+        return (_options_from_recipe, (self.recipe(),))
 
 
 #: the names settable as attributes or keywords
 _SETTINGS = frozenset(k for k, v in vars(SessionOptions).items()
                       if isinstance(v, property) and v.fset is not None)
+
+
+def _recorded(given: Any, value: Value) -> np.ndarray[Any, Any]:
+    """The array a recipe keeps for an initializer: the user's own array when one was given
+    (no new reference to the Value), else a view of the Value (it defers its release)."""
+    return frozen_array(given if isinstance(given, np.ndarray) else value.numpy())
+
+
+def _options_from_recipe(recipe: OptionsRecipe) -> SessionOptions:
+    """Unpickling: new options from a checked recipe (see ortc/recipe.py)."""
+    return SessionOptions.from_recipe(recipe)

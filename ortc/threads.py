@@ -301,8 +301,12 @@ def _drain_at_exit(limit: float = 2.0) -> None:
             with obj.lock:
                 obj.slow = obj.shared_slow = True  # every entry takes the slow path: it parks
     for obj in gc.get_objects():
+        # the class first: any object's __getattr__ may raise (torch's CUDA backends object
+        # does, without CUDA: the drain stopped there)
+        if not hasattr(type(obj), "_terminate_now"):
+            continue
         guard = getattr(obj, "_guard", None)
-        if type(guard) is Guard and guard.users and hasattr(type(obj), "_terminate_now"):
+        if type(guard) is Guard and guard.users:
             obj._terminate_now()  # RunOptions of runs in flight
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline and (
@@ -383,7 +387,7 @@ class Guard:
         ``users`` after, so of two threads entering at once at least one sees the other.
         """
         if self.gen != _generation:
-            raise self._forked(obj)
+            self._after_fork(obj)
         me = _get_ident()
         if LOCK_FREE:
             self.users.append(me)
@@ -400,7 +404,7 @@ class Guard:
     def enter_exclusive(self, obj: Any) -> int:
         """Register an exclusive call by this thread; returns the token for :meth:`leave`."""
         if self.gen != _generation:
-            raise self._forked(obj)
+            self._after_fork(obj)
         me = _get_ident()
         lock = self.lock
         lock.acquire()
@@ -568,6 +572,15 @@ class Guard:
                 self.cond.wait(self.wait_slice)
         finally:
             self.watch -= 1
+
+    def _after_fork(self, obj: Any) -> None:
+        """First use in a forked child: an object that can rebuild itself there (a Session,
+        from its recipe: ``_rebuild_after_fork``) does so and renews this guard; any other
+        object raises ForkedHandleError (ClosedError when closed)."""
+        rebuild = None if self.closed else getattr(obj, "_rebuild_after_fork", None)
+        if rebuild is None:
+            raise self._forked(obj)
+        rebuild(self)
 
     def _forked(self, obj: Any) -> ThreadRuleError | ClosedError:
         if self.closed:

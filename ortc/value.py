@@ -9,6 +9,7 @@ Value alive through its base object). Sub-byte types and strings are copied.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Mapping, Sequence
 
@@ -22,6 +23,7 @@ from ._loader import Api
 from ._status import call_out, check, raise_status
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
     unpack_subbyte
+from .env import get_env
 from .errors import InvalidArgument
 from .memory import cpu_memory_info, default_allocator
 from .threads import exclusive, shared
@@ -327,6 +329,57 @@ def _sparse_to_python(api: Api, raw: Any) -> Any:
     return sparse_to_python(api, raw)
 
 
+def _field(number: int, payload: bytes | int) -> bytes:
+    """One protobuf field: a varint (int) or a length-delimited payload (bytes)."""
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            byte, n = n & 0x7F, n >> 7
+            out.append(byte | (0x80 if n else 0))
+            if not n:
+                return bytes(out)
+    if isinstance(payload, int):
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def _sequence_empty_model(element_type: int) -> bytes:
+    """ModelProto bytes of one SequenceEmpty node (opset 12) whose output "s" is an empty
+    seq(tensor(element_type)); written by hand, ortc depending on no onnx package."""
+    attr = _field(1, b"dtype") + _field(3, element_type) + _field(20, 2)  # type INT
+    node = _field(2, b"s") + _field(4, b"SequenceEmpty") + _field(5, attr)
+    tensor_type = _field(1, _field(1, element_type))
+    value_type = _field(4, _field(1, tensor_type))  # TypeProto.sequence_type.elem_type
+    graph = _field(1, node) + _field(2, b"empty") + _field(12, _field(1, b"s") +
+                                                            _field(2, value_type))
+    return _field(1, 7) + _field(7, graph) + _field(8, _field(1, b"") + _field(2, 12))
+
+
+_empty_lock = threading.Lock()
+#: (pid, element type) -> OrtSession*; kept for the process (like the env they belong to), and
+#: made anew in a forked child, which must not use its parent's
+_empty_sessions: dict[tuple[int, int], Any] = {}
+_SEQUENCE_NAME = ffi.new("char[]", b"s")
+
+
+def _empty_sequence_session(api: Api, element_type: int) -> Any:
+    key = (os.getpid(), element_type)
+    with _empty_lock:
+        session = _empty_sessions.get(key)
+        if session is None:
+            model = _sequence_empty_model(element_type)
+            opts = call_out(api.CreateSessionOptions, "OrtSessionOptions*")
+            try:
+                check(api.SetIntraOpNumThreads(opts, 1))  # no thread pool to carry across fork
+                session = call_out(api.CreateSessionFromArray, "OrtSession*", get_env()._ptr,
+                                   ffi.from_buffer(model), len(model), opts,
+                                   context="empty_sequence")
+            finally:
+                api.ReleaseSessionOptions(opts)
+            _empty_sessions[key] = session
+    return session
+
+
 class Value(Handle):
     """An ORT value: a tensor, a sequence, a map or an optional.
 
@@ -384,15 +437,36 @@ class Value(Handle):
         return cls._own(raw)
 
     @classmethod
-    def from_sequence(cls, items: Sequence[Any]) -> Value:
-        """A sequence of tensors (or of maps) built from arrays, dicts or Values."""
+    def from_sequence(cls, items: Sequence[Any],
+                      element_type: ElementType | int | None = None) -> Value:
+        """A sequence of tensors (or of maps) built from arrays, dicts or Values. An empty
+        one needs ``element_type``, the element type of its (tensor) items."""
         if not isinstance(items, (list, tuple)):
             raise InvalidArgument(f"from_sequence: expected a list, got {type(items).__name__}")
+        if not items:
+            if element_type is None:
+                raise InvalidArgument("from_sequence: an empty sequence needs its "
+                                      "element_type (e.g. ortc.ElementType.FLOAT)")
+            return cls.empty_sequence(element_type)
         api = _loader.api()
         parts = [it if isinstance(it, Value) else
                  (cls.from_map(it) if isinstance(it, Mapping) else cls.from_numpy(it))
                  for it in items]
         return cls._compose(api, parts, ValueKind.SEQUENCE, "from_sequence")
+
+    @classmethod
+    def empty_sequence(cls, element_type: ElementType | int) -> Value:
+        """An empty sequence of tensors of ``element_type``. CreateValue refuses zero items,
+        so the value comes from running ONNX's SequenceEmpty in a cached one-node session."""
+        et = ElementType(element_type)
+        if et == ElementType.UNDEFINED:
+            raise InvalidArgument("empty_sequence: element_type must be a tensor element type")
+        api = _loader.api()
+        session = _empty_sequence_session(api, int(et))
+        names = ffi.new("char*[1]", [_SEQUENCE_NAME])
+        out = ffi.new("OrtValue*[1]")
+        check(api.Run(session, ffi.NULL, ffi.NULL, ffi.NULL, 0, names, 1, out), "empty_sequence")
+        return cls._own(out[0])
 
     @classmethod
     def from_map(cls, mapping: Mapping[Any, Any] | tuple[Any, Any]) -> Value:
@@ -530,3 +604,79 @@ class Value(Handle):
             return f"<ortc.Value tensor {self.element_type.name} {list(self.shape)}>"
         return f"<ortc.Value {kind.name.lower()}>"
 
+    # -- pickling and DLPack (see ortc/dlpack.py) ----------------------------------------------
+    @shared("GetValueType", "GetValue", "GetTensorMutableData")
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by value: a tensor as its array, a sequence or map as its parts (dtypes exact)
+        return (_value_from_state, (_value_state(self._api, self._ptr, self),))
+
+    @shared("GetTensorMutableData")
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """DLPack export of a CPU tensor: zero copy (the consumer's tensor keeps this value
+        alive), so ``np.from_dlpack(value)`` and ``torch.from_dlpack(value)`` work."""
+        from .dlpack import export_capsule
+
+        return export_capsule(self.numpy(), "Value.__dlpack__", stream, max_version,
+                              dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0): ortc's tensors are in CPU memory."""
+        from .dlpack import DLPACK_CPU
+
+        self._check_open()
+        return (DLPACK_CPU, 0)
+
+    @classmethod
+    def from_dlpack(cls, obj: Any) -> Value:
+        """A tensor over a DLPack producer's CPU memory (numpy, torch, ...): no copy when it is
+        C-contiguous, its dtype kept exactly."""
+        from .dlpack import dlpack_array
+
+        if isinstance(obj, Value):
+            return obj
+        arr = obj if isinstance(obj, np.ndarray) else dlpack_array(obj, "Value.from_dlpack")
+        return cls.from_numpy(arr)
+
+
+def _value_state(api: Api, raw: Any, keep: Any) -> tuple[Any, ...]:
+    """A value as plain data: ("tensor", array, element type), ("sequence", (states, ...)) or
+    ("map", keys state, values state)."""
+    kind = _value_kind(api, raw)
+    if kind == ValueKind.TENSOR:
+        et, shape = _tensor_shape_and_type(api, raw)
+        return ("tensor", _tensor_view(api, raw, et, shape, keep, None), et)
+    if kind in (ValueKind.SEQUENCE, ValueKind.MAP):
+        parts = []
+        for i in range(_value_count(api, raw) if kind == ValueKind.SEQUENCE else 2):
+            inner = call_out(api.GetValue, "OrtValue*", raw, i, default_allocator()._ptr)
+            try:
+                part = _value_state(api, inner, None)
+                if part[0] == "tensor":  # a view over ``inner``: copy it before the release
+                    part = ("tensor", np.array(part[1]), part[2])
+                parts.append(part)
+            finally:
+                api.ReleaseValue(inner)
+        if kind == ValueKind.MAP:
+            return ("map", parts[0], parts[1])
+        return ("sequence", tuple(parts))
+    what = "an empty optional" if kind == ValueKind.OPTIONAL else f"a {ValueKind(kind).name}"
+    raise TypeError(f"cannot pickle ortc.Value: it holds {what}, which has no plain form")
+
+
+def _value_from_state(state: Any) -> Value:
+    """Unpickling a Value: build it from checked plain state (arrays, element types)."""
+    if type(state) is not tuple or not state:
+        raise TypeError("malformed pickled ortc.Value")
+    if state[0] == "tensor" and len(state) == 3:
+        _, arr, et = state
+        if type(arr) is not np.ndarray or type(et) is not int or (arr.dtype == object and not all(
+                type(s) in (str, bytes) for s in arr.reshape(-1).tolist())):
+            raise TypeError("malformed pickled ortc.Value tensor")
+        return Value.from_numpy(arr, et)
+    if state[0] == "sequence" and len(state) == 2 and type(state[1]) is tuple:
+        return Value.from_sequence([_value_from_state(p) for p in state[1]])
+    if state[0] == "map" and len(state) == 3:
+        keys, values = (_value_from_state(p).numpy() for p in state[1:])
+        return Value.from_map((keys, values))
+    raise TypeError(f"malformed pickled ortc.Value (kind {state[0]!r})")

@@ -179,6 +179,46 @@ def main(directory: str) -> dict[str, Any]:
 
     check("concurrent_runs", concurrent_runs)
 
+    def pickle_and_fork() -> list[Any]:
+        # a Session pickles as its recipe; one inherited through fork() is rebuilt in the child
+        import pickle
+
+        again = pickle.loads(pickle.dumps(add))
+        pickled = again.run(None, {"a": a, "b": b})[0].tolist()
+        again.close()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                msg = json.dumps(add.run(None, {"a": a, "b": b})[0].tolist())
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                msg = json.dumps(f"{type(exc).__name__}: {exc}")
+            os.write(w, msg.encode())
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            forked = json.loads(f.read())
+        os.waitpid(pid, 0)
+        return [pickled, forked]
+    check("pickle_and_fork", pickle_and_fork)
+
+    def dlpack() -> list[Any]:
+        def both_ways() -> list[Any]:
+            v = ortc.Value.from_numpy(np.arange(3, dtype=np.float64))
+            arr = np.from_dlpack(v)
+            back = ortc.Value.from_dlpack(arr)
+            seen = [str(arr.dtype), bool(np.shares_memory(arr, v.numpy())), str(back.dtype),
+                    bool(np.shares_memory(back.numpy(), arr))]
+            back.close()
+            v.close()  # released once numpy lets go of the capsule's view
+            return seen
+
+        seen = both_ways()
+        for _ in range(5):  # the capsule's view goes through cpyext: more than one collection
+            gc.collect()
+        return seen
+    check("dlpack", dlpack)
+
     def handles_released() -> bool:
         # PyPy's GC is not reference counting: finalizers run at a collection
         for s in (add, strings, seq, zipmap):

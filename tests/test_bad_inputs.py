@@ -315,8 +315,9 @@ ROWS: list[Row] = [
     Row("kind", "a dict for a sequence input",
         lambda: session("seq").run(None, {"seq": {1: 2.0}, "i": np.array(0, np.int64)}),
         InvalidArgument),
-    Row("kind", "an empty list for a sequence input",
-        lambda: session("seq").run(None, {"seq": [], "i": np.array(0, np.int64)}), Fail),
+    Row("kind", "an empty list for a sequence input, then SequenceAt(0) of it",
+        lambda: session("seq").run(None, {"seq": [], "i": np.array(0, np.int64)}),
+        InvalidArgument, "the empty sequence is accepted; ORT's SequenceAt refuses index 0"),
     Row("kind", "a sequence of tensors of mixed dtypes",
         lambda: session("seq").run(None, {"seq": [np.ones(2, F32), np.ones(2)],
                                           "i": np.array(0, np.int64)}), Fail),
@@ -445,7 +446,70 @@ ROWS: list[Row] = [
         lambda: ortc.MemoryInfo("NoSuchDevice"), InvalidArgument),
     Row("memory", "a negative allocation size", lambda: ortc.default_allocator().alloc(-1),
         ValueError),
+
+    # processes: recipes, pickling, DLPack
+    Row("processes", "unpickling a session whose model file is gone", lambda: _gone_model(),
+        NoSuchFile),
+    Row("processes", "a recipe from a newer ortc (format version)",
+        lambda: ortc.Session.from_recipe(_newer_recipe()), ortc.RecipeError),
+    Row("processes", "a pickled recipe with a callable as a setting",
+        lambda: _recipe_from_state(1, None, b"x", ((("logid", print),),) + _NO_OPTIONS[1:]),
+        ortc.RecipeError),
+    Row("processes", "Session.from_recipe of something not a recipe (a dict)",
+        lambda: ortc.Session.from_recipe({"model_path": "m.onnx"}), TypeError),
+    Row("processes", "pickling an IoBinding", lambda: _pickle(session("add").io_binding()),
+        TypeError),
+    Row("processes", "pickling a closed Session",
+        lambda: _pickle(_closed(ortc.Session(models.add_model()))), TypeError),
+    Row("processes", "a float64 DLPack tensor for a float input",
+        lambda: add({**ab(), "a": _Producer(np.arange(3.0))}), InvalidArgument),
+    Row("processes", "a DLPack tensor on another device (CUDA)",
+        lambda: ortc.Value.from_dlpack(_Producer(np.ones(2, F32), (2, 0))), InvalidArgument),
+    Row("processes", "a string Value exported through DLPack",
+        lambda: np.from_dlpack(ortc.Value.from_numpy(np.array(["a"], object))), BufferError),
 ]
+
+_NO_OPTIONS = ortc.recipe.OptionsRecipe().__reduce__()[1][1]
+_recipe_from_state = ortc.recipe._recipe_from_state
+
+
+class _Producer:
+    """A DLPack producer that is not an ndarray (a torch CPU tensor stands like this)."""
+
+    def __init__(self, array: np.ndarray[Any, Any], device: tuple[int, int] = (1, 0)) -> None:
+        self.array, self.device = array, device
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.device
+
+
+def _pickle(obj: Any) -> bytes:
+    import pickle
+
+    return pickle.dumps(obj)
+
+
+def _gone_model() -> None:
+    import pickle
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.onnx")
+        with open(path, "wb") as f:
+            f.write(models.add_model())
+        with ortc.Session(path) as s:
+            data = pickle.dumps(s)
+    pickle.loads(data)
+
+
+def _newer_recipe() -> Any:
+    import dataclasses
+
+    with ortc.Session(models.add_model()) as s:
+        return dataclasses.replace(s.recipe(), format=ortc.recipe.RECIPE_FORMAT + 1)
 
 
 def _check(got: Any, want: Any) -> None:
@@ -549,6 +613,7 @@ AREAS = {
     "size": "Zero-size and huge", "layout": "Memory layout", "kind": "None and value kinds",
     "binding": "IoBinding", "providers": "Execution providers", "options": "Session options",
     "config": "Config entries", "run": "Run options and run arguments", "memory": "Memory",
+    "processes": "Recipes, pickling and DLPack",
 }
 
 

@@ -27,8 +27,9 @@ def test_bench_smoke_writes_json(tmp_path):
     tiny = data["models"]["tiny"]
     paths = tiny["paths"]
     for name in ("ortc_run", "ortc_run_reused", "ortc_run_nochecks", "ortc_run_with_values",
-                 "ortc_bound"):
+                 "ortc_bound", "compat_run"):
         assert name in paths
+    assert tiny["ratios"]["compat_run"]["vs_ortc"] > 0
     try:
         import onnxruntime  # noqa: F401
     except ImportError:

@@ -30,3 +30,33 @@ def test_threads_example() -> None:
     assert "8 of 8 outputs equal the serial ones" in out
     assert "rebinding a running binding from another thread: ConcurrentUseError" in out
     assert "the long run was stopped by terminate()" in out
+
+
+def test_dask_batch_example() -> None:
+    """A loopback LocalCluster of 2 worker processes: the session is shipped once (one session
+    on each worker) and the results equal a local run bit for bit."""
+    import pytest
+
+    pytest.importorskip("distributed", reason="the dask extra: make test installs it")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "dask_batch.py"),
+                           "--rows", "3000", "--partitions", "6"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "workers: 2, sessions on each: [1, 1]" in proc.stdout, proc.stdout
+    assert "identical to the local run: True" in proc.stdout, proc.stdout
+
+
+def test_ray_batch_example() -> None:
+    """Optional (Ray is not a test dependency): two actors, one session built in each from the
+    recipe, results equal to a local run bit for bit."""
+    import pytest
+
+    pytest.importorskip("ray", reason="Ray is optional: pip install ray to run this")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "ray_batch.py"),
+                           "--rows", "3000", "--partitions", "6"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "actors: 2, sessions in each: [1, 1]" in proc.stdout, proc.stdout
+    assert "identical to the local run: True" in proc.stdout, proc.stdout

@@ -199,3 +199,37 @@ def test_every_identity_case_round_trips_through_a_session() -> None:
             np.testing.assert_array_equal(y.reshape(-1).view(np.uint8),
                                           np.ascontiguousarray(x).reshape(-1).view(np.uint8),
                                           err_msg=case.name)
+
+
+# -- empty sequences (CreateValue refuses zero items; a SequenceEmpty model makes them) --------
+def _seq_length_model(elem: int) -> bytes:
+    import onnx
+    from onnx import TensorProto, helper
+
+    seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, None))
+    graph = helper.make_graph(
+        [helper.make_node("SequenceLength", ["seq"], ["n"]),
+         helper.make_node("Identity", ["seq"], ["same"])], "g",
+        [helper.make_value_info("seq", seq_type)],
+        [helper.make_tensor_value_info("n", TensorProto.INT64, []),
+         helper.make_value_info("same", seq_type)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("elem", [ortc.ElementType.FLOAT, ortc.ElementType.INT64,
+                                  ortc.ElementType.STRING, ortc.ElementType.BOOL])
+def test_empty_sequence_value_and_feed(elem: ortc.ElementType) -> None:
+    v = ortc.Value.empty_sequence(elem)
+    assert v.kind == ortc.ValueKind.SEQUENCE and len(v) == 0 and v.to_python() == []
+    assert v.type_info.element is not None and v.type_info.element.element_type == elem
+    sess = ortc.Session(_seq_length_model(int(elem)))
+    n, same = sess.run(None, {"seq": []})  # the session knows the element type
+    assert int(n) == 0 and same == []
+    n2, _ = sess.run(None, {"seq": ortc.Value.from_sequence([], elem)})
+    assert int(n2) == 0
+
+
+def test_empty_sequence_needs_its_type() -> None:
+    with pytest.raises(ortc.InvalidArgument, match="element_type"):
+        ortc.Value.from_sequence([])

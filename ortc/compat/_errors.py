@@ -1,0 +1,79 @@
+"""onnxruntime's exception classes, each also the matching ortc error class.
+
+onnxruntime raises these from its extension module with the text
+``[ONNXRuntimeError] : <code> : <CODE_NAME> : <message>``; the classes here carry the same text,
+and ``except ortc.InvalidArgument`` catches them as well as ``except InvalidArgument`` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ortc import ErrorCode
+from ortc import errors as _e
+
+#: the module onnxruntime's classes live in; after install() it is this package's alias
+PYBIND_MODULE = "onnxruntime.capi.onnxruntime_pybind11_state"
+#: where onnxruntime's Python-level classes (InferenceSession, OrtValue, ...) live
+COLLECTION_MODULE = "onnxruntime.capi.onnxruntime_inference_collection"
+
+
+class _OrtStyle:
+    """Mixin: str() is onnxruntime's ``[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : ...``."""
+
+    code: Any
+    message: str
+
+    def __str__(self) -> str:
+        code = self.code
+        name = code.name if isinstance(code, ErrorCode) else str(int(code))
+        return f"[ONNXRuntimeError] : {int(code)} : {name} : {self.message}"
+
+
+def _make(name: str, base: type[_e.OrtError]) -> type[_e.OrtError]:
+    cls = type(name, (_OrtStyle, base), {"__doc__": f"onnxruntime's {name}; also an "
+                                                    f"ortc.{base.__name__}."})
+    cls.__module__ = PYBIND_MODULE
+    return cls  # type: ignore[return-value]
+
+
+Fail = _make("Fail", _e.Fail)
+InvalidArgument = _make("InvalidArgument", _e.InvalidArgument)
+NoSuchFile = _make("NoSuchFile", _e.NoSuchFile)
+NoModel = _make("NoModel", _e.NoModel)
+EngineError = _make("EngineError", _e.EngineError)
+RuntimeException = _make("RuntimeException", _e.RuntimeException)
+InvalidProtobuf = _make("InvalidProtobuf", _e.InvalidProtobuf)
+ModelLoaded = _make("ModelLoaded", _e.ModelLoaded)
+NotImplemented = _make("NotImplemented", _e.OrtNotImplementedError)  # noqa: A001 - ORT's name
+InvalidGraph = _make("InvalidGraph", _e.InvalidGraph)
+EPFail = _make("EPFail", _e.EPFail)
+ModelLoadCanceled = _make("ModelLoadCanceled", _e.ModelLoadCanceled)
+ModelRequiresCompilation = _make("ModelRequiresCompilation", _e.ModelRequiresCompilation)
+NotFound = _make("NotFound", _e.OrtNotFound)
+DeviceReset = _make("DeviceReset", _e.DeviceReset)
+
+ALL = (Fail, InvalidArgument, NoSuchFile, NoModel, EngineError, RuntimeException,
+       InvalidProtobuf, ModelLoaded, NotImplemented, InvalidGraph, EPFail, ModelLoadCanceled,
+       ModelRequiresCompilation, NotFound, DeviceReset)
+_BY_CODE = {int(c.code): c for c in ALL}  # type: ignore[attr-defined]
+
+
+def ort_error(code: int, message: str) -> _e.OrtError:
+    """The onnxruntime-named exception for an ORT error code and message."""
+    cls = _BY_CODE.get(int(code), Fail)
+    return cls(message, code)
+
+
+def translate(err: BaseException, context: str | None = None) -> BaseException:
+    """ortc's exception as onnxruntime would raise it: an ``OrtError`` becomes the class of
+    the same name here, with ORT's own message (``context``, a prefix ortc added, removed).
+    Anything else is returned unchanged."""
+    if not isinstance(err, _e.OrtError) or isinstance(err, _OrtStyle):
+        return err
+    message = err.message
+    if context and message.startswith(context + ": "):
+        message = message[len(context) + 2:]
+    new = ort_error(int(err.code), message)
+    new.__traceback__ = err.__traceback__
+    return new

@@ -1,0 +1,132 @@
+"""onnxruntime's module functions, from what the C API can tell."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import types
+from typing import Any, Callable
+
+import ortc
+from ortc._ffi import ffi
+from ortc._loader import api
+
+from ._errors import NotImplemented as OrtNotImplemented
+
+#: every provider name onnxruntime 1.32 knows of, whether or not this build has it (what its
+#: get_all_providers() returns; the C API has no query for it)
+ALL_PROVIDERS = (
+    "TensorrtExecutionProvider", "CUDAExecutionProvider", "MIGraphXExecutionProvider",
+    "OpenVINOExecutionProvider", "DnnlExecutionProvider", "VitisAIExecutionProvider",
+    "QNNExecutionProvider", "NnapiExecutionProvider", "VSINPUExecutionProvider",
+    "JsExecutionProvider", "CoreMLExecutionProvider", "DmlExecutionProvider",
+    "RknpuExecutionProvider", "WebNNExecutionProvider", "WebGpuExecutionProvider",
+    "XnnpackExecutionProvider", "CANNExecutionProvider", "AzureExecutionProvider",
+    "CPUExecutionProvider",
+)
+_GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider", "ROCMExecutionProvider",
+                  "MIGraphXExecutionProvider", "DmlExecutionProvider")
+
+_verbosity = 0
+
+
+def get_available_providers() -> list[str]:
+    return ortc.available_providers()
+
+
+def get_all_providers() -> list[str]:
+    return list(ALL_PROVIDERS)
+
+
+def get_device() -> str:
+    """"GPU" when the library has a GPU provider, else "CPU". onnxruntime reports the device
+    its wheel was built for; the C API has no such query, so it is derived from the providers."""
+    available = ortc.available_providers()
+    return "GPU" if any(p in available for p in _GPU_PROVIDERS) else "CPU"
+
+
+def get_version_string() -> str:
+    return ortc.load().version
+
+
+def get_build_info() -> str:
+    text = api().GetBuildInfoString()
+    return ffi.string(text).decode() if text != ffi.NULL else ""
+
+
+def set_default_logger_severity(severity: int) -> None:
+    if isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= 4:
+        raise ValueError(f"Invalid logging severity level: {severity!r} (0 to 4)")
+    ortc.get_env().log_severity = severity
+
+
+def set_default_logger_verbosity(verbosity: int) -> None:
+    """Recorded only: the C API sets verbosity per session and per run, not for the default
+    logger (SessionOptions.log_verbosity_level and RunOptions.log_verbosity_level work)."""
+    global _verbosity
+    _verbosity = int(verbosity)
+
+
+def enable_telemetry_events() -> None:
+    ortc.get_env().enable_telemetry()
+
+
+def disable_telemetry_events() -> None:
+    ortc.get_env().disable_telemetry()
+
+
+def set_seed(seed: int) -> None:
+    raise OrtNotImplemented("set_seed: the C API has no global random seed; give random "
+                            "operators a 'seed' attribute in the model instead", 9)
+
+
+_PY_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR,
+              4: logging.CRITICAL}
+
+
+class _CallbackHandler(logging.Handler):
+    """Hands ORT's log records (ortc routes them to the ``ortc.ort`` logger, with ORT's fields
+    as extras) to an onnxruntime-style callback."""
+
+    def __init__(self, callback: Callable[[int, str, str, str, str], Any]) -> None:
+        super().__init__()
+        self.callback = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.callback(getattr(record, "ort_severity", 2), getattr(record, "ort_category", ""),
+                          getattr(record, "ort_logid", ""),
+                          getattr(record, "ort_code_location", ""), record.getMessage())
+        except Exception:  # noqa: BLE001 - reported as onnxruntime reports it
+            kind, value, tb = sys.exc_info()
+            sys.unraisablehook(types.SimpleNamespace(  # type: ignore[arg-type]
+                exc_type=kind, exc_value=value, exc_traceback=tb, object=self.callback,
+                err_msg="Exception ignored in the ORT logging callback"))
+
+
+_installed: _CallbackHandler | None = None
+_saved: tuple[int, bool] = (logging.NOTSET, True)
+
+
+def set_default_logger_callback(callback: Callable[[int, str, str, str, str], Any] | None,
+                                severity: int = 2) -> None:
+    """``callback(severity, category, logid, code_location, message)`` receives ORT's log
+    messages instead of the default sink (here: Python ``logging``, logger ``ortc.ort``);
+    ``None`` restores that. Installing one sets the default severity."""
+    global _installed, _saved
+    if isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= 4:
+        raise ValueError(f"Invalid logging severity level: {severity!r} (0 to 4)")
+    logger = logging.getLogger("ortc.ort")
+    if _installed is not None:
+        logger.removeHandler(_installed)
+        logger.setLevel(_saved[0])
+        logger.propagate = _saved[1]
+        _installed = None
+    if callback is None:
+        return
+    _saved = (logger.level, logger.propagate)
+    _installed = _CallbackHandler(callback)
+    logger.addHandler(_installed)
+    logger.setLevel(_PY_LEVELS[severity])
+    logger.propagate = False  # the callback replaces the default sink
+    ortc.get_env().log_severity = severity

@@ -1,0 +1,191 @@
+"""onnxruntime's ``SessionOptions``: its attribute names and defaults.
+
+A compat ``SessionOptions`` records what is set and builds a native :class:`ortc.SessionOptions`
+for each session made with it (ORT copies options into a session, so this is the same contract:
+changing the options afterwards does not change existing sessions).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+import ortc
+
+from ._enums import ExecutionMode, ExecutionOrder, GraphOptimizationLevel
+from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, translate
+
+#: attribute -> default, as onnxruntime 1.32's SessionOptions has them
+_SESSION_DEFAULTS: dict[str, Any] = {
+    "enable_cpu_mem_arena": True,
+    "enable_mem_pattern": True,
+    "enable_mem_reuse": True,
+    "enable_profiling": False,
+    "execution_mode": ExecutionMode.ORT_SEQUENTIAL,
+    "execution_order": ExecutionOrder.DEFAULT,
+    "graph_optimization_level": GraphOptimizationLevel.ORT_ENABLE_ALL,
+    "inter_op_num_threads": 0,
+    "intra_op_num_threads": 0,
+    "log_severity_level": -1,
+    "log_verbosity_level": 0,
+    "logid": "",
+    "optimized_model_filepath": "",
+    "profile_file_prefix": "onnxruntime_profile_",
+    "use_deterministic_compute": False,
+    "use_per_session_threads": True,
+}
+_ENUM_ATTRS = {"execution_mode": ExecutionMode, "execution_order": ExecutionOrder,
+               "graph_optimization_level": GraphOptimizationLevel}
+_BOOL_ATTRS = {"enable_cpu_mem_arena", "enable_mem_pattern", "enable_mem_reuse",
+               "enable_profiling", "use_deterministic_compute", "use_per_session_threads"}
+_INT_ATTRS = {"inter_op_num_threads", "intra_op_num_threads", "log_severity_level",
+              "log_verbosity_level"}
+
+
+def no_attribute(obj: object, name: str, reading: bool = False) -> AttributeError:
+    # onnxruntime's classes are extension types: reading an unknown attribute gets CPython's
+    # message, which cuts the type's name at 50 characters; setting one gets pybind11's
+    full = f"{PYBIND_MODULE}.{type(obj).__name__}"
+    return AttributeError(f"'{full[:50] if reading else full}' object has no attribute "
+                          f"{name!r}")
+
+
+def checked(name: str, value: Any) -> Any:
+    """onnxruntime's setters take exactly these types (pybind refuses others)."""
+    if name in _ENUM_ATTRS:
+        if not isinstance(value, _ENUM_ATTRS[name]):
+            raise TypeError(f"{name} must be an onnxruntime.{_ENUM_ATTRS[name].__name__}, not "
+                            f"{type(value).__name__} {value!r}")
+    elif name in _BOOL_ATTRS:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+        value = bool(value)
+    elif name in _INT_ATTRS:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        value = int(value)
+    elif not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
+
+
+class SessionOptions:
+    """onnxruntime.SessionOptions: how sessions are built (see the module docstring)."""
+
+    __slots__ = ("_values", "_config", "_initializers", "_external", "_dim_names",
+                 "_dim_denotations", "_custom_op_libraries")
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_values", dict(_SESSION_DEFAULTS))
+        object.__setattr__(self, "_config", {})
+        object.__setattr__(self, "_initializers", {})
+        object.__setattr__(self, "_external", {})
+        object.__setattr__(self, "_dim_names", {})
+        object.__setattr__(self, "_dim_denotations", {})
+        object.__setattr__(self, "_custom_op_libraries", [])
+
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise no_attribute(self, name, reading=True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in _SESSION_DEFAULTS:
+            raise no_attribute(self, name)
+        self._values[name] = checked(name, value)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*object.__dir__(self), *_SESSION_DEFAULTS})
+
+    def add_session_config_entry(self, key: str, value: str) -> None:
+        self._config[str(key)] = str(value)
+
+    def get_session_config_entry(self, key: str) -> str:
+        if key not in self._config:
+            raise RuntimeError(f"SessionOptions does not have configuration with key: {key}")
+        return self._config[key]
+
+    def add_initializer(self, name: str, ortvalue: Any) -> None:
+        self._initializers[name] = ortvalue
+
+    def add_external_initializers(self, names: list[str], ortvalues: list[Any]) -> None:
+        for name, value in zip(names, ortvalues):
+            self._external[name] = value
+
+    def add_free_dimension_override_by_name(self, name: str, value: int) -> None:
+        self._dim_names[name] = int(value)
+
+    def add_free_dimension_override_by_denotation(self, denotation: str, value: int) -> None:
+        self._dim_denotations[denotation] = int(value)
+
+    def register_custom_ops_library(self, path: str) -> None:
+        self._custom_op_libraries.append(os.fspath(path))
+
+    def has_providers(self) -> bool:
+        return False  # providers are only given to InferenceSession here (no add_provider)
+
+    def copy(self) -> SessionOptions:
+        """An independent copy (what a session reports as its options)."""
+        new = SessionOptions()
+        new._values.update(self._values)
+        new._config.update(self._config)
+        new._initializers.update(self._initializers)
+        new._external.update(self._external)
+        new._dim_names.update(self._dim_names)
+        new._dim_denotations.update(self._dim_denotations)
+        new._custom_op_libraries.extend(self._custom_op_libraries)
+        return new
+
+    def native(self) -> ortc.SessionOptions:
+        """A new :class:`ortc.SessionOptions` with everything set here (the caller closes it)."""
+        v = self._values
+        if not v["enable_mem_reuse"] or v["execution_order"] != ExecutionOrder.DEFAULT:
+            raise OrtNotImplemented("enable_mem_reuse=False and a non-default execution_order "
+                                    "have no C API setter: ortc.compat cannot apply them", 9)
+        opts = ortc.SessionOptions()
+        try:
+            opts.update(
+                intra_op_num_threads=max(v["intra_op_num_threads"], 0),
+                inter_op_num_threads=max(v["inter_op_num_threads"], 0),
+                execution_mode=int(v["execution_mode"]),
+                graph_optimization_level=int(v["graph_optimization_level"]),
+                enable_mem_pattern=v["enable_mem_pattern"],
+                enable_cpu_mem_arena=v["enable_cpu_mem_arena"],
+                log_verbosity_level=v["log_verbosity_level"],
+                use_deterministic_compute=v["use_deterministic_compute"])
+            if v["log_severity_level"] >= 0:  # -1: the environment's level
+                opts.log_severity_level = v["log_severity_level"]
+            if v["logid"]:
+                opts.logid = v["logid"]
+            if v["optimized_model_filepath"]:
+                opts.optimized_model_filepath = v["optimized_model_filepath"]
+            opts.profile_file_prefix = v["profile_file_prefix"]
+            opts.enable_profiling = v["enable_profiling"]
+            if not v["use_per_session_threads"]:
+                opts.disable_per_session_threads()
+            for key, value in self._config.items():
+                opts.add_session_config_entry(key, value)
+            for name, size in self._dim_names.items():
+                opts.add_free_dimension_override_by_name(name, size)
+            for denotation, size in self._dim_denotations.items():
+                opts.add_free_dimension_override(denotation, size)
+            for name, value in self._initializers.items():
+                opts.add_initializer(name, value._value)
+            if self._external:
+                opts.add_external_initializers({k: x._value for k, x in self._external.items()})
+            for path in self._custom_op_libraries:
+                opts.register_custom_ops_library(path)
+        except BaseException as err:
+            opts.close()
+            raise translate(err) from None
+        return opts
+
+
+SessionOptions.__module__ = PYBIND_MODULE
+
+
+def get_default_session_options() -> SessionOptions:
+    return SessionOptions()

@@ -1,0 +1,314 @@
+"""Session recipes: what a session was built from, as plain picklable data.
+
+>>> r = sess.recipe()                                                   # doctest: +SKIP
+>>> same = ortc.Session.from_recipe(r)                                  # doctest: +SKIP
+>>> pickle.loads(pickle.dumps(sess))        # a Session pickles as its recipe  # doctest: +SKIP
+
+A :class:`SessionRecipe` holds the model (an absolute path, never read here: a session built
+from it reads the file as it is then; or the model's bytes, held by reference) and an
+:class:`OptionsRecipe`: every SessionOptions setting, config entry, free-dimension override,
+initializer (as a read-only array over the memory the options gave ORT), custom-op library
+path and execution provider with its options. Both are frozen; recipes are immutable. Only
+:func:`apply_options` touches ORT (through SessionOptions' own methods); building a session
+from a recipe is :meth:`ortc.Session.from_recipe`.
+
+Unpickling a recipe calls only :func:`_recipe_from_state` / :func:`_options_from_state`, which
+check every field's type (str, int, bool, bytes, numpy arrays of plain dtypes) before anything
+is built, so a pickle cannot smuggle a callable into a session. A recipe written by a newer
+ortc (a larger :data:`RECIPE_FORMAT`) is refused with :class:`RecipeError`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from .errors import Error, NoSuchFile
+
+__all__ = ["SessionRecipe", "OptionsRecipe", "OptionsRecord", "RecipeError", "RECIPE_FORMAT",
+           "model_source", "check_recipe", "apply_options", "frozen_array"]
+
+#: the recipe format this ortc writes and the newest it reads
+RECIPE_FORMAT = 1
+
+
+class RecipeError(Error, ValueError):
+    """A recipe (or a pickled session or options) that this ortc cannot build."""
+
+
+@dataclass(frozen=True, eq=False)
+class OptionsRecipe:
+    """Every SessionOptions setting, as plain data (see :meth:`ortc.SessionOptions.recipe`).
+
+    Equal when every field is, initializers compared by name, element type, dtype, shape and
+    contents; hashable (a per-worker cache may key sessions by their recipe).
+    """
+
+    #: attribute-style settings in the order first set: (name, int | str | bool)
+    settings: tuple[tuple[str, Any], ...] = ()
+    #: session config entries (key, value), last value per key
+    config_entries: tuple[tuple[str, str], ...] = ()
+    #: free-dimension overrides: ("name" | "denotation", symbol, size)
+    free_dimensions: tuple[tuple[str, str, int], ...] = ()
+    #: AddInitializer values: (name, read-only array, ONNX element type)
+    initializers: tuple[tuple[str, np.ndarray[Any, Any], int], ...] = ()
+    #: AddExternalInitializers values, one tuple per call, same form as ``initializers``
+    external_initializers: tuple[tuple[tuple[str, np.ndarray[Any, Any], int], ...], ...] = ()
+    custom_op_libraries: tuple[str, ...] = ()
+    per_session_threads: bool = True
+    #: execution providers in priority order: (canonical name, ((option, value), ...))
+    providers: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_options_from_state, (RECIPE_FORMAT, _options_state(self)))
+
+    def _plain_fields(self) -> tuple[Any, ...]:
+        return (self.settings, self.config_entries, self.free_dimensions,
+                self.custom_op_libraries, self.per_session_threads, self.providers)
+
+    def _arrays(self) -> tuple[tuple[tuple[str, np.ndarray[Any, Any], int], ...], ...]:
+        return (self.initializers, *self.external_initializers)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OptionsRecipe):
+            return NotImplemented
+        if self._plain_fields() != other._plain_fields():
+            return False
+        mine, theirs = self._arrays(), other._arrays()
+        return len(mine) == len(theirs) and all(
+            len(a) == len(b) and all(
+                na == nb and ea == eb and xa.dtype == xb.dtype and xa.shape == xb.shape
+                and (xa.tolist() == xb.tolist() if xa.dtype == object
+                     else xa.tobytes() == xb.tobytes())
+                for (na, xa, ea), (nb, xb, eb) in zip(a, b))
+            for a, b in zip(mine, theirs))
+
+    def __hash__(self) -> int:
+        # the arrays by name, type and shape only: equal recipes still hash equal, cheaply
+        return hash((self._plain_fields(), tuple(
+            tuple((n, e, x.dtype.str, x.shape) for n, x, e in batch)
+            for batch in self._arrays())))
+
+
+@dataclass(frozen=True)
+class SessionRecipe:
+    """What a session was built from; ``ortc.Session.from_recipe(r)`` builds an equal one.
+
+    Exactly one of ``model_path`` (absolute; external-data files resolve next to it) and
+    ``model_bytes`` is set. ``format`` is the recipe format (:data:`RECIPE_FORMAT`).
+    """
+
+    model_path: str | None
+    model_bytes: bytes | None
+    options: OptionsRecipe = field(default_factory=OptionsRecipe)
+    format: int = RECIPE_FORMAT
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_recipe_from_state, (self.format, self.model_path, self.model_bytes,
+                                     _options_state(self.options)))
+
+    def __repr__(self) -> str:
+        model = (repr(self.model_path) if self.model_path is not None
+                 else f"<{len(self.model_bytes or b'')} bytes>")
+        return f"SessionRecipe(model={model}, format={self.format}, options={self.options!r})"
+
+
+# -- what SessionOptions records as it is set ---------------------------------------------------
+
+class OptionsRecord:
+    """The mutable log a SessionOptions keeps next to its ORT object (one per options object;
+    ``clone`` copies it). ``snapshot`` freezes it into an :class:`OptionsRecipe`."""
+
+    __slots__ = ("config", "free_dimensions", "initializers", "external", "libraries",
+                 "per_session_threads")
+
+    def __init__(self) -> None:
+        self.config: dict[str, str] = {}
+        self.free_dimensions: dict[tuple[str, str], int] = {}
+        self.initializers: list[tuple[str, np.ndarray[Any, Any], int]] = []
+        self.external: list[tuple[tuple[str, np.ndarray[Any, Any], int], ...]] = []
+        self.libraries: list[str] = []
+        self.per_session_threads = True
+
+    def copy(self) -> OptionsRecord:
+        new = OptionsRecord()  # the arrays are shared: they are read-only views
+        new.config = dict(self.config)
+        new.free_dimensions = dict(self.free_dimensions)
+        new.initializers = list(self.initializers)
+        new.external = list(self.external)
+        new.libraries = list(self.libraries)
+        new.per_session_threads = self.per_session_threads
+        return new
+
+    def snapshot(self, values: Mapping[str, Any], providers: Iterable[str],
+                 provider_options: Mapping[str, Mapping[str, str]]) -> OptionsRecipe:
+        return OptionsRecipe(
+            settings=tuple((k, _plain(v)) for k, v in values.items()),
+            config_entries=tuple(self.config.items()),
+            free_dimensions=tuple((kind, name, size)
+                                  for (kind, name), size in self.free_dimensions.items()),
+            initializers=tuple(self.initializers),
+            external_initializers=tuple(self.external),
+            custom_op_libraries=tuple(self.libraries),
+            per_session_threads=self.per_session_threads,
+            providers=tuple((p, tuple(sorted(provider_options.get(p, {}).items())))
+                            for p in providers))
+
+
+def frozen_array(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A read-only view of ``array`` (no copy: ORT reads the same memory for an initializer)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def _plain(value: Any) -> Any:
+    # IntEnums become ints, paths str: a recipe refers to no class but the builtins
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (os.PathLike, bytes)):
+        return os.fsdecode(os.fspath(value))
+    return value
+
+
+def apply_options(recipe: OptionsRecipe, opts: Any) -> Any:
+    """Replay ``recipe`` onto a new SessionOptions ``opts`` through its public methods (each
+    checks its argument as when the user called it); returns ``opts``."""
+    from .value import Value  # the one ORT-facing import, for initializers of any element type
+
+    for name, value in recipe.settings:
+        setattr(opts, name, value)
+    for key, value in recipe.config_entries:
+        opts.add_session_config_entry(key, value)
+    for kind, name, size in recipe.free_dimensions:
+        if kind == "name":
+            opts.add_free_dimension_override_by_name(name, size)
+        else:
+            opts.add_free_dimension_override(name, size)
+    for name, arr, et in recipe.initializers:
+        opts.add_initializer(name, Value.from_numpy(arr, et))
+    for batch in recipe.external_initializers:
+        opts.add_external_initializers({name: Value.from_numpy(arr, et)
+                                        for name, arr, et in batch})
+    for path in recipe.custom_op_libraries:
+        opts.register_custom_ops_library(path)
+    if not recipe.per_session_threads:
+        opts.disable_per_session_threads()
+    for name, options in recipe.providers:
+        opts.append_execution_provider(name, dict(options))
+    return opts
+
+
+# -- the model ------------------------------------------------------------------------------
+
+def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
+    """(what to hand ORT, recipe path, recipe bytes) for a Session's ``model`` argument.
+
+    A path is kept as an absolute path and not read. ``bytes`` are kept by reference; a file
+    object is read once and its bytes used for both; a bytearray or memoryview (mutable or
+    borrowed) is copied once into bytes, which ORT then reads too.
+    """
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fsdecode(os.fspath(model))
+        return model, os.path.abspath(path), None
+    if hasattr(model, "read") and not isinstance(model, (bytes, bytearray, memoryview)):
+        model = model.read()
+    if isinstance(model, bytes):
+        return model, None, model
+    if isinstance(model, (bytearray, memoryview)):
+        data = bytes(model)
+        return data, None, data
+    return model, None, None  # Session._create names the bad type
+
+
+def check_recipe(recipe: Any) -> SessionRecipe:
+    """``recipe`` if it can be built here: the type, the format, the model file."""
+    if not isinstance(recipe, SessionRecipe):
+        raise TypeError(f"expected an ortc.SessionRecipe (session.recipe()), "
+                        f"not {type(recipe).__name__}")
+    _check_format(recipe.format)
+    if recipe.model_path is not None and not os.path.isfile(recipe.model_path):
+        raise NoSuchFile(f"the recipe's model file {recipe.model_path!r} does not exist here "
+                         f"(pid {os.getpid()}); a path recipe needs the file on every machine "
+                         f"that builds it (recipe the bytes instead: Session(open(p, 'rb')))")
+    return recipe
+
+
+def _check_format(fmt: Any) -> None:
+    if type(fmt) is not int or fmt < 1:
+        raise RecipeError(f"recipe format {fmt!r} is not a format number")
+    if fmt > RECIPE_FORMAT:
+        raise RecipeError(f"this recipe has format {fmt}, written by a newer ortc; this ortc "
+                          f"reads formats up to {RECIPE_FORMAT}: upgrade ortc where it is built")
+
+
+# -- pickling: plain state out, checked state in ----------------------------------------------
+
+def _options_state(o: OptionsRecipe) -> tuple[Any, ...]:
+    return (o.settings, o.config_entries, o.free_dimensions, o.initializers,
+            o.external_initializers, o.custom_op_libraries, o.per_session_threads, o.providers)
+
+
+def _expect(cond: bool, what: str) -> None:
+    if not cond:
+        raise RecipeError(f"malformed recipe: {what}")
+
+
+def _tuple_of(x: Any, n: int | None, what: str) -> tuple[Any, ...]:
+    _expect(type(x) is tuple and (n is None or len(x) == n), f"{what} is not a tuple"
+            + (f" of {n}" if n is not None else ""))
+    return x  # type: ignore[no-any-return]
+
+
+def _checked_arrays(entries: Any, what: str) -> tuple[tuple[str, np.ndarray[Any, Any], int], ...]:
+    out = []
+    for e in _tuple_of(entries, None, what):
+        name, arr, et = _tuple_of(e, 3, what)
+        _expect(type(name) is str and type(et) is int, f"{what}: bad name or element type")
+        # object arrays may hold anything; only string tensors are object arrays
+        _expect(type(arr) is np.ndarray and (arr.dtype != object or all(
+            type(s) in (str, bytes) for s in arr.reshape(-1).tolist())),
+            f"{what} {name!r} is not a numeric or string array")
+        out.append((name, frozen_array(arr), et))
+    return tuple(out)
+
+
+def _options_from_state(fmt: Any, state: Any) -> OptionsRecipe:
+    """Rebuild an OptionsRecipe from pickled state, checking every field's type."""
+    _check_format(fmt)
+    (settings, config, free, inits, external, libs, per_thread,
+     providers) = _tuple_of(state, 8, "options")
+    for k, v in _tuple_of(settings, None, "settings"):
+        _expect(type(k) is str and type(v) in (int, str, bool, float), f"setting {k!r}")
+    for k, v in _tuple_of(config, None, "config entries"):
+        _expect(type(k) is str and type(v) is str, f"config entry {k!r}")
+    for kind, name, size in _tuple_of(free, None, "free dimensions"):
+        _expect(kind in ("name", "denotation") and type(name) is str and type(size) is int,
+                f"free dimension {name!r}")
+    for p in _tuple_of(libs, None, "custom op libraries"):
+        _expect(type(p) is str, "custom op library path")
+    _expect(type(per_thread) is bool, "per_session_threads")
+    for p in _tuple_of(providers, None, "providers"):
+        name, opts = _tuple_of(p, 2, "provider")
+        _expect(type(name) is str, "provider name")
+        for k, v in _tuple_of(opts, None, f"{name} options"):
+            _expect(type(k) is str and type(v) is str, f"{name} option {k!r}")
+    return OptionsRecipe(settings, config, free, _checked_arrays(inits, "initializer"),
+                         tuple(_checked_arrays(b, "external initializer")
+                               for b in _tuple_of(external, None, "external initializers")),
+                         libs, per_thread, providers)
+
+
+def _recipe_from_state(fmt: Any, path: Any, data: Any, options: Any) -> SessionRecipe:
+    """Rebuild a SessionRecipe from pickled state, checking every field's type."""
+    _check_format(fmt)
+    _expect((type(path) is str and data is None) or (path is None and type(data) is bytes),
+            "the model must be a path (str) or bytes")
+    return SessionRecipe(path, data, _options_from_state(fmt, options), fmt)

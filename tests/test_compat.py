@@ -1,0 +1,807 @@
+"""ortc.compat against onnxruntime, side by side.
+
+Each scenario is a function of one argument, the onnxruntime module, written as onnxruntime
+code is. It runs once with the real onnxruntime and once with ``ortc.compat`` in its place; the
+two outcomes must be the same: equal results (arrays bit for bit, with dtype and shape; lists,
+dicts, None as such), or the same exception (module, class and message), and the same warnings
+and printed text. The real onnxruntime is imported here only to produce the reference; compat
+never imports it (tests/test_compat_apps.py and the subprocess tests below check that).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import threading
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import onnxruntime as real_ort
+import pytest
+
+import models
+import ortc
+import ortc.compat as compat
+
+SCENARIOS: dict[str, Callable[[Any], Any]] = {}
+
+
+def scenario(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def outcome(fn: Callable[[Any], Any], ort: Any) -> tuple[Any, list[str], str]:
+    """(result or (exception class path, message), warnings, stdout) of one run."""
+    out = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+        warnings.simplefilter("always")
+        try:
+            result: Any = ("ok", fn(ort))
+        except Exception as err:  # noqa: BLE001 - the exception is the outcome compared
+            cls = type(err)
+            result = ("raised", f"{cls.__module__}.{cls.__qualname__}", str(err))
+    return result, [str(w.message) for w in caught], out.getvalue()
+
+
+def same(a: Any, b: Any, path: str = "result") -> None:
+    """Assert ``a`` and ``b`` are equal in kind, type, dtype, shape and bytes."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), f"{path}: {a!r} vs {b!r}"
+        assert a.dtype == b.dtype, f"{path}: dtype {a.dtype} vs {b.dtype}"
+        assert a.shape == b.shape, f"{path}: shape {a.shape} vs {b.shape}"
+        if a.dtype == object:
+            assert a.tolist() == b.tolist(), f"{path}: {a!r} vs {b!r}"
+        else:
+            assert a.tobytes() == b.tobytes(), f"{path}: {a!r} vs {b!r}"
+        return
+    assert type(a) is type(b), f"{path}: type {type(a).__name__} vs {type(b).__name__}"
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{path}: length {len(a)} vs {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert list(a) == list(b), f"{path}: keys {list(a)} vs {list(b)}"
+        for k in a:
+            same(a[k], b[k], f"{path}[{k!r}]")
+    else:
+        assert a == b, f"{path}: {a!r} vs {b!r}"
+
+
+# -- shared helpers for the scenarios --------------------------------------------------------
+F32 = np.float32
+ADD = models.add_model(np.float32, [3])
+AB = {"a": np.array([1, 2, 3], F32), "b": np.array([0.5, -1, 4], F32)}
+
+
+def args_of(nodes: list[Any]) -> list[tuple[Any, Any, Any]]:
+    return [(n.name, n.type, n.shape) for n in nodes]
+
+
+def describe(sess: Any) -> dict[str, Any]:
+    md = sess.get_modelmeta()
+    return {"inputs": args_of(sess.get_inputs()), "outputs": args_of(sess.get_outputs()),
+            "initializers": args_of(sess.get_overridable_initializers()),
+            "meta": [md.producer_name, md.graph_name, md.domain, md.description,
+                     md.graph_description, md.version, md.custom_metadata_map],
+            "providers": sess.get_providers(), "provider_options": sess.get_provider_options(),
+            "str": [str(n) for n in sess.get_inputs() + sess.get_outputs()]}
+
+
+def plain(dtype: np.dtype) -> bool:
+    """onnxruntime's Python package takes and returns numpy's own dtypes only."""
+    return type(dtype).__module__.startswith("numpy") and dtype.kind != "V"
+
+
+# -- description -------------------------------------------------------------------------------
+DESCRIBED = {
+    "add": ADD, "symbolic": models.symbolic_dim_model(), "none_dim": models.none_dim_model(),
+    "unknown_rank": models.unknown_rank_model(), "multi_io": models.multi_io_model(),
+    "initializer": models.overridable_initializer_model(), "metadata": models.metadata_model(),
+    "seq": models.sequence_identity_model(), "zipmap": models.zipmap_model(),
+    "dictvec": models.dict_vectorizer_model(), "optional": models.optional_model(),
+    "optional_in": models.optional_input_model(), "empty_opt": models.empty_optional_model(),
+}
+for _name, _model in DESCRIBED.items():
+    def _describe(ort: Any, model: bytes = _model) -> Any:
+        return describe(ort.InferenceSession(model, providers=["CPUExecutionProvider"]))
+    _describe.__name__ = f"describe_{_name}"
+    scenario(_describe)
+
+
+# -- running: tensors of every type onnxruntime's Python side handles ------------------------
+_MODELS: dict[str, bytes] = {}
+_FEEDS: dict[str, dict[str, Any]] = {}
+for _case in models.identity_cases():
+    if not all(plain(np.asarray(v).dtype) for v in _case.feeds.values()):
+        continue
+
+    def _identity(ort: Any, case: models.Case = _case) -> Any:
+        sess = ort.InferenceSession(case.model)
+        return sess.run(None, case.feeds)
+    _identity.__name__ = f"run_{_case.name}"
+    _MODELS[_identity.__name__], _FEEDS[_identity.__name__] = _case.model, _case.feeds
+    scenario(_identity)
+
+for _case in models.zoo_cases():
+    if not all(plain(np.asarray(v).dtype) if not isinstance(v, (list, dict)) else True
+               for v in _case.feeds.values()):
+        continue
+
+    def _zoo(ort: Any, case: models.Case = _case) -> Any:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        return ort.InferenceSession(case.model, so).run(None, case.feeds)
+    _zoo.__name__ = f"zoo_{_case.name}"
+    _MODELS[_zoo.__name__], _FEEDS[_zoo.__name__] = _case.model, _case.feeds
+    scenario(_zoo)
+
+
+@scenario
+def run_output_names(ort: Any) -> Any:
+    sess = ort.InferenceSession(models.multi_io_model())
+    feeds = {"x": np.arange(6, dtype=F32).reshape(2, 3) - 2, "n": np.array([1, 2, 3]),
+             "s": np.array(["ab", "Cd"])}
+    return [sess.run(None, feeds), sess.run([], feeds), sess.run(["mask", "sum"], feeds),
+            sess.run(["upper"], feeds), sess.run(("count",), feeds)]
+
+
+@scenario
+def run_python_lists(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    return sess.run(None, {"a": [1.0, 2.0, 3.0], "b": [[0.5, 1.5, 2.5]][0]})
+
+
+@scenario
+def run_python_scalar_refused(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(None, {"a": 1.0, "b": AB["b"]})
+
+
+@scenario
+def run_string_inputs(ort: Any) -> Any:
+    sess = ort.InferenceSession(models.identity_model(models.T.STRING, (2, 3)))
+    out = []
+    for x in (np.array([["a", "b", "c"], ["", "é", "日本"]]),
+              np.array([["a", "b", "c"], ["d", "e", "f"]], dtype=object),
+              [["x", "y", "z"], ["1", "2", "3"]]):
+        out.append(sess.run(None, {"x": x}))
+    return out
+
+
+@scenario
+def run_noncontiguous_and_readonly(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    a = np.arange(6, dtype=F32)[::2]
+    b = np.array([1, 2, 3], F32)
+    b.flags.writeable = False
+    return sess.run(None, {"a": a, "b": b})
+
+
+@scenario
+def run_overridable_initializer(ort: Any) -> Any:
+    sess = ort.InferenceSession(models.overridable_initializer_model())
+    x = np.array([1, 1, 1], F32)
+    return [sess.run(None, {"x": x}), sess.run(None, {"x": x, "bias": np.array([9, 8, 7], F32)})]
+
+
+# -- sequences, maps, optionals ----------------------------------------------------------------
+@scenario
+def sequences(ort: Any) -> Any:
+    out = []
+    s = ort.InferenceSession(models.sequence_construct_model())
+    out.append(s.run(None, {k: np.full((2,), i, F32) for i, k in enumerate("abc")}))
+    s = ort.InferenceSession(models.split_to_sequence_model())
+    out.append(s.run(None, {"x": np.arange(12, dtype=F32).reshape(4, 3)}))
+    s = ort.InferenceSession(models.concat_from_sequence_model())
+    out.append(s.run(None, {"seq": [np.ones((1, 2), F32), np.zeros((2, 2), F32)]}))
+    s = ort.InferenceSession(models.sequence_identity_model())
+    out.append(s.run(None, {"seq": [np.array([1.5], F32), np.array([2.5, 3.5], F32)]}))
+    s = ort.InferenceSession(models.sequence_at_model())
+    out.append(s.run(None, {"seq": [np.array([1, 2], F32)], "i": np.array(0)}))
+    return out
+
+
+@scenario
+def empty_sequence_input(ort: Any) -> Any:
+    s = ort.InferenceSession(models.sequence_at_model())
+    return s.run(["len"], {"seq": [], "i": np.array(0)})
+
+
+@scenario
+def maps(ort: Any) -> Any:
+    out = []
+    s = ort.InferenceSession(models.zipmap_model())
+    out.append(s.run(None, {"x": np.array([[0.1, 0.2, 0.7], [1, 2, 3]], F32)}))
+    s = ort.InferenceSession(models.zipmap_model(("a", "b", "c")))
+    out.append(s.run(None, {"x": np.array([[0.1, 0.2, 0.7]], F32)}))
+    s = ort.InferenceSession(models.dict_vectorizer_model())
+    out.append(s.run(None, {"x": {1: 2.0, 5: -1.0}}))
+    s = ort.InferenceSession(models.dict_vectorizer_model(("x", "y")))
+    out.append(s.run(None, {"x": {"y": 3.0}}))
+    s = ort.InferenceSession(models.castmap_model())
+    out.append(s.run(None, {"x": {0: 1.5, 3: 2.5}}))
+    return out
+
+
+@scenario
+def optionals(ort: Any) -> Any:
+    out = []
+    s = ort.InferenceSession(models.optional_model())
+    out.append(s.run(None, {"x": np.array([1, 2], F32)}))
+    s = ort.InferenceSession(models.empty_optional_model())
+    out.append(s.run(None, {"x": np.array([1, 2], F32)}))
+    s = ort.InferenceSession(models.optional_input_model())
+    out.append(s.run(None, {"opt": np.array([1, 2], F32)}))
+    out.append(s.run(None, {}))
+    return out
+
+
+# -- errors, as onnxruntime raises them ------------------------------------------------------
+def _err(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    fn.__name__ = "error_" + fn.__name__
+    return scenario(fn)
+
+
+@_err
+def missing_input(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(None, {"a": AB["a"]})
+
+
+@_err
+def unknown_input(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(None, {**AB, "zz": AB["a"]})
+
+
+@_err
+def unknown_output(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(["c", "nope"], AB)
+
+
+@_err
+def wrong_dtype(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(None, {"a": np.ones(3), "b": AB["b"]})
+
+
+@_err
+def wrong_int_dtype(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(None, {"a": np.ones(3, np.int32), "b": AB["b"]})
+
+
+@_err
+def wrong_dims(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(None, {"a": np.ones(4, F32), "b": AB["b"]})
+
+
+@_err
+def wrong_rank(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(None, {"a": np.ones((1, 3), F32), "b": AB["b"]})
+
+
+@_err
+def missing_file(ort: Any) -> Any:
+    return ort.InferenceSession("/nonexistent/model.onnx")
+
+
+@_err
+def bad_bytes(ort: Any) -> Any:
+    return ort.InferenceSession(b"not a model")
+
+
+@_err
+def bad_model_type(ort: Any) -> Any:
+    return ort.InferenceSession(42)
+
+
+@_err
+def kernel_failure(ort: Any) -> Any:
+    s = ort.InferenceSession(models.sequence_at_model())
+    return s.run(None, {"seq": [np.ones(2, F32)], "i": np.array(5)})
+
+
+@_err
+def feeds_not_a_dict(ort: Any) -> Any:
+    return ort.InferenceSession(ADD).run(None, [AB["a"], AB["b"]])
+
+
+@_err
+def terminated_run(ort: Any) -> Any:
+    ro = ort.RunOptions()
+    ro.terminate = True
+    return [ro.terminate, ort.InferenceSession(ADD).run(None, AB, ro)]
+
+
+# -- options --------------------------------------------------------------------------------
+SESSION_ATTRS = ["enable_cpu_mem_arena", "enable_mem_pattern", "enable_mem_reuse",
+                 "enable_profiling", "execution_mode", "execution_order",
+                 "graph_optimization_level", "inter_op_num_threads", "intra_op_num_threads",
+                 "log_severity_level", "log_verbosity_level", "logid",
+                 "optimized_model_filepath", "profile_file_prefix", "use_deterministic_compute",
+                 "use_per_session_threads"]
+
+
+def shown(v: Any) -> Any:
+    return (str(v), int(v)) if hasattr(v, "name") and hasattr(v, "value") else v
+
+
+@scenario
+def session_options_defaults(ort: Any) -> Any:
+    so = ort.SessionOptions()
+    return {a: shown(getattr(so, a)) for a in SESSION_ATTRS}
+
+
+@scenario
+def session_options_set(ort: Any) -> Any:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 2
+    so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3
+    so.logid = "mine"
+    so.enable_mem_pattern = False
+    so.enable_cpu_mem_arena = False
+    so.use_deterministic_compute = True
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.add_free_dimension_override_by_name("batch", 2)
+    sess = ort.InferenceSession(models.symbolic_dim_model(), so)
+    got = {a: shown(getattr(so, a)) for a in SESSION_ATTRS}
+    got["entry"] = so.get_session_config_entry("session.intra_op.allow_spinning")
+    got["run"] = sess.run(None, {"x": np.ones((2, 4), F32)})
+    got["same_options"] = sess.get_session_options() is so
+    return got
+
+
+@_err
+def session_options_unknown_attribute_set(ort: Any) -> Any:
+    ort.SessionOptions().intra_op_threads = 1
+
+
+@_err
+def session_options_unknown_attribute_get(ort: Any) -> Any:
+    return ort.SessionOptions().no_such_option
+
+
+@_err
+def session_options_missing_entry(ort: Any) -> Any:
+    return ort.SessionOptions().get_session_config_entry("nope")
+
+
+@_err
+def run_options_missing_entry(ort: Any) -> Any:
+    return ort.RunOptions().get_run_config_entry("nope")
+
+
+@scenario
+def run_options(ort: Any) -> Any:
+    ro = ort.RunOptions()
+    before = [ro.log_severity_level, ro.log_verbosity_level, ro.logid,
+              ro.only_execute_path_to_fetches, ro.terminate]
+    ro.logid = "tag"
+    ro.log_severity_level = 3
+    ro.log_verbosity_level = 1
+    ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    after = [ro.log_severity_level, ro.log_verbosity_level, ro.logid,
+             ro.get_run_config_entry("memory.enable_memory_arena_shrinkage")]
+    ro.terminate = True
+    ro.terminate = False
+    return [before, after, ort.InferenceSession(ADD).run(None, AB, ro)]
+
+
+@_err
+def run_options_unknown_attribute(ort: Any) -> Any:
+    ort.RunOptions().tag = "x"
+
+
+# -- providers --------------------------------------------------------------------------------
+@scenario
+def provider_fallback_warns(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    return [sess.get_providers(), sess.run(None, AB)]
+
+
+@scenario
+def provider_only_unavailable(ort: Any) -> Any:
+    return ort.InferenceSession(ADD, providers=["CUDAExecutionProvider"]).get_providers()
+
+
+@scenario
+def provider_options_forms(ort: Any) -> Any:
+    a = ort.InferenceSession(ADD, providers=[("CPUExecutionProvider", {})])
+    b = ort.InferenceSession(ADD, providers=["CPUExecutionProvider"], provider_options=[{}])
+    return [describe(a), describe(b)]
+
+
+@_err
+def provider_options_mismatch(ort: Any) -> Any:  # onnxruntime falls back to the CPU
+    return describe(ort.InferenceSession(ADD, providers=["CPUExecutionProvider"],
+                                         provider_options=[{}, {}]))
+
+
+@_err
+def providers_not_a_sequence(ort: Any) -> Any:
+    return ort.InferenceSession(ADD, providers=5)
+
+
+@_err
+def providers_bad_entry(ort: Any) -> Any:
+    return describe(ort.InferenceSession(ADD, providers=[("CPUExecutionProvider",)]))
+
+
+@scenario
+def duplicate_provider(ort: Any) -> Any:
+    return ort.InferenceSession(ADD, providers=["CPUExecutionProvider",
+                                                "CPUExecutionProvider"]).get_providers()
+
+
+@scenario
+def set_providers_and_fallback(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    sess.set_providers(["CPUExecutionProvider"])
+    sess.disable_fallback()
+    return [sess.get_providers(), sess.run(None, AB)]
+
+
+# -- OrtValue, run_with_ort_values, IOBinding, run_async -----------------------------------
+@scenario
+def ortvalues(ort: Any) -> Any:
+    out = []
+    for arr in (np.arange(6, dtype=F32).reshape(2, 3), np.array([1, 2], np.int64),
+                np.array([True, False]), np.zeros((0, 3), np.float16)):
+        v = ort.OrtValue.ortvalue_from_numpy(arr)
+        out.append([v.shape(), v.data_type(), v.element_type(), v.device_name(), v.is_tensor(),
+                    v.has_value(), v.is_tensor_sequence(), v.tensor_size_in_bytes(),
+                    v.numpy().copy(), np.asarray(v).copy(),
+                    np.from_dlpack(v).copy() if arr.dtype != bool else None,
+                    v.__dlpack_device__()])
+    z = ort.OrtValue.ortvalue_from_shape_and_type([2, 2], np.int32)
+    out.append([z.shape(), z.data_type(), z.element_type()])
+    z = ort.OrtValue.ortvalue_from_shape_and_type([3], 1)  # an ONNX element type number
+    out.append([z.shape(), z.data_type()])
+    u = ort.OrtValue.ortvalue_from_numpy(np.zeros(3, F32))
+    u.update_inplace(np.array([1, 2, 3], F32))
+    out.append(u.numpy().copy())  # (onnxruntime's numpy() views do not keep the value alive)
+    return out
+
+
+@scenario
+def run_with_ort_values(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    feeds = {k: ort.OrtValue.ortvalue_from_numpy(v) for k, v in AB.items()}
+    [c] = sess.run_with_ort_values(None, feeds)
+    [c2] = sess.run_with_ort_values(["c"], feeds)
+    return [c.numpy().copy(), c.shape(), c.data_type(), c2.numpy().copy()]
+
+
+@scenario
+def iobinding_forms(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    out = []
+    b = sess.io_binding()
+    b.bind_cpu_input("a", AB["a"])
+    b.bind_cpu_input("b", AB["b"])
+    b.bind_output("c")
+    b.synchronize_inputs()
+    sess.run_with_iobinding(b)
+    b.synchronize_outputs()
+    out.append([b.copy_outputs_to_cpu(), [v.numpy().copy() for v in b.get_outputs()]])
+    # the raw-pointer forms, into a preallocated output
+    a, c = np.array([5, 6, 7], F32), np.zeros(3, F32)
+    b.bind_input("a", "cpu", 0, np.float32, list(a.shape), a.ctypes.data)
+    b.bind_output("c", "cpu", 0, np.float32, list(c.shape), c.ctypes.data)
+    sess.run_with_iobinding(b)
+    out.append(c.copy())
+    # OrtValues both ways
+    b.clear_binding_inputs()
+    b.clear_binding_outputs()
+    b.bind_ortvalue_input("a", ort.OrtValue.ortvalue_from_numpy(AB["b"]))
+    b.bind_ortvalue_input("b", ort.OrtValue.ortvalue_from_numpy(AB["b"]))
+    y = ort.OrtValue.ortvalue_from_shape_and_type([3], np.float32)
+    b.bind_ortvalue_output("c", y)
+    sess.run_with_iobinding(b, ort.RunOptions())
+    out.append(y.numpy().copy())
+    return out
+
+
+@_err
+def iobinding_other_session(ort: Any) -> Any:
+    s1, s2 = ort.InferenceSession(ADD), ort.InferenceSession(ADD)
+    s2.run_with_iobinding(s1.io_binding())
+
+
+@_err
+def iobinding_output_needs_type(ort: Any) -> Any:
+    ort.InferenceSession(ADD).io_binding().bind_output("c", "cpu", 0, None, [3], 1234)
+
+
+@scenario
+def run_async_callback(ort: Any) -> Any:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 2
+    sess = ort.InferenceSession(ADD, so)
+    got: dict[str, Any] = {}
+    done = threading.Event()
+
+    def callback(results: Any, user_data: Any, err: str) -> None:
+        got.update(results=results, user_data=user_data, err=err)
+        done.set()
+
+    sess.run_async(None, AB, callback, "mine")
+    assert done.wait(30)
+    return got
+
+
+# -- module functions, enums, profiling ------------------------------------------------------
+@scenario
+def module_functions(ort: Any) -> Any:
+    return [ort.get_available_providers(), ort.get_all_providers(), ort.get_device(),
+            ort.get_version_string(), ort.__version__, ort.get_build_info(),
+            ort.set_default_logger_severity(3), ort.set_default_logger_verbosity(0),
+            ort.disable_telemetry_events(), ort.enable_telemetry_events()]
+
+
+@scenario
+def enums(ort: Any) -> Any:
+    names = ["ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "OrtAllocatorType",
+             "OrtMemType", "OrtSparseFormat", "ArenaExtendStrategy"]
+    pybind = ort.capi.onnxruntime_pybind11_state
+    return {n: [(k, int(v), str(v)) for k, v in getattr(pybind, n).__members__.items()]
+            for n in names}
+
+
+@scenario
+def exception_classes(ort: Any) -> Any:
+    names = ["Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError",
+             "RuntimeException", "InvalidProtobuf", "ModelLoaded", "NotImplemented",
+             "InvalidGraph", "EPFail", "ModelLoadCanceled", "ModelRequiresCompilation",
+             "NotFound", "DeviceReset"]
+    pybind = ort.capi.onnxruntime_pybind11_state
+    return [(n, getattr(pybind, n).__name__, getattr(pybind, n).__module__,
+             issubclass(getattr(pybind, n), Exception)) for n in names]
+
+
+@scenario
+def profiling(ort: Any) -> Any:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        so = ort.SessionOptions()
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(d, "prof")
+        sess = ort.InferenceSession(ADD, so)
+        start = sess.get_profiling_start_time_ns()
+        sess.run(None, AB)
+        path = sess.end_profiling()
+        return [isinstance(start, int) and start > 0, os.path.basename(path).startswith("prof"),
+                os.path.exists(path)]
+
+
+@scenario
+def run_async_failure(ort: Any) -> Any:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 2
+    sess = ort.InferenceSession(models.sequence_at_model(), so)
+    got: dict[str, Any] = {}
+    done = threading.Event()
+
+    def callback(results: Any, user_data: Any, err: str) -> None:
+        got.update(results=results, user_data=user_data, err=err)
+        done.set()
+
+    sess.run_async(None, {"seq": [np.ones(2, F32)], "i": np.array(5)}, callback, 7)
+    assert done.wait(30)
+    return got
+
+
+@scenario
+def cpu_provider_options(ort: Any) -> Any:
+    out = []
+    for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):
+        try:
+            s = ort.InferenceSession(ADD, providers=[("CPUExecutionProvider", options)])
+            out.append([s.get_providers(), s.get_provider_options(), s.run(None, AB)])
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, str(err)])
+    return out
+
+
+@scenario
+def lora_adapter(ort: Any) -> Any:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "a.onnx_adapter")
+        with open(path, "wb") as f:
+            f.write(models.lora_adapter_bytes({"bias": np.array([100, 200, 300], F32)}))
+        sess = ort.InferenceSession(models.overridable_initializer_model())
+        adapter = ort.LoraAdapter()
+        adapter.Load(path)
+        ro = ort.RunOptions()
+        ro.add_active_adapter(adapter)
+        x = np.zeros(3, F32)
+        return [sess.run(None, {"x": x}, ro), sess.run(None, {"x": x})]
+
+
+@scenario
+def session_ortvalue_and_defaults(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    v = sess.create_ortvalue_from_shape_and_type([2, 3], np.float32, "cpu")
+    so = ort.capi.onnxruntime_pybind11_state.get_default_session_options()
+    pybind = ort.capi.onnxruntime_pybind11_state
+    return [v.shape(), v.data_type(), {a: shown(getattr(so, a)) for a in SESSION_ATTRS},
+            shown(pybind.kNextPowerOfTwo), shown(pybind.kSameAsRequested)]
+
+
+@scenario
+def feeds_of_other_kinds(ort: Any) -> Any:
+    out = []
+    cases = [(models.T.INT32, [1, 2, 3]), (models.T.FLOAT16, [0.5, 1.5, 2.5]),
+             (models.T.BOOL, [True, False, True]), (models.T.INT64, [1.5, 2.5, 3.5]),
+             (models.T.FLOAT, np.array(["1", "2", "3"])), (models.T.STRING, np.ones(3, F32)),
+             (models.T.FLOAT, np.array([1, 2, 3])), (models.T.DOUBLE, [[1.0, 2.0, 3.0]][0]),
+             (models.T.FLOAT, np.float32(2.0)), (models.T.UINT8, b"abc")]
+    for elem, data in cases:
+        sess = ort.InferenceSession(models.identity_model(elem, (3,)))
+        try:
+            out.append(sess.run(None, {"x": data}))
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, str(err)])
+    return out
+
+
+def _sparse_matmul_model() -> bytes:
+    from onnx import TensorProto, helper
+
+    a_type = helper.make_sparse_tensor_type_proto(TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph(
+        [helper.make_node("SparseToDenseMatMul", ["a", "b"], ["y"], domain="com.microsoft")],
+        "g", [helper.make_value_info("a", a_type),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@scenario
+def sparse_tensors(ort: Any) -> Any:
+    cpu = ort.OrtDevice.make("cpu", 0)
+    values = np.array([1.0, 2.0, 3.0], F32)
+    coo = ort.SparseTensor.sparse_coo_from_numpy(
+        np.array([2, 3]), values, np.array([0, 0, 0, 2, 1, 1], np.int64), cpu)
+    csr = ort.SparseTensor.sparse_csr_from_numpy(
+        np.array([2, 3]), values, np.array([0, 2, 1], np.int64), np.array([0, 2, 3], np.int64),
+        cpu)
+    out: list[Any] = []
+    for st in (coo, csr):
+        out.append([shown(st.format()), st.dense_shape(), st.values(), st.data_type(),
+                    st.device_name()])
+    out.append([coo.as_coo_view().indices(), csr.as_csrc_view().inner(),
+                csr.as_csrc_view().outer()])
+    sess = ort.InferenceSession(_sparse_matmul_model())
+    out.append(args_of(sess.get_inputs()))
+    b = np.arange(6, dtype=F32).reshape(3, 2)
+    v = ort.OrtValue.ort_value_from_sparse_tensor(coo)
+    out.append([v.is_sparse_tensor(), v.is_tensor(), v.data_type()])
+    [y] = sess.run_with_ort_values(None, {"a": v, "b": ort.OrtValue.ortvalue_from_numpy(b)})
+    out.append(y.numpy().copy())
+    back = v.as_sparse_tensor()
+    out.append([back.values(), back.as_coo_view().indices(), back.dense_shape()])
+    return out
+
+
+@_err
+def sparse_feed_to_run(ort: Any) -> Any:  # onnxruntime takes sparse inputs as OrtValues only
+    coo = ort.SparseTensor.sparse_coo_from_numpy(
+        np.array([2, 3]), np.array([1.0], F32), np.array([0], np.int64),
+        ort.OrtDevice.make("cpu", 0))
+    return ort.InferenceSession(_sparse_matmul_model()).run(
+        None, {"a": coo, "b": np.ones((3, 2), F32)})
+
+
+def _unused_initializer_model() -> bytes:
+    """A model whose loading logs a warning (an initializer no node uses is removed)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    unused = numpy_helper.from_array(np.ones(2, F32), "unused")
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                              [unused])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@scenario
+def logger_callback(ort: Any) -> Any:
+    got: list[Any] = []
+    ort.set_default_logger_callback(lambda *record: got.append(record), 2)
+    try:
+        ort.InferenceSession(_unused_initializer_model())
+    finally:
+        ort.set_default_logger_callback(None)
+        ort.set_default_logger_severity(2)
+    return got
+
+
+# -- the tests --------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_side_by_side(name: str) -> None:
+    fn = SCENARIOS[name]
+    want, want_warnings, want_out = outcome(fn, real_ort)
+    got, got_warnings, got_out = outcome(fn, compat)
+    if want[0] == "raised" and want[2].startswith("No corresponding Numpy type") \
+            and got[0] == "ok":
+        # onnxruntime cannot return bfloat16, float8 (but e4m3fn) or 4-bit tensors; compat
+        # returns them as native ortc does, as ml_dtypes arrays
+        sess = ortc.Session(_MODELS[name], intra_op_num_threads=1)
+        same(got[1], sess.run(None, _FEEDS[name]))
+    elif want[0] == "raised" or got[0] == "raised":
+        assert got == want
+    else:
+        same(got[1], want[1])
+    assert got_warnings == want_warnings
+    assert got_out == want_out
+
+
+def test_scenarios_cover_every_value_kind() -> None:
+    names = " ".join(SCENARIOS)
+    for needed in ("run_identity_string", "run_identity_float16", "sequences", "maps",
+                   "optionals", "empty_sequence_input", "error_", "iobinding", "ortvalues",
+                   "run_async"):
+        assert needed in names, needed
+    assert len(SCENARIOS) > 150  # the zoo's cases are in
+
+
+def test_compat_errors_are_ortc_errors() -> None:
+    pairs = {"Fail": ortc.Fail, "InvalidArgument": ortc.InvalidArgument,
+             "NoSuchFile": ortc.NoSuchFile, "NoModel": ortc.NoModel,
+             "EngineError": ortc.EngineError, "RuntimeException": ortc.RuntimeException,
+             "InvalidProtobuf": ortc.InvalidProtobuf, "ModelLoaded": ortc.ModelLoaded,
+             "NotImplemented": ortc.OrtNotImplementedError, "InvalidGraph": ortc.InvalidGraph,
+             "EPFail": ortc.EPFail, "ModelLoadCanceled": ortc.ModelLoadCanceled,
+             "ModelRequiresCompilation": ortc.ModelRequiresCompilation,
+             "NotFound": ortc.OrtNotFound, "DeviceReset": ortc.DeviceReset}
+    for name, native in pairs.items():
+        cls = getattr(compat, name)
+        assert issubclass(cls, native) and cls is not native
+    with pytest.raises(ortc.NoSuchFile) as info:
+        compat.InferenceSession("/nonexistent/model.onnx")
+    assert isinstance(info.value, compat.NoSuchFile)
+    assert str(info.value).startswith("[ONNXRuntimeError] : 3 : NO_SUCHFILE : ")
+
+
+def test_unsupported_settings_raise() -> None:
+    so = compat.SessionOptions()
+    so.enable_mem_reuse = False
+    with pytest.raises(compat.NotImplemented, match="enable_mem_reuse"):
+        compat.InferenceSession(ADD, so)
+    with pytest.raises(compat.NotImplemented, match="seed"):
+        compat.set_seed(1)
+    with pytest.raises(compat.InvalidArgument, match="CPU only"):
+        compat.OrtValue.ortvalue_from_numpy(AB["a"], "cuda", 0)
+    with pytest.raises(TypeError, match="GraphOptimizationLevel"):
+        so.graph_optimization_level = 99
+
+
+
+def test_logger_callback_errors_go_to_unraisablehook(monkeypatch: Any) -> None:
+    seen: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+
+    def broken(*record: Any) -> None:
+        raise RuntimeError("callback failed")
+
+    compat.set_default_logger_callback(broken, 2)
+    try:
+        compat.InferenceSession(_unused_initializer_model())
+    finally:
+        compat.set_default_logger_callback(None)
+    assert len(seen) == 1 and isinstance(seen[0].exc_value, RuntimeError)
+    assert seen[0].object is broken
+    with pytest.raises(ValueError, match="severity"):
+        compat.set_default_logger_callback(broken, 7)

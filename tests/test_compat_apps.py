@@ -1,0 +1,73 @@
+"""Real applications that call onnxruntime's Python API and ship their ONNX models inside their
+wheels run unchanged under ``python -m ortc.compat``, printing exactly what they print under
+onnxruntime (labels, scores and probabilities as repr'd floats: bit-for-bit results).
+
+They need the ``apps`` extra (``pip install -e '.[apps]'``; ``make test-apps`` does it), so
+the ``apps`` marker keeps them out of ``make test``. With CI set, a missing app fails rather
+than skips.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import Any
+
+import pytest
+
+from test_compat_run import PROBE, ROOT, run
+
+pytestmark = pytest.mark.apps
+
+APPS = os.path.join(ROOT, "tests", "compat_apps")
+
+
+def need(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        message = f"{module} is not installed: pip install -e '.[apps]' (make test-apps)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def same_run(tmp_path: Any, args: list[str], script: str | None = None) -> str:
+    """Run ``args`` under onnxruntime and under ortc.compat; both must succeed and print the
+    same; the compat run must not load onnxruntime's extension."""
+    if script is not None:  # a copy of the script that reports what the process loaded
+        probed = tmp_path / os.path.basename(script)
+        with open(script) as f:
+            probed.write_text(f.read() + PROBE)
+        args = [str(probed), *args]
+    plain = run(args)
+    compat = run(["-m", "ortc.compat", *args])
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    assert compat.returncode == 0, compat.stderr[-3000:]
+    assert compat.stdout == plain.stdout
+    if script is not None:
+        assert "PROBE loaded=True" in plain.stderr
+        assert "PROBE loaded=False module=ortc.compat" in compat.stderr
+    return compat.stdout
+
+
+def test_magika(tmp_path: Any) -> None:
+    need("magika")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_magika.py"))
+    lines = out.splitlines()
+    assert len(lines) >= 8
+    assert lines[0].startswith("python ok python python code text/x-python 0.99")
+
+
+def test_magika_command_line(tmp_path: Any) -> None:
+    need("magika")
+    out = same_run(tmp_path, ["-m", "magika.cli.magika_client", "--no-colors",
+                              os.path.join(APPS, "app_magika.py"), os.path.join(ROOT, "README.md")])
+    assert "app_magika.py: Python source (code)" in out
+    assert "README.md: Markdown document (text)" in out
+
+
+def test_ddddocr(tmp_path: Any) -> None:
+    need("ddddocr")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_ddddocr.py"))
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines] == ["ocr", "prob"] * 4 + ["old", "det"]
+    assert lines[-1].startswith("det [[")

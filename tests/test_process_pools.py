@@ -1,0 +1,114 @@
+"""Sessions across processes: fork and spawn pools, ProcessPoolExecutor, a module-level session.
+
+A Session made before fork() is rebuilt in the child from its recipe on first use (once per
+child, whichever thread comes first); other inherited handles raise ForkedHandleError. Spawned
+children get sessions by pickling (the recipe) or by importing the module that makes them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+import pytest
+
+import _pool_worker as worker
+import ortc
+
+BATCHES = [np.random.default_rng(k).standard_normal((4, 16)).astype(np.float32)
+           for k in range(6)]
+
+
+def _local() -> list[np.ndarray]:
+    with ortc.Session(worker.MODEL, intra_op_num_threads=1) as s:
+        return [s.run(None, {"x": x})[0] for x in BATCHES]
+
+
+def _same(got: list[np.ndarray], want: list[np.ndarray]) -> None:
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.tobytes() == w.tobytes()  # bit-identical
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_multiprocessing_pool_runs_the_module_level_session(method: str) -> None:
+    with multiprocessing.get_context(method).Pool(2) as pool:
+        results = pool.map(worker.infer, BATCHES, chunksize=1)
+    pids = {pid for pid, _ in results}
+    assert os.getpid() not in pids
+    _same([y for _, y in results], _local())
+    _same([worker.infer(x)[1] for x in BATCHES], _local())  # the parent's is untouched
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_process_pool_executor_with_a_pickled_session(method: str) -> None:
+    with ortc.Session(worker.MODEL, intra_op_num_threads=1) as s:
+        ctx = multiprocessing.get_context(method)
+        with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+            got = list(pool.map(worker.infer_with, [(s, x) for x in BATCHES]))
+            inherited = list(pool.map(worker.infer, BATCHES))
+        _same(got, _local())
+        _same([y for _, y in inherited], _local())
+        _same([s.run(None, {"x": x})[0] for x in BATCHES], _local())
+
+
+def test_a_pool_initializer_ships_the_session_once_per_worker() -> None:
+    with ortc.Session(worker.MODEL, intra_op_num_threads=1) as s:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(2, mp_context=ctx, initializer=worker.install,
+                                 initargs=(s,)) as pool:
+            results = list(pool.map(worker.infer_installed, BATCHES))
+    assert {n for _, n, _ in results} == {1}  # one session per worker, for every task
+    _same([y for _, _, y in results], _local())
+
+
+def test_fork_rebuilds_once_per_child_under_concurrent_first_use() -> None:
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(2, maxtasksperchild=1) as pool:  # a fresh child per task
+        results = pool.map(worker.first_use_from_threads, BATCHES[:4], chunksize=1)
+    want = _local()[:4]
+    assert len({pid for pid, _, _ in results}) == 4
+    for (_, created, outs), w in zip(results, want):
+        assert created == 1  # 8 threads, one rebuild
+        _same(outs, [w] * len(outs))
+
+
+def test_other_inherited_handles_still_raise_in_the_child() -> None:
+    ctx = multiprocessing.get_context("fork")
+    kinds = ["binding", "value", "options", "run_options", "allocator", "memory_info", "env",
+             "closed-session"]
+    with ctx.Pool(1) as pool:
+        got = dict(zip(kinds, pool.map(worker.use_inherited, kinds)))
+    assert got == {**{k: "ForkedHandleError" for k in kinds[:6]}, "env": "",
+                   "closed-session": "ClosedError"}
+
+
+def test_rebuild_failure_in_the_child_names_the_missing_file(tmp_path: Any) -> None:
+    path = tmp_path / "m.onnx"
+    path.write_bytes(worker.MODEL)
+    s = ortc.Session(str(path), intra_op_num_threads=1)
+    x = BATCHES[0]
+    want = s.run(None, {"x": x})[0]
+    os.remove(path)  # the child rebuilds from the path, which is gone
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        msg = "no error"
+        try:
+            s.run(None, {"x": x})
+        except ortc.NoSuchFile as exc:
+            msg = "NoSuchFile " + str(exc)
+        except BaseException as exc:  # noqa: BLE001
+            msg = f"{type(exc).__name__} {exc}"
+        os.write(w, msg.encode()[:4000])
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        msg = f.read().decode()
+    os.waitpid(pid, 0)
+    assert msg.startswith("NoSuchFile") and str(path) in msg, msg
+    np.testing.assert_array_equal(s.run(None, {"x": x})[0], want)  # the parent's still works
+    s.close()
