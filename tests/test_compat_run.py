@@ -112,25 +112,27 @@ def test_install_after_the_real_one_warns() -> None:
     assert result.stdout.strip() == ("True [\"ortc.compat.install(): onnxruntime's own\"]")
 
 
-def test_session_from_before_fork_raises_in_the_child() -> None:
-    # docs/COMPAT.md: a session made before fork() is refused in the child (not rebuilt)
-    code = ("import os, sys, numpy as np\n"
+def test_session_from_before_fork_works_in_fork_pool_workers() -> None:
+    """The prefork pattern (gunicorn --preload, celery, a Pool after loading a model): a
+    module-level InferenceSession used in multiprocessing fork workers. The child rebuilds the
+    session from its recipe on first use; the parent's ORT objects are never touched there."""
+    code = ("import multiprocessing as mp, os, sys, numpy as np\n"
             "sys.path.insert(0, 'tests')\n"
-            "import models, ortc, ortc.compat as ort\n"
+            "import models, ortc.compat as ort\n"
             "s = ort.InferenceSession(models.add_model(np.float32, [3]))\n"
-            "feeds = {'a': np.ones(3, np.float32), 'b': np.ones(3, np.float32)}\n"
-            "pid = os.fork()\n"
-            "if pid == 0:\n"
-            "    try:\n"
-            "        s.run(None, feeds)\n"
-            "        os._exit(1)\n"
-            "    except ortc.ForkedHandleError:\n"
-            "        os._exit(7)\n"
-            "_, status = os.waitpid(pid, 0)\n"
-            "print(os.WEXITSTATUS(status), s.run(None, feeds)[0].tolist())\n")
+            "def work(i):\n"
+            "    x = np.full(3, float(i), np.float32)\n"
+            "    return os.getpid(), s.run(None, {'a': x, 'b': x})[0].tolist()\n"
+            "if __name__ == '__main__':\n"
+            "    with mp.get_context('fork').Pool(2) as pool:\n"
+            "        got = pool.map(work, range(6))\n"
+            "    assert len({pid for pid, _ in got} - {os.getpid()}) >= 1\n"
+            "    print([out for _, out in got], work(1)[1])\n")
     result = run(["-c", code], cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "7 [2.0, 2.0, 2.0]"
+    assert result.stdout.strip() == (
+        "[[0.0, 0.0, 0.0], [2.0, 2.0, 2.0], [4.0, 4.0, 4.0], [6.0, 6.0, 6.0], "
+        "[8.0, 8.0, 8.0], [10.0, 10.0, 10.0]] [2.0, 2.0, 2.0]")
 
 
 def test_onnxruntime_script_under_pypy(pypy_python: str, model_path: str) -> None:
