@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ._ffi import ffi
 from ._slots import DECLARED_API_VERSION, SINCE, SLOTS
@@ -189,7 +189,7 @@ def candidate_paths() -> tuple[list[tuple[str, str]], list[str]]:
 
 def _open(path: str, source: str, searched: list[str]) -> Api:
     try:
-        lib = ffi.dlopen(path)
+        lib: Any = ffi.dlopen(path)  # its symbols are not declared to type checkers
     except OSError as exc:
         msg = str(exc)  # cffi's text names the path already ("cannot load library '...': ...")
         raise LibraryNotFoundError(msg if path in msg else f"cannot load {path}: {msg}") from exc
@@ -199,13 +199,13 @@ def _open(path: str, source: str, searched: list[str]) -> Api:
         raise LibraryNotFoundError(f"{path} is not an ONNX Runtime library (it has no "
                                    f"OrtGetApiBase)") from exc
     base = get_base()
-    version = ffi.string(base.GetVersionString()).decode()
+    version = cast(bytes, ffi.string(base.GetVersionString())).decode()
     try:
         library_api = int(version.split(".")[1])
     except (IndexError, ValueError):
         library_api = DECLARED_API_VERSION
     negotiated = min(DECLARED_API_VERSION, library_api)
-    table = ffi.NULL
+    table: Any = ffi.NULL  # the OrtApi struct: its slots are read by name
     # A build may report a version whose table it cannot give (a custom build): step down.
     while negotiated >= 1:
         table = base.GetApi(negotiated)
@@ -217,7 +217,8 @@ def _open(path: str, source: str, searched: list[str]) -> Api:
                                    f"up to {DECLARED_API_VERSION}")
     build_info = ""
     if negotiated >= _SINCE_BUILD_INFO:
-        build_info = ffi.string(table.GetBuildInfoString()).decode(errors="replace").strip()
+        build_info = cast(bytes, ffi.string(table.GetBuildInfoString())).decode(
+            errors="replace").strip()
     real = os.path.realpath(path) if os.path.exists(path) else path
     info = LibraryInfo(path=real, version=version, library_api=library_api,
                        declared_api=DECLARED_API_VERSION, api_version=negotiated,
