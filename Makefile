@@ -14,8 +14,11 @@ $(STAMP): $(VENV)/bin/python pyproject.toml
 	$(PY) -m pip install -q -e '.[cpu,test,dask]'
 	touch $(STAMP)
 
+# tools/with-pypy brings pypy3 for tests/test_pypy.py (apt-get) or, where it cannot, runs the
+# rest and says so on the last lines (under CI it fails instead). TESTS picks test files.
+TESTS ?= tests
 test: $(STAMP)
-	$(PY) -m pytest -q tests
+	bash tools/with-pypy $(PY) -m pytest -q $(TESTS)
 
 # Real onnxruntime applications (magika, ddddocr: the apps extra) run under ortc.compat and
 # compared with the same runs on onnxruntime (tests/test_compat_apps.py).

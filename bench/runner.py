@@ -767,7 +767,9 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ortc bench", description=__doc__.split("\n")[0])
+    from ortc._cmdline import _Parser, prog
+
+    p = _Parser(prog=prog("bench"), description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a short run (fewer, shorter rounds)")
     p.add_argument("--smoke", action="store_true",
                    help="a few iterations on the tiny model only (for tests)")

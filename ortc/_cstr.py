@@ -9,7 +9,7 @@ helpers below build C string arrays and key/value pairs on top of them.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 from ._ffi import ffi
 from ._loader import Api
@@ -82,8 +82,8 @@ def read_key_values(api: Api, kvp: Any, release: bool) -> dict[str, str]:
         n = ffi.new("size_t*")
         api.GetKeyValuePairs(kvp, ffi.cast("const char* const**", keys),
                              ffi.cast("const char* const**", values), n)
-        return {ffi.string(keys[0][i]).decode(): ffi.string(values[0][i]).decode()
-                for i in range(n[0])}
+        return {cast(bytes, ffi.string(keys[0][i])).decode():
+                cast(bytes, ffi.string(values[0][i])).decode() for i in range(n[0])}
     finally:
         if release:
             api.ReleaseKeyValuePairs(kvp)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 from ._ffi import ffi
 from .errors import ClosedError
@@ -37,6 +37,10 @@ def live_handles() -> dict[str, int]:
     """
     with _tree_lock:
         return {k: v for k, v in _live.items() if v}
+
+
+#: ``with ortc.Session(p) as s:`` gives ``s`` the Session type, not Any
+H = TypeVar("H", bound="Handle")
 
 
 class Handle:
@@ -164,7 +168,7 @@ class Handle:
         if self._guard is None or self._guard.closed:
             raise ClosedError(f"{type(self).__name__} is closed")
 
-    def __enter__(self) -> Any:
+    def __enter__(self: H) -> H:
         self._check_open()
         return self
 

@@ -1,8 +1,11 @@
 """The one place that finds, loads and negotiates with the ONNX Runtime library.
 
-Search order: :func:`load` with an explicit path > ``ORTC_LIBRARY`` > the library inside an
-installed onnxruntime / onnxruntime-gpu wheel (found through its package metadata, never by
-importing it) > the system's loader. The library is opened once and kept for the life of the
+An explicit choice is loaded or refused, never replaced by a guess: :func:`load` with a path,
+else ``ORTC_LIBRARY``; a choice that cannot be loaded raises :class:`LibraryNotFoundError`
+naming the path and why. Only when nothing was chosen does ortc search: the library inside an
+installed onnxruntime / onnxruntime-gpu wheel (its ``onnxruntime/capi`` folder, found with
+``importlib.util.find_spec`` without importing the package; package metadata only as a
+fallback), then the system's loader. The library is opened once and kept for the life of the
 process; every wrapper reaches ORT through the one :class:`Api` facade built here.
 """
 
@@ -13,10 +16,10 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ._ffi import ffi
-from ._slots import DECLARED_API_VERSION, SLOTS
+from ._slots import DECLARED_API_VERSION, SINCE, SLOTS
 from .errors import LibraryNotFoundError, NotSupportedError
 
 __all__ = ["Api", "LibraryInfo", "load", "api", "library_info", "candidate_paths"]
@@ -53,6 +56,8 @@ class LibraryInfo:
     source: str
     #: every place searched, in order
     searched: tuple[str, ...]
+    #: ORT's build description (GetBuildInfoString: git commit, build type, ...)
+    build_info: str = ""
 
 
 class Api:
@@ -122,38 +127,60 @@ _lock = threading.Lock()
 _api: Api | None = None
 
 
+_INSTALL_HINT = ("install onnxruntime's library with `pip install onnxruntime` (or "
+                 "onnxruntime-gpu), point ORTC_LIBRARY at a libonnxruntime file, or call "
+                 "ortc.load(path)")
+
+
+def _capi_hits(capi: str) -> list[str]:
+    hits: list[str] = []
+    for pattern in _PATTERNS:
+        hits += sorted(p for p in glob.glob(os.path.join(capi, pattern))
+                       if "providers" not in os.path.basename(p))
+    return hits
+
+
 def _package_candidates(searched: list[str]) -> list[str]:
-    from importlib import metadata
+    """Libraries in installed onnxruntime wheels; onnxruntime itself is never imported."""
+    import importlib.util
 
     found: list[str] = []
+    try:
+        # a top-level find_spec runs no package code: it only locates onnxruntime/__init__.py
+        spec = importlib.util.find_spec("onnxruntime")
+    except (ImportError, ValueError):
+        spec = None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        capi = os.path.join(folder, "capi")
+        hits = _capi_hits(capi)
+        searched.append(f"package onnxruntime: {capi} "
+                        f"({', '.join(map(os.path.basename, hits)) or 'no library'})")
+        found += hits
+    if found:
+        return found
+    if spec is None:
+        searched.append("package onnxruntime: not importable")
+    # fallback: the wheels' metadata (slower to import; reaches installs find_spec misses)
+    from importlib import metadata
+
     for dist_name in _DISTRIBUTIONS:
         try:
             dist = metadata.distribution(dist_name)
         except metadata.PackageNotFoundError:
-            searched.append(f"package {dist_name}: not installed")
             continue
         capi = str(dist.locate_file(os.path.join("onnxruntime", "capi")))
-        hits: list[str] = []
-        for pattern in _PATTERNS:
-            hits += sorted(p for p in glob.glob(os.path.join(capi, pattern))
-                           if "providers" not in os.path.basename(p))
-        searched.append(f"package {dist_name} {dist.version}: {capi} "
+        hits = _capi_hits(capi)
+        searched.append(f"package {dist_name} {dist.version} (metadata): {capi} "
                         f"({', '.join(map(os.path.basename, hits)) or 'no library'})")
         found += hits
     return found
 
 
 def candidate_paths() -> tuple[list[tuple[str, str]], list[str]]:
-    """Libraries to try, in order, as (path, source), and a log of every place searched."""
+    """What a search (nothing chosen) tries, in order, as (path, source), and a log of every
+    place searched. ``ORTC_LIBRARY`` is not searched: it is a choice (see :func:`load`)."""
     searched: list[str] = []
-    out: list[tuple[str, str]] = []
-    env = os.environ.get("ORTC_LIBRARY")
-    if env:
-        searched.append(f"ORTC_LIBRARY={env}")
-        out.append((env, "ORTC_LIBRARY"))
-    else:
-        searched.append("ORTC_LIBRARY: not set")
-    out += [(p, "onnxruntime package") for p in _package_candidates(searched)]
+    out = [(p, "onnxruntime package") for p in _package_candidates(searched)]
     for name in _SYSTEM_NAMES:
         searched.append(f"system loader: {name}")
         out.append((name, "system"))
@@ -162,22 +189,23 @@ def candidate_paths() -> tuple[list[tuple[str, str]], list[str]]:
 
 def _open(path: str, source: str, searched: list[str]) -> Api:
     try:
-        lib = ffi.dlopen(path)
+        lib: Any = ffi.dlopen(path)  # its symbols are not declared to type checkers
     except OSError as exc:
-        raise LibraryNotFoundError(f"cannot load {path}: {exc}") from exc
+        msg = str(exc)  # cffi's text names the path already ("cannot load library '...': ...")
+        raise LibraryNotFoundError(msg if path in msg else f"cannot load {path}: {msg}") from exc
     try:
         get_base = lib.OrtGetApiBase
-    except AttributeError as exc:
-        raise LibraryNotFoundError(f"{path} has no OrtGetApiBase: not an ONNX Runtime library") \
-            from exc
+    except (AttributeError, ffi.error) as exc:  # cffi raises ffi.error for a missing symbol
+        raise LibraryNotFoundError(f"{path} is not an ONNX Runtime library (it has no "
+                                   f"OrtGetApiBase)") from exc
     base = get_base()
-    version = ffi.string(base.GetVersionString()).decode()
+    version = cast(bytes, ffi.string(base.GetVersionString())).decode()
     try:
         library_api = int(version.split(".")[1])
     except (IndexError, ValueError):
         library_api = DECLARED_API_VERSION
     negotiated = min(DECLARED_API_VERSION, library_api)
-    table = ffi.NULL
+    table: Any = ffi.NULL  # the OrtApi struct: its slots are read by name
     # A build may report a version whose table it cannot give (a custom build): step down.
     while negotiated >= 1:
         table = base.GetApi(negotiated)
@@ -187,19 +215,41 @@ def _open(path: str, source: str, searched: list[str]) -> Api:
     if table == ffi.NULL:
         raise LibraryNotFoundError(f"{path} (ONNX Runtime {version}) offers no API version "
                                    f"up to {DECLARED_API_VERSION}")
+    build_info = ""
+    if negotiated >= _SINCE_BUILD_INFO:
+        build_info = cast(bytes, ffi.string(table.GetBuildInfoString())).decode(
+            errors="replace").strip()
     real = os.path.realpath(path) if os.path.exists(path) else path
     info = LibraryInfo(path=real, version=version, library_api=library_api,
                        declared_api=DECLARED_API_VERSION, api_version=negotiated,
-                       source=source, searched=tuple(searched))
+                       source=source, searched=tuple(searched), build_info=build_info)
     return Api(table, negotiated, info, lib)
 
 
-def load(path: str | os.PathLike[str] | None = None) -> LibraryInfo:
+_SINCE_BUILD_INFO = SINCE["GetBuildInfoString"]
+
+
+def _open_chosen(path: str, source: str, how: str) -> Api:
+    """Load the library the user chose, or raise LibraryNotFoundError saying why: no search."""
+    if os.path.isdir(path):
+        raise LibraryNotFoundError(f"{how}: {path} is a directory, not a library file")
+    if not os.path.exists(path) and (os.sep in path or (os.altsep or os.sep) in path):
+        raise LibraryNotFoundError(f"{how}: {path}: no such file")
+    # a bare name (libonnxruntime.so.1) is the system loader's to find
+    try:
+        return _open(path, source, [how])
+    except LibraryNotFoundError as exc:
+        raise LibraryNotFoundError(f"{how}: {exc}") from None
+
+
+def load(path: str | os.PathLike[str] | None = None, *, _how: str | None = None) -> LibraryInfo:
     """Load the ONNX Runtime library (once per process) and return what was loaded.
 
-    With ``path``, load exactly that file. Without it, search as the module docstring says.
-    Calling it again with another path after a library is loaded raises ``RuntimeError``: ORT
-    keeps process-wide state, so one process uses one library.
+    With ``path``, load exactly that file; else the file ``ORTC_LIBRARY`` names; either way a
+    file that cannot be loaded raises :class:`LibraryNotFoundError` (no fallback). With
+    neither, search as the module docstring says. Calling it again with another path after a
+    library is loaded raises ``RuntimeError``: ORT keeps process-wide state, so one process
+    uses one library.
 
     >>> ortc.load("/opt/ort/lib/libonnxruntime.so.1.32.0")  # doctest: +SKIP
     """
@@ -212,16 +262,16 @@ def load(path: str | os.PathLike[str] | None = None) -> LibraryInfo:
             return _api.info
         if path is not None:
             p = os.fspath(path)
-            if not os.path.exists(p):
-                raise LibraryNotFoundError(f"ortc.load({p!r}): no such file")
-            _api = _open(p, "explicit", [f"explicit path {p}"])
+            _api = _open_chosen(p, "explicit", _how or f"ortc.load({p!r})")
+            return _api.info
+        env = os.environ.get("ORTC_LIBRARY")
+        if env:
+            _api = _open_chosen(env, "ORTC_LIBRARY", f"ORTC_LIBRARY={env}")
             return _api.info
         candidates, searched = candidate_paths()
+        searched.insert(0, "ORTC_LIBRARY: not set")
         errors: list[str] = []
         for cand, source in candidates:
-            if source != "system" and not os.path.exists(cand):
-                errors.append(f"{cand}: no such file")
-                continue
             try:
                 _api = _open(cand, source, searched)
                 return _api.info
@@ -229,9 +279,7 @@ def load(path: str | os.PathLike[str] | None = None) -> LibraryInfo:
                 errors.append(str(exc))
         raise LibraryNotFoundError(
             "no ONNX Runtime library found. Searched:\n  " + "\n  ".join(searched)
-            + "\nErrors:\n  " + "\n  ".join(errors)
-            + "\nInstall one (pip install 'ortc[cpu]'), set ORTC_LIBRARY=/path/to/libonnxruntime.so,"
-              " or call ortc.load(path).")
+            + "\nErrors:\n  " + "\n  ".join(errors) + "\nTo fix: " + _INSTALL_HINT + ".")
 
 
 def api() -> Api:

@@ -349,7 +349,8 @@ class RunEngine:
         if stages is not None:
             stage = stages.get(key)
             if stage and not stage.busy:
-                result = stage.run(sess_ptr, feeds, run_options, raw_run_options)
+                result: list[Any] | None = stage.run(sess_ptr, feeds, run_options,
+                                                     raw_run_options)
                 if result is not None:
                     return result
                 if stage.misses > STAGE_MAX_MISSES:  # shapes keep changing: stop staging
@@ -492,7 +493,7 @@ class RunEngine:
                     if deadline[0] >= 0 and watcher.finish_deadline(deadline[0]):
                         deadline[0] = -2  # fired
                         if not private:  # re-armed before the Future wakes its waiter
-                            ro._unset_now()  # type: ignore[union-attr]
+                            ro._unset_now()
                         raise RunTimeout(f"the run did not finish within {timeout} s and "
                                          f"was terminated") from err
                     raise err
@@ -516,9 +517,9 @@ class RunEngine:
             # child may release the session: neither on ORT's own thread
             releaser.submit(lambda: release_run(release, [], keep))
             if private:
-                releaser.submit(ro.close)  # type: ignore[union-attr]
+                releaser.submit(ro.close)
             elif fired:
-                ro._unset_now()  # type: ignore[union-attr]
+                ro._unset_now()
             releaser.submit(session._child_released)
 
         token = ro_guard.enter_shared(ro) if ro_guard is not None else None
@@ -537,7 +538,7 @@ class RunEngine:
             if token is not None:
                 ro_guard.leave(token)  # type: ignore[union-attr]
             if private:
-                ro.close()  # type: ignore[union-attr]
+                ro.close()
             session._child_released()
             raise_status(status, "RunAsync")
         return job.future

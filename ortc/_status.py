@@ -7,7 +7,7 @@ once, after its code and message are copied out.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from ._ffi import ffi
 from ._loader import api
@@ -21,7 +21,7 @@ def error_from_status(status: Any) -> OrtError:
     a = api()
     code = int(a.GetErrorCode(status))
     raw = a.GetErrorMessage(status)
-    message = ffi.string(raw).decode("utf-8", "replace") if raw != ffi.NULL else ""
+    message = cast(bytes, ffi.string(raw)).decode("utf-8", "replace") if raw != ffi.NULL else ""
     a.ReleaseStatus(status)
     return error_class_for(code)(message, code)
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -205,7 +205,7 @@ class IoBinding(Handle):
             names, pos = [], 0
             for i in range(count[0]):
                 n = lengths[0][i]
-                names.append(ffi.unpack(buf[0] + pos, n).decode())
+                names.append(cast(bytes, ffi.unpack(buf[0] + pos, n)).decode())
                 pos += n
             return names
         finally:

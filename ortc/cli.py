@@ -1,38 +1,59 @@
-"""The ``version``, ``info`` and ``run`` subcommands of ``python -m ortc``."""
+"""The ``version``, ``info`` and ``run`` subcommands of ``ortc`` (``python -m ortc``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from typing import Any
 
 import numpy as np
 
 import ortc
+from ._cmdline import UsageError, _Parser, prog
+
+def _model_path(path: str) -> str:
+    if not os.path.exists(path):
+        raise UsageError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory, not a model file")
+    return path
+
+
+def _load_library(path: str | None) -> None:
+    if path:
+        try:
+            ortc.load(path, _how=f"--library {path}")
+        except ortc.LibraryNotFoundError as exc:
+            raise UsageError(str(exc)) from None
 
 
 def main_version(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ortc version")
+    ap = _Parser(prog=prog("version"), description="Print the ONNX Runtime library ortc loads.")
     ap.add_argument("--library", help="load this libonnxruntime instead of searching")
     ap.add_argument("--json", action="store_true", help="print JSON")
     args = ap.parse_args(argv)
-    if args.library:
-        ortc.load(args.library)
+    _load_library(args.library)
     v = ortc.version()
+    info = ortc.load()
     if args.json:
-        print(json.dumps(v.__dict__ | {"providers": list(v.providers)}, indent=2))
+        print(json.dumps(dict(v.__dict__, providers=list(v.providers),
+                              build_info=info.build_info), indent=2))
     else:
         print(v)
-        for line in ortc.load().searched:
+        if info.build_info:
+            print("  build:", info.build_info)
+        for line in info.searched:
             print("  searched:", line)
     return 0
 
 
 def main_info(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ortc info")
+    ap = _Parser(prog=prog("info"), description="Describe a model: inputs, outputs, metadata.")
     ap.add_argument("model")
     args = ap.parse_args(argv)
-    with ortc.Session(args.model) as sess:
+    with ortc.Session(_model_path(args.model)) as sess:
         for title, items in (("inputs", sess.inputs), ("outputs", sess.outputs),
                              ("overridable initializers", sess.overridable_initializers)):
             print(f"{title}:")
@@ -47,7 +68,8 @@ def _random_input(arg: ortc.NodeArg, rng: np.random.Generator) -> Any:
     shape = [d if isinstance(d, int) else 1 for d in (arg.shape or ())]
     dt = arg.dtype
     if dt is None:
-        raise SystemExit(f"input {arg.name}: cannot make random data for {arg.type.type_str}")
+        raise UsageError(f"input {arg.name}: cannot make random data for {arg.type.type_str}; "
+                         f"give it with --input {arg.name}=FILE.npy")
     if dt.kind == "O":
         return np.full(shape, "a", dtype=object)
     if dt.kind == "b":
@@ -56,15 +78,33 @@ def _random_input(arg: ortc.NodeArg, rng: np.random.Generator) -> Any:
         rng.integers(0, 10, shape).astype(dt)
 
 
+def _given_inputs(items: list[str]) -> dict[str, str]:
+    given: dict[str, str] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--input {item!r}: expected NAME=FILE.npy")
+        if not os.path.isfile(path):
+            raise UsageError(f"--input {name}: {path}: no such file")
+        given[name] = path
+    return given
+
+
 def main_run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ortc run")
+    ap = _Parser(prog=prog("run"),
+                 description="Run a model on random or .npy inputs and print the outputs.")
     ap.add_argument("model")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    given = _given_inputs(args.input)
     rng = np.random.default_rng(args.seed)
-    given = dict(item.split("=", 1) for item in args.input)
-    with ortc.Session(args.model) as sess:
+    with ortc.Session(_model_path(args.model)) as sess:
+        names = [a.name for a in sess.inputs]
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            raise UsageError(f"--input {unknown[0]}: the model has no such input "
+                             f"(inputs: {', '.join(names) or 'none'})")
         feeds = {a.name: np.load(given[a.name]) if a.name in given else _random_input(a, rng)
                  for a in sess.inputs}
         for arg, out in zip(sess.outputs, sess.run(None, feeds)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, cast
 
 from . import _exit, _loader
 from ._enums import LoggingLevel
@@ -44,7 +44,7 @@ _accepting_logs = True  # cleared at interpreter exit: from then on the callback
 
 
 def _text(p: Any) -> str:
-    return ffi.string(p).decode("utf-8", "replace") if p != ffi.NULL else ""
+    return cast(bytes, ffi.string(p)).decode("utf-8", "replace") if p != ffi.NULL else ""
 
 
 def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_location: Any,
@@ -151,7 +151,7 @@ def available_providers() -> list[str]:
     count = ffi.new("int*")
     check(api.GetAvailableProviders(names, count))
     try:
-        return [ffi.string(names[0][i]).decode() for i in range(count[0])]
+        return [cast(bytes, ffi.string(names[0][i])).decode() for i in range(count[0])]
     finally:
         check(api.ReleaseAvailableProviders(names[0], count[0]))
 

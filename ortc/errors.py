@@ -74,7 +74,7 @@ class OrtError(Error):
 def _code_class(name: str, code: ErrorCode, *bases: type, doc: str) -> type[OrtError]:
     cls = type(name, (OrtError, *bases), {"__doc__": doc, "_for_code": code, "code": code})
     cls.__module__ = __name__
-    return cls  # type: ignore[return-value]
+    return cls
 
 
 Fail = _code_class("Fail", ErrorCode.FAIL, RuntimeError, doc="ORT_FAIL: a generic failure.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from . import _loader
 from ._cstr import read_key_values, utf8
@@ -59,7 +59,7 @@ class MemoryInfo(Handle):
     def name(self) -> str:
         out = ffi.new("char**")
         check(self._api.MemoryInfoGetName(self._ptr, ffi.cast("const char**", out)))
-        return ffi.string(out[0]).decode()
+        return cast(bytes, ffi.string(out[0])).decode()
 
     @property
     @shared("MemoryInfoGetId")
@@ -88,7 +88,7 @@ class MemoryInfo(Handle):
         other._check_open()
         out = ffi.new("int*")
         check(self._api.CompareMemoryInfo(self._ptr, other._ptr, out))
-        return out[0] == 0
+        return bool(out[0] == 0)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MemoryInfo):

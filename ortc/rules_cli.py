@@ -33,9 +33,9 @@ def render(fmt: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m ortc rules [--format json|markdown|rust] [--output FILE]``."""
-    import argparse
+    from ._cmdline import _Parser, prog
 
-    parser = argparse.ArgumentParser(prog="python -m ortc rules",
+    parser = _Parser(prog=prog("rules"),
                                      description="Print ORT's thread rules as ortc enforces them.")
     parser.add_argument("--format", choices=("json", "markdown", "rust"), default="markdown")
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")

@@ -8,7 +8,7 @@ checks every run entry point makes of the ``run_options`` it is given.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
 from . import _loader
 from ._cstr import utf8
@@ -69,7 +69,7 @@ class RunOptions(Handle):
     def tag(self) -> str:
         out = ffi.new("char**")
         check(self._api.RunOptionsGetRunTag(self._ptr, ffi.cast("const char**", out)))
-        return ffi.string(out[0]).decode() if out[0] != ffi.NULL else ""
+        return cast(bytes, ffi.string(out[0])).decode() if out[0] != ffi.NULL else ""
 
     @tag.setter
     @exclusive("RunOptionsSetRunTag")
@@ -143,7 +143,7 @@ class RunOptions(Handle):
     def get_run_config_entry(self, key: str) -> str | None:
         """A run config entry's value, or None when unset (needs ORT 1.23)."""
         out = self._api.GetRunConfigEntry(self._ptr, utf8(key, "run config key"))
-        return ffi.string(out).decode() if out != ffi.NULL else None
+        return cast(bytes, ffi.string(out)).decode() if out != ffi.NULL else None
 
     def __reduce__(self) -> tuple[Any, ...]:
         # by value: tag, log levels and config entries (not the terminate flag, a run state)

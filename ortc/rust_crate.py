@@ -51,7 +51,9 @@ _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 def _split_top(text: str) -> list[str]:
     """Split a C parameter list at commas outside parentheses."""
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(":
             depth += 1
@@ -122,7 +124,7 @@ class _Types:
         if kind == "void":
             return "c_void"
         if kind == "enum":
-            name = tp.cname.split()[-1]
+            name: str = tp.cname.split()[-1]
             self.enums.add(name)
             return name
         if kind == "union":

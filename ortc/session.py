@@ -14,7 +14,7 @@ import os
 import stat
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from . import _loader
 from . import run_options as _run_options_mod
@@ -207,7 +207,7 @@ class Session(Handle):
                 raw_name = call_out(name_slot, "char*", self._ptr, i, alloc)
                 try:
                     # names that are not UTF-8 round-trip as surrogate escapes (see NameArray)
-                    name = ffi.string(raw_name).decode("utf-8", "surrogateescape")
+                    name = cast(bytes, ffi.string(raw_name)).decode("utf-8", "surrogateescape")
                 finally:
                     ignore(api.AllocatorFree(alloc, raw_name))
                 ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", self._ptr, i))
@@ -494,7 +494,7 @@ class Session(Handle):
         alloc = default_allocator()._ptr
         out = call_out(self._api.SessionEndProfiling, "char*", self._ptr, alloc)
         try:
-            return ffi.string(out).decode()
+            return cast(bytes, ffi.string(out)).decode()
         finally:
             ignore(self._api.AllocatorFree(alloc, out))
 

@@ -11,7 +11,7 @@ class does not define are refused, so a misspelt option cannot be stored and ign
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 import numpy as np
 
@@ -211,7 +211,7 @@ class SessionOptions(Handle):
         check(self._api.GetSessionConfigEntry(self._ptr, ckey, ffi.NULL, size))
         buf = ffi.new("char[]", size[0])
         check(self._api.GetSessionConfigEntry(self._ptr, ckey, buf, size))
-        return ffi.string(buf).decode()
+        return cast(bytes, ffi.string(buf)).decode()
 
     @exclusive("AddFreeDimensionOverrideByName")
     def add_free_dimension_override_by_name(self, name: str, value: int) -> None:

@@ -9,7 +9,7 @@ them into Python values and releases the C objects immediately, so nothing here 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, cast
 
 import numpy as np
 
@@ -142,8 +142,8 @@ def tensor_shape(api: Api, info: Any) -> tuple[Dim, ...]:
             out.append(int(d))
         else:
             # a malformed model may name a dimension in bytes that are not UTF-8
-            name = ffi.string(names[i]).decode("utf-8", "replace") if names[i] != ffi.NULL \
-                else ""
+            name = cast(bytes, ffi.string(names[i])).decode("utf-8", "replace") \
+                if names[i] != ffi.NULL else ""
             out.append(name or None)
     return tuple(out)
 
@@ -160,7 +160,7 @@ def convert_type_info(api: Api, info: Any) -> TypeInfo:
     if status:  # a denotation is optional: read a failure as none, but free its status
         api.ReleaseStatus(status)
     elif text[0] != ffi.NULL and length[0]:
-        denotation = ffi.unpack(text[0], length[0]).decode("utf-8", "replace")
+        denotation = cast(bytes, ffi.unpack(text[0], length[0])).decode("utf-8", "replace")
     if kind in (ValueKind.TENSOR, ValueKind.SPARSETENSOR):
         tinfo = ffi.new("OrtTensorTypeAndShapeInfo**")
         check(api.CastTypeInfoToTensorInfo(info, ffi.cast("const OrtTensorTypeAndShapeInfo**",
@@ -215,7 +215,8 @@ def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
         out = ffi.new("char**")
         check(fn(*args, out))
         try:
-            return ffi.string(out[0]).decode("utf-8", "replace") if out[0] != ffi.NULL else ""
+            return cast(bytes, ffi.string(out[0])).decode("utf-8", "replace") \
+                if out[0] != ffi.NULL else ""
         finally:
             if out[0] != ffi.NULL:
                 check(api.AllocatorFree(allocator, out[0]))
@@ -229,7 +230,7 @@ def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
     if keys[0] != ffi.NULL:
         try:
             for i in range(nkeys[0]):
-                key = ffi.string(keys[0][i])
+                key = cast(bytes, ffi.string(keys[0][i]))
                 custom[key.decode("utf-8", "replace")] = take_string(
                     api.ModelMetadataLookupCustomMetadataMap, md, allocator, keys[0][i])
         finally:  # free every key even if one free fails (and free a failure's status)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -189,7 +189,7 @@ def _read_strings(api: Api, raw: Any, shape: tuple[int, ...]) -> np.ndarray[Any,
         buf = ffi.new("char[]", max(total[0], 1))
         offsets = ffi.new("size_t[]", count)
         check(api.GetStringTensorContent(raw, buf, total[0], offsets, count))
-        data = ffi.unpack(buf, total[0])
+        data = cast(bytes, ffi.unpack(buf, total[0]))
         for i in range(count):
             end = offsets[i + 1] if i + 1 < count else total[0]
             out[i] = data[offsets[i]:end].decode("utf-8", "surrogateescape")
@@ -247,7 +247,10 @@ def _tensor_view(api: Api, raw: Any, et: int, shape: tuple[int, ...], keep: Any,
     # The array's base chain is buffer -> this gc'd pointer -> its finalizer, which holds
     # (and, given ``release``, frees) the value: the memory lives exactly as long as the array.
     if release is not None:
-        owner = ffi.gc(ffi.cast("char*", data[0]), lambda _p, r=raw, f=release: f(r))
+        def free(_p: Any, r: Any = raw, f: Callable[[Any], Any] = release) -> None:
+            f(r)
+
+        owner = ffi.gc(ffi.cast("char*", data[0]), free)
     else:
         owner = ffi.gc(ffi.cast("char*", data[0]), _pin(keep))
     return np.frombuffer(ffi.buffer(owner, count * dtype.itemsize), dtype).reshape(shape)

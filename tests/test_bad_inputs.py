@@ -120,6 +120,15 @@ def with_providers(providers: Any) -> None:
     ortc.Session(models.add_model(), providers=providers).close()
 
 
+def suggests(name: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> None:
+    """Call ``fn``; the exception it raises must name ``name`` (the closest valid spelling)."""
+    try:
+        fn(*args, **kw)
+    except Exception as exc:
+        assert name in str(exc), f"{name!r} not named in: {exc}"
+        raise
+
+
 def initializer(name: str, value: Any) -> None:
     with ortc.SessionOptions() as o:
         o.add_initializer(name, value)
@@ -369,6 +378,13 @@ ROWS: list[Row] = [
 
     # session options
     Row("options", "an unknown session option", lambda: options(intra_threads=1), TypeError),
+    Row("options", "a misspelt session option keyword (intra_op_num_treads=1)",
+        lambda: suggests("intra_op_num_threads", options, intra_op_num_treads=1), TypeError,
+        "the message names the closest valid option"),
+    Row("options", "a misspelt session option assigned (opts.intra_op_num_treads = 1)",
+        lambda: suggests("intra_op_num_threads", setattr, ortc.SessionOptions(),
+                         "intra_op_num_treads", 1), AttributeError,
+        "the message names the closest valid option"),
     Row("options", "a negative thread count", lambda: options(intra_op_num_threads=-1),
         ValueError),
     Row("options", "a thread count as a str", lambda: options(intra_op_num_threads="2"),
@@ -405,6 +421,13 @@ ROWS: list[Row] = [
 
     # run options and run arguments
     Row("run", "an unknown RunOptions keyword", lambda: ortc.RunOptions(tagg="x"), TypeError),
+    Row("run", "a misspelt RunOptions attribute assigned (ro.log_severity_levle = 1)",
+        lambda: suggests("log_severity_level", setattr, ortc.RunOptions(),
+                         "log_severity_levle", 1), AttributeError,
+        "the message names the closest valid option"),
+    Row("run", "ro.terminate = True (terminate is a method, not a flag)",
+        lambda: suggests("terminate()", setattr, ortc.RunOptions(), "terminate", True),
+        AttributeError, "the message says to call terminate()"),
     Row("run", "an unknown run log severity", lambda: ortc.RunOptions(log_severity_level=42),
         ValueError),
     Row("run", "a closed RunOptions", lambda: add(ab(), run_options=_closed(ortc.RunOptions())),

@@ -65,3 +65,15 @@ def test_bench_interrupt_runs_every_case():
     for case in ("Ctrl-C", "deadline", "terminate()"):
         line = next(x for x in proc.stdout.splitlines() if x.strip().startswith(case))
         assert float(line.split("median")[1].split()[0]) >= 0, line
+
+
+def test_bench_startup_runs() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_startup.py"),
+                           "--repeats", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = proc.stdout.strip().splitlines()[-1]
+    assert line.startswith("median of 1 fresh interpreters, ms: numpy "), line
+    for key in ("ortc", "session", "run", "after_numpy", "cpu_after_numpy", "process"):
+        assert f" {key} " in line, (key, line)

@@ -274,3 +274,38 @@ def test_matrix_runner_survives_a_crashing_in_process_check(tmp_path) -> None:
     assert "died during this check" in got["zz.crash-in-process"]["detail"]
     assert got["status.roundtrip"]["status"] == "pass"
     assert got["zz.after-the-crash"]["detail"] == "ran"  # by the restarted runner
+
+
+def test_every_report_names_the_library_it_checked(tmp_path) -> None:
+    import ortc
+
+    info = ortc.load()
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    proc = _cli("--only", "status.roundtrip", "--json", str(out), "--markdown", str(md),
+                "--library", info.path)
+    assert proc.returncode == 0, proc.stderr
+    head = proc.stdout.splitlines()[:3]
+    assert head[0] == f"Library checked: {info.path}", head
+    assert head[1].startswith(f"ONNX Runtime {info.version}, API {info.api_version}") \
+        and head[1].endswith("chosen by: explicit"), head
+    assert head[2] == f"Build: {info.build_info}" and info.build_info, head
+    lib = json.loads(out.read_text())["library"]
+    assert (lib["path"], lib["version"], lib["build_info"], lib["source"]) == (
+        info.path, info.version, info.build_info, "explicit")
+    text = md.read_text()
+    assert f"Library `{info.path}`" in text and info.build_info in text
+
+
+def test_a_library_that_cannot_be_loaded_is_a_one_line_error(tmp_path) -> None:
+    # never a fallback to the library a search would find (that would check the wrong one)
+    for args, env, code, want in (
+            (["--library", "typo"], {}, 2, "--library typo: cannot load library 'typo'"),
+            (["--library", str(tmp_path / "x.so")], {}, 2, f"{tmp_path / 'x.so'}: no such file"),
+            ([], {"ORTC_LIBRARY": "/path/with/a/typo"}, 1,
+             "ORTC_LIBRARY=/path/with/a/typo: /path/with/a/typo: no such file")):
+        proc = _cli("--only", "status.roundtrip", *args, **env)
+        assert proc.returncode == code, (args, proc.stdout, proc.stderr)
+        assert proc.stdout == ""
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.startswith("python -m ortc conformance: error: ") and want in proc.stderr, \
+            proc.stderr

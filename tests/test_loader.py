@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+import models
 import ortc
 from ortc._loader import api, candidate_paths
 from ortc._slots import DECLARED_API_VERSION, SINCE
@@ -56,27 +57,68 @@ def test_search_order_lists_every_place() -> None:
     assert cands[-1][1] == "system"
 
 
-def test_ortc_library_bad_path_is_reported() -> None:
-    proc = run_python("import ortc\ntry:\n ortc.version()\nexcept ortc.LibraryNotFoundError as e:"
-                      "\n print('LNF', e)", env={"ORTC_LIBRARY": "/nonexistent/libonnxruntime.so"})
-    # A bad ORTC_LIBRARY falls through to the package, but says so when nothing works;
-    # here the package exists, so loading succeeds from it.
+def _load_error(code: str, env: dict[str, str] | None = None) -> str:
+    """Run ``code`` in a fresh process; it must raise LibraryNotFoundError: its message."""
+    proc = run_python("import ortc\ntry:\n" + "".join(f" {line}\n" for line in code.splitlines())
+                      + "except ortc.LibraryNotFoundError as e:\n print('LNF', e)\n"
+                      "else:\n print('LOADED', ortc.version())", env=env)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("LNF "), proc.stdout
+    return proc.stdout[4:].strip()
 
 
-def test_library_not_found_says_where_it_looked() -> None:
-    code = ("import ortc, ortc._loader as L\n"
-            "L._DISTRIBUTIONS = ()\nL._SYSTEM_NAMES = ('libdefinitely_not_ort.so',)\n"
-            "try:\n ortc.version()\nexcept ortc.LibraryNotFoundError as e:\n print(e)")
-    proc = run_python(code, env={"ORTC_LIBRARY": "/nonexistent/libonnxruntime.so"})
-    assert "ORTC_LIBRARY=/nonexistent/libonnxruntime.so" in proc.stdout
-    assert "libdefinitely_not_ort.so" in proc.stdout and "ortc.load(path)" in proc.stdout
+@pytest.mark.parametrize("how", ["ORTC_LIBRARY", "ortc.load"])
+def test_an_explicit_choice_is_never_replaced_by_a_search(how: str, tmp_path) -> None:
+    # the onnxruntime package is installed here: a search would find it; a choice must not
+    (tmp_path / "not_ort.so").write_bytes(b"\x7fELF garbage")
+    libm = "/lib/x86_64-linux-gnu/libm.so.6"
+    cases = {"/path/with/a/typo": "/path/with/a/typo: no such file",
+             str(tmp_path): f"{tmp_path} is a directory, not a library file",
+             str(tmp_path / "not_ort.so"): f"cannot load library '{tmp_path / 'not_ort.so'}'",
+             "typo": "cannot load library 'typo'"}
+    if os.path.exists(libm):
+        cases[libm] = f"{libm} is not an ONNX Runtime library (it has no OrtGetApiBase)"
+    for path, why in cases.items():
+        if how == "ORTC_LIBRARY":
+            msg = _load_error("ortc.version()", env={"ORTC_LIBRARY": path})
+            assert msg.startswith(f"ORTC_LIBRARY={path}: "), msg
+        else:
+            msg = _load_error(f"ortc.load({path!r})", env={"ORTC_LIBRARY": ""})
+            assert msg.startswith(f"ortc.load({path!r}): "), msg
+        assert why in msg, (path, msg)
+        assert "\n" not in msg, msg
 
 
-def test_explicit_load_of_a_missing_file() -> None:
-    proc = run_python("import ortc\ntry:\n ortc.load('/no/such/lib.so')\n"
-                      "except ortc.LibraryNotFoundError as e:\n print('LNF', e)")
-    assert proc.stdout.startswith("LNF") and "/no/such/lib.so" in proc.stdout
+def test_library_not_found_says_where_it_looked_and_what_to_do() -> None:
+    code = ("import ortc._loader as L\n"
+            "L._PATTERNS = ('nothing_matches*',); L._DISTRIBUTIONS = ()\n"
+            "L._SYSTEM_NAMES = ('libdefinitely_not_ort.so',)\n"
+            "ortc.version()")
+    msg = _load_error(code, env={"ORTC_LIBRARY": ""})
+    assert "ORTC_LIBRARY: not set" in msg and "package onnxruntime: " in msg
+    assert "libdefinitely_not_ort.so" in msg
+    # a command that works today (onnxruntime is on PyPI; ortc is not)
+    assert "pip install onnxruntime" in msg and "ortc.load(path)" in msg
+    assert "pip install 'ortc" not in msg
+
+
+def test_default_path_finds_the_wheel_without_metadata_or_importing_onnxruntime(tmp_path) -> None:
+    model = tmp_path / "add.onnx"
+    model.write_bytes(models.add_model())
+    proc = run_python(
+        "import sys, numpy as np, ortc\n"
+        f"s = ortc.Session({str(model)!r})\n"
+        "s.run(None, {'a': np.ones(1, np.float32), 'b': np.ones(1, np.float32)})\n"
+        "print(ortc.load().source)\n"
+        "print([m for m in ('importlib.metadata', 'onnxruntime', 'difflib', 'zipfile', 'email',"
+        " 'argparse', 'json') if m in sys.modules])", env={"ORTC_LIBRARY": ""})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-2:] == ["onnxruntime package", "[]"], proc.stdout
+
+
+def test_build_info_is_reported() -> None:
+    info = ortc.load()
+    assert info.build_info.startswith("ORT Build Info:"), info.build_info
 
 
 def test_second_library_in_one_process_is_refused(tmp_path) -> None:

@@ -34,7 +34,7 @@ def _make(name: str, base: type[_e.OrtError]) -> type[_e.OrtError]:
     cls = type(name, (_OrtStyle, base), {"__doc__": f"onnxruntime's {name}; also an "
                                                     f"ortc.{base.__name__}."})
     cls.__module__ = PYBIND_MODULE
-    return cls  # type: ignore[return-value]
+    return cls
 
 
 Fail = _make("Fail", _e.Fail)
@@ -56,7 +56,7 @@ DeviceReset = _make("DeviceReset", _e.DeviceReset)
 ALL = (Fail, InvalidArgument, NoSuchFile, NoModel, EngineError, RuntimeException,
        InvalidProtobuf, ModelLoaded, NotImplemented, InvalidGraph, EPFail, ModelLoadCanceled,
        ModelRequiresCompilation, NotFound, DeviceReset)
-_BY_CODE = {int(c.code): c for c in ALL}  # type: ignore[attr-defined]
+_BY_CODE = {int(c.code): c for c in ALL}
 
 
 def ort_error(code: int, message: str) -> _e.OrtError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 import types
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import ortc
 from ortc._ffi import ffi
@@ -51,7 +51,7 @@ def get_version_string() -> str:
 
 def get_build_info() -> str:
     text = api().GetBuildInfoString()
-    return ffi.string(text).decode() if text != ffi.NULL else ""
+    return cast(bytes, ffi.string(text)).decode() if text != ffi.NULL else ""
 
 
 def set_default_logger_severity(severity: int) -> None:
@@ -99,7 +99,7 @@ class _CallbackHandler(logging.Handler):
                           getattr(record, "ort_code_location", ""), record.getMessage())
         except Exception:  # noqa: BLE001 - reported as onnxruntime reports it
             kind, value, tb = sys.exc_info()
-            sys.unraisablehook(types.SimpleNamespace(  # type: ignore[arg-type]
+            sys.unraisablehook(types.SimpleNamespace(
                 exc_type=kind, exc_value=value, exc_traceback=tb, object=self.callback,
                 err_msg="Exception ignored in the ORT logging callback"))
 

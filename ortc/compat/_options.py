@@ -8,7 +8,7 @@ changing the options afterwards does not change existing sessions).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -106,7 +106,7 @@ class SessionOptions:
     def get_session_config_entry(self, key: str) -> str:
         if key not in self._config:
             raise RuntimeError(f"SessionOptions does not have configuration with key: {key}")
-        return self._config[key]
+        return cast(str, self._config[key])
 
     def add_initializer(self, name: str, ortvalue: Any) -> None:
         self._initializers[name] = ortvalue

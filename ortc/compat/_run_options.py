@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import ortc
 
@@ -78,7 +78,7 @@ class RunOptions:
         value = self._native.get_run_config_entry(key)
         if value is None:
             raise RuntimeError(f"RunOptions does not have configuration with key: {key}")
-        return value
+        return cast(str, value)
 
     def add_active_adapter(self, adapter: Any) -> None:
         native = getattr(adapter, "_native", adapter)  # a compat LoraAdapter or an ortc one

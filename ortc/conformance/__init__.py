@@ -13,16 +13,21 @@ Checks call the raw OrtApi slots through :func:`ortc._loader.api`, never ortc's 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from ._registry import Check, Result
+
 __all__ = ["all_checks", "run"]
 
 
-def all_checks():  # type: ignore[no-untyped-def]
+def all_checks() -> list[Check]:
     from .checks import all_checks as _all
 
     return _all()
 
 
-def run(ids=None):  # type: ignore[no-untyped-def]
+def run(ids: Sequence[str] | None = None) -> list[Result]:
     """Run the checks (all, or those whose id starts with one of ``ids``); return Results."""
     from .runner import run_checks
 

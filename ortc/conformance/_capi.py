@@ -12,7 +12,7 @@ import os
 import struct
 import sys
 import tempfile
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 from .._enums import ErrorCode
 from .._ffi import ffi
@@ -53,7 +53,7 @@ def _take(status: Any) -> tuple[int, str]:
     a = api()
     code = int(a.GetErrorCode(status))
     raw = a.GetErrorMessage(status)
-    msg = ffi.string(raw).decode("utf-8", "replace") if raw != ffi.NULL else ""
+    msg = cast(bytes, ffi.string(raw)).decode("utf-8", "replace") if raw != ffi.NULL else ""
     a.ReleaseStatus(status)
     return code, msg
 
@@ -294,7 +294,7 @@ class Ctx:
         return [raw[offsets[i]:ends[i]].decode() for i in range(n)]
 
     def c_string(self, p: Any) -> str:
-        return ffi.string(p).decode("utf-8", "replace") if p != ffi.NULL else ""
+        return cast(bytes, ffi.string(p)).decode("utf-8", "replace") if p != ffi.NULL else ""
 
     def take_string(self, p: Any) -> str:
         """Read and free a string ORT allocated with the default allocator."""

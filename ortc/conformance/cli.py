@@ -30,8 +30,16 @@ MATRIX_VERSIONS = ("1.16.2", "1.17.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1", "
 _MARK = {"pass": "pass", "fail": "**FAIL**", "known": "known", "skip": "skip"}
 
 
+def _prog() -> str:
+    from .._cmdline import prog
+
+    return prog("conformance")
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m ortc conformance",
+    from .._cmdline import _Parser
+
+    ap = _Parser(prog=_prog(),
                                  description="Check what the ONNX Runtime C API does.")
     ap.add_argument("--library", help="libonnxruntime to test (default: ortc's usual search)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -58,9 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.matrix:
         return _matrix(args)
     from .. import _loader
+    from ..errors import LibraryNotFoundError
 
-    if args.library:
-        _loader.load(args.library)
+    try:
+        # the library under test: exactly --library (or ORTC_LIBRARY) when given, never another
+        _loader.load(args.library, _how=f"--library {args.library}") if args.library else None
+    except LibraryNotFoundError as exc:
+        print(f"{_prog()}: error: {exc}", file=sys.stderr)
+        return 2
     from . import coverage
     from .checks import all_checks
     from .runner import library_dict, run_checks
@@ -77,9 +90,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{c.id:<44} {'[child] ' if c.child else ''}{c.claim}")
         return 0
     if not checks:
-        print(f"no check matches {args.only}", file=sys.stderr)
+        print(f"{_prog()}: error: no check matches {args.only}", file=sys.stderr)
         return 2
-    lib = library_dict()
+    try:
+        lib = library_dict()
+    except LibraryNotFoundError as exc:
+        print(f"{_prog()}: error: {exc}", file=sys.stderr)
+        return 1
     tty = sys.stderr.isatty() and not args.quiet
 
     def progress(i: int, n: int, chk: Any, res: Any) -> None:
@@ -96,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.flush()
 
     if not args.quiet:
-        print(f"ONNX Runtime {lib['version']} (API {lib['api_version']}) at {lib['path']}")
+        print(render_header(lib))
     t0 = time.perf_counter()
     results = run_checks(checks, progress)
     if tty:
@@ -124,6 +141,14 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
+def render_header(lib: dict[str, Any]) -> str:
+    """The library a report is about: what was actually loaded, and how it was chosen."""
+    return (f"Library checked: {lib['path']}\n"
+            f"ONNX Runtime {lib['version']}, API {lib['api_version']} (library "
+            f"{lib['library_api']}, ortc {lib['declared_api']}), chosen by: {lib['source']}\n"
+            f"Build: {lib.get('build_info') or 'unknown (no GetBuildInfoString)'}")
+
+
 def render_table(results: Sequence[Any]) -> str:
     rows = [("id", "result", "seconds", "claim")]
     rows += [(r.id, r.status.upper() if r.status == "fail" else r.status, f"{r.seconds:.2f}",
@@ -144,7 +169,9 @@ def _cell(text: str) -> str:
 def render_markdown(data: dict[str, Any]) -> str:
     lib = data["library"]
     lines = [f"# Conformance: ONNX Runtime {lib['version']}", "",
-             f"Library `{lib['path']}`, API {lib['api_version']}.", "",
+             f"Library `{lib['path']}`, API {lib['api_version']} (chosen by: "
+             f"{lib.get('source', '?')}).", "",
+             f"Build: {_cell(lib.get('build_info') or 'unknown')}.", "",
              "| id | result | seconds | claim | detail |", "|---|---|---|---|---|"]
     for c in data["checks"]:
         lines.append(f"| `{c['id']}` | {_MARK[c['status']]} | {c['seconds']:.2f} | "

@@ -77,7 +77,7 @@ def install(path: str) -> None:
         _undo = facade.instrument(_wrap)
         return facade
 
-    _loader._open = open_and_count  # type: ignore[assignment]
+    _loader._open = open_and_count
     _undo = lambda: setattr(_loader, "_open", original)  # noqa: E731
 
 

@@ -24,7 +24,8 @@ def library_dict() -> dict[str, Any]:
     info = api().info
     return {"path": info.path, "version": info.version, "library_api": info.library_api,
             "api_version": info.api_version, "declared_api": info.declared_api,
-            "source": info.source, "python": sys.version.split()[0]}
+            "source": info.source, "build_info": info.build_info,
+            "python": sys.version.split()[0]}
 
 
 def run_one(chk: Check) -> Result:

@@ -242,7 +242,7 @@ def telemetry(ctx: Ctx) -> str:
 def env_with_options(ctx: Ctx) -> str:
     a, ffi = ctx.api, ctx.ffi
     sink: list[Any] = []
-    opts = ffi.new("OrtEnvCreationOptions*")
+    opts: Any = ffi.new("OrtEnvCreationOptions*")  # fields set by name
     opts.version = ctx.api_version
     opts.logging_severity_level = 0
     logid = ctx.keep(ffi.new("char[]", b"withopts"))

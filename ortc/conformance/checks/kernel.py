@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from typing import Any
+from typing import Any, cast
 
 from .. import models
 from .._capi import Ctx, code_name, short
@@ -37,7 +37,7 @@ class _Op:
         self.kernels: dict[int, dict[str, Any]] = {}
         ffi = ctx.ffi
         fields = dict(ffi.typeof("struct OrtCustomOp").fields)
-        op = ffi.new("struct OrtCustomOp*")
+        op: Any = ffi.new("struct OrtCustomOp*")  # fields set by name
         op.version = 17
         self._name = ffi.new("char[]", b"Twice")
         self._cbs: list[Any] = []
@@ -83,7 +83,7 @@ class _Op:
             self.ctx.ok(st)
         buf = ffi.new("char[]", max(size[0], 1))
         self.ctx.ok(fn(*args, buf, size))
-        return ffi.string(buf).decode()
+        return cast(bytes, ffi.string(buf)).decode()
 
     # -- callbacks --
 

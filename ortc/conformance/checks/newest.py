@@ -6,7 +6,7 @@ libraries do: what a slot does with NULL arguments and what it returns on a CPU 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from .. import models
 from .._capi import Ctx, code_name, short
@@ -29,7 +29,7 @@ def ep_context_read_func(ctx: Ctx) -> str:
     calls: list[bytes] = []
 
     def read(state: Any, name: Any, allocator: Any, buffer: Any, size: Any) -> Any:
-        calls.append(ffi.string(name))
+        calls.append(cast(bytes, ffi.string(name)))
         return ffi.NULL
 
     cb = ctx.keep(ffi.callback("OrtReadNamedBufferFunc", read))
