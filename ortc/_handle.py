@@ -67,6 +67,7 @@ class Handle:
     #: this; they go in ``_held``, which the finalizer lets go after the release (see _hold)
     _holds: ClassVar[bool] = False
     _held: list[Handle] | None = None
+    _net: Any = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -96,8 +97,7 @@ class Handle:
         self._held = held
         if _doomed:
             _drain()
-        releaser = _releaser(kind, release, parents, _threads._generation, held)
-        releaser.refs["raw"] = raw  # type: ignore[attr-defined]
+        releaser = _Releaser(kind, release, parents, _threads._generation, held, raw)
         # the safety net: filed for _drain when this object goes (see _doomed)
         self._net = ffi.gc(_net_target, partial(_doomed.__setitem__, releaser))
         live = _live
@@ -109,7 +109,7 @@ class Handle:
             live[kind] += 1
             if slots is not None:
                 slots[index] = ffi.NULL
-            releaser.state["armed"] = True  # type: ignore[attr-defined]
+            releaser.armed = True
             self._ptr = ffi.gc(raw, releaser)
 
     def close(self) -> None:
@@ -129,6 +129,10 @@ class Handle:
     def _release_now(self) -> None:
         ptr, self._ptr = self._ptr, ffi.NULL
         if ptr != ffi.NULL:
+            net = self._net
+            if net is not None:
+                self._net = None
+                ffi.release(net)  # files the finalizer, which takes itself off as it ends
             ffi.release(ptr)  # runs the finalizer now, exactly once
         # A closed object no longer needs what it borrowed: let parents and buffers go.
         self._owners = ()
@@ -224,9 +228,8 @@ class Handle:
         return f"<ortc.{type(self).__name__} {state}>"
 
 
-def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[Handle, ...],
-              generation: int, held: list[Handle] | None = None) -> Callable[..., None]:
-    """The ffi.gc callback: free the pointer, then let the parents go.
+class _Releaser:
+    """The ffi.gc callback of a handle: free the pointer, then let the parents go.
 
     Every step is done once, whoever runs it: the finalizer, or :func:`_drain` for a finalizer
     that a signal handler's exception stopped (see ``Handle._adopt``). A step's flag is set
@@ -234,59 +237,72 @@ def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[H
     so a step is never done twice; a second interruption could at worst skip one step. Once
     every step is done, the references to parents and children are dropped.
     """
-    # released, uncounted, finished; "armed" is set as the handle takes the pointer (before
-    # that, a run has nothing to do)
-    state = {"armed": False, "released": False, "uncounted": False, "finished": False}
-    refs: dict[str, Any] = {"parents": parents, "held": held, "release": release,
-                            "raw": ffi.NULL}
-    parents_done = [False] * len(parents)
-    parents_due = [False] * len(parents)
 
-    def run(ptr: Any = None) -> None:
-        if not state["armed"] or state["finished"]:
+    __slots__ = ("kind", "release", "parents", "generation", "held", "raw", "armed",
+                 "released", "uncounted", "finished", "parents_done", "parents_due")
+
+    def __init__(self, kind: str, release: Callable[[Any], None] | None,
+                 parents: tuple[Handle, ...], generation: int, held: list[Handle] | None,
+                 raw: Any) -> None:
+        self.kind = kind
+        self.release = release
+        self.parents = parents
+        self.generation = generation
+        self.held = held
+        self.raw = raw
+        #: set as the handle takes the pointer: before that there is nothing to do
+        self.armed = False
+        self.released = self.uncounted = self.finished = False
+        self.parents_done = [False] * len(parents) if parents else None
+        self.parents_due = [False] * len(parents) if parents else None
+
+    def __call__(self, ptr: Any = None) -> None:
+        if not self.armed or self.finished:
             return
-        ps: tuple[Handle, ...] = refs.get("parents", ())
-        if not state["released"]:
-            rel = refs.get("release")
+        if not self.released:
+            release = self.release
             # In a forked child (a new fork generation), ORT's threads are gone: releasing
             # could join threads that do not exist. Leaking there is the safe choice.
-            if rel is None or _threads._generation != generation:
-                state["released"] = True
+            if release is None or _threads._generation != self.generation:
+                self.released = True
             else:
                 with in_release as allowed:  # counted for, and skipped after, interpreter exit
-                    if not state["released"]:
-                        state["released"] = True
+                    if not self.released:
+                        self.released = True
                         if allowed:
-                            rel(ptr if ptr is not None else refs["raw"])
+                            release(self.raw)
+        parents = self.parents
         with _tree_lock:
-            if not state["uncounted"]:
-                state["uncounted"] = True
-                _live[kind] -= 1
-            for i, p in enumerate(ps):
-                if not parents_done[i]:
-                    parents_done[i] = True
-                    p._children -= 1
-                    if p._release_pending and not p._children:
-                        p._release_pending = False
-                        parents_due[i] = True
+            if not self.uncounted:
+                self.uncounted = True
+                _live[self.kind] -= 1
+            if parents:
+                done, due = self.parents_done, self.parents_due
+                for i, p in enumerate(parents):
+                    if not done[i]:  # type: ignore[index]
+                        done[i] = True  # type: ignore[index]
+                        p._children -= 1
+                        if p._release_pending and not p._children:
+                            p._release_pending = False
+                            due[i] = True  # type: ignore[index]
         if _lifetime_log.isEnabledFor(logging.DEBUG):
-            _lifetime_log.debug("-DROP %s %s", kind, hex(int(ffi.cast("uintptr_t", refs["raw"]))))
-        for i, p in enumerate(ps):
-            if parents_due[i]:
-                p._release_now()  # idempotent
-        hs = refs.get("held")
-        if hs:
+            _lifetime_log.debug("-DROP %s %s", self.kind,
+                                hex(int(ffi.cast("uintptr_t", self.raw))))
+        if parents:
+            for i, p in enumerate(parents):
+                if self.parents_due[i]:  # type: ignore[index]
+                    p._release_now()  # idempotent
+        held = self.held
+        if held:
             with _tree_lock:
-                children = hs[:]
-                hs.clear()
+                children = held[:]
+                held.clear()
             for c in children:
                 c._child_released()
-        state["finished"] = True
-        refs.clear()
-
-    run.state = state  # type: ignore[attr-defined]
-    run.refs = refs  # type: ignore[attr-defined]
-    return run
+        self.finished = True
+        self.parents = ()
+        self.held = None
+        _doomed.pop(self, None)  # filed by the net when the handle went first: done now
 
 
 #: finalizers whose run a signal handler's exception may have stopped: each handle also owns a

@@ -664,6 +664,11 @@ class Value(Handle):
         """Copy ``data`` into this (numeric) tensor's memory; a writer, hence exclusive."""
         if not self._writable:
             raise InvalidArgument("fill(): this Value is over read-only memory")
+        et = self.element_type
+        if et == ElementType.STRING or bits_for(et):
+            # numpy() returns a copy of these: filling it would change nothing
+            raise InvalidArgument(f"fill(): only tensors of whole-byte numbers can be filled, "
+                                  f"this one is {et.name}")
         view = self.numpy()
         np.copyto(view, np.asarray(data, dtype=view.dtype), casting="same_kind")
 
