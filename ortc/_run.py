@@ -32,7 +32,7 @@ from .memory import cpu_memory_info
 from .run_options import RunOptions
 from .threads import Lease
 from .typeinfo import NodeArg
-from .value import (_PYTHON_DATA, Value, array_to_ortvalue, as_array, is_array_like,
+from .value import (PYTHON_DATA, Value, array_to_ortvalue, as_array, is_array_like,
                     ortvalue_to_python, take_output, tensor_to_numpy)
 
 if TYPE_CHECKING:
@@ -271,7 +271,7 @@ class RunEngine:
         if kind == ValueKind.OPTIONAL and arg.type.element is not None:
             kind = arg.type.element.kind
         if kind == ValueKind.TENSOR:
-            if not isinstance(data, (np.ndarray, *_PYTHON_DATA)) and is_array_like(data):
+            if not isinstance(data, (np.ndarray, *PYTHON_DATA)) and is_array_like(data):
                 # another array producer (torch, DLPack, ...): held to the dtype like numpy's
                 data = as_array(data, f"input {name!r}")[0]
                 keep.append(data)

@@ -16,7 +16,7 @@ import numpy as np
 from . import _loader
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
-from ._handle import Handle, _tree_lock
+from ._handle import Handle
 from ._loader import Api
 from ._status import call_out, check, raise_status
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
@@ -55,7 +55,7 @@ def encode_strings(arr: np.ndarray[Any, Any], what: str) -> list[bytes]:
 
 
 #: Python data (not an array): converted to the element type asked for, range-checked
-_PYTHON_DATA = (list, tuple, bool, int, float, complex, str, bytes)
+PYTHON_DATA = (list, tuple, bool, int, float, complex, str, bytes)
 
 
 def is_array_like(data: Any) -> bool:
@@ -75,7 +75,7 @@ def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
     try:
         if isinstance(data, np.generic):
             return np.asarray(data), False
-        if isinstance(data, _PYTHON_DATA):
+        if isinstance(data, PYTHON_DATA):
             return np.asarray(data), True
         if is_array_like(data):
             if hasattr(data, "__dlpack__") and not (hasattr(data, "__array_interface__") or
