@@ -154,6 +154,11 @@ def render_enums(enums: dict[str, list[tuple[str, int]]]) -> str:
         out += ["", f"class {py_name}(IntEnum):", f'    """C enum ``{c_name}``."""', ""]
         for key, value in enums[c_name]:
             short = key[len(prefix):] if key.startswith(prefix) else key
+            # one casing for every member: OrtArenaAllocator -> ARENA_ALLOCATOR,
+            # OrtMemTypeCPUInput -> CPU_INPUT, like the ORT_*-prefixed enums
+            if not short.isupper():
+                short = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_",
+                               short).upper()
             if not short.isidentifier() or short[0].isdigit():
                 short = "_" + short
             out.append(f"    {short} = {value}")

@@ -9,11 +9,11 @@ counts the job as a live child, so closing it meanwhile defers its release to th
 
 from __future__ import annotations
 
-import atexit
 import threading
 from concurrent.futures import Future
 from typing import Any, Callable
 
+from . import _exit
 from ._ffi import ffi
 from .threads import ort_callback
 
@@ -32,13 +32,11 @@ class AsyncJob:
         self.finish = finish
         self.keep = keep
         self.on_done = on_done
-        self.thread_id = 0  # the OS thread the completion ran on (for tests and diagnostics)
         self.handle = ffi.new_handle(self)
         with _pending_lock:
             _pending.add(self)
 
     def complete(self, outputs: Any, count: int, status: Any) -> None:
-        self.thread_id = threading.get_ident()
         # on an ORT pool thread: a guard conflict here (also in done-callbacks) raises, never waits
         with ort_callback():
             try:
@@ -114,7 +112,6 @@ def pending_jobs() -> int:
         return len(_pending)
 
 
-@atexit.register
 def _drain_at_exit() -> None:
     # A completion arriving after the interpreter is torn down would call into a dead
     # interpreter: give in-flight runs a bounded time to finish first.
@@ -125,3 +122,6 @@ def _drain_at_exit() -> None:
             job.future.exception(timeout=30)
         except BaseException:  # noqa: BLE001
             pass
+
+
+_exit.register(_exit.ASYNC_JOBS, _drain_at_exit)

@@ -133,19 +133,19 @@ class LanguageProjection(IntEnum):
 class AllocatorType(IntEnum):
     """C enum ``OrtAllocatorType``."""
 
-    InvalidAllocator = -1
-    DeviceAllocator = 0
-    ArenaAllocator = 1
-    ReadOnlyAllocator = 2
+    INVALID_ALLOCATOR = -1
+    DEVICE_ALLOCATOR = 0
+    ARENA_ALLOCATOR = 1
+    READ_ONLY_ALLOCATOR = 2
 
 
 class MemType(IntEnum):
     """C enum ``OrtMemType``."""
 
-    CPUInput = -2
-    CPUOutput = -1
+    CPU_INPUT = -2
+    CPU_OUTPUT = -1
     CPU = -1
-    Default = 0
+    DEFAULT = 0
 
 
 class DeviceType(IntEnum):
@@ -160,9 +160,9 @@ class DeviceType(IntEnum):
 class CudnnConvAlgoSearch(IntEnum):
     """C enum ``OrtCudnnConvAlgoSearch``."""
 
-    Exhaustive = 0
-    Heuristic = 1
-    Default = 2
+    EXHAUSTIVE = 0
+    HEURISTIC = 1
+    DEFAULT = 2
 
 
 class OpAttrType(IntEnum):

@@ -440,22 +440,26 @@ class RunEngine:
 
 
     def call_bound(self, run_c: Any, sess_ptr: Any, binding_ptr: Any, run_options: Any,
-                   raw_run_options: Any) -> Any:
-        """ORT's RunWithBinding (``run_c``); a RunOptions is in shared use meanwhile."""
+                   raw_run_options: Any) -> None:
+        """ORT's RunWithBinding (``run_c``), raising on failure; a RunOptions is in shared
+        use meanwhile."""
         if run_options is None:
-            return run_c(sess_ptr, raw_run_options, binding_ptr)
-        ro_guard = run_options._guard
-        if ro_guard is None:
-            raise ClosedError("RunOptions is closed")
-        token = ro_guard.enter_shared(run_options)
-        try:
-            return run_c(sess_ptr, run_options._ptr, binding_ptr)
-        finally:
-            try:  # inline, one C call: see Guard.leave
-                ro_guard.users.remove(token)
+            status = run_c(sess_ptr, raw_run_options, binding_ptr)
+        else:
+            ro_guard = run_options._guard
+            if ro_guard is None:
+                raise ClosedError("RunOptions is closed")
+            token = ro_guard.enter_shared(run_options)
+            try:
+                status = run_c(sess_ptr, run_options._ptr, binding_ptr)
             finally:
-                if ro_guard.watch:
-                    ro_guard._wake()
+                try:  # inline, one C call: see Guard.leave
+                    ro_guard.users.remove(token)
+                finally:
+                    if ro_guard.watch:
+                        ro_guard._wake()
+        if status:
+            raise_status(status)
 
     def start_async(self, session: Any, output_names: Sequence[str] | None,
                     feeds: Mapping[str, Any], run_options: Any, timeout: float | None
@@ -503,6 +507,8 @@ class RunEngine:
                     err = error_from_status(status)
                     if deadline[0] >= 0 and watcher.finish_deadline(deadline[0]):
                         deadline[0] = -2  # fired
+                        if not private:  # re-armed before the Future wakes its waiter
+                            ro._unset_now()  # type: ignore[union-attr]
                         raise RunTimeout(f"the run did not finish within {timeout} s and "
                                          f"was terminated") from err
                     raise err
@@ -516,8 +522,8 @@ class RunEngine:
                 release_run(release, created, [], outputs, count, result)
 
         def done() -> None:  # on the ORT thread, after finish()
-            fired = deadline[0] == -2
-            if deadline[0] >= 0:
+            fired = False
+            if deadline[0] >= 0:  # the run ended (well or not) before finish saw the deadline
                 fired = watcher.finish_deadline(deadline[0])
             if token is not None:
                 ro_guard.leave(token)  # type: ignore[union-attr]
@@ -527,7 +533,7 @@ class RunEngine:
             if private:
                 releaser.submit(ro.close)  # type: ignore[union-attr]
             elif fired:
-                releaser.submit(ro.unset_terminate)  # type: ignore[union-attr]
+                ro._unset_now()  # type: ignore[union-attr]
             releaser.submit(session._child_released)
 
         token = ro_guard.enter_shared(ro) if ro_guard is not None else None

@@ -8,12 +8,11 @@ ortc therefore creates it once, on first use, and never releases it; every Sessi
 
 from __future__ import annotations
 
-import atexit
 import logging
 import threading
 from typing import Any
 
-from . import _loader
+from . import _exit, _loader
 from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
@@ -172,7 +171,6 @@ def available_providers() -> list[str]:
         check(api.ReleaseAvailableProviders(names[0], count[0]))
 
 
-@atexit.register
 def _quiet_at_exit() -> None:
     # ORT may log from its static destructors after Python has finalized; calling back into a
     # finalized interpreter would crash. Raise ORT's threshold and make the callback inert.
@@ -184,3 +182,6 @@ def _quiet_at_exit() -> None:
             env._api.UpdateEnvWithCustomLogLevel(env._ptr, int(LoggingLevel.FATAL))
         except Exception:  # noqa: BLE001 - an old library without the slot: nothing to do
             pass
+
+
+_exit.register(_exit.QUIET_LOGGER, _quiet_at_exit)

@@ -8,7 +8,7 @@ built-in exception a Python user would naturally catch (``ValueError`` for a bad
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Iterable
 
 from ._enums import ErrorCode
 
@@ -157,3 +157,12 @@ class ConcurrentUseError(ThreadRuleError):
 
 class ForkedHandleError(ThreadRuleError):
     """An ORT object created before ``fork()`` was used in the child process."""
+
+
+def closest_name(name: str, valid: Iterable[str], what: str) -> str:
+    """The message for an unknown ``name`` of ``what``, suggesting the closest valid one."""
+    import difflib  # only on this error path
+
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown {what} {name!r}{hint}"

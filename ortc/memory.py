@@ -31,8 +31,8 @@ class MemoryInfo(Handle):
                 "(onnxruntime_c_api.h); Go shares one instance across goroutines "
                 "(research/thread-safety.md §1)")
 
-    def __init__(self, name: str = "Cpu", allocator_type: AllocatorType | int = AllocatorType.DeviceAllocator,
-                 device_id: int = 0, mem_type: MemType | int = MemType.Default) -> None:
+    def __init__(self, name: str = "Cpu", allocator_type: AllocatorType | int = AllocatorType.DEVICE_ALLOCATOR,
+                 device_id: int = 0, mem_type: MemType | int = MemType.DEFAULT) -> None:
         self._api = _loader.api()
         raw = call_out(self._api.CreateMemoryInfo, "OrtMemoryInfo*", utf8(name, "memory name"),
                        int(allocator_type), int(device_id), int(mem_type),
@@ -40,8 +40,8 @@ class MemoryInfo(Handle):
         self._adopt(raw, self._api.ReleaseMemoryInfo)
 
     @classmethod
-    def cpu(cls, allocator_type: AllocatorType | int = AllocatorType.DeviceAllocator,
-            mem_type: MemType | int = MemType.Default) -> MemoryInfo:
+    def cpu(cls, allocator_type: AllocatorType | int = AllocatorType.DEVICE_ALLOCATOR,
+            mem_type: MemType | int = MemType.DEFAULT) -> MemoryInfo:
         """CPU memory (CreateCpuMemoryInfo)."""
         self = cls.__new__(cls)
         self._api = _loader.api()
@@ -127,7 +127,6 @@ class Allocator(Handle):
                 "pykeio/ort treats its CUDA allocator as not Sync): "
                 "tests/test_memory.py::test_device_allocators_are_not_sync")
 
-    _owned = False
     #: addresses :meth:`alloc` handed out and :meth:`free` has not yet freed (set.add and
     #: set.remove are atomic, so a Sync allocator needs no lock for them)
     _addresses: set[int]
@@ -137,7 +136,6 @@ class Allocator(Handle):
               memory: str = "Cpu") -> Allocator:
         self = cls.__new__(cls)
         self._api = _loader.api()
-        self._owned = release is not None
         self._addresses = set()
         if memory != "Cpu":
             self.sync = False  # type: ignore[misc]  # read by the guard at _adopt
@@ -197,7 +195,7 @@ def cpu_memory_info() -> MemoryInfo:
     """The shared CPU memory description used for tensors over numpy memory."""
     global _cpu_info
     if _cpu_info is None:
-        _cpu_info = MemoryInfo.cpu(AllocatorType.ArenaAllocator, MemType.Default)
+        _cpu_info = MemoryInfo.cpu(AllocatorType.ARENA_ALLOCATOR, MemType.DEFAULT)
     return _cpu_info
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Sequence
+from typing import Any
 
 from .providers import EP_CONCURRENT_RUN, _EXCLUSIVE_OPTIONS, session_run_rule
 from .threads import registry
@@ -291,8 +291,8 @@ def rules() -> list[dict[str, Any]]:
     >>> [r for r in ortc.rules() if r["type"] == "OrtIoBinding"][0]["sync"]
     False
     """
-    from . import binding, env, memory, session, value  # noqa: F401 - register every class
-
+    # Every wrapper class registered itself when ortc's package __init__ imported it, which
+    # happens before any ortc.* module (this one included) can be imported.
     # C functions of the declared (unwrapped) types: a wrapper method that calls one on a
     # temporary object (Session.metadata reads an OrtModelMetadata) does not make it its own.
     foreign = {c_fn for item in UNWRAPPED for c_fn in item["methods"]}

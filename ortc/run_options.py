@@ -16,8 +16,8 @@ from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check
+from .errors import closest_name
 from .lora import check_adapter
-from .session_options import closest_name
 from .threads import exclusive, shared
 
 __all__ = ["RunOptions", "checked_run_options", "main_run_options"]
@@ -57,8 +57,8 @@ class RunOptions(Handle):
         if name.startswith("_") or name in _SETTINGS:
             object.__setattr__(self, name, value)
         elif name in ("terminate", "unset_terminate"):
-            raise AttributeError(f"RunOptions.{name} is a method: call ro.{name}() (from any "
-                                 f"thread) to stop or re-allow runs using these options")
+            raise AttributeError(f"RunOptions.{name} is a method, not a flag: call "
+                                 f"run_options.{name}() (from any thread)")
         elif hasattr(type(self), name):
             raise AttributeError(f"RunOptions.{name} cannot be assigned")
         else:

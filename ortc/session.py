@@ -22,7 +22,7 @@ from ._ffi import ffi
 from ._handle import Handle
 from ._interrupt import watcher
 from ._loader import Api
-from ._run import RunEngine, release_run
+from ._run import RunEngine
 from ._status import call_out, check, ignore, raise_status
 from .env import Env, get_env
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
@@ -410,12 +410,12 @@ class Session(Handle):
                         _get_ident() != _MAIN_THREAD
                         or not (watcher.sigint_ready or watcher.sigint_supported())):
                     status = run_c(ptr, _NULL, bptr)  # the common case, without a closure
+                    if status:
+                        raise_status(status)
                 else:
-                    status = self._stoppable(
+                    self._stoppable(
                         lambda ro, raw: self._engine.call_bound(run_c, ptr, bptr, ro, raw),
                         run_options, timeout)
-                if status:
-                    raise_status(status)
             finally:
                 if btoken > 0:  # inline, one C call: an interrupt cannot skip it (Guard.leave)
                     try:

@@ -10,7 +10,6 @@ class does not define are refused, so a misspelt option cannot be stored and ign
 
 from __future__ import annotations
 
-import difflib
 import os
 from typing import Any, Callable, Mapping
 
@@ -22,19 +21,12 @@ from ._enums import ExecutionMode, GraphOptimizationLevel, LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check
-from .errors import InvalidArgument
+from .errors import InvalidArgument, closest_name
 from .providers import provider_names
 from .threads import exclusive, shared
 from .value import Value
 
-__all__ = ["SessionOptions", "closest_name"]
-
-
-def closest_name(name: str, valid: Any, what: str) -> str:
-    """The message for an unknown ``name`` of ``what``, suggesting the closest valid one."""
-    close = difflib.get_close_matches(name, list(valid), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown {what} {name!r}{hint}"
+__all__ = ["SessionOptions"]
 
 
 def _bool(value: Any) -> bool:

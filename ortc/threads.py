@@ -15,13 +15,13 @@ waits for another thread's ORT call: a conflict raises at once.
 
 from __future__ import annotations
 
-import atexit
 import os
 import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
+from . import _exit
 from .errors import (ClosedError, ConcurrentUseError, ForkedHandleError, ThreadRuleError,
                      WrongThreadError)
 
@@ -330,7 +330,7 @@ def _drain_at_exit(limit: float = 2.0) -> None:
         time.sleep(0.002)
 
 
-atexit.register(_drain_at_exit)
+_exit.register(_exit.RUNS_IN_FLIGHT, _drain_at_exit)
 
 
 class Guard:

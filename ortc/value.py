@@ -9,7 +9,7 @@ Value alive through its base object). Sub-byte types and strings are copied.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -686,6 +686,3 @@ class Value(Handle):
             return f"<ortc.Value tensor {self.element_type.name} {list(self.shape)}>"
         return f"<ortc.Value {kind.name.lower()}>"
 
-
-def as_values(items: Iterable[Any]) -> list[Value]:
-    return [it if isinstance(it, Value) else Value.from_numpy(it) for it in items]

@@ -14,18 +14,18 @@ from ortc import AllocatorType, MemType
 
 
 def test_cpu_memory_info_attributes() -> None:
-    info = ortc.MemoryInfo.cpu(AllocatorType.ArenaAllocator, MemType.Default)
+    info = ortc.MemoryInfo.cpu(AllocatorType.ARENA_ALLOCATOR, MemType.DEFAULT)
     assert info.name == "Cpu" and info.device_id == 0
-    assert info.allocator_type == AllocatorType.ArenaAllocator and info.mem_type == MemType.Default
-    same = ortc.MemoryInfo("Cpu", AllocatorType.ArenaAllocator, 0, MemType.Default)
+    assert info.allocator_type == AllocatorType.ARENA_ALLOCATOR and info.mem_type == MemType.DEFAULT
+    same = ortc.MemoryInfo("Cpu", AllocatorType.ARENA_ALLOCATOR, 0, MemType.DEFAULT)
     assert info == same and info.same_as(same)
-    other = ortc.MemoryInfo.cpu(AllocatorType.DeviceAllocator, MemType.Default)
+    other = ortc.MemoryInfo.cpu(AllocatorType.DEVICE_ALLOCATOR, MemType.DEFAULT)
     assert "Cpu" in repr(other)
 
 
 def test_unknown_memory_name_is_refused() -> None:
     with pytest.raises(ortc.OrtError):
-        ortc.MemoryInfo("NoSuchDevice", AllocatorType.DeviceAllocator, 0, MemType.Default)
+        ortc.MemoryInfo("NoSuchDevice", AllocatorType.DEVICE_ALLOCATOR, 0, MemType.DEFAULT)
 
 
 def test_default_allocator() -> None:

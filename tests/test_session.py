@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
+from typing import Any
 
 import numpy as np
 import pytest
@@ -454,3 +456,28 @@ def test_provider_names_short_and_long() -> None:
     assert s.run(None, {"a": one, "b": one})[0].tolist() == [2.0]
     with pytest.raises(ortc.OrtError, match="not (supported|enabled) in this build"):
         ortc.SessionOptions().append_execution_provider("CUDAExecutionProvider")
+
+
+@pytest.mark.parametrize("extra", [{"intra_op_num_threads": 1},
+                                   {"providers": ["CPUExecutionProvider"]}],
+                         ids=["keyword", "providers"])
+def test_options_plus_keywords_keep_the_initializers_alive(extra: dict[str, Any]) -> None:
+    """Session(model, opts, **keywords) builds from a temporary copy of ``opts``: the session
+    must take over what that copy references (the initializer Value) before the copy is
+    closed. It once closed the copy first and kept nothing, so after the user closed ``opts``
+    and the value, ORT read freed memory (garbage outputs, or a crash)."""
+    before = _live_values()
+    opts = ortc.SessionOptions()
+    v = ortc.Value.from_numpy(np.array([7.0, 8.0, 9.0], np.float32))
+    opts.add_initializer("bias", v)
+    s = ortc.Session(models.overridable_initializer_model(), opts, **extra)
+    opts.close()
+    v.close()
+    gc.collect()
+    assert _live_values() == before + 1  # held by the session, released with it
+    junk = [np.full(3, -1.0, np.float32) for _ in range(1000)]  # reuse freed memory, if any
+    np.testing.assert_array_equal(s.run(None, {"x": np.zeros(3, np.float32)})[0], [7, 8, 9])
+    del junk
+    s.close()
+    gc.collect()
+    assert _live_values() == before

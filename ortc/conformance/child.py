@@ -21,7 +21,7 @@ from typing import Any
 
 from ._registry import Check, Outcome, Result
 
-__all__ = ["run_in_child", "step", "main"]
+__all__ = ["run_in_child", "main"]
 
 BOOT = (
     "import os, sys, types\n"
@@ -40,14 +40,6 @@ BOOT = (
 def _root() -> str:
     # the folder that holds the ortc package
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def step(text: str) -> None:
-    """Report progress to the parent (flushed at once: the next call may kill the process)."""
-    from . import coverage
-    coverage.flush()
-    sys.stdout.write("STEP " + text.replace("\n", " ") + "\n")
-    sys.stdout.flush()
 
 
 def _signal_name(num: int) -> str:

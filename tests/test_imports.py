@@ -1,0 +1,94 @@
+"""The package's imports run one way: no module of ortc/ imports, directly or through others, a
+module that imports it back. Imports made inside functions count too (they still couple the
+modules); annotations-only imports under ``if TYPE_CHECKING:`` do not (they never run)."""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Iterator
+
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ortc")
+
+
+def _module_name(path: str) -> str:
+    rel = os.path.relpath(path, os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
+    return rel[:-len(".__init__")] if rel.endswith(".__init__") else rel
+
+
+def _runtime_imports(tree: ast.AST) -> Iterator[ast.ImportFrom | ast.Import]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+            node.body = []  # annotations only: never imported at run time
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = {}
+    for folder, _, files in os.walk(ROOT):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(folder, f)
+                modules[_module_name(path)] = path
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in _runtime_imports(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                mod = node.module or ""
+                if node.level:
+                    mod = f"{base}.{mod}" if mod else base
+                # `from . import x` imports the module ortc.x; `from .x import y` the module x
+                targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in modules else mod
+                           for a in node.names]
+            for t in targets:
+                if t in modules and t != name:
+                    graph[name].add(t)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle_in_ortc() -> None:
+    graph = import_graph()
+    assert len(graph) > 20 and graph["ortc.session"] >= {"ortc._run", "ortc.session_options"}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
