@@ -342,6 +342,11 @@ res = {
     "map_bool_keys": outcome(lambda: ortc.Value.from_map({True: 1.0})),
     "map_int_keys": ortc.Value.from_map({1: 1.0, 2: 2.0}).to_python(),
     "object": outcome(lambda: ortc.Value.from_numpy(object())),
+    "sparse_float_index": outcome(lambda: ortc.SparseTensor.coo((4,), [1.0], [1.5])),
+    "sparse_huge_index": outcome(lambda: ortc.SparseTensor.coo((4,), [1.0], [2**63])),
+    "sparse_float_shape": outcome(lambda: ortc.SparseTensor.coo((4.5,), [1.0], [1])),
+    "sparse_ok": ortc.Value.from_sparse(ortc.SparseTensor.coo(
+        (4,), np.array([1.0], np.float32), [3])).to_python().indices.tolist(),
 }
 b = sf.io_binding()
 res["bind_output_str"] = outcome(lambda: b.bind_output("y", "cpu"))
@@ -367,6 +372,10 @@ print(json.dumps(res))
     named(r["map_bool_keys"], "InvalidArgument", "True")
     assert r["map_int_keys"] == {"1": 1.0, "2": 2.0}
     named(r["object"], "InvalidArgument", "object")
+    named(r["sparse_float_index"], "InvalidArgument", "float64")
+    named(r["sparse_huge_index"], "InvalidArgument", "9223372036854775808")
+    named(r["sparse_float_shape"], "InvalidArgument", "4.5")
+    assert r["sparse_ok"] == [3]
     named(r["bind_output_str"], "InvalidArgument", "str")
     named(r["bind_input_list"], "InvalidArgument", "list")
     named(r["bind_input_producer_f64"], "InvalidArgument", "float64")
