@@ -586,7 +586,7 @@ print(json.dumps(res), flush=True)
 
 def test_an_applications_own_sigint_handler_is_respected() -> None:
     code = PRELUDE + r'''
-s = ortc.Session(models.matmul_chain_model(2000, 256), intra_op_num_threads=1)
+s = ortc.Session(models.matmul_chain_model(3000, 256), intra_op_num_threads=1)
 small = ortc.Session(models.add_model())
 one = np.ones(1, np.float32)
 small.run(None, {"a": one, "b": one})   # ortc's Ctrl-C bridge is installed by now
@@ -594,26 +594,28 @@ calls = []
 signal.signal(signal.SIGINT, lambda signum, frame: calls.append(signum))
 print("ready", flush=True)
 res = {}
+t0 = time.time()
 try:
     y = s.run(None, {"x": np.ones((256, 256), np.float32)})[0]
     res["run"] = "finished"
 except Exception as e:
     res["run"] = type(e).__name__ + ": " + str(e)
+res["long_enough"] = time.time() - t0 > 0.6  # the signal (sent 0.3 s in) came during the run
 res["handler_calls"] = len(calls)
 print(json.dumps(res), flush=True)
 '''
-    res = _sigint_child(code)
-    assert res == {"run": "finished", "handler_calls": 1}
+    res = _sigint_child(code, delay=0.3)
+    assert res == {"run": "finished", "long_enough": True, "handler_calls": 1}
 
 
-def _sigint_child(code: str) -> Any:
+def _sigint_child(code: str, delay: float = 0.5) -> Any:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.strip() == "ready", proc.stderr.read() if proc.stderr else ""
-    time.sleep(0.5)  # inside the long run
+    time.sleep(delay)  # inside the long run
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err[-3000:]
