@@ -478,7 +478,10 @@ class Guard:
             _park()
         mode = policy.mode
         users = self.users
-        before = users.count(me)  # this thread's entries: only this thread adds or removes them
+        # This thread's entries: only this thread adds them; another removes one only when it
+        # ends a run_async started here, which could at worst hide this call's entry from the
+        # cleanup below (left behind, never removed twice).
+        before = users.count(me)
         try:
             return self._enter_locked(obj, me, exclusive, mode, users)
         except BaseException:
