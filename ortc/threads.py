@@ -425,7 +425,11 @@ class Guard:
             except BaseException:
                 users.remove(me)
                 raise
-            self.leave(me)  # back off: the slow path decides under the lock
+            # back off (the slow path decides under the lock) with one C call, not a method
+            # whose start an interrupt could stop (a closed object takes this path every time)
+            users.remove(me)
+            if self.watch:
+                self._wake()
         else:
             with self.lock:
                 if not self.owner and not self.shared_slow:
@@ -452,7 +456,9 @@ class Guard:
                     users.remove(me)
                     raise
                 self.owner = 0
-                self.leave(me)
+                users.remove(me)  # back off, as in enter_shared
+                if self.watch:
+                    self._wake()
         return self._enter(obj, me, True)
 
     def enter_alone(self, obj: Any) -> int:
@@ -470,7 +476,9 @@ class Guard:
             except BaseException:
                 users.remove(me)
                 raise
-            self.leave(me)
+            users.remove(me)  # back off, as in enter_shared
+            if self.watch:
+                self._wake()
         return self.enter_exclusive(obj)
 
     def _enter(self, obj: Any, me: int, exclusive: bool) -> int:

@@ -560,6 +560,39 @@ def test_keyboard_interrupt_storm_leaves_no_stale_entries_or_leaks() -> None:
     assert r["close_from_thread"] == "ok" and r["closed"] is True, r
 
 
+def test_keyboard_interrupt_storm_over_calls_on_a_closed_object() -> None:
+    # A call on a closed object backs off its guard entry before raising ClosedError; the
+    # back-off was a method call, whose start a KeyboardInterrupt could stop (found by the
+    # fuzzer: thousands of stale entries in 5 s).
+    r = child(r'''
+s = ortc.Session(models.add_model()); s.close()
+v = ortc.Value.from_numpy(np.ones(1, np.float32)); v.close()
+armed = [False]
+def storm(signum, frame):
+    if armed[0]:
+        raise KeyboardInterrupt
+signal.signal(signal.SIGALRM, storm)
+signal.setitimer(signal.ITIMER_REAL, 0.00003, 0.00003)
+one = np.ones(1, np.float32)
+counts = {"ClosedError": 0, "KeyboardInterrupt": 0}
+t0 = time.time()
+while time.time() - t0 < 2.0:
+    try:
+        armed[0] = True
+        s.run(None, {"a": one, "b": one}) if counts["ClosedError"] % 2 else v.numpy()
+    except ortc.ClosedError:
+        armed[0] = False
+        counts["ClosedError"] += 1
+    except KeyboardInterrupt:
+        armed[0] = False
+        counts["KeyboardInterrupt"] += 1
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+print(json.dumps({**counts, "stale": list(s._guard.users) + list(v._guard.users)}))
+''')
+    assert r["ClosedError"] > 1000 and r["KeyboardInterrupt"] > 1000, r
+    assert r["stale"] == []
+
+
 def test_ctrl_c_rearms_shared_run_options_for_other_threads() -> None:
     code = PRELUDE + r'''
 s = ortc.Session(models.matmul_chain_model(4000, 256), intra_op_num_threads=1)
