@@ -332,11 +332,17 @@ class RunEngine:
                     # (found by tests/test_malformed.py): ORT allocates the real one
                     continue
                 arr = np.empty(shape, dtype)
+                out = ffi.new("OrtValue**")
                 status = create(info, ffi.from_buffer(arr), arr.nbytes, shape, len(shape), et,
-                                outputs + index)
+                                out)
                 if status:
                     raise_status(status, "preallocating an output")
-                created.append(_gc(outputs[index], release))
+                created.append(_gc(out[0], release))
+                # The slot is filled only now, with its array, both with no point between them
+                # where an interrupt could surface: release_run releases a slot whose array is
+                # unset, and the owner above releases this value, so filling the slot first
+                # (and being interrupted before the array was set) released it twice.
+                outputs[index] = out[0]
                 arrays[index] = arr
                 made += 1
         return made
