@@ -593,6 +593,37 @@ print(json.dumps({**counts, "stale": list(s._guard.users) + list(v._guard.users)
     assert r["stale"] == []
 
 
+def test_interrupt_after_a_preallocated_output_is_owned_releases_it_once() -> None:
+    # The fuzzer's interrupt op: a KeyboardInterrupt right after the owner of a preallocated
+    # output was made (its slot already filled, its array not yet) released it twice (SIGBUS).
+    # Here the interrupt is raised at exactly that point.
+    r = child(r'''
+import ortc._run as run_module
+s = ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1)
+real = run_module._gc
+made = []
+def owner_then_interrupt(raw, release):
+    owner = real(raw, release)
+    made.append(1)
+    if len(made) == 3:  # inputs a and b, then the preallocated output c
+        raise KeyboardInterrupt
+    return owner
+run_module._gc = owner_then_interrupt
+one = np.ones(4, np.float32)
+try:
+    s.run(None, {"a": one, "b": one})
+    res = {"first": "ok"}
+except KeyboardInterrupt:
+    res = {"first": "KeyboardInterrupt"}
+run_module._gc = real
+res["after"] = s.run(None, {"a": one, "b": one})[0].tolist()
+gc.collect()
+res["stale"] = list(s._guard.users)
+print(json.dumps(res))
+''')
+    assert r == {"first": "KeyboardInterrupt", "after": [2.0] * 4, "stale": []}
+
+
 def test_ctrl_c_rearms_shared_run_options_for_other_threads() -> None:
     code = PRELUDE + r'''
 s = ortc.Session(models.matmul_chain_model(4000, 256), intra_op_num_threads=1)
