@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
+from functools import partial
 from typing import Any, Callable, ClassVar, TypeVar
 
 from ._ffi import ffi
@@ -35,6 +36,8 @@ def live_handles() -> dict[str, int]:
     >>> ortc.live_handles()  # doctest: +SKIP
     {'Session': 1, 'SessionOptions': 0, ...}
     """
+    if _doomed:
+        _drain()
     with _tree_lock:
         return {k: v for k, v in _live.items() if v}
 
@@ -68,6 +71,7 @@ class Handle:
     #: this; they go in ``_held``, which the finalizer lets go after the release (see _hold)
     _holds: ClassVar[bool] = False
     _held: list[Handle] | None = None
+    _net: Any = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -76,23 +80,41 @@ class Handle:
 
     # -- ownership -----------------------------------------------------------------------------
     def _adopt(self, raw: Any, release: Callable[[Any], None] | None,
-               owners: tuple[Any, ...] = ()) -> None:
-        """Take ``raw``; ``release`` frees it (None: borrowed, never freed); keep ``owners`` alive."""
+               owners: tuple[Any, ...] = (), slots: Any = None, index: int = 0) -> None:
+        """Take ``raw``; ``release`` frees it (None: borrowed, never freed); keep ``owners`` alive.
+
+        With ``slots``, ``raw`` is ``slots[index]`` (a run's output array), cleared as it is
+        taken. The counts, the clearing and the owning cdata are made under one lock with no
+        point between them where a signal handler's exception could surface (see
+        ``ortc.value.take_output``): an interrupt leaves the value either in its slot, for the
+        run's cleanup, or owned, counted and released by the finalizer, never both.
+        """
         if raw == ffi.NULL:
             raise ValueError(f"{type(self).__name__}: NULL {self.c_type}")
         self._guard = Guard(self.send, self.sync)
         self._owners = owners
         parents = tuple(o for o in owners if isinstance(o, Handle)) if owners else ()
         kind = type(self).__name__
-        with _tree_lock:
-            for p in parents:
-                p._children += 1
-            _live[kind] += 1
         if _lifetime_log.isEnabledFor(logging.DEBUG):
             _lifetime_log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
         held: list[Handle] | None = [] if self._holds else None
         self._held = held
-        self._ptr = ffi.gc(raw, _releaser(kind, release, parents, _threads._generation, held))
+        if _doomed:
+            _drain()
+        releaser = _Releaser(kind, release, parents, _threads._generation, held, raw)
+        # the safety net: filed for _drain when this object goes (see _doomed)
+        self._net = ffi.gc(_net_target, partial(_doomed.__setitem__, releaser))
+        live = _live
+        if kind not in live:
+            live[kind] = 0
+        with _tree_lock:
+            for p in parents:
+                p._children += 1
+            live[kind] += 1
+            if slots is not None:
+                slots[index] = ffi.NULL
+            releaser.armed = True
+            self._ptr = ffi.gc(raw, releaser)
 
     def close(self) -> None:
         """Release the ORT object now (idempotent). Children keep it alive until they go."""
@@ -111,6 +133,10 @@ class Handle:
     def _release_now(self) -> None:
         ptr, self._ptr = self._ptr, ffi.NULL
         if ptr != ffi.NULL:
+            net = self._net
+            if net is not None:
+                self._net = None
+                ffi.release(net)  # files the finalizer, which takes itself off as it ends
             ffi.release(ptr)  # runs the finalizer now, exactly once
         # A closed object no longer needs what it borrowed: let parents and buffers go.
         self._owners = ()
@@ -175,6 +201,32 @@ class Handle:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- copies ---------------------------------------------------------------------------------
+    # The default copy shares the pointer: closing one copy would free what the other uses.
+    def __copy__(self) -> Any:
+        return self._copy_by_value()
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self._copy_by_value()
+
+    def _copy_by_value(self) -> Any:
+        """A new object with its own ORT object, made through the class's ``__reduce__`` when it
+        has one (a picklable class rebuilds from its description); else refused."""
+        cls = type(self)
+        if cls.__reduce__ is not object.__reduce__:
+            self._check_open()
+            rv = self.__reduce__()
+            if isinstance(rv, tuple) and len(rv) >= 2:
+                new = rv[0](*rv[1])
+                if len(rv) > 2 and rv[2] is not None:
+                    if hasattr(new, "__setstate__"):
+                        new.__setstate__(rv[2])
+                    else:
+                        new.__dict__.update(rv[2])
+                return new
+        raise TypeError(f"cannot copy an ortc.{cls.__name__}: it owns an ORT object, and a "
+                        f"copy would share it; create a new {cls.__name__} instead")
+
     def __repr__(self) -> str:
         state = "closed" if self.closed else hex(int(ffi.cast("uintptr_t", self._ptr)))
         return f"<ortc.{type(self).__name__} {state}>"
@@ -193,28 +245,101 @@ class Handle:
         raise TypeError(f"cannot pickle ortc.{type(self).__name__}: {self._not_picklable}")
 
 
-def _releaser(kind: str, release: Callable[[Any], None] | None, parents: tuple[Handle, ...],
-              generation: int, held: list[Handle] | None = None) -> Callable[[Any], None]:
-    """The ffi.gc callback: free the pointer, then let the parents go."""
+class _Releaser:
+    """The ffi.gc callback of a handle: free the pointer, then let the parents go.
 
-    def run(ptr: Any) -> None:
-        # In a forked child (a new fork generation), ORT's threads are gone: releasing could
-        # join threads that do not exist. Leaking there is the safe choice.
-        if release is not None and _threads._generation == generation:
-            with in_release as allowed:  # counted for, and skipped after, interpreter exit
-                if allowed:
-                    release(ptr)
+    Every step is done once, whoever runs it: the finalizer, or :func:`_drain` for a finalizer
+    that a signal handler's exception stopped (see ``Handle._adopt``). A step's flag is set
+    right before the step with no point between them where such an exception could surface,
+    so a step is never done twice; a second interruption could at worst skip one step. Once
+    every step is done, the references to parents and children are dropped.
+    """
+
+    __slots__ = ("kind", "release", "parents", "generation", "held", "raw", "armed",
+                 "released", "uncounted", "finished", "parents_done", "parents_due")
+
+    def __init__(self, kind: str, release: Callable[[Any], None] | None,
+                 parents: tuple[Handle, ...], generation: int, held: list[Handle] | None,
+                 raw: Any) -> None:
+        self.kind = kind
+        self.release = release
+        self.parents = parents
+        self.generation = generation
+        self.held = held
+        self.raw = raw
+        #: set as the handle takes the pointer: before that there is nothing to do
+        self.armed = False
+        self.released = self.uncounted = self.finished = False
+        self.parents_done = [False] * len(parents) if parents else None
+        self.parents_due = [False] * len(parents) if parents else None
+
+    def __call__(self, ptr: Any = None) -> None:
+        if not self.armed or self.finished:
+            return
+        if not self.released:
+            release = self.release
+            # In a forked child (a new fork generation), ORT's threads are gone: releasing
+            # could join threads that do not exist. Leaking there is the safe choice.
+            if release is None or _threads._generation != self.generation:
+                self.released = True
+            else:
+                with in_release as allowed:  # counted for, and skipped after, interpreter exit
+                    if not self.released:
+                        self.released = True
+                        if allowed:
+                            release(self.raw)
+        parents = self.parents
         with _tree_lock:
-            _live[kind] -= 1
+            if not self.uncounted:
+                self.uncounted = True
+                _live[self.kind] -= 1
+            if parents:
+                done, due = self.parents_done, self.parents_due
+                for i, p in enumerate(parents):
+                    if not done[i]:  # type: ignore[index]
+                        done[i] = True  # type: ignore[index]
+                        p._children -= 1
+                        if p._release_pending and not p._children:
+                            p._release_pending = False
+                            due[i] = True  # type: ignore[index]
         if _lifetime_log.isEnabledFor(logging.DEBUG):
-            _lifetime_log.debug("-DROP %s %s", kind, hex(int(ffi.cast("uintptr_t", ptr))))
-        for p in parents:
-            p._child_released()
+            _lifetime_log.debug("-DROP %s %s", self.kind,
+                                hex(int(ffi.cast("uintptr_t", self.raw))))
+        if parents:
+            for i, p in enumerate(parents):
+                if self.parents_due[i]:  # type: ignore[index]
+                    p._release_now()  # idempotent
+        held = self.held
         if held:
             with _tree_lock:
                 children = held[:]
                 held.clear()
             for c in children:
                 c._child_released()
+        self.finished = True
+        self.parents = ()
+        self.held = None
+        _doomed.pop(self, None)  # filed by the net when the handle went first: done now
 
-    return run
+
+#: finalizers whose run a signal handler's exception may have stopped: each handle also owns a
+#: small cdata whose destructor, a C function (no Python frame, nothing to interrupt), files
+#: the handle's finalizer here when the handle is collected; _drain runs them again (every
+#: step is done once, so a finalizer that had finished does nothing)
+_doomed: dict[Any, Any] = {}
+_net_target = ffi.new("char[1]")
+_drain_lock = threading.RLock()
+
+
+def _drain() -> None:
+    """Finish the finalizers filed in ``_doomed``. Each stays filed until it has returned, so an
+    interrupt here only delays it to the next drain."""
+    doomed = _doomed
+    with _drain_lock:
+        while doomed:
+            try:
+                fn = next(iter(doomed))
+            except (StopIteration, RuntimeError):  # emptied or changed meanwhile
+                return
+            fn()
+            doomed.pop(fn, None)

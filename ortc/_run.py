@@ -33,7 +33,8 @@ from .memory import cpu_memory_info
 from .run_options import RunOptions
 from .threads import Lease
 from .typeinfo import NodeArg
-from .value import Value, array_to_ortvalue, ortvalue_to_python, tensor_to_numpy
+from .value import (PYTHON_DATA, Value, array_to_ortvalue, as_array, is_array_like,
+                    ortvalue_to_python, take_output, tensor_to_numpy)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -44,6 +45,8 @@ __all__ = ["RunEngine", "OutputPlan", "release_run"]
 _PREALLOCATE_MAX = 1 << 26
 _get_ident = threading.get_ident
 _NULL = ffi.NULL
+_gc = ffi.gc
+ffi_release = ffi.release
 
 
 def release_run(release: Callable[[Any], None], created: list[Any], keep: list[Any],
@@ -52,19 +55,40 @@ def release_run(release: Callable[[Any], None], created: list[Any], keep: list[A
 
     Ends the leases among ``keep`` (Value inputs, shared until Run returned: explicitly, since
     PyPy finalizes a dropped list only at a collection), releases the OrtValues made for the
-    run (``created``: inputs and the values over preallocated arrays), and releases the
-    outputs ORT made that nobody took (``outputs[i]`` not NULL and ``taken[i]`` None).
+    run (``created``: owners of inputs and of the values over preallocated arrays), and
+    releases the outputs ORT made that nobody took (``outputs[i]`` not NULL and ``taken[i]``
+    None; a conversion takes one with :func:`ortc.value.take_output`).
+
+    Every step runs at most once (a lease ends once, an owner is released once, an output
+    slot is cleared before its release), so when a KeyboardInterrupt from a signal handler
+    stops the cleanup, it is run again to the end before the interrupt goes on. Should the
+    cleanup be skipped altogether (an interrupt at its very start), the owners in ``created``
+    still release their values when the run's frame drops them, through ORT's C function.
     """
+    try:
+        _release_steps(release, created, keep, outputs, count, taken)
+    except KeyboardInterrupt:
+        try:
+            _release_steps(release, created, keep, outputs, count, taken)
+        except KeyboardInterrupt:
+            _release_steps(release, created, keep, outputs, count, taken)
+            raise
+        raise
+
+
+def _release_steps(release: Callable[[Any], None], created: list[Any], keep: list[Any],
+                   outputs: Any, count: int, taken: list[Any] | None) -> None:
     for held in keep:
         if type(held) is Lease:
             held.release()
-    for raw in created:
-        release(raw)
+    for owner in created:
+        ffi_release(owner)  # idempotent: a cffi owner runs its destructor once
     if outputs is not None:
         for i in range(count):
-            if outputs[i] != _NULL and (taken is None or taken[i] is None):
-                release(outputs[i])
-                outputs[i] = _NULL
+            raw = outputs[i]
+            if raw != _NULL and (taken is None or taken[i] is None):
+                outputs[i] = _NULL  # cleared first: a retry never releases it again
+                release(raw)
 
 
 def _refused_buffer(message: str) -> bool:
@@ -211,6 +235,7 @@ class RunEngine:
         shapes: dict[str, tuple[int, ...]] = {}
         fast = self.fast_inputs
         create = self.api.CreateTensorWithDataAsOrtValue
+        release = self.api.ReleaseValue
         info = self.cpu_info_ptr
         for i in range(count):
             name = names[i]
@@ -226,7 +251,7 @@ class RunEngine:
                                 spec[1], values + i)
                 if status:
                     raise_status(status, f"input {name!r}")
-                created.append(values[i])
+                created.append(_gc(values[i], release))
                 shapes[name] = shape
             else:
                 values[i] = self.feed_value(name, array, keep, created)
@@ -241,6 +266,7 @@ class RunEngine:
             raise AssertionError("unreachable")
         if isinstance(data, Value):
             keep.append(Lease(data))  # a shared use of the value until the run returns
+            data._require_value(f"input {name!r} (pass None, or leave an optional input out)")
             return data._ptr
         kind = arg.type.kind
         if kind == ValueKind.OPTIONAL and arg.type.element is not None:
@@ -248,6 +274,11 @@ class RunEngine:
         if kind == ValueKind.TENSOR:
             if is_dlpack_producer(data):  # torch & co: their memory, their dtype, no cast
                 data = dlpack_array(data, f"input {name!r}")
+                keep.append(data)
+            elif not isinstance(data, (np.ndarray, *PYTHON_DATA)) and is_array_like(data):
+                # another array producer (__array_interface__, ...): held to the dtype like numpy's
+                data = as_array(data, f"input {name!r}")[0]
+                keep.append(data)
             expected = arg.type.element_type
             if isinstance(data, np.ndarray) and expected is not None:
                 dt = data.dtype
@@ -264,7 +295,7 @@ class RunEngine:
                                          expected if expected is not None and
                                          expected != ElementType.STRING and
                                          not isinstance(data, np.ndarray) else None)
-            created.append(raw)
+            created.append(_gc(raw, self.api.ReleaseValue))
             keep.append(buf)
             return raw
         if kind == ValueKind.SEQUENCE:
@@ -287,6 +318,7 @@ class RunEngine:
         """Give ORT new numpy arrays for the outputs whose shape is known; returns how many."""
         made = 0
         create = self.api.CreateTensorWithDataAsOrtValue
+        release = self.api.ReleaseValue
         info = self.cpu_info_ptr
         for index, dtype, et, dims in plan.preallocate:
             shape = []
@@ -307,11 +339,17 @@ class RunEngine:
                     # (found by tests/test_malformed.py): ORT allocates the real one
                     continue
                 arr = np.empty(shape, dtype)
+                out = ffi.new("OrtValue**")
                 status = create(info, ffi.from_buffer(arr), arr.nbytes, shape, len(shape), et,
-                                outputs + index)
+                                out)
                 if status:
                     raise_status(status, "preallocating an output")
-                created.append(outputs[index])
+                created.append(_gc(out[0], release))
+                # The slot is filled only now, with its array, both with no point between them
+                # where an interrupt could surface: release_run releases a slot whose array is
+                # unset, and the owner above releases this value, so filling the slot first
+                # (and being interrupted before the array was set) released it twice.
+                outputs[index] = out[0]
                 arrays[index] = arr
                 made += 1
         return made
@@ -331,7 +369,11 @@ class RunEngine:
             return self.api.Run(sess_ptr, run_options._ptr, in_names.ptr, values,
                                 in_names.count, out_names.ptr, out_names.count, outputs)
         finally:
-            ro_guard.leave(token)
+            try:  # inline, one C call: see Guard.leave
+                ro_guard.users.remove(token)
+            finally:
+                if ro_guard.watch:
+                    ro_guard._wake()
 
     # -- the run entry points' bodies ----------------------------------------------------------
     def run(self, sess_ptr: Any, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
@@ -383,16 +425,13 @@ class RunEngine:
                 raise err
             tensor = plan.tensor
             for i in range(count):
-                if arrays[i] is not None:
+                if arrays[i] is not None or outputs[i] == _NULL:
                     continue
-                raw = outputs[i]
-                if raw == _NULL:
-                    continue
-                outputs[i] = _NULL  # from here the conversion owns it
+                owner = take_output(api, outputs, i)  # from here the owner releases it
                 if tensor[i]:  # declared a tensor: skip the kind queries
-                    arrays[i] = tensor_to_numpy(api, raw, None, release)
+                    arrays[i] = tensor_to_numpy(api, owner, owner, True)
                 else:
-                    arrays[i] = ortvalue_to_python(api, raw, None, release)
+                    arrays[i] = ortvalue_to_python(api, owner, owner, True)
             if made == count and plan.stageable and self.stages.active:
                 # every output was preallocated: a stage may serve the next runs
                 self.stages.offer(key, plan, names, data, arrays)
@@ -419,10 +458,8 @@ class RunEngine:
             if status:
                 raise_status(status)
             for i in range(count):
-                raw = outputs[i]
-                if raw != _NULL:
-                    outputs[i] = _NULL
-                    result[i] = Value._own(raw)
+                if outputs[i] != _NULL:
+                    result[i] = Value._take(api, outputs, i)
             return result
         finally:
             release_run(api.ReleaseValue, created, keep, outputs, count, result)
@@ -442,7 +479,11 @@ class RunEngine:
             try:
                 status = run_c(sess_ptr, run_options._ptr, binding_ptr)
             finally:
-                ro_guard.leave(token)
+                try:  # inline, one C call: see Guard.leave
+                    ro_guard.users.remove(token)
+                finally:
+                    if ro_guard.watch:
+                        ro_guard._wake()
         if status:
             raise_status(status)
 
@@ -498,11 +539,10 @@ class RunEngine:
                                          f"was terminated") from err
                     raise err
                 for i in range(count):
-                    raw = outputs[i]
-                    if raw != _NULL:
-                        outputs[i] = _NULL
+                    if outputs[i] != _NULL:
+                        owner = take_output(api, outputs, i)
                         result[i] = (tensor_to_numpy if tensor[i] else ortvalue_to_python)(
-                            api, raw, None, release)
+                            api, owner, owner, True)
                 return result
             finally:
                 release_run(release, created, [], outputs, count, result)

@@ -19,7 +19,7 @@ from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
 from .threads import Lease, exclusive
-from .value import Value, ortvalue_to_python
+from .value import Value, as_array, is_array_like, ortvalue_to_python, take_output
 
 __all__ = ["IoBinding"]
 
@@ -27,6 +27,30 @@ __all__ = ["IoBinding"]
 def _free(api: Any, alloc: Any, ptr: Any) -> None:
     """Free a buffer ORT allocated for us (its contents already copied out)."""
     ignore(api.AllocatorFree(alloc, ptr))
+
+
+def _release_outputs(api: Any, arr: Any, count: Any) -> None:
+    """Release the bound output values nobody took, then ORT's array of them. Each step is
+    done once (a slot or the array is cleared before its release), so an interrupted cleanup
+    is run again to its end before the KeyboardInterrupt goes on."""
+    try:
+        _release_output_steps(api, arr, count)
+    except KeyboardInterrupt:
+        _release_output_steps(api, arr, count)
+        raise
+
+
+def _release_output_steps(api: Any, arr: Any, count: Any) -> None:
+    slots = arr[0]
+    if slots == ffi.NULL:
+        return
+    for i in range(count[0]):
+        raw = slots[i]
+        if raw != ffi.NULL:
+            slots[i] = ffi.NULL  # cleared first: released once
+            api.ReleaseValue(raw)
+    arr[0] = ffi.NULL
+    _free(api, default_allocator()._ptr, slots)
 
 
 class IoBinding(Handle):
@@ -92,8 +116,21 @@ class IoBinding(Handle):
     def _value_for(self, data: Any, what: str, element_type: Any = None) -> Value:
         if isinstance(data, Value):
             data._check_open()
+            data._require_value(what)
             return data
         return Value.from_numpy(data, element_type)
+
+    @staticmethod
+    def _array_for(data: Any, what: str) -> Any:
+        """``data`` as a numpy array when it is an array producer (numpy, torch, DLPack, ...);
+        a Value as it is; anything else (a string, a list, None) is refused: a binding takes
+        memory to read or write, not data to convert."""
+        if isinstance(data, (Value, np.ndarray)):
+            return data
+        if is_array_like(data) and not isinstance(data, np.generic):
+            return as_array(data, what)[0]
+        raise InvalidArgument(f"{what}: expected a numpy array, another array or DLPack "
+                              f"producer, or an ortc.Value, not {type(data).__name__}")
 
     def _arg(self, name: str, table: dict[str, Any], what: str) -> Any:
         arg = table.get(name)
@@ -106,8 +143,9 @@ class IoBinding(Handle):
     def bind_input(self, name: str, data: Any) -> None:
         """Bind an input to an array (used in place, no copy when C-contiguous) or a Value."""
         arg = self._arg(name, self._session._engine.feedable, "input")
-        if not isinstance(data, Value) and is_dlpack_producer(data):  # dtype checked below
+        if not isinstance(data, Value) and is_dlpack_producer(data):  # device checked there
             data = dlpack_array(data, f"bind_input {name!r}")
+        data = self._array_for(data, f"bind_input {name!r}")
         if isinstance(data, np.ndarray) and arg.type.element_type is not None \
                 and arg.dtype is not None and data.dtype != arg.dtype \
                 and data.dtype.kind not in "USO":
@@ -126,6 +164,10 @@ class IoBinding(Handle):
         if not isinstance(data, Value) and is_dlpack_producer(data):  # ORT writes into it
             data = dlpack_array(data, f"bind_output {name!r}")
         if data is not None:
+            data = self._array_for(data, f"bind_output {name!r}")
+            if isinstance(data, Value) and not data._writable:
+                raise InvalidArgument(f"bind_output {name!r}: this Value is over read-only "
+                                      f"memory (ORT writes into an output)")
             if isinstance(data, np.ndarray):
                 if not data.flags.c_contiguous or not data.flags.writeable:
                     raise InvalidArgument(f"bind_output {name!r}: the array must be "
@@ -193,6 +235,9 @@ class IoBinding(Handle):
     @exclusive("GetBoundOutputNames")
     def output_names(self) -> list[str]:
         """Names of the bound outputs, in binding order."""
+        return self._names()
+
+    def _names(self) -> list[str]:
         api = self._api
         alloc = default_allocator()._ptr
         buf = ffi.new("char**")
@@ -212,26 +257,56 @@ class IoBinding(Handle):
             _free(api, alloc, buf[0])
             _free(api, alloc, lengths[0])
 
-    @exclusive("GetBoundOutputValues")
+    @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
     def get_outputs(self) -> list[Any]:
-        """The bound outputs after a run, as numpy arrays (views; lists/dicts for other kinds)."""
-        return [ortvalue_to_python(self._api, raw, None, self._api.ReleaseValue)
-                for raw in self._output_values()]
+        """The bound outputs after a run, as numpy arrays (views; lists/dicts for other kinds).
 
-    @exclusive("GetBoundOutputValues")
-    def get_output_values(self) -> list[Value]:
-        """The bound outputs after a run, as ortc Values."""
-        return [Value._own(raw) for raw in self._output_values()]
-
-    def _output_values(self) -> list[Any]:
+        A view keeps what it reads alive: the Value (or array) bound as that output, or the
+        memory ORT allocated, even after the binding is cleared or rebound."""
         api = self._api
-        alloc = default_allocator()._ptr
+        bound = self._bound_per_output()
+        out: list[Any] = []
         arr = ffi.new("OrtValue***")
         count = ffi.new("size_t*")
-        check(api.GetBoundOutputValues(self._ptr, alloc, arr, count))
-        if not count[0] or arr[0] == ffi.NULL:
-            return []
         try:
-            return [arr[0][i] for i in range(count[0])]
+            self._output_values(arr, count)
+            slots = arr[0]
+            for i in range(count[0]):
+                owner = take_output(api, slots, i)
+                value = bound[i] if i < len(bound) else None
+                out.append(ortvalue_to_python(api, owner, owner if value is None else value,
+                                              True))
+            return out
         finally:
-            _free(api, alloc, arr[0])
+            _release_outputs(api, arr, count)
+
+    @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
+    def get_output_values(self) -> list[Value]:
+        """The bound outputs after a run, as ortc Values (each keeps the Value bound as that
+        output alive: its memory is theirs)."""
+        api = self._api
+        bound = self._bound_per_output()
+        out: list[Value] = []
+        arr = ffi.new("OrtValue***")
+        count = ffi.new("size_t*")
+        try:
+            self._output_values(arr, count)
+            slots = arr[0]
+            for i in range(count[0]):
+                value = bound[i] if i < len(bound) else None
+                out.append(Value._take(api, slots, i, () if value is None else (value,)))
+            return out
+        finally:
+            _release_outputs(api, arr, count)
+
+    def _bound_per_output(self) -> list[Value | None]:
+        """The Value bound to each output, in ORT's binding order (None: ORT allocates)."""
+        if not any(v is not None for v in self._bound_outputs.values()):
+            return []
+        return [self._bound_outputs.get(n) for n in self._names()]
+
+    def _output_values(self, arr: Any, count: Any) -> None:
+        """Fill ``arr``/``count`` with the bound output values. The caller takes them from
+        ``arr[0]`` (its slots) and ends with :func:`_release_outputs`, also when interrupted
+        right after this call: ORT's array stays in ``arr`` until then."""
+        check(self._api.GetBoundOutputValues(self._ptr, default_allocator()._ptr, arr, count))

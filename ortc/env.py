@@ -17,6 +17,7 @@ from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check
+from .errors import InvalidArgument
 from .threads import exclusive, ort_callback, shared, survive_fork
 
 _in_callback = ort_callback()
@@ -92,7 +93,7 @@ class Env(Handle):
     def __init__(self, severity: LoggingLevel | int | None = None, logid: str = "ortc") -> None:
         api = _loader.api()
         self._api = api
-        self._severity = LoggingLevel(_default_severity() if severity is None else severity)
+        self._severity = _default_severity() if severity is None else _logging_level(severity)
         raw = call_out(api.CreateEnvWithCustomLogger, "OrtEnv*", _log_callback, ffi.NULL,
                        int(self._severity), logid.encode(), context="CreateEnvWithCustomLogger")
         self._adopt(raw, None)  # never released: see the module docstring
@@ -109,8 +110,9 @@ class Env(Handle):
     @log_severity.setter
     @exclusive("UpdateEnvWithCustomLogLevel")
     def log_severity(self, level: LoggingLevel | int) -> None:
-        check(self._api.UpdateEnvWithCustomLogLevel(self._ptr, int(level)))
-        self._severity = LoggingLevel(level)
+        checked = _logging_level(level)  # before ORT's level changes: a refusal changes nothing
+        check(self._api.UpdateEnvWithCustomLogLevel(self._ptr, int(checked)))
+        self._severity = checked
 
     @shared("GetAvailableProviders", "ReleaseAvailableProviders")
     def providers(self) -> list[str]:
@@ -126,6 +128,18 @@ class Env(Handle):
     def disable_telemetry(self) -> None:
         """Stop ORT's telemetry events."""
         check(self._api.DisableTelemetryEvents(self._ptr))
+
+
+def _logging_level(level: Any) -> LoggingLevel:
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise InvalidArgument(f"log severity: expected an ortc.LoggingLevel or an int 0-4, got "
+                              f"{type(level).__name__} {level!r}")
+    try:
+        return LoggingLevel(level)
+    except ValueError:
+        raise InvalidArgument(f"log severity: {level!r} is not a logging level "
+                              f"({', '.join(f'{m.value} {m.name}' for m in LoggingLevel)})") \
+            from None
 
 
 _env_lock = threading.Lock()

@@ -10,6 +10,7 @@ from ._enums import AllocatorType, MemType
 from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check
+from .errors import InvalidArgument
 from .threads import shared
 
 __all__ = ["MemoryInfo", "Allocator", "cpu_memory_info", "default_allocator"]
@@ -124,12 +125,16 @@ class Allocator(Handle):
     evidence = ("CPU allocators (the static default one, session arenas) serve threads at "
                 "once; an allocator for non-CPU memory is not Sync, per instance")
 
+    #: addresses :meth:`alloc` handed out and :meth:`free` has not yet freed (set.add and
+    #: set.remove are atomic, so a Sync allocator needs no lock for them)
+    _addresses: set[int]
 
     @classmethod
     def _wrap(cls, raw: Any, release: Any, owners: tuple[Any, ...],
               memory: str = "Cpu") -> Allocator:
         self = cls.__new__(cls)
         self._api = _loader.api()
+        self._addresses = set()
         if memory != "Cpu":
             self.sync = False  # type: ignore[misc]  # read by the guard at _adopt
         self._adopt(raw, release, owners)
@@ -142,11 +147,26 @@ class Allocator(Handle):
             raise ValueError(f"alloc: negative size {nbytes}")
         out = ffi.new("void**")
         check(self._api.AllocatorAlloc(self._ptr, nbytes, out))
-        return int(ffi.cast("uintptr_t", out[0]))
+        address = int(ffi.cast("uintptr_t", out[0]))
+        if address:
+            self._addresses.add(address)
+        return address
 
     @shared("AllocatorFree")
     def free(self, address: int) -> None:
-        """Free memory returned by :meth:`alloc`."""
+        """Free memory returned by this allocator's :meth:`alloc`. Any other address (made
+        up, another allocator's, already freed) is refused: ORT would free it blindly
+        (SIGABRT or SIGSEGV inside the C library)."""
+        if type(address) is not int:
+            raise TypeError(f"free: expected an int address from alloc(), got "
+                            f"{type(address).__name__}")
+        if address == 0:
+            return  # freeing NULL does nothing
+        try:
+            self._addresses.remove(address)  # claimed first: two frees cannot both pass
+        except KeyError:
+            raise InvalidArgument(f"free: {address:#x} was not allocated by this allocator, or "
+                                  f"was already freed") from None
         check(self._api.AllocatorFree(self._ptr, ffi.cast("void*", address)))
 
     @property

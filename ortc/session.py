@@ -403,7 +403,14 @@ class Session(Handle):
             return self._stoppable(self._engine.run, (self._ptr, output_names, feeds),
                                    run_options, timeout)
         finally:
-            guard.leave(token)
+            if token > 0:  # inline, one C call: an interrupt cannot skip it (Guard.leave)
+                try:
+                    guard.users.remove(token)
+                finally:
+                    if guard.watch:
+                        guard.wake()
+            else:
+                guard.leave(token)
 
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
@@ -484,9 +491,23 @@ class Session(Handle):
             try:
                 self._stoppable(self._engine.call_bound, args, run_options, timeout)
             finally:
-                bguard.leave(btoken)
+                if btoken > 0:  # inline, one C call: an interrupt cannot skip it (Guard.leave)
+                    try:
+                        bguard.users.remove(btoken)
+                    finally:
+                        if bguard.watch:
+                            bguard.wake()
+                else:
+                    bguard.leave(btoken)
         finally:
-            guard.leave(token)
+            if token > 0:
+                try:
+                    guard.users.remove(token)
+                finally:
+                    if guard.watch:
+                        guard.wake()
+            else:
+                guard.leave(token)
 
     @exclusive("SessionEndProfiling")
     def end_profiling(self) -> str:

@@ -42,6 +42,19 @@ def _count(value: Any) -> int:
     return int(value)
 
 
+#: the most threads a pool may be asked for: ORT creates what it is told, and an absurd count
+#: (2**20) under an address-space limit crashes CreateSession (docs/RELIABILITY.md)
+MAX_THREADS = 1 << 14
+
+
+def _thread_count(value: Any) -> int:
+    count = _count(value)
+    if count > MAX_THREADS:
+        raise InvalidArgument(f"expected a thread count of at most {MAX_THREADS} (0: ORT "
+                              f"chooses), got {count}")
+    return count
+
+
 def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: Any,
              doc: str, slots: tuple[str, ...],
              convert: Callable[[Any], Any] | None = None) -> property:
@@ -125,12 +138,12 @@ class SessionOptions(Handle):
     # -- attribute-style settings --------------------------------------------------------------
     intra_op_num_threads = _setting(
         "intra_op_num_threads",
-        lambda s, v: check(s._api.SetIntraOpNumThreads(s._ptr, _count(v))), 0,
+        lambda s, v: check(s._api.SetIntraOpNumThreads(s._ptr, _thread_count(v))), 0,
         "Threads for parallelism inside an operator (0: ORT's default).",
         ("SetIntraOpNumThreads",))
     inter_op_num_threads = _setting(
         "inter_op_num_threads",
-        lambda s, v: check(s._api.SetInterOpNumThreads(s._ptr, _count(v))), 0,
+        lambda s, v: check(s._api.SetInterOpNumThreads(s._ptr, _thread_count(v))), 0,
         "Threads for running operators in parallel (parallel execution mode only).",
         ("SetInterOpNumThreads",))
     execution_mode = _setting(
@@ -161,7 +174,7 @@ class SessionOptions(Handle):
     profile_file_prefix = _setting(
         "profile_file_prefix",
         lambda s, v: check(s._api.EnableProfiling(s._ptr, fspath(v, "profile_file_prefix")))
-        if s._values.get("enable_profiling") else None,
+        if s._values.get("enable_profiling") else fspath(v, "profile_file_prefix") and None,
         "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",))
     enable_mem_pattern = _setting(
         "enable_mem_pattern",

@@ -7,6 +7,7 @@ back out, since numpy has no sparse type of its own.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -20,6 +21,28 @@ from .dtypes import dtype_for, element_type_for
 from .errors import InvalidArgument
 
 __all__ = ["SparseTensor", "sparse_to_python", "sparse_from_python"]
+
+
+def _shape(dense_shape: Any) -> tuple[int, ...]:
+    """The dense shape as ints; a dimension that is not an integer (2.5) is refused, not cut."""
+    try:
+        return tuple(operator.index(d) for d in dense_shape)
+    except TypeError:
+        raise InvalidArgument(f"sparse tensor: the dense shape must be integers, got "
+                              f"{dense_shape!r}") from None
+
+
+def _indices_array(data: Any, what: str) -> np.ndarray[Any, Any]:
+    """Indices as int64, refusing anything a conversion would change (floats, huge ints)."""
+    arr = np.asarray(data)
+    if arr.size == 0:
+        return arr.astype(np.int64).reshape(arr.shape)
+    if arr.dtype.kind not in "iu":
+        raise InvalidArgument(f"sparse tensor {what}: expected integers, got {arr.dtype} data")
+    if arr.dtype == np.uint64 and int(arr.max()) > np.iinfo(np.int64).max:
+        raise InvalidArgument(f"sparse tensor {what}: index {int(arr.max())} is out of int64 "
+                              f"range")
+    return arr.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -39,15 +62,15 @@ class SparseTensor:
 
     @classmethod
     def coo(cls, dense_shape: Any, values: Any, indices: Any) -> SparseTensor:
-        return cls(SparseFormat.COO, tuple(int(d) for d in dense_shape), np.asarray(values),
-                   np.asarray(indices, dtype=np.int64))
+        return cls(SparseFormat.COO, _shape(dense_shape), np.asarray(values),
+                   _indices_array(indices, "indices"))
 
     @classmethod
     def csr(cls, dense_shape: Any, values: Any, inner_indices: Any, outer_indices: Any
             ) -> SparseTensor:
-        return cls(SparseFormat.CSRC, tuple(int(d) for d in dense_shape), np.asarray(values),
-                   inner_indices=np.asarray(inner_indices, dtype=np.int64),
-                   outer_indices=np.asarray(outer_indices, dtype=np.int64))
+        return cls(SparseFormat.CSRC, _shape(dense_shape), np.asarray(values),
+                   inner_indices=_indices_array(inner_indices, "inner_indices"),
+                   outer_indices=_indices_array(outer_indices, "outer_indices"))
 
     def to_dense(self) -> np.ndarray[Any, Any]:
         dense = np.zeros(self.dense_shape, self.values.dtype)

@@ -158,7 +158,14 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
             try:
                 return fn(self, *args, **kwargs)
             finally:
-                guard.leave(token)
+                if token > 0:  # inline, one C call: see Guard.leave
+                    try:
+                        guard.users.remove(token)
+                    finally:
+                        if guard.watch:
+                            guard._wake()
+                else:
+                    guard.leave(token)
 
         return call_conditional
 
@@ -172,7 +179,17 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
             try:
                 return fn(self, *args, **kwargs)
             finally:
-                guard.leave(token)
+                if token < 0:  # inline, ending in one C call: see Guard.leave
+                    depth = guard.depth - 1
+                    guard.depth = depth
+                    if not depth:
+                        guard.owner = 0
+                    token = -token
+                try:
+                    guard.users.remove(token)
+                finally:
+                    if guard.watch:
+                        guard._wake()
 
         return call_exclusive
 
@@ -185,7 +202,11 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
         try:
             return fn(self, *args, **kwargs)
         finally:
-            guard.leave(token)
+            try:  # inline, one C call: see Guard.leave
+                guard.users.remove(token)
+            finally:
+                if guard.watch:
+                    guard._wake()
 
     return call_shared
 
@@ -338,6 +359,15 @@ class Guard:
     look at ``users``; a leaver removes itself *before* it reads ``watch``, so one of the two
     always sees the other. Waits are also timed, so a missed wake-up could only ever cost a
     short delay.
+
+    Interrupts: a signal handler (Ctrl-C's KeyboardInterrupt, or an application's handler)
+    runs between bytecodes, and CPython 3.11+ runs it only at a function's start, at a
+    backward jump, or right after a call into C returns. So a ``users.append`` or
+    ``users.remove`` is never split from its effect: an exception raised right after an
+    append is undone by the ``except`` around it, and a leave done as one C call in a
+    ``finally`` (``guard.users.remove(token)``, see :meth:`leave`) cannot be skipped by an
+    exception raised at the start of a leave method. tests/test_misuse.py runs a run loop under
+    a storm of KeyboardInterrupts and checks that no entry is left behind.
     """
 
     __slots__ = ("lock", "cond", "users", "owner", "depth", "creator", "gen", "pid", "send",
@@ -390,10 +420,21 @@ class Guard:
             self._after_fork(obj)
         me = _get_ident()
         if LOCK_FREE:
-            self.users.append(me)
-            if not self.owner and not self.shared_slow:
-                return me
-            self.leave(me)  # back off: the slow path decides under the lock
+            users = self.users
+            try:
+                # An exception raised in this block (a signal handler's KeyboardInterrupt) can
+                # only come after the append: see "Interrupts" in the class docstring.
+                users.append(me)
+                if not self.owner and not self.shared_slow:
+                    return me
+            except BaseException:
+                users.remove(me)
+                raise
+            # back off (the slow path decides under the lock) with one C call, not a method
+            # whose start an interrupt could stop (a closed object takes this path every time)
+            users.remove(me)
+            if self.watch:
+                self._wake()
         else:
             with self.lock:
                 if not self.owner and not self.shared_slow:
@@ -406,20 +447,23 @@ class Guard:
         if self.gen != _generation:
             self._after_fork(obj)
         me = _get_ident()
-        lock = self.lock
-        lock.acquire()
-        try:
+        with self.lock:  # a with block: an interrupt cannot come between acquire and its try
             if not self.owner and not self.slow:
-                self.owner = me  # claim first, then look (see enter_shared)
                 users = self.users
-                users.append(me)
-                if len(users) == 1:
-                    self.depth = 1
-                    return -me
+                try:
+                    self.owner = me  # claim first, then look (see enter_shared)
+                    users.append(me)
+                    if len(users) == 1:
+                        self.depth = 1
+                        return -me
+                except BaseException:  # an interrupt right after the append: undo both
+                    self.owner = 0
+                    users.remove(me)
+                    raise
                 self.owner = 0
-                self.leave(me)
-        finally:
-            lock.release()
+                users.remove(me)  # back off, as in enter_shared
+                if self.watch:
+                    self._wake()
         return self._enter(obj, me, True)
 
     def enter_alone(self, obj: Any) -> int:
@@ -431,10 +475,16 @@ class Guard:
         if LOCK_FREE and not self.sync and self.gen == _generation and not self.slow:
             me = _get_ident()
             users = self.users
-            users.append(me)
-            if len(users) == 1:
-                return me
-            self.leave(me)
+            try:
+                users.append(me)  # as in enter_shared
+                if len(users) == 1:
+                    return me
+            except BaseException:
+                users.remove(me)
+                raise
+            users.remove(me)  # back off, as in enter_shared
+            if self.watch:
+                self._wake()
         return self.enter_exclusive(obj)
 
     def call_shared_alone(self, obj: Any, alone: Guard, alone_obj: Any,
@@ -482,6 +532,22 @@ class Guard:
             _park()
         mode = policy.mode
         users = self.users
+        # This thread's entries: only this thread adds them; another removes one only when it
+        # ends a run_async started here, which could at worst hide this call's entry from the
+        # cleanup below (left behind, never removed twice).
+        before = users.count(me)
+        try:
+            return self._enter_locked(obj, me, exclusive, mode, users)
+        except BaseException:
+            # a conflict, a closed object or an interrupt: leave no entry of this call behind
+            if users.count(me) > before:
+                if exclusive and self.owner == me and self.depth == 0:
+                    self.owner = 0
+                users.remove(me)
+            raise
+
+    def _enter_locked(self, obj: Any, me: int, exclusive: bool, mode: str,
+                      users: list[int]) -> int:
         with self.lock:
             while True:
                 if self.closed:
@@ -521,11 +587,18 @@ class Guard:
             return me
 
     def leave(self, token: int) -> None:
-        """End the call registered by ``token`` (from any thread)."""
+        """End the call registered by ``token`` (from any thread).
+
+        A ``finally`` block that must not lose the entry to an interrupt arriving at this
+        method's start leaves a shared token itself, with one C call (see "Interrupts" in the
+        class docstring): ``guard.users.remove(token)``, then ``if guard.watch: guard.wake()``.
+        """
         if token > 0:
-            self.users.remove(token)
-            if self.watch:
-                self._wake()
+            try:
+                self.users.remove(token)
+            finally:
+                if self.watch:
+                    self._wake()
             return
         # Only the owner touches depth and owner while it owns: no lock needed. Ownership
         # ends before the entry goes, so a thread that finds the entry gone finds no owner; one
@@ -537,6 +610,11 @@ class Guard:
         self.users.remove(-token)
         if self.watch:
             self._wake()
+
+    def wake(self) -> None:
+        """Wake waiters (and run a deferred release) after a leave done inline (see
+        :meth:`leave`)."""
+        self._wake()
 
     def _wake(self) -> None:
         with self.lock:
@@ -689,9 +767,21 @@ class Lease:
         return cls(obj, True)
 
     def release(self) -> None:
-        guard, self.guard = self.guard, None
+        """End the lease (idempotent). The claim (``guard`` set to None) and the entry's
+        removal follow each other with no point between them where an interrupt could be
+        raised, so a cleanup retried after a KeyboardInterrupt never leaves twice."""
+        guard = self.guard
         if guard is not None:
-            guard.leave(self.token)
+            self.guard = None
+            token = self.token
+            if token > 0:
+                try:
+                    guard.users.remove(token)
+                finally:
+                    if guard.watch:
+                        guard._wake()
+            else:
+                guard.leave(token)
 
     def __enter__(self) -> Any:
         return self.obj

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import Any, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -30,6 +30,8 @@ from .threads import exclusive, shared
 from .typeinfo import TypeInfo, take_type_info
 
 __all__ = ["Value", "array_to_ortvalue", "ortvalue_to_python", "encode_strings"]
+
+_NULL = ffi.NULL
 
 
 def encode_strings(arr: np.ndarray[Any, Any], what: str) -> list[bytes]:
@@ -55,17 +57,69 @@ def encode_strings(arr: np.ndarray[Any, Any], what: str) -> list[bytes]:
     return out
 
 
-def _as_array(data: Any, what: str) -> np.ndarray[Any, Any]:
+#: Python data (not an array): converted to the element type asked for, range-checked
+PYTHON_DATA = (list, tuple, bool, int, float, complex, str, bytes)
+
+
+def is_array_like(data: Any) -> bool:
+    """An array or another array producer (numpy's protocols, DLPack, a memoryview)."""
+    return (isinstance(data, (np.ndarray, np.generic, memoryview))
+            or hasattr(data, "__array_interface__") or hasattr(data, "__array_struct__")
+            or hasattr(data, "__array__") or hasattr(data, "__dlpack__"))
+
+
+def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
+    """(array, from Python data): an array producer as an array over its own memory, or Python
+    data (lists, tuples, scalars) as a new array. Anything else is refused."""
     if isinstance(data, np.ndarray):
-        return data
+        return data, False
     if data is None:
-        raise InvalidArgument(f"{what}: got None, expected a numpy array")
+        raise InvalidArgument(f"{what}: got None, expected an array")
     try:
-        arr = np.asarray(data)
+        if isinstance(data, np.generic):
+            return np.asarray(data), False
+        if isinstance(data, PYTHON_DATA):
+            return np.asarray(data), True
+        if is_array_like(data):
+            if hasattr(data, "__dlpack__") and not (hasattr(data, "__array_interface__") or
+                                                    hasattr(data, "__array__")):
+                return np.from_dlpack(data), False
+            arr = np.asarray(data)
+            if isinstance(arr, np.ndarray):
+                return arr, False
+    except InvalidArgument:
+        raise
     except Exception as exc:  # noqa: BLE001 - anything numpy refuses
         raise InvalidArgument(f"{what}: cannot convert {type(data).__name__} to an array: {exc}") \
             from None
-    return arr
+    raise InvalidArgument(f"{what}: expected an array (numpy, an array or DLPack producer), a "
+                          f"Value or Python data (lists, numbers), not {type(data).__name__}")
+
+
+def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: str,
+                        type_name: str) -> np.ndarray[Any, Any]:
+    """``arr`` (made from Python data) as dtype ``want``, refusing what would change a value:
+    another kind (floats into ints, strings into numbers) or a number out of range."""
+    got = arr.dtype
+    if got == want:
+        return arr
+    if got.kind == "O" or not np.can_cast(got, want, "same_kind"):
+        detail = "numbers too large for any integer type" if got.kind == "O" else f"{got} data"
+        raise InvalidArgument(f"{what}: cannot convert {detail} to {type_name} without "
+                              f"changing values")
+    if want.kind in "iu" and arr.size:
+        info = np.iinfo(want)
+        lo, hi = arr.min(), arr.max()
+        if lo < info.min or hi > info.max:
+            raise InvalidArgument(f"{what}: value {lo if lo < info.min else hi} is out of range "
+                                  f"for {type_name} ([{info.min}, {info.max}])")
+    out = arr.astype(want)
+    if want.kind == "f" and got.kind in "iuf" and arr.size:
+        overflow = np.isfinite(arr) & ~np.isfinite(out)
+        if overflow.any():
+            raise InvalidArgument(f"{what}: value {arr[overflow].flat[0]} is out of range for "
+                                  f"{type_name}")
+    return out
 
 
 def array_to_ortvalue(api: Api, data: Any, what: str = "value",
@@ -73,9 +127,22 @@ def array_to_ortvalue(api: Api, data: Any, what: str = "value",
     """Make an ``OrtValue*`` tensor from an array; returns (raw value, object to keep alive).
 
     The caller owns the raw value (ReleaseValue) and must keep the second item alive as long.
+    An array (numpy or another producer) must have ``element_type``'s dtype when one is given;
+    Python data is converted to it, refusing any conversion that changes a value.
     """
-    arr = _as_array(data, what)
+    arr, from_python = as_array(data, what)
     dtype = arr.dtype
+    if element_type is not None and element_type != ElementType.STRING:
+        want = dtype_for(element_type)
+        if want is not None and dtype != want:
+            type_name = ElementType(element_type).name
+            if not from_python:
+                raise InvalidArgument(f"{what}: expected an array of {type_name} ({want}), got "
+                                      f"dtype {dtype}")
+            if dtype.kind in STRING_KINDS and dtype.kind != "O":
+                raise InvalidArgument(f"{what}: cannot convert strings to {type_name}")
+            arr = convert_python_data(arr, want, what, type_name)
+            dtype = arr.dtype
     if dtype.kind in STRING_KINDS:
         if dtype.kind == "O":
             for i, item in enumerate(arr.reshape(-1).tolist()):
@@ -88,14 +155,6 @@ def array_to_ortvalue(api: Api, data: Any, what: str = "value",
         et = element_type_for(dtype) if element_type is None else element_type
     except TypeError as exc:
         raise InvalidArgument(f"{what}: {exc}") from None
-    if element_type is not None:
-        want = dtype_for(et)
-        if dtype != want:  # e.g. a list of floats for a float32 input
-            try:
-                arr = arr.astype(want, casting="same_kind")
-            except TypeError as exc:
-                raise InvalidArgument(f"{what}: cannot convert {dtype} data to "
-                                      f"{ElementType(et).name}: {exc}") from None
     bits = bits_for(et)
     if bits:
         buf = pack_subbyte(arr, bits)
@@ -140,30 +199,40 @@ def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
     return raw
 
 
-class _Scratch(threading.local):
-    """Per-thread out-parameters, allocated once per thread instead of once per call."""
+class _Scratch:
+    """Out-parameters for one shape query. Taken from a pool and given back after use, so a
+    call never shares them with an overlapping one on the same thread (a run that a signal
+    handler starts while this thread is between the C call and reading its results)."""
+
+    __slots__ = ("elem", "dims", "dims_arg", "count")
 
     def __init__(self) -> None:
         self.elem = ffi.new("ONNXTensorElementDataType*")
         self.dims = ffi.new("int64_t**")
+        self.dims_arg = ffi.cast("const int64_t**", self.dims)
         self.count = ffi.new("size_t*")
-        self.data = ffi.new("void**")
-        self.value = ffi.new("OrtValue**")
 
 
-scratch = _Scratch()
+#: free _Scratch sets; list.pop and list.append are atomic, with or without the GIL
+_scratch_pool: list[_Scratch] = []
 
 
 def _tensor_shape_and_type(api: Api, raw: Any) -> tuple[int, tuple[int, ...]]:
     if api.fast_shape:
         # one call instead of five (GetTensorTypeAndShape ... Release), API 23+
-        sc = scratch
-        status = api.GetTensorElementTypeAndShapeDataReference(
-            raw, sc.elem, ffi.cast("const int64_t**", sc.dims), sc.count)
+        pool = _scratch_pool
+        try:
+            sc = pool.pop()
+        except IndexError:
+            sc = _Scratch()
+        status = api.GetTensorElementTypeAndShapeDataReference(raw, sc.elem, sc.dims_arg,
+                                                               sc.count)
         if status:
             raise_status(status)
         n = sc.count[0]
-        return int(sc.elem[0]), tuple(ffi.unpack(sc.dims[0], n)) if n else ()
+        result = int(sc.elem[0]), tuple(ffi.unpack(sc.dims[0], n)) if n else ()
+        pool.append(sc)
+        return result
     info = call_out(api.GetTensorTypeAndShape, "OrtTensorTypeAndShapeInfo*", raw)
     try:
         et = ffi.new("ONNXTensorElementDataType*")
@@ -196,30 +265,48 @@ def _read_strings(api: Api, raw: Any, shape: tuple[int, ...]) -> np.ndarray[Any,
     return out.reshape(shape)
 
 
-def tensor_to_numpy(api: Api, raw: Any, keep: Any, release: Any = None) -> np.ndarray[Any, Any]:
+def take_output(api: Api, slots: Any, index: int) -> Any:
+    """Take the OrtValue in ``slots[index]`` (a run's output array): returns an owner (a cdata
+    that releases it when collected) and sets the slot to NULL, the run's cleanup
+    (:func:`ortc._run.release_run`) releasing only what is still in a slot.
+
+    Interrupt safety (a KeyboardInterrupt from a signal handler): CPython (3.11+) runs handlers
+    only at a function's start, a backward jump or right after a call into C returns. The slot
+    is cleared and the owner made with no such point between them, so a handler's exception
+    either comes first (the slot still holds the value: the cleanup releases it) or after the
+    owner exists (dropped, it releases the value through ORT's C function, no Python frame).
+    Either way the value is released exactly once.
+    """
+    raw = slots[index]
+    slots[index] = _NULL
+    return ffi.gc(raw, api.ReleaseValue)
+
+
+def own_value(api: Api, raw: Any) -> Any:
+    """An owner for an OrtValue ORT just returned (see :func:`take_output`)."""
+    return ffi.gc(raw, api.ReleaseValue)
+
+
+def tensor_to_numpy(api: Api, raw: Any, keep: Any, owned: bool = False
+                    ) -> np.ndarray[Any, Any]:
     """A numpy array for the tensor ``raw``.
 
-    Numeric tensors: a view over ORT's memory. The view's base keeps ``keep`` alive and, when
-    ``release`` is given, calls it with ``raw`` once the array is gone (the array then owns the
-    value). Strings and sub-byte types are copied (``release`` runs at once).
+    Numeric tensors: a view over ORT's memory whose base keeps ``keep`` alive (a Value: counted
+    as its child; anything else, such as the owner from :func:`take_output`: referenced).
+    Strings and sub-byte types are copied; when ``owned`` (``raw`` is an owner nobody else
+    uses), the value is then released at once instead of when the owner is collected.
     """
-    try:
-        et, shape = _tensor_shape_and_type(api, raw)
-    except BaseException:
-        if release is not None:  # the caller handed ``raw`` over: free it on failure too
-            release(raw)
-        raise
-    return _tensor_view(api, raw, et, shape, keep, release)
+    et, shape = _tensor_shape_and_type(api, raw)
+    return _tensor_view(api, raw, et, shape, keep, owned)
 
 
 def _tensor_view(api: Api, raw: Any, et: int, shape: tuple[int, ...], keep: Any,
-                 release: Any) -> np.ndarray[Any, Any]:
+                 owned: bool, writable: bool = True) -> np.ndarray[Any, Any]:
     if et == ElementType.STRING:
-        try:
-            return _read_strings(api, raw, shape)
-        finally:
-            if release is not None:
-                release(raw)
+        out = _read_strings(api, raw, shape)
+        if owned:
+            ffi.release(raw)
+        return out
     dtype = dtype_for(et)
     assert dtype is not None
     count = 1
@@ -227,39 +314,35 @@ def _tensor_view(api: Api, raw: Any, et: int, shape: tuple[int, ...], keep: Any,
         count *= d
     bits = bits_for(et)
     if bits or count == 0:
-        try:
-            if count == 0:
-                return np.empty(shape, dtype)
-            data = ffi.new("void**")
-            check(api.GetTensorMutableData(raw, data))
-            nbytes = (count * bits + 7) // 8
-            packed = np.frombuffer(ffi.buffer(ffi.cast("char*", data[0]), nbytes), np.uint8)
-            return unpack_subbyte(packed, bits, count, dtype).reshape(shape)
-        finally:
-            if release is not None:
-                release(raw)
-    data = scratch.data
+        if count == 0:
+            return np.empty(shape, dtype)
+        data = ffi.new("void**")
+        check(api.GetTensorMutableData(raw, data))
+        nbytes = (count * bits + 7) // 8
+        packed = np.frombuffer(ffi.buffer(ffi.cast("char*", data[0]), nbytes), np.uint8)
+        out = unpack_subbyte(packed, bits, count, dtype).reshape(shape)
+        if owned:
+            ffi.release(raw)
+        return out
+    data = ffi.new("void**")
     status = api.GetTensorMutableData(raw, data)
     if status:
-        if release is not None:
-            release(raw)
         raise_status(status)
     # The array's base chain is buffer -> this gc'd pointer -> its finalizer, which holds
-    # (and, given ``release``, frees) the value: the memory lives exactly as long as the array.
-    if release is not None:
-        def free(_p: Any, r: Any = raw, f: Callable[[Any], Any] = release) -> None:
-            f(r)
-
-        owner = ffi.gc(ffi.cast("char*", data[0]), free)
-    else:
-        owner = ffi.gc(ffi.cast("char*", data[0]), _pin(keep))
-    return np.frombuffer(ffi.buffer(owner, count * dtype.itemsize), dtype).reshape(shape)
+    # ``keep``: the memory lives exactly as long as the array.
+    owner = ffi.gc(ffi.cast("char*", data[0]), _pin(keep))
+    arr = np.frombuffer(ffi.buffer(owner, count * dtype.itemsize), dtype).reshape(shape)
+    if not writable:
+        arr.flags.writeable = False
+    return arr
 
 
 def _pin(keep: Any) -> Any:
     """The finalizer of an array that views ``keep``'s memory. A Value counts the array as a
     child, so closing the Value defers its release until the array is gone (released at once,
-    it left the array over freed memory: reading an 8 MB one after close() segfaulted)."""
+    it left the array over freed memory: reading an 8 MB one after close() segfaulted).
+    Anything else is only referenced: the finalizer does no work, so an exception raised at
+    its start (a signal handler's) loses nothing."""
     if isinstance(keep, Handle):
         keep._retain()
         return lambda _p: keep._child_released()
@@ -283,35 +366,31 @@ def _value_kind(api: Api, raw: Any) -> int:
     return int(out[0])
 
 
-def ortvalue_to_python(api: Api, raw: Any, keep: Any = None, release: Any = None) -> Any:
+def ortvalue_to_python(api: Api, raw: Any, keep: Any = None, owned: bool = False) -> Any:
     """Convert an ``OrtValue*`` to Python: ndarray, list (sequence), dict (map) or None.
 
-    When ``release`` is given, ownership of ``raw`` passes to this function (a tensor array
-    keeps it; anything copied releases it here).
+    A tensor array is a view that keeps ``keep`` alive (see :func:`tensor_to_numpy`); other
+    kinds are copies. ``owned``: ``raw`` is an owner only this call uses (from
+    :func:`take_output`), released as soon as nothing views it.
     """
-    try:
-        kind = _value_kind(api, raw)
-    except BaseException:
-        if release is not None:
-            release(raw)
-        raise
+    kind = _value_kind(api, raw)
     if kind == ValueKind.TENSOR:
-        return tensor_to_numpy(api, raw, keep, release)
-    try:
-        if kind == ValueKind.SEQUENCE:
-            return [_take_element(api, raw, i) for i in range(_value_count(api, raw))]
-        if kind == ValueKind.MAP:
-            keys = _take_element(api, raw, 0)
-            values = _take_element(api, raw, 1)
-            return dict(zip(keys.reshape(-1).tolist(), values.reshape(-1).tolist()))
-        if kind == ValueKind.OPTIONAL:
-            return None  # _value_kind reports only empty optionals as OPTIONAL
-        if kind == ValueKind.SPARSETENSOR:
-            return _sparse_to_python(api, raw)
+        return tensor_to_numpy(api, raw, keep, owned)
+    if kind == ValueKind.SEQUENCE:
+        out: Any = [_take_element(api, raw, i) for i in range(_value_count(api, raw))]
+    elif kind == ValueKind.MAP:
+        keys = _take_element(api, raw, 0)
+        values = _take_element(api, raw, 1)
+        out = dict(zip(keys.reshape(-1).tolist(), values.reshape(-1).tolist()))
+    elif kind == ValueKind.OPTIONAL:
+        out = None  # _value_kind reports only empty optionals as OPTIONAL
+    elif kind == ValueKind.SPARSETENSOR:
+        out = _sparse_to_python(api, raw)
+    else:
         raise InvalidArgument(f"cannot convert an ORT value of kind {ValueKind(kind).name}")
-    finally:
-        if release is not None:
-            release(raw)
+    if owned:
+        ffi.release(raw)
+    return out
 
 
 def _value_count(api: Api, raw: Any) -> int:
@@ -321,9 +400,10 @@ def _value_count(api: Api, raw: Any) -> int:
 
 
 def _take_element(api: Api, raw: Any, index: int) -> Any:
-    inner = call_out(api.GetValue, "OrtValue*", raw, index, default_allocator()._ptr)
+    inner = own_value(api, call_out(api.GetValue, "OrtValue*", raw, index,
+                                    default_allocator()._ptr))
     # GetValue builds a new value (a copy), so the element owns itself.
-    return ortvalue_to_python(api, inner, None, api.ReleaseValue)
+    return ortvalue_to_python(api, inner, inner, True)
 
 
 def _sparse_to_python(api: Api, raw: Any) -> Any:
@@ -404,16 +484,66 @@ class Value(Handle):
     evidence = ("reads are shared; a value a run writes (a bound or preallocated output) is "
                 "exclusive while it is written")
 
+    #: whether the memory may be written (False over a read-only array: np.frombuffer(bytes),
+    #: a read-only mmap); nothing ortc does writes into a read-only value
+    _writable = True
+    #: known to hold a value (an empty optional never becomes non-empty, nor the reverse)
+    _known_full = False
+
     def __init__(self) -> None:
         raise TypeError("use Value.from_numpy, Value.from_sequence or Value.from_map")
 
     @classmethod
-    def _own(cls, raw: Any, keep: Any = None, owners: tuple[Any, ...] = ()) -> Value:
+    def _own(cls, raw: Any, keep: Any = None, owners: tuple[Any, ...] = (),
+             writable: bool = True) -> Value:
         self = object.__new__(cls)
         self._api = _loader.api()
         self._keep = keep
+        self._writable = writable
         self._adopt(raw, self._api.ReleaseValue, owners)
         return self
+
+    @classmethod
+    def _take(cls, api: Api, slots: Any, index: int, owners: tuple[Any, ...] = ()) -> Value:
+        """A Value owning the OrtValue in ``slots[index]`` (a run's output), taken as
+        :func:`take_output` takes one: an interrupt never leaves it both owned and in its slot.
+        ``owners``: Values whose memory it uses (counted as its parents)."""
+        self = object.__new__(cls)
+        self._api = api
+        self._keep = None
+        self._adopt(slots[index], api.ReleaseValue, owners, slots, index)
+        return self
+
+    @property
+    def writable(self) -> bool:
+        """False for a tensor over read-only memory: it cannot be an output or be filled, and
+        its :meth:`numpy` view is read-only."""
+        return self._writable
+
+    def _require_value(self, what: str) -> None:
+        """Refuse an empty optional before a C call that ORT would crash on (ORT 1.32
+        dereferences the missing value in GetTypeInfo, GetValueCount, GetTensorMemoryInfo and
+        when one is a Run input)."""
+        if self._known_full:
+            return
+        if is_empty_optional(self._api, self._ptr):
+            raise InvalidArgument(f"{what}: this Value is an empty optional (it holds no value)")
+        self._known_full = True
+
+    def __copy__(self) -> Value:
+        return self._copy_by_value()
+
+    def __deepcopy__(self, memo: Any) -> Value:
+        return self._copy_by_value()
+
+    def _copy_by_value(self) -> Value:
+        """A tensor copies as a new Value over a copy of its data; sharing the handle would let
+        closing one change the other. Other kinds are refused (see Handle._copy_by_value)."""
+        self._check_open()
+        if self.is_tensor:
+            copy = Value.from_numpy(np.array(self.numpy(), copy=True))
+            return copy
+        return super()._copy_by_value()
 
     def _drop_references(self) -> None:
         self._keep = None
@@ -423,7 +553,7 @@ class Value(Handle):
         """A tensor over ``array``'s memory (copied only when not C-contiguous, or sub-byte)."""
         api = _loader.api()
         raw, keep = array_to_ortvalue(api, array, "Value.from_numpy", element_type)
-        return cls._own(raw, keep)
+        return cls._own(raw, keep, writable=keep is None or bool(keep.flags.writeable))
 
     from_array = from_numpy
 
@@ -476,8 +606,14 @@ class Value(Handle):
         """A map from a dict (or a (keys array, values array) pair)."""
         api = _loader.api()
         if isinstance(mapping, Mapping):
-            keys_list = list(mapping.keys())
-            values_list = list(mapping.values())
+            items = list(mapping.items())  # one snapshot, whatever the mapping does later
+            keys_list = [k for k, _ in items]
+            values_list = [v for _, v in items]
+            if keys_list and not all(isinstance(k, str) for k in keys_list):
+                for k in keys_list:  # ONNX map keys are strings or integers: nothing else
+                    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+                        raise InvalidArgument(f"from_map: the keys must be all str or all int; "
+                                              f"got the key {k!r} ({type(k).__name__})")
             try:
                 if keys_list and all(isinstance(k, str) for k in keys_list):
                     keys = np.array(keys_list, dtype=object)
@@ -500,6 +636,7 @@ class Value(Handle):
     def _compose(cls, api: Api, parts: list[Value], kind: ValueKind, what: str) -> Value:
         for p in parts:
             p._check_open()
+            p._require_value(what)
         arr = ffi.new("OrtValue*[]", [p._ptr for p in parts])
         raw = call_out(api.CreateValue, "OrtValue*", ffi.cast("const OrtValue* const*", arr),
                        len(parts), int(kind), context=what)
@@ -515,6 +652,7 @@ class Value(Handle):
     @property
     @shared("GetTypeInfo")
     def type_info(self) -> TypeInfo:
+        self._require_value("type_info")
         raw = call_out(self._api.GetTypeInfo, "OrtTypeInfo*", self._ptr)
         return take_type_info(self._api, raw)
 
@@ -545,6 +683,7 @@ class Value(Handle):
         """Where a tensor's memory lives (a MemoryInfo borrowed from, and keeping, this value)."""
         from .memory import MemoryInfo
 
+        self._require_value("memory_info")
         out = ffi.new("OrtMemoryInfo**")
         check(self._api.GetTensorMemoryInfo(self._ptr, ffi.cast("const OrtMemoryInfo**", out)))
         return MemoryInfo._borrow(out[0], self)
@@ -559,21 +698,26 @@ class Value(Handle):
     @shared("GetTensorMutableData", "GetStringTensorContent")
     def numpy(self) -> np.ndarray[Any, Any]:
         """The tensor as a numpy array: a view over the value's memory (it keeps the value
-        alive); strings and sub-byte types are copies."""
+        alive; read-only when the value's memory is); strings and sub-byte types are copies."""
         if not self.is_tensor:
             kind = self.kind
             what = "an empty optional" if kind == ValueKind.OPTIONAL else f"a {kind.name}"
             raise InvalidArgument(f"numpy(): this value is {what}, not a tensor; "
                                   f"use to_python()")
-        return tensor_to_numpy(self._api, self._ptr, self)
+        api = self._api
+        et, shape = _tensor_shape_and_type(api, self._ptr)
+        return _tensor_view(api, self._ptr, et, shape, self, False, self._writable)
 
     @shared("GetValueType", "GetValueCount", "GetValue")
     def to_python(self) -> Any:
         """Any value as Python data: ndarray, list, dict or None."""
+        if self.is_tensor:
+            return self.numpy()  # read-only over read-only memory
         return ortvalue_to_python(self._api, self._ptr, self)
 
     @shared("GetValueCount")
     def __len__(self) -> int:
+        self._require_value("len()")
         kind = self.kind
         if kind == ValueKind.TENSOR:
             shape = self.shape
@@ -592,11 +736,20 @@ class Value(Handle):
     @exclusive("GetTensorMutableData")
     def fill(self, data: Any) -> None:
         """Copy ``data`` into this (numeric) tensor's memory; a writer, hence exclusive."""
+        if not self._writable:
+            raise InvalidArgument("fill(): this Value is over read-only memory")
+        et = self.element_type
+        if et == ElementType.STRING or bits_for(et):
+            # numpy() returns a copy of these: filling it would change nothing
+            raise InvalidArgument(f"fill(): only tensors of whole-byte numbers can be filled, "
+                                  f"this one is {et.name}")
         view = self.numpy()
         np.copyto(view, np.asarray(data, dtype=view.dtype), casting="same_kind")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
         arr = self.numpy()
+        if copy:
+            return np.array(arr, dtype=dtype, copy=True)
         return arr if dtype is None else arr.astype(dtype)
 
     def __repr__(self) -> str:

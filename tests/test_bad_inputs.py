@@ -467,6 +467,39 @@ ROWS: list[Row] = [
         lambda: ortc.Value.from_dlpack(_Producer(np.ones(2, F32), (2, 0))), InvalidArgument),
     Row("processes", "a string Value exported through DLPack",
         lambda: np.from_dlpack(ortc.Value.from_numpy(np.array(["a"], object))), BufferError),
+    Row("memory", "freeing an address twice", lambda: _free_twice(), InvalidArgument),
+    Row("memory", "freeing an address this allocator did not hand out",
+        lambda: ortc.default_allocator().free(0x1234560), InvalidArgument),
+    Row("memory", "a read-only Value bound as an output",
+        lambda: bind("y", ortc.Value.from_numpy(_readonly(np.zeros((2, 3), F32))), output=True),
+        InvalidArgument),
+    Row("memory", "fill() on a Value over read-only memory",
+        lambda: ortc.Value.from_numpy(_readonly(np.zeros(3, F32))).fill(np.ones(3, F32)),
+        InvalidArgument),
+    Row("memory", "fill() on a string tensor (its numpy() is a copy)",
+        lambda: ortc.Value.from_numpy(np.array(["a"], dtype=object)).fill(["b"]),
+        InvalidArgument),
+
+    # conversions of Python data and foreign arrays
+    Row("convert", "a list of ints out of the input's range (2**40 into int32)",
+        lambda: ortc.Session(models.identity_model(T.INT32, [3])).run(
+            None, {"x": [2**40, -1, 3]}), InvalidArgument),
+    Row("convert", "a list of floats for an int input",
+        lambda: ortc.Session(models.identity_model(T.INT32, [3])).run(
+            None, {"x": [1.5, 2.0, 3.0]}), InvalidArgument),
+    Row("convert", "a list of Python numbers for a float input (converted)",
+        lambda: _check(add({"a": [1, 2.5, 3], "b": [0.0, 0.0, 0.0]})[0],
+                       np.array([1, 2.5, 3], F32)), None),
+    Row("convert", "a float64 array from another producer (array interface) for float32",
+        lambda: add({"a": _InterfaceProducer(np.zeros(3)), "b": np.ones(3, F32)}),
+        InvalidArgument),
+    Row("convert", "a string bound as an output", lambda: bind("y", "cpu", output=True),
+        InvalidArgument),
+    Row("convert", "a list bound as an input", lambda: bind("x", [[1.0] * 3] * 2),
+        InvalidArgument),
+    Row("convert", "float map keys", lambda: ortc.Value.from_map({1.5: 1.0}), InvalidArgument),
+    Row("convert", "copy.copy of a RunOptions (a copy by value, never the same handle)",
+        lambda: _copied_run_options(), None),
 ]
 
 _NO_OPTIONS = ortc.recipe.OptionsRecipe().__reduce__()[1][1]
@@ -510,6 +543,31 @@ def _newer_recipe() -> Any:
 
     with ortc.Session(models.add_model()) as s:
         return dataclasses.replace(s.recipe(), format=ortc.recipe.RECIPE_FORMAT + 1)
+
+
+class _InterfaceProducer:
+    """An array producer through numpy's array interface, not numpy itself."""
+
+    def __init__(self, a: np.ndarray[Any, Any]) -> None:
+        self.a = a
+        self.__array_interface__ = a.__array_interface__
+
+
+def _copied_run_options() -> None:
+    import copy
+
+    ro = ortc.RunOptions(tag="t")
+    dup = copy.copy(ro)
+    assert dup is not ro and dup._ptr != ro._ptr and dup.tag == "t"
+    ro.close()
+    assert dup.tag == "t"  # closing the original leaves the copy whole
+
+
+def _free_twice() -> None:
+    alloc = ortc.default_allocator()
+    p = alloc.alloc(8)
+    alloc.free(p)
+    alloc.free(p)
 
 
 def _check(got: Any, want: Any) -> None:
@@ -614,6 +672,7 @@ AREAS = {
     "binding": "IoBinding", "providers": "Execution providers", "options": "Session options",
     "config": "Config entries", "run": "Run options and run arguments", "memory": "Memory",
     "processes": "Recipes, pickling and DLPack",
+    "convert": "Conversions and copies",
 }
 
 

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -162,7 +163,50 @@ CONFIG = [("session.intra_op.allow_spinning", "0"), ("session.use_env_allocators
 SESSION_KWARGS: list[dict[str, Any]] = [
     {"intra_op_num_threads": 1}, {"providers": ["CPUExecutionProvider"]}, {},
     {"providers": [("CPUExecutionProvider", {"use_arena": "0"})], "intra_op_num_threads": 1},
+    {"graph_optimization_level": 1, "providers": ["CPUExecutionProvider"],
+     "enable_cpu_mem_arena": False},
 ]
+#: run() feed modes that must give the reference outputs: plain dicts of arrays, Values, a
+#: Mapping whose __getitem__ builds new arrays, read-only arrays, foreign array producers
+GOOD_FEEDS = ("arrays", "values", "mapping", "readonly", "foreign")
+#: runs interrupted by a KeyboardInterrupt at a random point (the "kint" op): on for offline
+#: runs with ORTC_FUZZ_INTERRUPTS=1; off in CI while a rare crash it meets (about one in
+#: 7,000 sequences, docs/RELIABILITY.md) is open, so that CI stays deterministic in outcome
+INTERRUPTS = os.environ.get("ORTC_FUZZ_INTERRUPTS", "") == "1"
+#: value kinds whose data is a numeric array (read-only copies, fill())
+NUMERIC_KINDS = ("f3", "f2", "x8", "z3", "b0", "m64")
+
+
+class FreshMapping(Mapping):  # type: ignore[type-arg]
+    """Feeds whose every lookup builds a new array (and drops it once the caller does)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def __getitem__(self, k: str) -> Any:
+        v = self.data[k]
+        return v.copy() if isinstance(v, np.ndarray) else v
+
+    def __iter__(self) -> Any:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+class Producer:
+    """An array producer that is not numpy (as a torch tensor is): numpy's array interface."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a = a
+        self.__array_interface__ = a.__array_interface__
+
+
+def _read_only(a: Any) -> Any:
+    if isinstance(a, np.ndarray):
+        a = a.copy()
+        a.flags.writeable = False
+    return a
 
 
 #: SessionOptions.add_initializer(name, value) followed by value.close() before the session is
@@ -375,6 +419,15 @@ class World:
         """(feeds, the data they stand for, the Value entries used)."""
         model = s.info["model"]
         data = feeds_for(model, pick % 4)
+        if mode == "mapping":
+            return FreshMapping(data), data, []  # type: ignore[return-value]
+        if mode == "readonly":
+            return {k: _read_only(v) for k, v in data.items()}, data, []
+        if mode == "foreign":
+            return {k: Producer(v) if isinstance(v, np.ndarray) and v.dtype.kind in "fiub"
+                    else v for k, v in data.items()}, data, []
+        if mode == "pairs":  # not a mapping: refused
+            return list(data.items()), data, []  # type: ignore[return-value]
         if mode != "values":
             return dict(data), data, []
         feeds, used = {}, []
@@ -400,7 +453,9 @@ class World:
         s, ro = self.objs[sid], self.get(roid)
         feeds, data, used = self._feeds(s, mode, pick)
         expected: Any = OK
-        if mode == "badname":
+        if mode == "pairs":
+            expected = ortc.InvalidArgument
+        elif mode == "badname":
             feeds["nope"] = np.zeros(1, np.float32)
             expected = ortc.InvalidArgument
         elif mode == "baddtype":
@@ -421,8 +476,40 @@ class World:
             expected = ortc.ClosedError
         ok, out = self.expect(f"run({mode})", expected, lambda: s.obj.run(
             None, feeds, ro.obj if ro else None, timeout=timeout))
-        if ok and mode in ("arrays", "values"):
+        if ok and mode in GOOD_FEEDS:
             self._check_outputs("run", s.info, data, out)
+
+    def op_kint(self, sid: int, pick: int, delay_us: int) -> None:
+        """A run that a KeyboardInterrupt from a signal handler may stop at any point: it ends
+        with the right outputs or KeyboardInterrupt, and leaves no guard entry behind (the
+        end of the sequence checks that nothing leaked)."""
+        s = self.objs[sid]
+        feeds, data, _ = self._feeds(s, "arrays", pick)
+        armed = [False]
+
+        def interrupt(_signum: int, _frame: Any) -> None:
+            if armed[0]:  # only inside the run: the harness itself is not under test
+                raise KeyboardInterrupt
+
+        def go() -> Any:
+            armed[0] = True
+            try:
+                return s.obj.run(None, feeds)
+            finally:
+                armed[0] = False
+
+        old = signal.signal(signal.SIGALRM, interrupt)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, max(delay_us, 1) * 1e-6)
+            ok, out = self.expect("run (interrupted)", (self.closed_or(s), KeyboardInterrupt), go)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        guard = s.obj._guard
+        if guard is not None and tuple(guard.users):
+            raise Mismatch(f"an interrupted run left guard entries {list(guard.users)}")
+        if ok:
+            self._check_outputs("run (interrupted)", s.info, data, out)
 
     def op_run_values(self, sid: int, first: int, pick: int) -> None:
         s = self.objs[sid]
@@ -578,6 +665,34 @@ class World:
         del src
         self.add(i, "val", v, vkind=vkind, d=d, data=data)
 
+    def op_val_ro(self, i: int, vkind: str, d: int) -> None:
+        """A tensor Value over read-only memory: usable as an input, never written."""
+        data = make_data(vkind, d)
+        ok, v = self.expect(f"Value(read-only {vkind})", OK,
+                            lambda: ortc.Value.from_numpy(_read_only(data)))
+        if v.writable or v.numpy().flags.writeable:
+            raise Mismatch("a Value over read-only memory reports writable memory")
+        self.add(i, "val", v, vkind=vkind, d=d, data=data, readonly=True)
+
+    def op_val_copy(self, vid: int, new: int, deep: bool) -> None:
+        import copy as copy_module
+
+        v = self.objs[vid]
+        data = v.info["data"]
+        tensor = isinstance(data, np.ndarray) and v.info["vkind"] != "opaque"
+        if v.closed:
+            expected: Any = ortc.ClosedError
+        elif v.info["vkind"] == "opaque":
+            expected = (OK, TypeError)
+        else:
+            expected = OK if tensor else TypeError
+        ok, c = self.expect("copy(value)", expected,
+                            lambda: (copy_module.deepcopy if deep else copy_module.copy)(v.obj))
+        if ok:
+            if c is v.obj or c._ptr == v.obj._ptr:
+                raise Mismatch("a copy of a Value shares its handle")
+            self.add(new, "val", c, vkind=v.info["vkind"], d=v.info["d"], data=data)
+
     def op_val_read(self, vid: int, how: str, new: int) -> None:
         v = self.objs[vid]
         tensor = not isinstance(v.info["data"], (list, dict)) and v.info["vkind"] != "opaque"
@@ -588,12 +703,19 @@ class World:
             "type_info": lambda: v.obj.type_info, "memory_info": lambda: v.obj.memory_info,
             "repr": lambda: repr(v.obj), "has_value": v.obj.has_value,
             "is_tensor": lambda: v.obj.is_tensor, "dtype": lambda: v.obj.dtype,
+            "fill": lambda: v.obj.fill(v.info["data"]),  # the same data: the model stays true
         }
         expected: Any = OK
         if how in ("numpy", "shape", "dtype", "memory_info") and not tensor:
             expected = ANY_ORT if how != "numpy" else ortc.InvalidArgument
         if opaque or (how == "len" and tensor and np.ndim(v.info["data"]) == 0):
             expected = (OK, ANY_ORT, TypeError)
+        if how == "fill":
+            numeric = tensor and np.asarray(v.info["data"]).dtype.kind in "fiub"
+            expected = (OK if numeric and not v.info.get("readonly")
+                        else ortc.InvalidArgument)
+            if opaque:
+                expected = (OK, ortc.InvalidArgument, ANY_ORT)
         if how != "repr" and v.closed:
             expected = ortc.ClosedError
         ok, out = self.expect(f"value.{how}", expected, calls[how])
@@ -886,11 +1008,17 @@ def make_machine(world: World) -> type:
 
         @precondition(has("sess"))
         @rule(n=ints, mode=st.sampled_from(["arrays", "values", "values", "badname",
-                                            "baddtype"]),
+                                            "baddtype", "mapping", "readonly", "foreign",
+                                            "pairs"]),
               p=ints, r=ints, timeout=st.sampled_from([None, None, None, 60]))
         def run(self, n: int, mode: str, p: int, r: int, timeout: Any) -> None:
             world.do(["run", pick(world.ids("sess"), n), mode, p % 4,
                       self._maybe(("ro",), r), timeout])
+
+        @precondition(lambda self: INTERRUPTS and bool(world.ids("sess")))
+        @rule(n=ints, p=ints, delay=st.integers(0, 400))
+        def kint(self, n: int, p: int, delay: int) -> None:
+            world.do(["kint", pick(world.ids("sess"), n), p % 4, delay])
 
         @precondition(has("sess"))
         @rule(n=ints, p=ints)
@@ -967,10 +1095,19 @@ def make_machine(world: World) -> type:
         def val_new(self, kind: str, d: int) -> None:
             world.do(["val_new", self._id(), kind, d])
 
+        @rule(kind=st.sampled_from(NUMERIC_KINDS), d=st.integers(0, 3))
+        def val_ro(self, kind: str, d: int) -> None:
+            world.do(["val_ro", self._id(), kind, d])
+
+        @precondition(has("val"))
+        @rule(n=ints, deep=st.booleans())
+        def val_copy(self, n: int, deep: bool) -> None:
+            world.do(["val_copy", pick(world.ids("val"), n), self._id(), deep])
+
         @precondition(has("val"))
         @rule(n=ints, how=st.sampled_from(["numpy", "numpy", "to_python", "shape", "kind",
                                            "len", "type_info", "memory_info", "repr",
-                                           "has_value", "is_tensor", "dtype"]))
+                                           "has_value", "is_tensor", "dtype", "fill"]))
         def val_read(self, n: int, how: str) -> None:
             world.do(["val_read", pick(world.ids("val"), n), how, self._id()])
 

@@ -26,6 +26,7 @@ NO_HANDLE: dict[str, str] = {
     "Env.close": "a no-op: the env is never released",
     "Env.log_severity": "the getter returns the level ortc set (no ORT call); the setter is "
                         "marked",
+    "Value.writable": "reads ortc's flag, set at creation from the array's own (no ORT call)",
     "Session.inputs": "read once at creation; returns ortc's copy",
     "Session.outputs": "read once at creation; returns ortc's copy",
     "Session.overridable_initializers": "read once at creation; returns ortc's copy",
