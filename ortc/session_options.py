@@ -75,6 +75,12 @@ def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: A
     return property(get, exclusive(*slots)(put), doc=doc)
 
 
+def _apply_profile_prefix(opts: SessionOptions, prefix: bytes) -> None:
+    # checked when set (fspath above); passed to ORT now only when profiling is on
+    if opts._values.get("enable_profiling"):
+        check(opts._api.EnableProfiling(opts._ptr, prefix))
+
+
 class SessionOptions(Handle):
     """How a session is built: threads, optimization, providers, config entries, ...
 
@@ -173,8 +179,7 @@ class SessionOptions(Handle):
         ("EnableProfiling", "DisableProfiling"))
     profile_file_prefix = _setting(
         "profile_file_prefix",
-        lambda s, v: check(s._api.EnableProfiling(s._ptr, fspath(v, "profile_file_prefix")))
-        if s._values.get("enable_profiling") else fspath(v, "profile_file_prefix") and None,
+        lambda s, v: _apply_profile_prefix(s, fspath(v, "profile_file_prefix")),
         "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",))
     enable_mem_pattern = _setting(
         "enable_mem_pattern",

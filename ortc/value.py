@@ -543,7 +543,7 @@ class Value(Handle):
         if self.is_tensor:
             copy = Value.from_numpy(np.array(self.numpy(), copy=True))
             return copy
-        return super()._copy_by_value()
+        return cast(Value, super()._copy_by_value())
 
     def _drop_references(self) -> None:
         self._keep = None
@@ -801,7 +801,7 @@ def _value_state(api: Api, raw: Any, keep: Any) -> tuple[Any, ...]:
     kind = _value_kind(api, raw)
     if kind == ValueKind.TENSOR:
         et, shape = _tensor_shape_and_type(api, raw)
-        return ("tensor", _tensor_view(api, raw, et, shape, keep, None), et)
+        return ("tensor", _tensor_view(api, raw, et, shape, keep, False), et)
     if kind in (ValueKind.SEQUENCE, ValueKind.MAP):
         parts = []
         for i in range(_value_count(api, raw) if kind == ValueKind.SEQUENCE else 2):
