@@ -54,7 +54,7 @@ KNOWN_ORTC_ISSUES = [
      "leaks the name's buffer when that fails)"),
 ]
 CI_SEED = 1
-#: operators whose malformed attributes are known to abort ORT (issue 5): not used as seeds
+#: operators whose malformed attributes are known to abort ORT: not used as seeds
 KNOWN_ABORTING_OPS = {"TfIdfVectorizer", "StringNormalizer"}
 
 # -- seeds and mutations (parent side: needs onnx) -------------------------------------------
