@@ -30,7 +30,7 @@ from .dtypes import STRING_KINDS, bits_for, element_type_for
 from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, RunTimeout
 from .memory import cpu_memory_info
-from .run_options import RunOptions
+from .run_options import RunOptions, checked_timeout
 from .threads import Lease
 from .typeinfo import NodeArg
 from .value import (PYTHON_DATA, Value, array_to_ortvalue, as_array, is_array_like,
@@ -496,13 +496,10 @@ class RunEngine:
         counted as having a child meanwhile) is held by the job until the completion has run
         on ORT's thread; the completion releases through :func:`release_run` like every run.
         """
-        out_names = self.name_array(self.output_names(output_names))
+        _key, plan = self.plan(output_names)  # the names read once, as run() reads them
+        out_names, tensor = plan.names, plan.tensor
         count = out_names.count
-        tensor = [self.output_index[n].kind == ValueKind.TENSOR
-                  for n in self.output_names(output_names)]
-        if timeout is not None and (type(timeout) not in (int, float) or timeout != timeout
-                                    or timeout < 0):
-            raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+        checked_timeout(timeout)
         # here, not at the top: it imports concurrent.futures, which `import ortc` avoids
         from ._callbacks import AsyncJob, releaser, run_async_callback
 

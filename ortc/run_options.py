@@ -20,7 +20,7 @@ from .errors import closest_name
 from .lora import check_adapter
 from .threads import exclusive, shared
 
-__all__ = ["RunOptions", "checked_run_options", "main_run_options"]
+__all__ = ["RunOptions", "checked_run_options", "checked_timeout", "main_run_options"]
 
 
 class RunOptions(Handle):
@@ -187,6 +187,14 @@ def checked_run_options(run_options: Any) -> Any:
         return run_options
     raise TypeError(f"run_options must be an ortc.RunOptions or None, not "
                     f"{type(run_options).__name__}")
+
+
+def checked_timeout(timeout: Any) -> Any:
+    """``timeout`` if it is None or a number of seconds >= 0, else ValueError."""
+    if timeout is not None and (type(timeout) not in (int, float) or timeout != timeout
+                                or timeout < 0):
+        raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+    return timeout
 
 
 _main_options: RunOptions | None = None

@@ -31,7 +31,7 @@ from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .providers import session_run_rule
 from .recipe import OptionsRecipe, SessionRecipe, check_recipe, model_source
-from .run_options import RunOptions, checked_run_options, main_run_options
+from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
 from .session_options import SessionOptions
 from .threads import Guard, Lease, exclusive, shared
 from .typeinfo import ModelMetadata, NodeArg, read_metadata, take_type_info
@@ -354,8 +354,7 @@ class Session(Handle):
                 watcher.main_run = outer
                 if watcher.interrupted:  # re-arm at once: other threads may share the options
                     watcher.rearm()
-        if type(timeout) not in (int, float) or timeout != timeout or timeout < 0:
-            raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+        checked_timeout(timeout)
         ro = run_options if run_options is not None else RunOptions()
         seq = watcher.add_deadline(time.monotonic() + timeout, ro)
         fired = False

@@ -155,3 +155,19 @@ def test_ctrl_c_stops_every_blocking_entry_point(entry: str) -> None:
     result = json.loads(out.strip().splitlines()[-1])
     assert result["outcome"] == "KeyboardInterrupt"
     assert result["ran_for"] < 10
+
+
+@pytest.mark.parametrize("entry", ["run", "run_with_values", "run_async"])
+def test_output_names_are_read_once(entry: str) -> None:
+    """Output names given as a one-shot iterable (a generator) are read once: run_async read
+    them twice and converted nothing the second time."""
+    s = ortc.Session(models.add_model(), intra_op_num_threads=2)
+    names = (n for n in ["c"])
+    feeds = {"a": ONE, "b": ONE}
+    if entry == "run":
+        out = s.run(names, feeds)
+    elif entry == "run_with_values":
+        out = [v.numpy() for v in s.run_with_values(names, feeds)]
+    else:
+        out = s.run_async(names, feeds).result(60)
+    assert [a.tolist() for a in out] == [[2.0]]
