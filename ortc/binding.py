@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, Callable, TypeVar, cast
 
 import numpy as np
 
@@ -22,6 +22,8 @@ from .threads import Lease, exclusive
 from .value import Value, as_array, is_array_like, ortvalue_to_python, take_output
 
 __all__ = ["IoBinding"]
+
+T = TypeVar("T")
 
 
 def _free(api: Any, alloc: Any, ptr: Any) -> None:
@@ -264,37 +266,34 @@ class IoBinding(Handle):
         A view keeps what it reads alive: the Value (or array) bound as that output, or the
         memory ORT allocated, even after the binding is cleared or rebound."""
         api = self._api
-        bound = self._bound_per_output()
-        out: list[Any] = []
-        arr = ffi.new("OrtValue***")
-        count = ffi.new("size_t*")
-        try:
-            self._output_values(arr, count)
-            slots = arr[0]
-            for i in range(count[0]):
-                owner = take_output(api, slots, i)
-                value = bound[i] if i < len(bound) else None
-                out.append(ortvalue_to_python(api, owner, owner if value is None else value,
-                                              True))
-            return out
-        finally:
-            _release_outputs(api, arr, count)
+
+        def convert(slots: Any, i: int, value: Value | None) -> Any:
+            owner = take_output(api, slots, i)
+            return ortvalue_to_python(api, owner, owner if value is None else value, True)
+
+        return self._each_output(convert)
 
     @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
     def get_output_values(self) -> list[Value]:
         """The bound outputs after a run, as ortc Values (each keeps the Value bound as that
         output alive: its memory is theirs)."""
         api = self._api
+        return self._each_output(lambda slots, i, value: Value._take(
+            api, slots, i, () if value is None else (value,)))
+
+    def _each_output(self, convert: Callable[[Any, int, Value | None], T]) -> list[T]:
+        """``convert(slots, i, bound value or None)`` for each bound output after a run; the
+        slots ORT handed out and not taken are released, also on an error."""
+        api = self._api
         bound = self._bound_per_output()
-        out: list[Value] = []
+        out: list[T] = []
         arr = ffi.new("OrtValue***")
         count = ffi.new("size_t*")
         try:
             self._output_values(arr, count)
             slots = arr[0]
             for i in range(count[0]):
-                value = bound[i] if i < len(bound) else None
-                out.append(Value._take(api, slots, i, () if value is None else (value,)))
+                out.append(convert(slots, i, bound[i] if i < len(bound) else None))
             return out
         finally:
             _release_outputs(api, arr, count)
