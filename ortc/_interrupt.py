@@ -13,6 +13,13 @@ RunOptionsSetTerminate on the RunOptions the run uses (it may be called from any
   wakeup fd installed before ours (asyncio's), so its signal handling keeps working.
 
 The watcher never takes a lock that a running thread may hold while inside ORT.
+
+* Signal handlers inside ORT's callbacks: while the main thread is inside ORT, ORT may call back
+  into Python on that thread (its logger, when a run fails or a session is built), and CPython
+  runs pending signal handlers there. What such a handler raises (KeyboardInterrupt from Ctrl-C,
+  SystemExit from a SIGTERM handler, an alarm's TimeoutError) cannot unwind through C: it is
+  kept (:meth:`Watcher.defer`) and raised when the ORT call returns (:meth:`Watcher.raise_deferred`,
+  from the status chokepoint and the run entry), as it would have been without the callback.
 """
 
 from __future__ import annotations
@@ -46,6 +53,9 @@ class Watcher:
         #: RunOptions terminated by Ctrl-C that must be re-armed before their next use
         self.interrupted: list[Any] = []
         self.sigint_lock = threading.Lock()
+        #: what a callback on the main thread raised (a signal handler's exception), to be raised
+        #: once the ORT call it interrupted returns
+        self.deferred: BaseException | None = None
 
     # -- the thread ----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -107,6 +117,19 @@ class Watcher:
             for ro in self.interrupted:
                 ro._unset_now()
             self.interrupted.clear()
+
+    # -- exceptions raised inside callbacks ---------------------------------------------------
+    def defer(self, exc: BaseException) -> None:
+        """Keep what a callback raised on the main thread (the first one wins: a second Ctrl-C
+        during the same call adds nothing)."""
+        if self.deferred is None:
+            self.deferred = exc
+
+    def raise_deferred(self) -> None:
+        """Raise (once) what a callback on the main thread deferred, if anything."""
+        exc, self.deferred = self.deferred, None
+        if exc is not None:
+            raise exc
 
     # -- deadlines -----------------------------------------------------------------------------
     def add_deadline(self, deadline: float, run_options: Any) -> int:

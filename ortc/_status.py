@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, NoReturn, cast
 
 from ._ffi import ffi
+from ._interrupt import watcher
 from ._loader import api
 from .errors import OrtError, error_class_for
 
@@ -27,10 +28,18 @@ def error_from_status(status: Any) -> OrtError:
 
 
 def raise_status(status: Any, context: str | None = None) -> NoReturn:
-    """Raise the exception for a non-NULL status, optionally prefixing ``context``."""
+    """Raise the exception for a non-NULL status, optionally prefixing ``context``.
+
+    A signal handler's exception that ORT's callback could not raise during the call (see
+    ``_interrupt``) wins over the status: the failure is then its context."""
     err = error_from_status(status)
     if context:
         err = type(err)(f"{context}: {err.message}", err.code)
+    if watcher.deferred is not None:
+        try:
+            raise err
+        except OrtError:
+            watcher.raise_deferred()
     raise err
 
 
@@ -38,6 +47,8 @@ def check(status: Any, context: str | None = None) -> None:
     """Raise for a failed status; do nothing for NULL (success)."""
     if status:
         raise_status(status, context)
+    if watcher.deferred is not None:
+        watcher.raise_deferred()
 
 
 def call_out(fn: Any, out_type: str, *args: Any, context: str | None = None) -> Any:
@@ -49,6 +60,8 @@ def call_out(fn: Any, out_type: str, *args: Any, context: str | None = None) -> 
     status = fn(*args, out)
     if status:
         raise_status(status, context)
+    # (a deferred signal exception is left to the next check: raised here, it would leak the
+    # object just created, which the caller has not wrapped yet)
     result = out[0]
     if result == ffi.NULL and out_type.endswith("*"):
         name = getattr(fn, "__name__", None) or "an ORT function"

@@ -16,6 +16,7 @@ from . import _exit, _loader
 from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
+from ._interrupt import watcher
 from ._status import call_out, check
 from .errors import InvalidArgument
 from .threads import exclusive, ort_callback, shared, survive_fork
@@ -54,18 +55,26 @@ def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_lo
     # and without ORT holding a lock. It must never raise into C and never wait on ortc locks.
     if not _accepting_logs:
         return
-    try:
-        with _in_callback:  # a handler calling ortc raises instead of waiting on a guard
-            ort_logger.log(
-                _PY_LEVEL.get(severity, logging.WARNING), "%s", _text(message),
-                extra={"ort_category": _text(category), "ort_logid": _text(logid),
-                       "ort_code_location": _text(code_location), "ort_severity": severity})
-    except BaseException:  # noqa: BLE001 - a logging failure must not unwind through ORT
-        pass
+    with _in_callback:  # a handler calling ortc raises instead of waiting on a guard
+        ort_logger.log(
+            _PY_LEVEL.get(severity, logging.WARNING), "%s", _text(message),
+            extra={"ort_category": _text(category), "ort_logid": _text(logid),
+                   "ort_code_location": _text(code_location), "ort_severity": severity})
 
+
+def _log_failed(_kind: Any, exc: BaseException | None, _tb: Any) -> None:
+    # cffi calls this for whatever escaped _log_from_ort, even an exception raised on entry to
+    # it: nothing may unwind into ORT. On the main thread that is usually a signal handler's
+    # exception (Ctrl-C while ORT logs): kept and raised when the ORT call returns. Elsewhere (ORT's
+    # pool threads) there is no caller to raise it to.
+    if exc is not None and threading.get_ident() == _MAIN_THREAD:
+        watcher.defer(exc)
+
+
+_MAIN_THREAD = threading.main_thread().ident
 
 # Kept alive for the life of the process: ORT may call it until its env is destroyed.
-_log_callback = ffi.callback("OrtLoggingFunction", _log_from_ort)
+_log_callback = ffi.callback("OrtLoggingFunction", _log_from_ort, onerror=_log_failed)
 
 
 def _default_severity() -> LoggingLevel:
@@ -80,8 +89,9 @@ class Env(Handle):
     """The ORT environment (one per process; get it with :func:`get_env`).
 
     Thread rules: Send and Sync. Session creation and queries are shared; changing the log
-    level is exclusive. It is never released: ORT cannot re-create an env once the last reference
-    is gone, and everything running depends on it.
+    level is exclusive. It is never released: every session and run depends on it (a Run after
+    the last ReleaseEnv crashes: conformance check env.run-after-last-release), even though ORT
+    can create a new one afterwards (env.recreate-after-release).
     """
 
     c_type = "OrtEnv"

@@ -334,9 +334,14 @@ class Session(Handle):
         was given), and Python raises KeyboardInterrupt once it has returned.
         """
         if timeout is None:
-            if _get_ident() != _MAIN_THREAD or not (watcher.sigint_ready
-                                                    or watcher.sigint_supported()):
+            if _get_ident() != _MAIN_THREAD:
                 return work(*args, run_options, _NULL)
+            if not (watcher.sigint_ready or watcher.sigint_supported()):
+                try:
+                    return work(*args, run_options, _NULL)
+                finally:
+                    if watcher.deferred is not None:  # a signal handler's, raised during the run
+                        watcher.raise_deferred()
             # A run on the main thread always has a RunOptions, so Ctrl-C has one to stop; the
             # watcher terminates ``main_run`` on SIGINT. Written out here (the one place that
             # sets it) rather than as watcher methods: two calls fewer per run (bench: tiny).
@@ -354,6 +359,8 @@ class Session(Handle):
                 watcher.main_run = outer
                 if watcher.interrupted:  # re-arm at once: other threads may share the options
                     watcher.rearm()
+                if watcher.deferred is not None:  # Ctrl-C's KeyboardInterrupt, raised in a
+                    watcher.raise_deferred()      # log callback during the run (_interrupt)
         checked_timeout(timeout)
         ro = run_options if run_options is not None else RunOptions()
         seq = watcher.add_deadline(time.monotonic() + timeout, ro)

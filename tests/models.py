@@ -57,6 +57,9 @@ __all__ = [
     "sample_array",
     "make_model",
     "add_model",
+    "endless_model",
+    "loop_chain_model",
+    "loop_iterations_for",
     "identity_model",
     "identity_cases",
     "matmul_model",
@@ -473,6 +476,53 @@ def matmul_chain_model(n: int = 512, size: int = 256, *, seed: int = 0, opset: i
         make_model(nodes, [_vi("x", T.FLOAT, [size, size])], [_vi("y", T.FLOAT, [size, size])],
                    [numpy_helper.from_array(w, "w")], opset=opset, ir_version=ir_version)
     )
+
+
+def loop_chain_model(size: int = 256, *, iterations: int | None = None, seed: int = 0,
+                     opset: int = DEFAULT_OPSET, ir_version: int = DEFAULT_IR_VERSION) -> bytes:
+    """A run whose length the test chooses, not the CPU: ``x`` [size, size] float32 -> ``y``
+    through one ``Loop`` whose body is ``Tanh(x @ w)``.  With ``iterations=None`` the trip count
+    is the int64 scalar input ``n`` (see :func:`loop_iterations_for`); otherwise it is built in.
+    ORT checks RunOptions' terminate flag between the body's runs, so a terminate, a deadline or
+    Ctrl-C stops it within one iteration (well under a millisecond at size 256)."""
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((size, size)) * (1.5 / np.sqrt(size))).astype(np.float32)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("MatMul", ["x_in", "w"], ["m"]),
+         helper.make_node("Tanh", ["m"], ["x_out"])],
+        "body",
+        [_vi("i", T.INT64, []), _vi("cond_in", T.BOOL, []), _vi("x_in", T.FLOAT, [size, size])],
+        [_vi("cond_out", T.BOOL, []), _vi("x_out", T.FLOAT, [size, size])])
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(True), "cond")]
+    inputs = [_vi("x", T.FLOAT, [size, size])]
+    if iterations is None:
+        inputs.append(_vi("n", T.INT64, []))
+    else:
+        inits.append(numpy_helper.from_array(np.array(iterations, np.int64), "n"))
+    return _bytes(make_model([helper.make_node("Loop", ["n", "cond", "x"], ["y"], body=body)],
+                             inputs, [_vi("y", T.FLOAT, [size, size])], inits,
+                             opset=opset, ir_version=ir_version))
+
+
+def endless_model(size: int = 256) -> bytes:
+    """:func:`loop_chain_model` with 2**62 iterations: a run that lasts until it is stopped, on
+    any machine (a fixed chain of MatMuls finishes early on a fast core and the test then
+    measures nothing)."""
+    return loop_chain_model(size, iterations=2 ** 62)
+
+
+def loop_iterations_for(session: Any, seconds: float, size: int = 256) -> int:
+    """The trip count ``n`` that makes a :func:`loop_chain_model` session run about ``seconds``
+    on this machine now (timed on a short run; load only makes the real run longer)."""
+    import time
+
+    x = np.ones((size, size), np.float32)
+    probe = 50
+    t0 = time.perf_counter()
+    session.run(None, {"x": x, "n": np.array(probe, np.int64)})
+    per_iteration = max((time.perf_counter() - t0) / probe, 1e-6)
+    return max(probe, int(seconds / per_iteration))
 
 
 def symbolic_dim_model(*, opset: int = DEFAULT_OPSET, ir_version: int = DEFAULT_IR_VERSION) -> bytes:

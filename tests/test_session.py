@@ -339,7 +339,7 @@ def test_terminate_from_another_thread_stops_a_long_run() -> None:
     import threading
     import time
 
-    s = ortc.Session(models.matmul_chain_model(400, 256), intra_op_num_threads=1)
+    s = ortc.Session(models.endless_model(), intra_op_num_threads=1)
     ro = ortc.RunOptions()
     x = np.ones((256, 256), np.float32)
     timer = threading.Timer(0.02, ro.terminate)

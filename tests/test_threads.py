@@ -957,9 +957,9 @@ def test_exclusive_method_overlapping_a_call_inside_ort(case: str, ort_hold: Any
 
 @pytest.fixture(scope="module")
 def chain() -> Any:
-    """A run that takes seconds inside ORT (300 chained 512x512 MatMuls), stopped early with
-    RunOptions.terminate: the run is in flight as long as the test needs."""
-    s = ortc.Session(models.matmul_chain_model(300, 512), intra_op_num_threads=1)
+    """A run that lasts until RunOptions.terminate stops it (an endless Loop of 512x512
+    MatMuls): the run is in flight as long as the test needs, on any machine."""
+    s = ortc.Session(models.endless_model(512), intra_op_num_threads=1)
     yield s
     s.close()
 
@@ -1341,13 +1341,16 @@ def test_bound_run_without_run_options_is_exclusive_on_its_binding(
     ORT with the binding, another thread's run or rebind of it is refused at once (strict),
     and a run of another binding of the same session goes ahead."""
     monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
-    s = ortc.Session(models.matmul_chain_model(200, 512), intra_op_num_threads=1)
+    s = ortc.Session(models.loop_chain_model(512), intra_op_num_threads=1)
+    n = np.array(models.loop_iterations_for(s, 1.0, 512), np.int64)  # about 1 s here
     b = s.io_binding()
     x = np.ones((512, 512), np.float32)
     b.bind_input("x", x)
+    b.bind_input("n", n)
     b.bind_output("y")
     other = s.io_binding()
     other.bind_input("x", x)
+    other.bind_input("n", n)
     other.bind_output("y")
     join = in_thread(lambda: s.run_with_binding(b))
     wait_until(lambda: b._guard.users or not join.thread.is_alive(),  # type: ignore[attr-defined]
@@ -1434,7 +1437,12 @@ def test_log_callback_never_waits_on_a_guard(ort_hold: Any) -> None:
     assert _runs_ok(other) and not threads.in_ort_callback()
 
 
-def test_log_callback_swallows_base_exceptions() -> None:
+def test_log_callback_exceptions_reach_the_main_threads_caller_only() -> None:
+    """What a log handler raises cannot unwind through ORT. On the main thread (where signal
+    handlers run, so this is how Ctrl-C arrives during a logged call) it is raised once the
+    ORT call returns; on any other thread it is dropped, and the call goes on."""
+    from ortc._interrupt import watcher
+
     class Raises(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             raise KeyboardInterrupt("from a log handler")
@@ -1443,16 +1451,21 @@ def test_log_callback_swallows_base_exceptions() -> None:
     handler = Raises()
     env = ortc.get_env()
     old, old_level = env.log_severity, logger.level
-    logger.addHandler(handler)
+    s = _add_session()
     logger.setLevel(logging.DEBUG)
     try:
         env.log_severity = LoggingLevel.VERBOSE
-        s = _add_session()
-        assert in_thread(lambda: _runs_ok(s))()
+        logger.addHandler(handler)
+        assert in_thread(lambda: _runs_ok(s))()  # ORT logs on that thread: dropped
+        assert watcher.deferred is None
+        with pytest.raises(KeyboardInterrupt, match="from a log handler"):
+            _add_session()  # session creation logs on this thread
+        assert watcher.deferred is None  # raised once, not again at the next call
     finally:
-        env.log_severity = old
         logger.removeHandler(handler)
+        env.log_severity = old
         logger.setLevel(old_level)
+    assert _runs_ok(s)
 
 
 def test_logging_threads_running_through_interpreter_exit() -> None:
