@@ -517,7 +517,8 @@ signal.signal(signal.SIGALRM, storm)
 signal.setitimer(signal.ITIMER_REAL, 0.0003, 0.0003)
 t0 = time.time()
 k = 0
-while time.time() - t0 < DURATION:
+# at least DURATION, and until the counts the test asserts are reached (a loaded machine is slower)
+while time.time() - t0 < DURATION or ((interrupts < 1500 or completed < 150) and time.time() - t0 < 120):
     k += 1
     try:
         armed[0] = STORM
@@ -577,7 +578,7 @@ signal.setitimer(signal.ITIMER_REAL, 0.00003, 0.00003)
 one = np.ones(1, np.float32)
 counts = {"ClosedError": 0, "KeyboardInterrupt": 0}
 t0 = time.time()
-while time.time() - t0 < 2.0:
+while time.time() - t0 < 2.0 or (min(counts.values()) < 1500 and time.time() - t0 < 120):
     try:
         armed[0] = True
         s.run(None, {"a": one, "b": one}) if counts["ClosedError"] % 2 else v.numpy()
