@@ -611,14 +611,14 @@ def owner_then_interrupt(raw, release):
         raise KeyboardInterrupt
     return owner
 run_module._gc = owner_then_interrupt
-one = np.ones(4, np.float32)
+one, other = np.ones(4, np.float32), np.ones(4, np.float32)  # two values (one array is one)
 try:
-    s.run(None, {"a": one, "b": one})
+    s.run(None, {"a": one, "b": other})
     res = {"first": "ok"}
 except KeyboardInterrupt:
     res = {"first": "KeyboardInterrupt"}
 run_module._gc = real
-res["after"] = s.run(None, {"a": one, "b": one})[0].tolist()
+res["after"] = s.run(None, {"a": one, "b": other})[0].tolist()
 gc.collect()
 res["stale"] = list(s._guard.users)
 print(json.dumps(res))

@@ -1,0 +1,99 @@
+"""The general run path's per-thread cache of OrtValues over caller memory (RunEngine.tensor_value):
+an OrtValue is reused only for the same address, shape and type, results are never shared or
+stale, and the cache stays bounded."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+import models
+import ortc
+from ortc._run import _VALUE_CACHE_MAX
+
+N = 8192  # 32 KB float32 tensors: above the stage's limit, so every run takes the general path
+
+
+def _creates(s: ortc.Session, monkeypatch) -> list[int]:
+    """Count CreateTensorWithDataAsOrtValue calls made by the session's engine."""
+    calls: list[int] = []
+    api = s._engine.api
+    real = api.CreateTensorWithDataAsOrtValue
+
+    class Counting:
+        def __getattr__(self, name: str):
+            return getattr(api, name)
+
+        def CreateTensorWithDataAsOrtValue(self, *args):  # noqa: N802 - ORT's name
+            calls.append(1)
+            return real(*args)
+
+    monkeypatch.setattr(s._engine, "api", Counting())
+    return calls
+
+
+def test_fresh_arrays_at_a_reused_address_reuse_the_value_and_results_stay_right(monkeypatch) -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    calls = _creates(s, monkeypatch)
+    rng = np.random.default_rng(0)
+    results = []
+    for k in range(40):
+        a = rng.standard_normal(N).astype(np.float32)  # a new array each call
+        b = np.full(N, float(k), np.float32)
+        [c] = s.run(None, {"a": a, "b": b})
+        np.testing.assert_array_equal(c, a + b)
+        results.append((a.copy(), k, c))
+        del a, b  # numpy hands these blocks out again
+    # every result is its own array, never overwritten by a later run through a reused value
+    for a, k, c in results:
+        np.testing.assert_array_equal(c, a + np.float32(k))
+    assert len({id(c) for _, _, c in results}) == 40
+    # 40 runs of 3 tensors would be 120 creates; reused addresses make far fewer
+    assert len(calls) < 60, len(calls)
+
+
+def test_a_reused_address_with_another_shape_or_type_gets_its_own_value() -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    buf = np.arange(N, dtype=np.float32)
+    for n in (N, N // 2, 7, N):  # views of one buffer: the same address, other shapes
+        a = buf[:n]
+        np.testing.assert_array_equal(s.run(None, {"a": a, "b": a})[0], 2 * a)
+    t = ortc.Session(models.add_model(np.int32, ["n"]))
+    ints = buf.view(np.int32)  # the same memory as int32
+    np.testing.assert_array_equal(t.run(None, {"a": ints, "b": ints})[0], 2 * ints)
+    np.testing.assert_array_equal(s.run(None, {"a": buf, "b": buf})[0], 2 * buf)
+
+
+def test_the_cache_is_bounded_and_per_thread() -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    keep = []
+    for n in range(N, N + 3 * _VALUE_CACHE_MAX):  # new shapes and live arrays: all misses
+        a = np.ones(n, np.float32)
+        keep.append(a)
+        assert s.run(None, {"a": a, "b": a})[0][0] == 2.0
+    mine = s._engine.value_cache[threading.get_ident()]
+    assert 0 < len(mine) <= _VALUE_CACHE_MAX
+    seen: list[int] = []
+
+    def other() -> None:
+        a = np.ones(N, np.float32)
+        assert s.run(None, {"a": a, "b": a})[0][0] == 2.0
+        seen.append(threading.get_ident())
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert seen and seen[0] in s._engine.value_cache
+    assert s._engine.value_cache[seen[0]] is not mine
+
+
+def test_outputs_fed_back_as_inputs() -> None:
+    """A recurrent use: each output array is the next run's input (its address was cached as
+    an output value, then is looked up as an input)."""
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    one = np.ones(N, np.float32)
+    state = np.zeros(N, np.float32)
+    for k in range(1, 30):
+        [state] = s.run(None, {"a": state, "b": one})
+        assert state[0] == k and state[-1] == k
