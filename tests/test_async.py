@@ -66,12 +66,13 @@ def test_one_intra_op_thread_is_refused_at_once() -> None:
 def test_close_while_in_flight_defers_the_release() -> None:
     from ortc._ffi import ffi
 
-    s = ortc.Session(models.matmul_chain_model(400, 128), intra_op_num_threads=2)
-    f = s.run_async(None, {"x": np.ones((128, 128), np.float32)})
+    s = ortc.Session(models.loop_chain_model(128), intra_op_num_threads=2)
+    n = np.array(models.loop_iterations_for(s, 1.0, 128), np.int64)  # about 1 s here
+    f = s.run_async(None, {"x": np.ones((128, 128), np.float32), "n": n})
     s.close()
     assert s.closed
-    if not f.done():  # still running: the C session must not have been released
-        assert s._ptr != ffi.NULL and s._release_pending
+    assert not f.done()  # still running: the C session must not have been released
+    assert s._ptr != ffi.NULL and s._release_pending
     [y] = f.result(timeout=120)
     assert y.shape == (128, 128)
     for _ in range(200):  # the deferred release runs on ortc's releaser thread
