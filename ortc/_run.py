@@ -275,6 +275,11 @@ class RunEngine:
             raise InvalidArgument(f"unknown input name {name!r}; the model's inputs are "
                                   f"{[a.name for a in self.inputs]}")
 
+    def drop_caches(self) -> None:
+        """Release the OrtValues kept for later runs (stages, the value cache): on close."""
+        self.stages.clear()
+        self.value_cache = {}  # non-owning values over caller memory: released with the dict
+
     def tensor_value(self, array: np.ndarray[Any, Any], et: int, context: str,
                      keep: list[Any]) -> Any:
         """An OrtValue over ``array``'s memory (a C-contiguous numpy array of ORT type ``et``).

@@ -224,7 +224,7 @@ class Session(Handle):
         self._engine = RunEngine(api, self._inputs, self._outputs, self._initializers)
 
     def _drop_references(self) -> None:
-        self._engine.stages.clear()
+        self._engine.drop_caches()
         self._recipe = None  # type: ignore[assignment]  # its arrays may view initializer values
 
     # -- recipes, pickling, fork (see ortc/recipe.py) ------------------------------------------
