@@ -22,6 +22,7 @@ import numpy as np
 from ._cstr import NameArray
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
+from ._guard import Lease
 from ._loader import Api
 from ._stage import STAGE_MAX_MISSES, Stages
 from ._status import error_from_status, raise_status
@@ -31,7 +32,6 @@ from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, RunTimeout
 from .memory import cpu_memory_info
 from .run_options import RunOptions, checked_timeout
-from .threads import Lease
 from .typeinfo import NodeArg
 from .value import (PYTHON_DATA, Value, array_to_ortvalue, as_array, is_array_like,
                     ortvalue_to_python, take_output, tensor_to_numpy)

@@ -15,11 +15,12 @@ from typing import Any, cast
 from . import _exit, _loader
 from ._enums import LoggingLevel
 from ._ffi import ffi
+from ._guard import survive_fork
 from ._handle import Handle
 from ._interrupt import watcher
 from ._status import call_out, check
 from .errors import InvalidArgument
-from .threads import exclusive, ort_callback, shared, survive_fork
+from .threads import exclusive, ort_callback, shared
 
 _in_callback = ort_callback()
 

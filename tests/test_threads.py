@@ -31,10 +31,11 @@ import pytest
 import models
 import ortc
 from conftest import run_python
-from ortc import LoggingLevel, threads
+from ortc import LoggingLevel, _guard, threads
 from ortc._ffi import ffi
+from ortc._guard import Lease
 from ortc._handle import Handle
-from ortc.threads import Lease, exclusive, registry, shared
+from ortc.threads import exclusive, registry, shared
 
 TIMEOUT = 60.0
 ADD = models.add_model(np.float32, ["n"])
@@ -291,7 +292,7 @@ def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypat
     call_shared_alone's slow path and the generic markers use them) against locked exclusive entries, with a tiny switch interval so
     threads interleave inside the entry code: an exclusive call is always alone. The same with
     the locked entries a free-threaded build uses (LOCK_FREE false)."""
-    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -345,7 +346,7 @@ def test_bound_run_entry_never_overlaps_what_it_excludes(things: Any, monkeypatc
     binding alone), against exclusive calls on the shared object and against other bound entries
     on the same non-Sync object, with a tiny switch interval so threads interleave inside it:
     an exclusive call on the session is always alone, and the binding is never entered twice."""
-    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -1340,7 +1341,7 @@ def test_bound_run_without_run_options_is_exclusive_on_its_binding(
     """run_with_binding with no RunOptions takes the inline entry: while one thread is inside
     ORT with the binding, another thread's run or rebind of it is refused at once (strict),
     and a run of another binding of the same session goes ahead."""
-    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     s = ortc.Session(models.loop_chain_model(512), intra_op_num_threads=1)
     n = np.array(models.loop_iterations_for(s, 1.0, 512), np.int64)  # about 1 s here
     b = s.io_binding()
@@ -1378,7 +1379,7 @@ def test_iobinding_shared_by_threads_serialized(monkeypatch: Any, lock_free: boo
     input, running and reading back, 25 times. Each call is serialized by the guard; holding the
     binding (Lease.exclusive) makes each bind-run-read sequence one use. All 200 correct, with
     the lock-free entries and with the locked ones a free-threaded build uses."""
-    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     s = ortc.Session(models.mlp_model(3, 16, "batch"), intra_op_num_threads=1)
     b = s.io_binding()
