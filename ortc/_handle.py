@@ -87,8 +87,8 @@ class Handle:
         With ``slots``, ``raw`` is ``slots[index]`` (a run's output array), cleared as it is
         taken. The counts, the clearing and the owning cdata are made under one lock with no
         point between them where a signal handler's exception could surface (see
-        ``ortc.value.take_output``): an interrupt leaves the value either in its slot, for the
-        run's cleanup, or owned, counted and released by the finalizer, never both.
+        ``ortc._numpy_bridge.take_output``): an interrupt leaves the value either in its slot,
+        for the run's cleanup, or owned, counted and released by the finalizer, never both.
         """
         if raw == ffi.NULL:
             raise ValueError(f"{type(self).__name__}: NULL {self.c_type}")
