@@ -676,14 +676,14 @@ class OrtHold:
 @pytest.fixture
 def ort_hold() -> Any:
     env = ortc.get_env()
-    old = env.log_severity
+    old = env.log_severity_level
     logger = logging.getLogger("ortc.ort")
     handler = _HoldHandler()
     old_level, old_propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
     logger.propagate = False
-    env.log_severity = LoggingLevel.VERBOSE
+    env.log_severity_level = LoggingLevel.VERBOSE
     holds: list[OrtHold] = []
 
     def hold(call: Callable[[], Any]) -> OrtHold:
@@ -698,7 +698,7 @@ def ort_hold() -> Any:
             h.go.set()
             h.thread.join(TIMEOUT)
         ortc.set_thread_checks("strict")
-        env.log_severity = old
+        env.log_severity_level = old
         logger.removeHandler(handler)
         logger.setLevel(old_level)
         logger.propagate = old_propagate
@@ -805,10 +805,10 @@ def _env_case(tmp_path: Any) -> Case:
     env = ortc.get_env()
 
     def call() -> None:
-        env.log_severity = LoggingLevel.VERBOSE  # the fixture's level: the hold keeps working
+        env.log_severity_level = LoggingLevel.VERBOSE  # the fixture's level: the hold keeps working
 
     return Case(env, _add_session, call, _runs_ok,
-                lambda r: r is None and env.log_severity == LoggingLevel.VERBOSE)
+                lambda r: r is None and env.log_severity_level == LoggingLevel.VERBOSE)
 
 
 def _exclusive_run_case(method: str) -> Callable[[Any], Case]:
@@ -840,7 +840,7 @@ def _is_ort_error(r: Any) -> bool:
 
 
 EXCLUSIVE_CASES: dict[str, Callable[[Any], Case]] = {
-    "Env.log_severity (set)": _env_case,
+    "Env.log_severity_level (set)": _env_case,
     "Session.end_profiling": _end_profiling_case,
     "Session.run (exclusive_when)": _exclusive_run_case("run"),
     "Session.run_with_values (exclusive_when)": _exclusive_run_case("run_with_values"),
@@ -1451,11 +1451,11 @@ def test_log_callback_exceptions_reach_the_main_threads_caller_only() -> None:
     logger = logging.getLogger("ortc.ort")
     handler = Raises()
     env = ortc.get_env()
-    old, old_level = env.log_severity, logger.level
+    old, old_level = env.log_severity_level, logger.level
     s = _add_session()
     logger.setLevel(logging.DEBUG)
     try:
-        env.log_severity = LoggingLevel.VERBOSE
+        env.log_severity_level = LoggingLevel.VERBOSE
         logger.addHandler(handler)
         assert in_thread(lambda: _runs_ok(s))()  # ORT logs on that thread: dropped
         assert watcher.deferred is None
@@ -1464,7 +1464,7 @@ def test_log_callback_exceptions_reach_the_main_threads_caller_only() -> None:
         assert watcher.deferred is None  # raised once, not again at the next call
     finally:
         logger.removeHandler(handler)
-        env.log_severity = old
+        env.log_severity_level = old
         logger.setLevel(old_level)
     assert _runs_ok(s)
 
@@ -1475,7 +1475,7 @@ def test_logging_threads_running_through_interpreter_exit() -> None:
     code = r'''
 import threading, logging, numpy as np, ortc, models
 logging.basicConfig(level=logging.DEBUG, handlers=[logging.NullHandler()])
-ortc.get_env().log_severity = ortc.LoggingLevel.VERBOSE
+ortc.get_env().log_severity_level = ortc.LoggingLevel.VERBOSE
 m = models.mlp_model(2, 8, "batch")
 started = threading.Barrier(5)
 def spin():

@@ -85,7 +85,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseEnv", "UpdateEnvWithCustomLogLevel"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "one reference-counted env per process, used from every thread; it must outlive every session; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:env.same-pointer, check:env.refcount, check:env.concurrent-create-release, check:thread.concurrent-create, check:env.run-after-last-release, check:env.recreate-after-release, https://github.com/microsoft/onnxruntime/issues/13571, policy, tests/test_threads.py::test_session_works_after_everything_else_is_gone, tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity (set)]",
+        evidence: "one reference-counted env per process, used from every thread; it must outlive every session; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:env.same-pointer, check:env.refcount, check:env.concurrent-create-release, check:thread.concurrent-create, check:env.run-after-last-release, check:env.recreate-after-release, https://github.com/microsoft/onnxruntime/issues/13571, policy, tests/test_threads.py::test_session_works_after_everything_else_is_gone, tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity_level (set)]",
         notes: &["ortc never calls ReleaseEnv and Env.close() is a no-op: a Run after the last release crashes (env.run-after-last-release), so the env must outlive every session. ORT itself can create a new env after the last release (env.recreate-after-release); ortc does not need to.", "Env creation is safe from any thread: every creation returns the one env (env.concurrent-create-release)."],
     },
     Rule {
@@ -394,7 +394,7 @@ pub const PROVIDER_NAMES: &[(&str, &str)] = &[
 // check:env.run-after-last-release, check:env.recreate-after-release,
 // https://github.com/microsoft/onnxruntime/issues/13571, policy,
 // tests/test_threads.py::test_session_works_after_everything_else_is_gone,
-// tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity
+// tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity_level
 // (set)]
 // Note: ortc never calls ReleaseEnv and Env.close() is a no-op: a Run after the last release
 // crashes (env.run-after-last-release), so the env must outlive every session. ORT itself can
