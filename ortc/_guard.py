@@ -61,6 +61,7 @@ def _after_fork_in_child() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
+
 # -- interpreter exit ---------------------------------------------------------------------------
 # A thread that is inside ORT when the interpreter finalizes must not call back into Python: ORT
 # logs from C++ destructors, and a callback that cannot take the GIL any more exits the thread
