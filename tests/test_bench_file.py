@@ -1,0 +1,54 @@
+"""bench/bench_file.py: a user's own model file, both bindings, outputs fed back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper
+
+import models
+from conftest import ROOT
+
+
+def _recurrent_model() -> bytes:
+    """``h = tanh(x + state)``, returned both as ``y`` and ``stateN`` (declared with no shape),
+    plus an unused int64 scalar ``sr``, the inputs a streaming model takes."""
+    f = TensorProto.FLOAT
+    return models._bytes(models.make_model(
+        [helper.make_node("Add", ["x", "state"], ["s"]), helper.make_node("Tanh", ["s"], ["y"]),
+         helper.make_node("Identity", ["y"], ["stateN"])],
+        [helper.make_tensor_value_info("x", f, [1, 8]),
+         helper.make_tensor_value_info("state", f, [1, 8]),
+         helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", f, None),
+         helper.make_tensor_value_info("stateN", f, None)], []))
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_file.py"), *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_bench_file_times_both_bindings_with_feedback(tmp_path) -> None:
+    path = tmp_path / "recurrent.onnx"
+    path.write_bytes(_recurrent_model())
+    proc = _bench(str(path), "--feed", "sr=:int64=16000", "--feedback", "stateN=state",
+                  "--calls", "50", "--rounds", "1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "outputs differ" not in proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    times = {line.split()[0]: float(line.split()[1]) for line in lines[1:3]}
+    assert set(times) == {"ortc", "onnxruntime"} and all(t > 0 for t in times.values()), lines
+    ratio = float(lines[3].split(":")[1])
+    assert np.isclose(ratio, times["ortc"] / times["onnxruntime"], rtol=0.01), lines
+
+
+def test_bench_file_refuses_a_malformed_feed(tmp_path) -> None:
+    path = tmp_path / "recurrent.onnx"
+    path.write_bytes(_recurrent_model())
+    proc = _bench(str(path), "--feed", "sr")
+    assert proc.returncode != 0 and "expected NAME=SHAPE:DTYPE" in proc.stderr, proc.stderr
