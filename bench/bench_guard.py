@@ -37,7 +37,7 @@ for path in (ROOT, os.path.join(ROOT, "tests")):
 
 import ortc  # noqa: E402
 from ortc._ffi import ffi  # noqa: E402
-from ortc.threads import Guard  # noqa: E402
+from ortc._guard import Guard  # noqa: E402
 
 
 def _variants() -> dict[str, Callable[[], Any]]:

@@ -10,7 +10,7 @@ The library is found on first use (see :func:`load`); ``import ortc`` itself loa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._enums import (AllocatorType, ElementType, ErrorCode, ExecutionMode,
                      GraphOptimizationLevel, LoggingLevel, MemType, ValueKind)
@@ -26,15 +26,21 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
                      WrongThreadError)
 from .lora import LoraAdapter
 from .memory import Allocator, MemoryInfo, default_allocator
-from .rules import rules
 from .recipe import OptionsRecipe, RecipeError, SessionRecipe
 from .run_options import RunOptions
 from .session import Session
 from .session_options import SessionOptions
-from .sparse import SparseTensor
 from .threads import set_thread_checks, thread_checks
 from .typeinfo import ModelMetadata, NodeArg, TypeInfo
 from .value import Value
+
+if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
+    from .rules_table import rules
+    from .sparse import SparseTensor
+
+#: names loaded on first use, and their modules: ``import ortc`` does not pay for the rules
+#: table (evidence, the slot table, the signatures) nor for sparse tensors
+_LAZY = {"rules": "rules_table", "SparseTensor": "sparse"}
 
 __version__ = "0.1.0"
 
@@ -83,4 +89,15 @@ def version() -> VersionInfo:
 
 
 def __getattr__(name: str) -> Any:
-    raise AttributeError(f"module 'ortc' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ortc' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later reads are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -2,7 +2,7 @@
 
 1. ``ASYNC_JOBS`` (ortc._callbacks): wait, bounded, for RunAsync completions still to come; one
    arriving after the interpreter is torn down would call into a dead interpreter.
-2. ``RUNS_IN_FLIGHT`` (ortc.threads): park new calls, terminate the RunOptions of runs other
+2. ``RUNS_IN_FLIGHT`` (ortc._guard): park new calls, terminate the RunOptions of runs other
    threads are inside, and give them a bounded time to leave ORT and finish releases.
 3. ``QUIET_LOGGER`` (ortc.env): raise ORT's log threshold and make the logging callback inert;
    ORT may log from its static destructors after Python has finalized.

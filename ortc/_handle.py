@@ -15,10 +15,11 @@ from collections import Counter
 from functools import partial
 from typing import Any, Callable, ClassVar, TypeVar
 
+from . import _guard
 from ._ffi import ffi
+from ._guard import Guard, in_release
 from .errors import ClosedError
-from . import threads as _threads
-from .threads import Guard, in_release, register
+from .threads import register
 
 __all__ = ["Handle", "live_handles"]
 
@@ -86,8 +87,8 @@ class Handle:
         With ``slots``, ``raw`` is ``slots[index]`` (a run's output array), cleared as it is
         taken. The counts, the clearing and the owning cdata are made under one lock with no
         point between them where a signal handler's exception could surface (see
-        ``ortc.value.take_output``): an interrupt leaves the value either in its slot, for the
-        run's cleanup, or owned, counted and released by the finalizer, never both.
+        ``ortc._numpy_bridge.take_output``): an interrupt leaves the value either in its slot,
+        for the run's cleanup, or owned, counted and released by the finalizer, never both.
         """
         if raw == ffi.NULL:
             raise ValueError(f"{type(self).__name__}: NULL {self.c_type}")
@@ -101,7 +102,7 @@ class Handle:
         self._held = held
         if _doomed:
             _drain()
-        releaser = _Releaser(kind, release, parents, _threads._generation, held, raw)
+        releaser = _Releaser(kind, release, parents, _guard._generation, held, raw)
         # the safety net: filed for _drain when this object goes (see _doomed)
         self._net = ffi.gc(_net_target, partial(_doomed.__setitem__, releaser))
         live = _live
@@ -280,7 +281,7 @@ class _Releaser:
             release = self.release
             # In a forked child (a new fork generation), ORT's threads are gone: releasing
             # could join threads that do not exist. Leaking there is the safe choice.
-            if release is None or _threads._generation != self.generation:
+            if release is None or _guard._generation != self.generation:
                 self.released = True
             else:
                 with in_release as allowed:  # counted for, and skipped after, interpreter exit

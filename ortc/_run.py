@@ -22,7 +22,10 @@ import numpy as np
 from ._cstr import NameArray
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
+from ._guard import Lease
 from ._loader import Api
+from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
+                            ortvalue_to_python, take_output, tensor_to_numpy)
 from ._stage import STAGE_MAX_MISSES, Stages, refused_buffer
 from ._status import error_from_status, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
@@ -31,10 +34,8 @@ from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, RunTimeout
 from .memory import cpu_memory_info
 from .run_options import RunOptions, checked_timeout
-from .threads import Lease
 from .typeinfo import NodeArg
-from .value import (PYTHON_DATA, Value, array_to_ortvalue, as_array, is_array_like,
-                    ortvalue_to_python, take_output, tensor_to_numpy)
+from .value import Value
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -64,7 +65,7 @@ def release_run(release: Callable[[Any], None], created: list[Any], keep: list[A
     PyPy finalizes a dropped list only at a collection), releases the OrtValues made for the
     run (``created``: owners of inputs and of the values over preallocated arrays), and
     releases the outputs ORT made that nobody took (``outputs[i]`` not NULL and ``taken[i]``
-    None; a conversion takes one with :func:`ortc.value.take_output`).
+    None; a conversion takes one with :func:`ortc._numpy_bridge.take_output`).
 
     Every step runs at most once (a lease ends once, an owner is released once, an output
     slot is cleared before its release), so when a KeyboardInterrupt from a signal handler

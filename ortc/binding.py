@@ -13,13 +13,15 @@ import numpy as np
 
 from . import _loader
 from ._ffi import ffi
+from ._guard import Lease
 from ._handle import Handle
+from ._numpy_bridge import as_array, is_array_like, ortvalue_to_python, take_output
 from .dlpack import dlpack_array, is_dlpack_producer
 from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
-from .threads import Lease, exclusive
-from .value import Value, as_array, is_array_like, ortvalue_to_python, take_output
+from .threads import exclusive
+from .value import Value
 
 __all__ = ["IoBinding"]
 

@@ -15,11 +15,12 @@ from typing import Any, cast
 from . import _exit, _loader
 from ._enums import LoggingLevel
 from ._ffi import ffi
+from ._guard import survive_fork
 from ._handle import Handle
 from ._interrupt import watcher
 from ._status import call_out, check
 from .errors import InvalidArgument
-from .threads import exclusive, ort_callback, shared, survive_fork
+from .threads import exclusive, ort_callback, shared
 
 _in_callback = ort_callback()
 
@@ -113,13 +114,13 @@ class Env(Handle):
         """Does nothing: the environment lives as long as the process (see the class doc)."""
 
     @property
-    def log_severity(self) -> LoggingLevel:
+    def log_severity_level(self) -> LoggingLevel:
         """ORT's minimum severity for messages sent to the ``ortc.ort`` logger."""
         return self._severity
 
-    @log_severity.setter
+    @log_severity_level.setter
     @exclusive("UpdateEnvWithCustomLogLevel")
-    def log_severity(self, level: LoggingLevel | int) -> None:
+    def log_severity_level(self, level: LoggingLevel | int) -> None:
         checked = _logging_level(level)  # before ORT's level changes: a refusal changes nothing
         check(self._api.UpdateEnvWithCustomLogLevel(self._ptr, int(checked)))
         self._severity = checked

@@ -141,7 +141,8 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
                "exclusive"),
         test(f"{_T}test_session_works_after_everything_else_is_gone", "a session keeps "
              "working after every other ortc object is gone", "lifetime"),
-        guard(f"{_T}test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity (set)]",
+        guard(f"{_T}test_exclusive_method_overlapping_a_call_inside_ort"
+              "[Env.log_severity_level (set)]",
               "ortc refuses a log-level change while another call is inside ORT", "exclusive"),
     ),
     "OrtSession": (

@@ -1,14 +1,15 @@
 """``python -m ortc rules``: the thread rules as JSON, Markdown, or the Rust crate's module.
 
-The command sits apart from :mod:`ortc.rules` (the table) and :mod:`ortc.rust_crate` (the crate
-generator, which reads the table), so the imports run one way: rules <- rust_crate <- here.
+The command sits apart from :mod:`ortc.rules_table` (the table), :mod:`ortc.rules_render` (its
+JSON and Markdown) and :mod:`ortc.rust_crate` (the crate generator, which reads the table), so
+the imports run one way: rules_table <- rules_render, rust_crate <- here.
 """
 
 from __future__ import annotations
 
 import sys
 
-from .rules import render_json, render_markdown
+from .rules_render import render_json, render_markdown
 from .rust_crate import build, render_rules
 
 __all__ = ["render", "render_rust", "main", "main_rules"]

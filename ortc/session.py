@@ -16,11 +16,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar, cast
 
-from . import _loader
+from . import _guard, _loader
 from . import run_options as _run_options_mod
-from . import threads as _threads
 from ._cstr import fspath
 from ._ffi import ffi
+from ._guard import Guard, Lease
 from ._handle import Handle
 from ._interrupt import watcher
 from ._loader import Api
@@ -33,7 +33,7 @@ from .providers import session_run_rule
 from .recipe import OptionsRecipe, SessionRecipe, check_recipe, model_source
 from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
 from .session_options import SessionOptions
-from .threads import Guard, Lease, exclusive, shared
+from .threads import exclusive, shared
 from .typeinfo import ModelMetadata, NodeArg, read_metadata, take_type_info
 from .value import Value
 
@@ -256,7 +256,7 @@ class Session(Handle):
         pointer is dropped, and a release in a new fork generation is skipped (ORT's thread
         pools did not survive the fork)."""
         with _fork_lock[0]:
-            if guard.gen == _threads._generation:
+            if guard.gen == _guard._generation:
                 return  # another thread of this child rebuilt it meanwhile
             r = check_recipe(self._recipe)
             env = get_env()

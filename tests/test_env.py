@@ -15,9 +15,9 @@ from ortc import LoggingLevel
 
 def test_ort_messages_reach_python_logging(caplog) -> None:
     env = ortc.get_env()
-    old = env.log_severity
+    old = env.log_severity_level
     try:
-        env.log_severity = LoggingLevel.VERBOSE
+        env.log_severity_level = LoggingLevel.VERBOSE
         with caplog.at_level(logging.DEBUG, logger="ortc.ort"):
             ortc.Session(models.add_model(), logid="logging-test").close()
         records = [r for r in caplog.records if r.name == "ortc.ort"]
@@ -26,13 +26,13 @@ def test_ort_messages_reach_python_logging(caplog) -> None:
         assert all(hasattr(r, "ort_category") and hasattr(r, "ort_code_location")
                    for r in records)
     finally:
-        env.log_severity = old
-    assert env.log_severity == old
+        env.log_severity_level = old
+    assert env.log_severity_level == old
 
 
 def test_logging_from_many_threads_and_ort_threads(caplog) -> None:
     env = ortc.get_env()
-    old = env.log_severity
+    old = env.log_severity_level
     seen: set[int] = set()
 
     class Catch(logging.Handler):
@@ -45,7 +45,7 @@ def test_logging_from_many_threads_and_ort_threads(caplog) -> None:
     old_level = logger.level
     logger.setLevel(logging.DEBUG)
     try:
-        env.log_severity = LoggingLevel.VERBOSE
+        env.log_severity_level = LoggingLevel.VERBOSE
         s = ortc.Session(models.mlp_model(2, 8, "batch"), intra_op_num_threads=2)
 
         def work() -> None:
@@ -58,7 +58,7 @@ def test_logging_from_many_threads_and_ort_threads(caplog) -> None:
         for t in threads:
             t.join()
     finally:
-        env.log_severity = old
+        env.log_severity_level = old
         logger.removeHandler(handler)
         logger.setLevel(old_level)
     assert len(seen) >= 2
@@ -76,14 +76,14 @@ def test_a_failing_log_handler_does_not_break_ort() -> None:
     h = Boom()
     logger.addHandler(h)
     env = ortc.get_env()
-    old = env.log_severity
+    old = env.log_severity_level
     try:
-        env.log_severity = LoggingLevel.VERBOSE
+        env.log_severity_level = LoggingLevel.VERBOSE
         s = ortc.Session(models.add_model())
         a = np.ones(1, np.float32)
         assert s.run(None, {"a": a, "b": a})[0].tolist() == [2.0]
     finally:
-        env.log_severity = old
+        env.log_severity_level = old
         logger.removeHandler(h)
 
 
@@ -92,7 +92,7 @@ def test_logging_at_interpreter_exit_is_safe() -> None:
 
     code = ("import logging, numpy as np, ortc, models\n"
             "logging.basicConfig(level=logging.DEBUG)\n"
-            "ortc.get_env().log_severity = ortc.LoggingLevel.VERBOSE\n"
+            "ortc.get_env().log_severity_level = ortc.LoggingLevel.VERBOSE\n"
             "s = ortc.Session(models.mlp_model(2, 8, 'batch'), intra_op_num_threads=2)\n"
             "s.run(None, {'x': np.ones((2, 8), np.float32)})\n"
             "print('done')\n")
@@ -111,4 +111,4 @@ def test_telemetry_toggles() -> None:
 def test_providers_listed() -> None:
     assert "CPUExecutionProvider" in ortc.get_env().providers()
     with pytest.raises(ValueError):
-        ortc.get_env().log_severity = 9
+        ortc.get_env().log_severity_level = 9

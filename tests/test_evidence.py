@@ -12,7 +12,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import sys
 from typing import Any
 
 import pytest
@@ -20,10 +19,8 @@ import pytest
 import ortc
 from conftest import ROOT
 from ortc import evidence as ev
-from ortc import slot_rules
+from ortc import rules_render, rules_table, slot_rules
 from ortc.conformance.checks import all_checks
-
-rules_mod = sys.modules["ortc.rules"]
 
 DOC_URL = re.compile(r"^https://(github\.com/[\w.-]+/[\w.-]+/(issues|pull|blob|tree|discussions)/"
                      r"\S+|onnxruntime\.ai/docs/\S+|pkg\.go\.dev/\S+)$")
@@ -209,13 +206,13 @@ def test_every_provider_rule_has_evidence() -> None:
 
     assert set(ev.EP_EVIDENCE) == set(EP_CONCURRENT_RUN)
     assert set(ev.OPTION_EVIDENCE) == {k for opts in _EXCLUSIVE_OPTIONS.values() for k in opts}
-    assert {cb["type"] for cb in rules_mod.CALLBACKS} == set(ev.CALLBACK_EVIDENCE)
+    assert {cb["type"] for cb in rules_table.CALLBACKS} == set(ev.CALLBACK_EVIDENCE)
 
 
 def test_counter_reports_are_discussed() -> None:
     urls = {c["url"] for c in ev.COUNTER_REPORTS}
     assert {f"{ev.GH}/issues/13571", f"{ev.GH}/issues/15087"} <= urls
-    md = rules_mod.render_markdown()
+    md = rules_render.render_markdown()
     for c in ev.COUNTER_REPORTS:
         assert c["url"] in md and c["why_it_stands"] in md and c["would_change"]
 
@@ -246,4 +243,4 @@ def test_custom_op_domain_caveat_is_stated() -> None:
     assert "custom-op" in rule.note and ev.ADD_CUSTOM_OP_DOMAINS in {e.ref for e in rule.evidence}
     so = next(r for r in ortc.rules() if r["type"] == "OrtSessionOptions")
     assert any("custom-op" in n for n in so["notes"])
-    assert ev.ADD_CUSTOM_OP_DOMAINS in rules_mod.render_markdown().split("## Summary")[0]
+    assert ev.ADD_CUSTOM_OP_DOMAINS in rules_render.render_markdown().split("## Summary")[0]

@@ -326,8 +326,8 @@ def _profiling() -> Any:
 
 def _env() -> Any:
     env = ortc.get_env()
-    level = env.log_severity
-    env.log_severity = level
+    level = env.log_severity_level
+    env.log_severity_level = level
     return ortc.available_providers(), env.providers()
 
 

@@ -794,7 +794,7 @@ class World:
 
     def op_env(self, k: int) -> None:
         calls = [lambda: ortc.get_env().providers(), lambda: ortc.get_env().close(),
-                 ortc.available_providers, lambda: ortc.get_env().log_severity]
+                 ortc.available_providers, lambda: ortc.get_env().log_severity_level]
         self.expect("env", OK, calls[k])
 
     # -- threads

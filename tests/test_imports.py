@@ -8,6 +8,8 @@ import ast
 import os
 from typing import Iterator
 
+from conftest import run_python
+
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ortc")
 
 
@@ -92,3 +94,25 @@ def test_no_import_cycle_in_ortc() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_names_loaded_on_first_use() -> None:
+    """``import ortc`` leaves the rules table and sparse tensors unloaded; ``ortc.rules`` and
+    ``ortc.SparseTensor`` load them on first use, and ``ortc.rules`` stays the function after the
+    rules modules are imported by path (a submodule named ``rules`` would have replaced it)."""
+    proc = run_python(
+        "import sys, ortc\n"
+        "lazy = ('ortc.rules_table', 'ortc.rules_render', 'ortc.evidence', 'ortc.slot_rules', "
+        "'ortc.sparse')\n"
+        "print([m for m in lazy if m in sys.modules])\n"
+        "from ortc import SparseTensor, rules\n"
+        "import ortc.rules_render, ortc.rules_cli\n"
+        "print(ortc.rules is rules, SparseTensor.__module__, len(rules()) > 20,\n"
+        "      {'rules', 'SparseTensor'} <= set(dir(ortc)))\n"
+        "try:\n"
+        "    ortc.no_such_name\n"
+        "except AttributeError as exc:\n"
+        "    print(exc)\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "[]", "True ortc.sparse True True", "module 'ortc' has no attribute 'no_such_name'"]

@@ -378,8 +378,8 @@ def _where(stderr: str) -> str:
 
 
 #: ortc functions whose innermost frame is a call into ORT with the model's own data
-ORT_CALLS = {"session.py _create", "_status.py call_out", "session.py _call_run",
-             "session.py _run", "value.py _tensor_shape_and_type", "typeinfo.py convert_type_info"}
+ORT_CALLS = {"session.py _create", "_status.py call_out", "_run.py call", "_stage.py run",
+             "_numpy_bridge.py tensor_shape_and_type", "typeinfo.py convert_type_info"}
 
 
 def _is_ort(where: str) -> bool:

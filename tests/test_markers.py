@@ -24,8 +24,8 @@ NO_HANDLE: dict[str, str] = {
     "Handle.__enter__": "checks ortc's closed flag; the block's own calls are marked",
     "Handle.__exit__": "calls close()",
     "Env.close": "a no-op: the env is never released",
-    "Env.log_severity": "the getter returns the level ortc set (no ORT call); the setter is "
-                        "marked",
+    "Env.log_severity_level": "the getter returns the level ortc set (no ORT call); the setter "
+                              "is marked",
     "Value.writable": "reads ortc's flag, set at creation from the array's own (no ORT call)",
     "Session.inputs": "read once at creation; returns ortc's copy",
     "Session.outputs": "read once at creation; returns ortc's copy",

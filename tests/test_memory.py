@@ -77,7 +77,7 @@ def test_device_allocators_are_not_sync() -> None:
     import threading
 
     from ortc.memory import Allocator
-    from ortc.threads import Lease
+    from ortc._guard import Lease
 
     s = ortc.Session(models.add_model())
     cpu = s.allocator()

@@ -417,10 +417,10 @@ def test_env_log_level_and_thread_counts_are_checked_first() -> None:
     r = child(r'''
 from ortc.env import get_env
 env = get_env()
-before = int(env.log_severity)
-res = {"bad_level": outcome(lambda: setattr(env, "log_severity", 9)),
-       "bad_type": outcome(lambda: setattr(env, "log_severity", "x"))}
-res["unchanged"] = int(env.log_severity) == before
+before = int(env.log_severity_level)
+res = {"bad_level": outcome(lambda: setattr(env, "log_severity_level", 9)),
+       "bad_type": outcome(lambda: setattr(env, "log_severity_level", "x"))}
+res["unchanged"] = int(env.log_severity_level) == before
 # ORT's own level is unchanged too: a VERBOSE message would reach the logger if it had moved
 import logging
 seen = []

@@ -16,12 +16,12 @@ import pytest
 import models
 import ortc
 from conftest import ROOT, run_python
+from ortc import rules_cli, rules_render, rules_table
 from ortc._handle import Handle
 from ortc._slots import SLOTS
+from ortc.providers import EP_CONCURRENT_RUN, session_run_rule
 from ortc.threads import exclusive, registry, shared
 
-rules_mod = sys.modules["ortc.rules"]
-from ortc import rules_cli  # noqa: E402
 KEYS = {"type", "python", "send", "sync", "methods", "parents", "evidence"}
 
 
@@ -101,7 +101,7 @@ def test_unwrapped_types_are_declared_and_marked() -> None:
               "OrtThreadingOptions", "OrtArenaCfg", "OrtKeyValuePairs",
               "OrtPrepackedWeightsContainer"):
         assert r[t]["wrapped"] is False, t
-    assert not ({x["type"] for x in rules_mod.UNWRAPPED} & {rec.c_type
+    assert not ({x["type"] for x in rules_table.UNWRAPPED} & {rec.c_type
                                                             for rec in registry.values()})
 
 
@@ -111,9 +111,9 @@ def test_every_c_function_is_an_ort_api_slot() -> None:
         for name in r["methods"]:
             if name[:1].isupper() and "." not in name and "(" not in name:
                 assert name in slots, f"{r['type']}: {name} is not an OrtApi function"
-    for c_fns, _, uses in rules_mod.CONSTRUCTOR_USES:
+    for c_fns, _, uses in rules_table.CONSTRUCTOR_USES:
         assert set(c_fns) <= slots
-    for arg, c_type in rules_mod.ARG_TYPES.items():
+    for arg, c_type in rules_table.ARG_TYPES.items():
         assert c_type in by_type()
 
 
@@ -121,13 +121,13 @@ def test_every_marker_argument_names_a_type() -> None:
     for name, rec in registry.items():
         for meth, rule in rec.methods.items():
             for arg, _ in rule.args:
-                assert arg in rules_mod.ARG_TYPES, f"{name}.{meth}: argument {arg!r}"
+                assert arg in rules_table.ARG_TYPES, f"{name}.{meth}: argument {arg!r}"
 
 
 def test_cited_tests_exist() -> None:
     """Evidence that cites a test in this repository names one that exists."""
-    text = json.dumps(ortc.rules()) + json.dumps(rules_mod.CALLBACKS) + json.dumps(
-        rules_mod.EP_CONCURRENT_RUN)
+    text = json.dumps(ortc.rules()) + json.dumps(rules_table.CALLBACKS) + json.dumps(
+        EP_CONCURRENT_RUN)
     cited = set(re.findall(r"(tests/[\w/]+\.py)::(\w+)", text))
     assert cited
     for path, func in cited:
@@ -182,7 +182,7 @@ def test_cli_json() -> None:
 
 def test_main_formats(capsys: Any, tmp_path: Any) -> None:
     assert rules_cli.main(["--format", "markdown"]) == 0
-    assert capsys.readouterr().out == rules_mod.render_markdown()
+    assert capsys.readouterr().out == rules_render.render_markdown()
     out = tmp_path / "rules.rs"
     assert rules_cli.main_rules(["--format", "rust", "-o", str(out)]) == 0
     assert out.read_text() == rules_cli.render_rust()
@@ -213,7 +213,7 @@ def test_rust_rules_module() -> None:
     for i, line in enumerate(lines):
         if line.startswith("unsafe impl") and not lines[i - 1].startswith("unsafe impl"):
             assert lines[i - 1].startswith("// "), line
-    for r in rules_mod.rules():
+    for r in rules_table.rules():
         assert f'c_type: "{r["type"]}",' in rust
 
 
@@ -229,13 +229,13 @@ def test_docs_are_current() -> None:
     """docs/THREAD_RULES.md is generated; regenerate it with
     ``python -m ortc rules --format markdown -o docs/THREAD_RULES.md``."""
     with open(os.path.join(ROOT, "docs", "THREAD_RULES.md"), encoding="utf-8") as f:
-        assert f.read() == rules_mod.render_markdown(), \
+        assert f.read() == rules_render.render_markdown(), \
             "docs/THREAD_RULES.md is stale: python -m ortc rules --format markdown " \
             "-o docs/THREAD_RULES.md"
 
 
 def test_markdown_has_every_type() -> None:
-    md = rules_mod.render_markdown()
+    md = rules_render.render_markdown()
     for t in by_type():
         assert f"### {t}" in md and f"| [`{t}`](#{t.lower()}) |" in md
     assert "| CPUExecutionProvider | yes |" in md
@@ -243,7 +243,7 @@ def test_markdown_has_every_type() -> None:
     # the Python enforcement table lives in the README, not in the C-level rules
     assert "WrongThreadError" not in md
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        assert rules_mod.POLICY_TABLE in f.read()
+        assert rules_render.POLICY_TABLE in f.read()
 
 
 # -- Session.run per execution provider ----------------------------------------------------
@@ -264,7 +264,7 @@ def test_markdown_has_every_type() -> None:
     (["SomeNewExecutionProvider", "CPUExecutionProvider"], None, "exclusive"),
 ])
 def test_session_run_rule(providers: list[str], options: Any, run: str) -> None:
-    rule = rules_mod.session_run_rule(providers, options)
+    rule = session_run_rule(providers, options)
     assert rule["run"] == run
     assert rule["providers"] == providers and len(rule["reasons"]) == len(providers)
     for p, why in zip(providers, rule["reasons"]):
@@ -275,7 +275,7 @@ def test_session_run_rule(providers: list[str], options: Any, run: str) -> None:
 
 
 def test_unknown_provider_reason() -> None:
-    rule = rules_mod.session_run_rule(["SomeNewExecutionProvider"])
+    rule = session_run_rule(["SomeNewExecutionProvider"])
     assert "undocumented" in rule["reasons"][0] and "serialized by default" in rule["reasons"][0]
 
 
@@ -304,9 +304,9 @@ print("ok")
 
 
 def test_run_rule_is_exported_in_rules_module() -> None:
-    assert rules_mod.EP_CONCURRENT_RUN["CPUExecutionProvider"][0] is True
-    assert rules_mod.EP_CONCURRENT_RUN["DmlExecutionProvider"][0] is False
-    assert np.all([isinstance(v[1], str) and v[1] for v in rules_mod.EP_CONCURRENT_RUN.values()])
+    assert EP_CONCURRENT_RUN["CPUExecutionProvider"][0] is True
+    assert EP_CONCURRENT_RUN["DmlExecutionProvider"][0] is False
+    assert np.all([isinstance(v[1], str) and v[1] for v in EP_CONCURRENT_RUN.values()])
 
 
 @pytest.mark.parametrize("version, run", [("1.16.2", "exclusive"), ("1.16.3", "exclusive"),
@@ -314,7 +314,7 @@ def test_run_rule_is_exported_in_rules_module() -> None:
 def test_tensorrt_concurrent_run_needs_ort_1_17(version: str, run: str) -> None:
     """TensorRT's concurrent-Run fix shipped in 1.17 (PR 19301): with an older library a
     TensorRT session's run is exclusive, and the reason names the version."""
-    rule = rules_mod.session_run_rule(["TensorrtExecutionProvider", "CPUExecutionProvider"],
+    rule = session_run_rule(["TensorrtExecutionProvider", "CPUExecutionProvider"],
                                       None, version)
     assert rule["run"] == run
     assert ("before ORT 1.17" in rule["reasons"][0]) == (run == "exclusive")
@@ -326,4 +326,4 @@ def test_session_rule_reads_the_loaded_library_version(monkeypatch: Any) -> None
     info = _loader.library_info()
     monkeypatch.setattr(_loader, "library_info", lambda: type(info)(
         **{**info.__dict__, "version": "1.16.2"}))
-    assert rules_mod.session_run_rule(["TensorrtExecutionProvider"])["run"] == "exclusive"
+    assert session_run_rule(["TensorrtExecutionProvider"])["run"] == "exclusive"

@@ -19,7 +19,7 @@ import pytest
 import ortc
 from conftest import ROOT
 from ortc import rust_crate
-from ortc.rules import rules
+from ortc.rules_table import rules
 
 CRATE = os.path.join(ROOT, rust_crate.CRATE)
 

@@ -31,10 +31,11 @@ import pytest
 import models
 import ortc
 from conftest import run_python
-from ortc import LoggingLevel, threads
+from ortc import LoggingLevel, _guard, threads
 from ortc._ffi import ffi
+from ortc._guard import Lease
 from ortc._handle import Handle
-from ortc.threads import Lease, exclusive, registry, shared
+from ortc.threads import exclusive, registry, shared
 
 TIMEOUT = 60.0
 ADD = models.add_model(np.float32, ["n"])
@@ -291,7 +292,7 @@ def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypat
     call_shared_alone's slow path and the generic markers use them) against locked exclusive entries, with a tiny switch interval so
     threads interleave inside the entry code: an exclusive call is always alone. The same with
     the locked entries a free-threaded build uses (LOCK_FREE false)."""
-    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -345,7 +346,7 @@ def test_bound_run_entry_never_overlaps_what_it_excludes(things: Any, monkeypatc
     binding alone), against exclusive calls on the shared object and against other bound entries
     on the same non-Sync object, with a tiny switch interval so threads interleave inside it:
     an exclusive call on the session is always alone, and the binding is never entered twice."""
-    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -675,14 +676,14 @@ class OrtHold:
 @pytest.fixture
 def ort_hold() -> Any:
     env = ortc.get_env()
-    old = env.log_severity
+    old = env.log_severity_level
     logger = logging.getLogger("ortc.ort")
     handler = _HoldHandler()
     old_level, old_propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
     logger.propagate = False
-    env.log_severity = LoggingLevel.VERBOSE
+    env.log_severity_level = LoggingLevel.VERBOSE
     holds: list[OrtHold] = []
 
     def hold(call: Callable[[], Any]) -> OrtHold:
@@ -697,7 +698,7 @@ def ort_hold() -> Any:
             h.go.set()
             h.thread.join(TIMEOUT)
         ortc.set_thread_checks("strict")
-        env.log_severity = old
+        env.log_severity_level = old
         logger.removeHandler(handler)
         logger.setLevel(old_level)
         logger.propagate = old_propagate
@@ -804,10 +805,10 @@ def _env_case(tmp_path: Any) -> Case:
     env = ortc.get_env()
 
     def call() -> None:
-        env.log_severity = LoggingLevel.VERBOSE  # the fixture's level: the hold keeps working
+        env.log_severity_level = LoggingLevel.VERBOSE  # the fixture's level: the hold keeps working
 
     return Case(env, _add_session, call, _runs_ok,
-                lambda r: r is None and env.log_severity == LoggingLevel.VERBOSE)
+                lambda r: r is None and env.log_severity_level == LoggingLevel.VERBOSE)
 
 
 def _exclusive_run_case(method: str) -> Callable[[Any], Case]:
@@ -839,7 +840,7 @@ def _is_ort_error(r: Any) -> bool:
 
 
 EXCLUSIVE_CASES: dict[str, Callable[[Any], Case]] = {
-    "Env.log_severity (set)": _env_case,
+    "Env.log_severity_level (set)": _env_case,
     "Session.end_profiling": _end_profiling_case,
     "Session.run (exclusive_when)": _exclusive_run_case("run"),
     "Session.run_with_values (exclusive_when)": _exclusive_run_case("run_with_values"),
@@ -1340,7 +1341,7 @@ def test_bound_run_without_run_options_is_exclusive_on_its_binding(
     """run_with_binding with no RunOptions takes the inline entry: while one thread is inside
     ORT with the binding, another thread's run or rebind of it is refused at once (strict),
     and a run of another binding of the same session goes ahead."""
-    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     s = ortc.Session(models.loop_chain_model(512), intra_op_num_threads=1)
     n = np.array(models.loop_iterations_for(s, 1.0, 512), np.int64)  # about 1 s here
     b = s.io_binding()
@@ -1378,7 +1379,7 @@ def test_iobinding_shared_by_threads_serialized(monkeypatch: Any, lock_free: boo
     input, running and reading back, 25 times. Each call is serialized by the guard; holding the
     binding (Lease.exclusive) makes each bind-run-read sequence one use. All 200 correct, with
     the lock-free entries and with the locked ones a free-threaded build uses."""
-    monkeypatch.setattr(threads, "LOCK_FREE", lock_free)
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     s = ortc.Session(models.mlp_model(3, 16, "batch"), intra_op_num_threads=1)
     b = s.io_binding()
@@ -1450,11 +1451,11 @@ def test_log_callback_exceptions_reach_the_main_threads_caller_only() -> None:
     logger = logging.getLogger("ortc.ort")
     handler = Raises()
     env = ortc.get_env()
-    old, old_level = env.log_severity, logger.level
+    old, old_level = env.log_severity_level, logger.level
     s = _add_session()
     logger.setLevel(logging.DEBUG)
     try:
-        env.log_severity = LoggingLevel.VERBOSE
+        env.log_severity_level = LoggingLevel.VERBOSE
         logger.addHandler(handler)
         assert in_thread(lambda: _runs_ok(s))()  # ORT logs on that thread: dropped
         assert watcher.deferred is None
@@ -1463,7 +1464,7 @@ def test_log_callback_exceptions_reach_the_main_threads_caller_only() -> None:
         assert watcher.deferred is None  # raised once, not again at the next call
     finally:
         logger.removeHandler(handler)
-        env.log_severity = old
+        env.log_severity_level = old
         logger.setLevel(old_level)
     assert _runs_ok(s)
 
@@ -1474,7 +1475,7 @@ def test_logging_threads_running_through_interpreter_exit() -> None:
     code = r'''
 import threading, logging, numpy as np, ortc, models
 logging.basicConfig(level=logging.DEBUG, handlers=[logging.NullHandler()])
-ortc.get_env().log_severity = ortc.LoggingLevel.VERBOSE
+ortc.get_env().log_severity_level = ortc.LoggingLevel.VERBOSE
 m = models.mlp_model(2, 8, "batch")
 started = threading.Barrier(5)
 def spin():

@@ -33,6 +33,8 @@ with ortc.RunOptions() as ro:
 with ortc.Value.from_numpy(x) as v:
     reveal_type(v)
     reveal_type(v.numpy())
+reveal_type(ortc.rules())               # loaded on first use (ortc.__getattr__), still typed
+reveal_type(ortc.SparseTensor.coo)
 '''
 
 REVEALED = [
@@ -43,6 +45,7 @@ REVEALED = [
     (14, "ortc.session_options.SessionOptions"),
     (16, "ortc.run_options.RunOptions"),
     (18, "ortc.value.Value"),
+    (20, "list[dict[str, Any]]"),
 ]
 
 
@@ -86,5 +89,6 @@ def test_user_code_keeps_its_types_inside_with(tmp_path: Path) -> None:
     for line, expected in REVEALED:
         assert notes.get(line) == expected, (line, notes.get(line), proc.stdout)
     assert notes.get(19, "").startswith("numpy.ndarray"), proc.stdout
+    assert notes.get(21, "").endswith("-> ortc.sparse.SparseTensor"), proc.stdout
     errors = [x for x in proc.stdout.splitlines() if ": error:" in x]
     assert len(errors) == 1 and "user.py:12:" in errors[0] and "run" in errors[0], proc.stdout

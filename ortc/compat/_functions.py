@@ -57,7 +57,7 @@ def get_build_info() -> str:
 def set_default_logger_severity(severity: int) -> None:
     if isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= 4:
         raise ValueError(f"Invalid logging severity level: {severity!r} (0 to 4)")
-    ortc.get_env().log_severity = severity
+    ortc.get_env().log_severity_level = severity
 
 
 def set_default_logger_verbosity(verbosity: int) -> None:
@@ -129,4 +129,4 @@ def set_default_logger_callback(callback: Callable[[int, str, str, str, str], An
     logger.addHandler(_installed)
     logger.setLevel(_PY_LEVELS[severity])
     logger.propagate = False  # the callback replaces the default sink
-    ortc.get_env().log_severity = severity
+    ortc.get_env().log_severity_level = severity

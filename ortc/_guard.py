@@ -1,0 +1,590 @@
+"""The guard every handle carries: which threads are inside the object's calls, and whether
+a new call may join them (the markers' rules, enforced per the policy in :mod:`ortc.threads`).
+
+Also here is the process state the guard consults on every entry, kept as this module's globals
+so an entry reads each with one lookup: the fork generation (a forked child's first use of an
+object is refused, or rebuilds a Session) and the interpreter-exit drain (calls park, runs in
+flight are terminated). :class:`Lease` holds a guard for the length of another object's call.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Callable, TypeVar
+
+from . import _exit
+from .errors import ClosedError, ConcurrentUseError, ForkedHandleError, ThreadRuleError, \
+    WrongThreadError
+from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy
+
+__all__ = ["Guard", "Lease", "LOCK_FREE", "survive_fork", "releasing", "in_release"]
+
+T = TypeVar("T")
+
+_get_ident = threading.get_ident
+
+#: Whether entries may skip the lock ("announce, then look": see Guard). That is sound while a
+#: GIL runs one thread's bytecode at a time, which orders every update before the next read. A
+#: free-threaded build gives no such order between one thread's list update and its later read
+#: of an attribute another thread wrote, so there every entry takes the lock. (A free-threaded
+#: interpreter whose GIL is on at import keeps it on: it can be re-enabled, not disabled.)
+LOCK_FREE = bool(getattr(sys, "_is_gil_enabled", lambda: True)())
+
+# -- fork ------------------------------------------------------------------------------------------
+# A fork bumps the generation in the child; every guard remembers the generation it was made in.
+# Comparing two ints is far cheaper than os.getpid() (a system call) on every call.
+_generation = 0
+#: this process's id, renewed in a forked child (os.getpid() is a system call per handle)
+_pid = os.getpid()
+
+
+_fork_survivors: list[Guard] = []
+
+
+def survive_fork(guard: Guard | None) -> None:
+    """Keep ``guard`` usable in forked children (for process-wide objects ORT keeps valid
+    across fork, such as the env): the child gets it back idle instead of ForkedHandleError."""
+    if guard is not None:
+        _fork_survivors.append(guard)
+
+
+def _after_fork_in_child() -> None:
+    global _generation, _pid
+    _generation += 1
+    _pid = os.getpid()
+    for guard in _fork_survivors:
+        guard._renew()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# -- interpreter exit ---------------------------------------------------------------------------
+# A thread that is inside ORT when the interpreter finalizes must not call back into Python: ORT
+# logs from C++ destructors, and a callback that cannot take the GIL any more exits the thread
+# through those noexcept frames (std::terminate, measured: "terminate called without an active
+# exception"). So at exit, while the GIL can still be taken, ortc parks every other thread at its
+# next guarded call, stops runs in flight that have RunOptions, and waits (bounded) until no call
+# and no release is inside ORT.
+_exiting = False
+_exit_thread = 0
+_never = threading.Event()
+#: one entry per C release in progress (append and pop are atomic: no lock on this path)
+_releases_in_flight: list[int] = []
+
+
+def _park() -> None:
+    _never.wait()  # a daemon thread calling ortc after exit began: wait for the process to end
+
+
+class releasing:
+    """Context manager around a C release call: counted for the exit drain; after exit began
+    the release is skipped (``__enter__`` returns False) rather than run on a thread the
+    interpreter may abandon mid-call."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> bool:
+        if _exiting and _get_ident() != _exit_thread:
+            return False
+        _releases_in_flight.append(1)
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        _releases_in_flight.pop()
+
+
+#: the one instance (it holds no state): ``with in_release as allowed:``
+in_release = releasing()
+
+
+def _drain_at_exit(limit: float = 2.0) -> None:
+    global _exiting, _exit_thread
+    import gc
+    import time
+
+    me = _get_ident()
+    if not any(t.ident != me and t.name != "ortc-watcher" for t in threading.enumerate()):
+        return  # no other Python thread: nothing can be inside ORT
+    _exit_thread = me
+    _exiting = True
+    guards = []
+    for obj in gc.get_objects():
+        if type(obj) is Guard:
+            guards.append(obj)
+            with obj.lock:
+                obj.slow = obj.shared_slow = True  # every entry takes the slow path: it parks
+    for obj in gc.get_objects():
+        # the class first: any object's __getattr__ may raise (torch's CUDA backends object
+        # does, without CUDA: the drain stopped there)
+        if not hasattr(type(obj), "_terminate_now"):
+            continue
+        guard = getattr(obj, "_guard", None)
+        if type(guard) is Guard and guard.users:
+            obj._terminate_now()  # RunOptions of runs in flight
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and (
+            _releases_in_flight or any(tuple(g.users) for g in guards)):
+        time.sleep(0.002)
+
+
+_exit.register(_exit.RUNS_IN_FLIGHT, _drain_at_exit)
+
+
+class Guard:
+    """Per-object bookkeeping of which threads are inside the object's methods.
+
+    ``users`` holds one entry (the thread id) per call in flight; ``owner`` is the thread inside
+    an exclusive call, ``depth`` how deeply it is nested (re-entry by the same thread, e.g. from a
+    callback, is allowed). ``send``/``sync`` come from the object's class.
+
+    Every entry announces itself first (appends the caller to ``users``; an exclusive entry
+    sets ``owner`` before that) and looks second; an entry that finds a conflict removes itself
+    again. So of two threads entering at once, at least one sees the other: a shared entry on a
+    Sync object needs no lock (it looks only for an ``owner``), exclusive and non-Sync entries
+    decide under the lock, except :meth:`enter_alone`, which looks only at ``users``; without a
+    GIL (:data:`LOCK_FREE` false) every entry decides under the lock. Leaving
+    only removes the entry. ``list.append``/``list.remove``/``len`` and ``tuple(list)`` are each
+    atomic with or without the GIL (free-threaded CPython takes the list's own lock, which also
+    orders them), so a snapshot may at worst show a call that is just arriving or leaving (a
+    conservative answer), never miss one that is inside. Threads that must hear about a leave
+    (serialize-mode waiters, a deferred release) announce themselves in ``watch`` *before* they
+    look at ``users``; a leaver removes itself *before* it reads ``watch``, so one of the two
+    always sees the other. Waits are also timed, so a missed wake-up could only ever cost a
+    short delay.
+
+    Interrupts: a signal handler (Ctrl-C's KeyboardInterrupt, or an application's handler)
+    runs between bytecodes, and CPython 3.11+ runs it only at a function's start, at a
+    backward jump, or right after a call into C returns. So a ``users.append`` or
+    ``users.remove`` is never split from its effect: an exception raised right after an
+    append is undone by the ``except`` around it, and a leave done as one C call in a
+    ``finally`` (``guard.users.remove(token)``, see :meth:`leave`) cannot be skipped by an
+    exception raised at the start of a leave method. tests/test_misuse.py runs a run loop under
+    a storm of KeyboardInterrupts and checks that no entry is left behind.
+    """
+
+    __slots__ = ("lock", "cond", "users", "owner", "depth", "creator", "gen", "pid", "send",
+                 "sync", "closed", "slow", "shared_slow", "watch", "on_idle")
+
+    #: how long a serialize-mode waiter sleeps before it looks again on its own
+    wait_slice = 0.05
+
+    def __init__(self, send: bool = True, sync: bool = True) -> None:
+        # Reentrant: a garbage collection may start at an allocation made under the lock, and a
+        # finalizer it runs (a Lease going away) may enter this guard again on this thread.
+        self.lock = threading.RLock()
+        self.cond: threading.Condition | None = None  # made on first wait (serialize mode)
+        self.users: list[int] = []
+        self.owner = 0
+        self.depth = 0
+        self.creator = _get_ident()
+        self.gen = _generation
+        self.pid = _pid
+        self.send = send
+        self.sync = sync
+        self.closed = False
+        #: the fast paths do not apply: closed, or not Send (the caller's thread must be checked)
+        self.slow = not send
+        #: the shared fast path does not apply (as ``slow``, or not Sync)
+        self.shared_slow = not send or not sync
+        #: waiters plus a pending deferred release: a leaving call must take the lock and wake
+        self.watch = 0
+        #: called (once) when the last call leaves an object whose release was deferred
+        self.on_idle: Callable[[], None] | None = None
+
+    def _renew(self) -> None:
+        # in a forked child: the parent's threads are gone, and so are their calls and locks
+        self.lock = threading.RLock()
+        self.cond = None
+        self.users = []
+        self.owner = self.depth = self.watch = 0
+        self.gen = _generation
+        self.pid = os.getpid()
+
+    # -- entry ---------------------------------------------------------------------------------
+    def enter_shared(self, obj: Any) -> int:
+        """Register a shared call by this thread; returns the token for :meth:`leave`.
+
+        Lock-free when it can be (:data:`LOCK_FREE`): announce (append to ``users``), then look
+        for an owner. An exclusive entry sets ``owner`` before it announces and looks at
+        ``users`` after, so of two threads entering at once at least one sees the other.
+        """
+        if self.gen != _generation:
+            self._after_fork(obj)
+        me = _get_ident()
+        if LOCK_FREE:
+            users = self.users
+            try:
+                # An exception raised in this block (a signal handler's KeyboardInterrupt) can
+                # only come after the append: see "Interrupts" in the class docstring.
+                users.append(me)
+                if not self.owner and not self.shared_slow:
+                    return me
+            except BaseException:
+                users.remove(me)
+                raise
+            # back off (the slow path decides under the lock) with one C call, not a method
+            # whose start an interrupt could stop (a closed object takes this path every time)
+            users.remove(me)
+            if self.watch:
+                self._wake()
+        else:
+            with self.lock:
+                if not self.owner and not self.shared_slow:
+                    self.users.append(me)
+                    return me
+        return self._enter(obj, me, False)
+
+    def enter_exclusive(self, obj: Any) -> int:
+        """Register an exclusive call by this thread; returns the token for :meth:`leave`."""
+        if self.gen != _generation:
+            self._after_fork(obj)
+        me = _get_ident()
+        with self.lock:  # a with block: an interrupt cannot come between acquire and its try
+            if not self.owner and not self.slow:
+                users = self.users
+                try:
+                    self.owner = me  # claim first, then look (see enter_shared)
+                    users.append(me)
+                    if len(users) == 1:
+                        self.depth = 1
+                        return -me
+                except BaseException:  # an interrupt right after the append: undo both
+                    self.owner = 0
+                    users.remove(me)
+                    raise
+                self.owner = 0
+                users.remove(me)  # back off, as in enter_shared
+                if self.watch:
+                    self._wake()
+        return self._enter(obj, me, True)
+
+    def enter_alone(self, obj: Any) -> int:
+        """Register an exclusive call on a non-Sync object without the lock when no other call
+        is in flight (the bound run's binding, see :meth:`call_shared_alone`); anything else
+        takes :meth:`enter_exclusive`.
+        The entry does not set ``owner``: on a non-Sync object every entry announces itself in
+        ``users`` before it looks there, so a second call sees this one."""
+        if LOCK_FREE and not self.sync and self.gen == _generation and not self.slow:
+            me = _get_ident()
+            users = self.users
+            try:
+                users.append(me)  # as in enter_shared
+                if len(users) == 1:
+                    return me
+            except BaseException:
+                users.remove(me)
+                raise
+            users.remove(me)  # back off, as in enter_shared
+            if self.watch:
+                self._wake()
+        return self.enter_exclusive(obj)
+
+    def call_shared_alone(self, obj: Any, alone: Guard, alone_obj: Any,
+                          fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` as a shared call on ``obj`` (this guard's, a Sync object) and an
+        exclusive one on the non-Sync ``alone_obj``: the bound run, the session shared and its
+        binding alone.
+
+        The fast path is :meth:`enter_shared` then :meth:`enter_alone`, written out in one
+        frame (announce in ``users``, then look; anything unusual backs off to those methods):
+        the bound run's cost is closest to C's, and two calls and two leaves cost it 0.06 µs.
+        tests/test_threads.py drives this method itself against exclusive entries.
+        """
+        if LOCK_FREE and self.gen == _generation and alone.gen == _generation:
+            me = _get_ident()
+            users = self.users
+            users.append(me)
+            try:
+                if not self.owner and not self.shared_slow:
+                    alone_users = alone.users
+                    alone_users.append(me)
+                    try:
+                        if len(alone_users) == 1 and not alone.slow and not alone.sync:
+                            return fn(*args)
+                    finally:
+                        alone_users.remove(me)
+                        if alone.watch:
+                            alone._wake()
+            finally:
+                users.remove(me)
+                if self.watch:
+                    self._wake()
+        token = self.enter_shared(obj)
+        try:
+            alone_token = alone.enter_alone(alone_obj)
+            try:
+                return fn(*args)
+            finally:
+                alone.leave(alone_token)
+        finally:
+            self.leave(token)
+
+    def _enter(self, obj: Any, me: int, exclusive: bool) -> int:
+        if _exiting and me != _exit_thread:
+            _park()
+        mode = policy.mode
+        users = self.users
+        # This thread's entries: only this thread adds them; another removes one only when it
+        # ends a run_async started here, which could at worst hide this call's entry from the
+        # cleanup below (left behind, never removed twice).
+        before = users.count(me)
+        try:
+            return self._enter_locked(obj, me, exclusive, mode, users)
+        except BaseException:
+            # a conflict, a closed object or an interrupt: leave no entry of this call behind
+            if users.count(me) > before:
+                if exclusive and self.owner == me and self.depth == 0:
+                    self.owner = 0
+                users.remove(me)
+            raise
+
+    def _enter_locked(self, obj: Any, me: int, exclusive: bool, mode: str,
+                      users: list[int]) -> int:
+        with self.lock:
+            while True:
+                if self.closed:
+                    raise ClosedError(f"{type(obj).__name__} is closed")
+                if not self.send and mode != OFF and me != self.creator:
+                    raise WrongThreadError(
+                        f"{type(obj).__name__} is not Send: it was created on thread "
+                        f"{self.creator} and must only be used there (this is thread {me})")
+                if mode == OFF:
+                    users.append(me)
+                    break
+                owner = self.owner
+                if owner and owner != me:
+                    conflict = True
+                else:
+                    # Announce, then look: lock-free entries (enter_shared, enter_alone) do the
+                    # same, so two entries at once cannot both miss each other.
+                    if exclusive:
+                        self.owner = me
+                    users.append(me)
+                    conflict = self._conflict(me, exclusive)
+                    if conflict:
+                        if exclusive:
+                            self.owner = owner
+                        users.remove(me)
+                if not conflict:
+                    break
+                if mode == STRICT or in_ort_callback():
+                    raise ConcurrentUseError(self._describe(obj, exclusive))
+                self._wait_locked(me, exclusive)
+            if exclusive and (self.owner == me or not self.owner):
+                if self.depth and self.owner == me:
+                    self.depth += 1
+                else:
+                    self.owner, self.depth = me, 1
+                return -me
+            return me
+
+    def leave(self, token: int) -> None:
+        """End the call registered by ``token`` (from any thread).
+
+        A ``finally`` block that must not lose the entry to an interrupt arriving at this
+        method's start leaves a shared token itself, with one C call (see "Interrupts" in the
+        class docstring): ``guard.users.remove(token)``, then ``if guard.watch: guard.wake()``.
+        """
+        if token > 0:
+            try:
+                self.users.remove(token)
+            finally:
+                if self.watch:
+                    self._wake()
+            return
+        # Only the owner touches depth and owner while it owns: no lock needed. Ownership
+        # ends before the entry goes, so a thread that finds the entry gone finds no owner; one
+        # that still sees the owner is refused or waits, which is right: the call was in flight.
+        depth = self.depth - 1
+        self.depth = depth
+        if not depth:
+            self.owner = 0
+        self.users.remove(-token)
+        if self.watch:
+            self._wake()
+
+    def wake(self) -> None:
+        """Wake waiters (and run a deferred release) after a leave done inline (see
+        :meth:`leave`)."""
+        self._wake()
+
+    def _wake(self) -> None:
+        with self.lock:
+            on_idle = self._woken_locked()
+        if on_idle is not None:
+            on_idle()
+
+    def _woken_locked(self) -> Callable[[], None] | None:
+        if self.cond is not None:
+            self.cond.notify_all()
+        on_idle = self.on_idle
+        if on_idle is not None and not tuple(self.users):
+            self.on_idle = None
+            self.watch -= 1
+            return on_idle
+        return None
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _conflict(self, me: int, exclusive: bool) -> bool:
+        if self.owner and self.owner != me:
+            return True
+        if exclusive or not self.sync:
+            users = tuple(self.users)
+            return users.count(me) != len(users)
+        return False
+
+    def _wait_locked(self, me: int, exclusive: bool) -> None:
+        if self.cond is None:
+            self.cond = threading.Condition(self.lock)
+        self.watch += 1  # announce first, then look again (see the class docstring)
+        try:
+            if self._conflict(me, exclusive):
+                self.cond.wait(self.wait_slice)
+        finally:
+            self.watch -= 1
+
+    def _after_fork(self, obj: Any) -> None:
+        """First use in a forked child: an object that can rebuild itself there (a Session,
+        from its recipe: ``_rebuild_after_fork``) does so and renews this guard; any other
+        object raises ForkedHandleError (ClosedError when closed)."""
+        rebuild = None if self.closed else getattr(obj, "_rebuild_after_fork", None)
+        if rebuild is None:
+            raise self._forked(obj)
+        rebuild(self)
+
+    def _forked(self, obj: Any) -> ThreadRuleError | ClosedError:
+        if self.closed:
+            return ClosedError(f"{type(obj).__name__} is closed")
+        return ForkedHandleError(
+            f"{type(obj).__name__} was created in process {self.pid} before fork(); ORT "
+            f"objects cannot be used in a forked child (pid {os.getpid()}): create a new one "
+            f"there")
+
+    def _describe(self, obj: Any, exclusive: bool) -> str:
+        me = _get_ident()
+        others = sorted({t for t in tuple(self.users) if t != me})
+        name = type(obj).__name__
+        if self.owner and self.owner != me:
+            what = f"an exclusive call is in flight on thread {self.owner}"
+        else:
+            what = f"another call is in flight on thread(s) {others}"
+        kind = "an exclusive" if exclusive else "a shared"
+        why = "" if self.sync or exclusive else f" ({name} is not Sync)"
+        where = (" from inside an ORT callback (callbacks never wait)"
+                 if policy.mode == SERIALIZE else "")
+        return (f"{name}: {kind} call while {what}{why}{where}; use one object per thread, "
+                f"or ortc.set_thread_checks('serialize') to make such calls wait")
+
+    def busy_elsewhere(self) -> bool:
+        """True when a thread other than the caller is inside one of the object's methods."""
+        users = tuple(self.users)
+        return users.count(_get_ident()) != len(users)
+
+    def close_when_idle(self, obj: Any, release: Callable[[], None]) -> None:
+        """Mark closed and release now, or when the last in-flight call leaves (per policy).
+
+        strict: refused with :class:`ConcurrentUseError` while another thread is inside a call;
+        serialize: waits for those calls; off: the release is deferred to the last of them. A
+        close by a thread that is itself inside a call (a callback) is deferred likewise. In a
+        forked child nothing is released (ORT's threads do not exist there): the handle is only
+        marked closed.
+        """
+        if self.gen != _generation:
+            self.closed = self.slow = self.shared_slow = True
+            return
+        mode = policy.mode
+        me = _get_ident()
+        if _exiting and me != _exit_thread:
+            _park()
+        with self.lock:
+            if self.closed:
+                return
+            while mode != OFF:
+                users = tuple(self.users)
+                if users.count(me) == len(users):
+                    break
+                if mode == STRICT or in_ort_callback():
+                    raise ConcurrentUseError(
+                        f"{type(obj).__name__}.close() while another thread is inside one of "
+                        f"its calls; close it after those calls return")
+                if self.cond is None:
+                    self.cond = threading.Condition(self.lock)
+                self.watch += 1
+                try:
+                    users = tuple(self.users)
+                    if users.count(me) != len(users):
+                        self.cond.wait(self.wait_slice)
+                finally:
+                    self.watch -= 1
+                if self.closed:
+                    return
+            self.closed = self.slow = self.shared_slow = True
+            if self.cond is not None:
+                self.cond.notify_all()  # waiters must see that it is closed
+            # Announce the deferred release first, then look (see the class docstring).
+            self.on_idle = release
+            self.watch += 1
+            if tuple(self.users):
+                return  # the last call to leave runs ``release``
+            self.on_idle = None
+            self.watch -= 1
+        release()
+
+
+class Lease:
+    """A call on a handle passed as an argument, held for the duration of another object's call.
+
+    ``Lease.shared(value)`` enters ``value``'s guard as a shared call and leaves it when the lease
+    is released (:meth:`release`, or when the lease is collected), so a handle in use by ORT on
+    behalf of another object (a Run input, the options of a session being created) cannot be
+    closed or written under it.
+    """
+
+    __slots__ = ("obj", "guard", "token")
+
+    def __init__(self, obj: Any, exclusive: bool = False) -> None:
+        guard = obj._guard
+        if guard is None:
+            raise ClosedError(f"{type(obj).__name__} is closed")
+        self.token = guard.enter_exclusive(obj) if exclusive else guard.enter_shared(obj)
+        self.obj = obj
+        self.guard: Guard | None = guard
+
+    @classmethod
+    def shared(cls, obj: Any) -> Lease:
+        return cls(obj, False)
+
+    @classmethod
+    def exclusive(cls, obj: Any) -> Lease:
+        return cls(obj, True)
+
+    def release(self) -> None:
+        """End the lease (idempotent). The claim (``guard`` set to None) and the entry's
+        removal follow each other with no point between them where an interrupt could be
+        raised, so a cleanup retried after a KeyboardInterrupt never leaves twice."""
+        guard = self.guard
+        if guard is not None:
+            self.guard = None
+            token = self.token
+            if token > 0:
+                try:
+                    guard.users.remove(token)
+                finally:
+                    if guard.watch:
+                        guard._wake()
+            else:
+                guard.leave(token)
+
+    def __enter__(self) -> Any:
+        return self.obj
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def __del__(self) -> None:
+        if getattr(self, "guard", None) is not None:  # None too when __init__ raised
+            self.release()

@@ -1,0 +1,414 @@
+"""The numpy bridge: raw ``OrtValue*`` tensors to and from numpy arrays and Python data.
+
+Numpy -> ORT: a C-contiguous array of a numeric type becomes a tensor over the array's own
+memory (no copy; the caller keeps the array alive; read-only arrays are accepted, ORT only reads
+inputs). Other layouts are copied once. Python data (lists, numbers) is converted to the element
+type asked for only when no value changes. Strings are copied into ORT's string tensor.
+ORT -> numpy: a tensor becomes an array over the value's memory (no copy; the array keeps its
+owner alive through its base object). Sub-byte types and strings are copied. Sequences and maps
+become lists and dicts.
+
+These functions work on raw pointers; :class:`ortc.Value` wraps them for users, and the run
+engine and bindings call them directly for feeds and outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+
+from ._enums import ElementType, ValueKind
+from ._ffi import ffi
+from ._handle import Handle
+from ._loader import Api
+from ._status import call_out, check, raise_status
+from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
+    unpack_subbyte
+from .errors import InvalidArgument
+from .memory import cpu_memory_info, default_allocator
+
+__all__ = ["PYTHON_DATA", "array_to_ortvalue", "as_array", "convert_python_data",
+           "encode_strings", "is_array_like", "is_empty_optional", "ortvalue_to_python",
+           "own_value", "take_output", "tensor_shape_and_type", "tensor_to_numpy", "tensor_view",
+           "value_count", "value_kind"]
+
+_NULL = ffi.NULL
+
+
+def encode_strings(arr: np.ndarray[Any, Any], what: str) -> list[bytes]:
+    """UTF-8 bytes of every element of a string array (str or bytes elements)."""
+    out: list[bytes] = []
+    for i, item in enumerate(arr.reshape(-1).tolist()):
+        if isinstance(item, str):
+            try:
+                out.append(item.encode("utf-8"))
+            except UnicodeEncodeError as exc:
+                raise InvalidArgument(f"{what}: element {i} is not encodable as UTF-8: {exc}") \
+                    from None
+        elif isinstance(item, (bytes, bytearray)):
+            try:
+                bytes(item).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidArgument(f"{what}: element {i} is not valid UTF-8 ({exc}); ONNX "
+                                      f"strings are UTF-8") from None
+            out.append(bytes(item))
+        else:
+            raise InvalidArgument(f"{what}: element {i} is a {type(item).__name__}, expected "
+                                  f"str or bytes in a string tensor")
+    return out
+
+
+#: Python data (not an array): converted to the element type asked for, range-checked
+PYTHON_DATA = (list, tuple, bool, int, float, complex, str, bytes)
+
+
+def is_array_like(data: Any) -> bool:
+    """An array or another array producer (numpy's protocols, DLPack, a memoryview)."""
+    return (isinstance(data, (np.ndarray, np.generic, memoryview))
+            or hasattr(data, "__array_interface__") or hasattr(data, "__array_struct__")
+            or hasattr(data, "__array__") or hasattr(data, "__dlpack__"))
+
+
+def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
+    """(array, from Python data): an array producer as an array over its own memory, or Python
+    data (lists, tuples, scalars) as a new array. Anything else is refused."""
+    if isinstance(data, np.ndarray):
+        return data, False
+    if data is None:
+        raise InvalidArgument(f"{what}: got None, expected an array")
+    try:
+        if isinstance(data, np.generic):
+            return np.asarray(data), False
+        if isinstance(data, PYTHON_DATA):
+            return np.asarray(data), True
+        if is_array_like(data):
+            if hasattr(data, "__dlpack__") and not (hasattr(data, "__array_interface__") or
+                                                    hasattr(data, "__array__")):
+                return np.from_dlpack(data), False
+            arr = np.asarray(data)
+            if isinstance(arr, np.ndarray):
+                return arr, False
+    except InvalidArgument:
+        raise
+    except Exception as exc:  # noqa: BLE001 - anything numpy refuses
+        raise InvalidArgument(f"{what}: cannot convert {type(data).__name__} to an array: {exc}") \
+            from None
+    raise InvalidArgument(f"{what}: expected an array (numpy, an array or DLPack producer), a "
+                          f"Value or Python data (lists, numbers), not {type(data).__name__}")
+
+
+def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: str,
+                        type_name: str) -> np.ndarray[Any, Any]:
+    """``arr`` (made from Python data) as dtype ``want``, refusing what would change a value:
+    another kind (floats into ints, strings into numbers) or a number out of range."""
+    got = arr.dtype
+    if got == want:
+        return arr
+    if got.kind == "O" or not np.can_cast(got, want, "same_kind"):
+        detail = "numbers too large for any integer type" if got.kind == "O" else f"{got} data"
+        raise InvalidArgument(f"{what}: cannot convert {detail} to {type_name} without "
+                              f"changing values")
+    if want.kind in "iu" and arr.size:
+        info = np.iinfo(want)
+        lo, hi = arr.min(), arr.max()
+        if lo < info.min or hi > info.max:
+            raise InvalidArgument(f"{what}: value {lo if lo < info.min else hi} is out of range "
+                                  f"for {type_name} ([{info.min}, {info.max}])")
+    out = arr.astype(want)
+    if want.kind == "f" and got.kind in "iuf" and arr.size:
+        overflow = np.isfinite(arr) & ~np.isfinite(out)
+        if overflow.any():
+            raise InvalidArgument(f"{what}: value {arr[overflow].flat[0]} is out of range for "
+                                  f"{type_name}")
+    return out
+
+
+def array_to_ortvalue(api: Api, data: Any, what: str = "value",
+                      element_type: int | None = None) -> tuple[Any, Any]:
+    """Make an ``OrtValue*`` tensor from an array; returns (raw value, object to keep alive).
+
+    The caller owns the raw value (ReleaseValue) and must keep the second item alive as long.
+    An array (numpy or another producer) must have ``element_type``'s dtype when one is given;
+    Python data is converted to it, refusing any conversion that changes a value.
+    """
+    arr, from_python = as_array(data, what)
+    dtype = arr.dtype
+    if element_type is not None and element_type != ElementType.STRING:
+        want = dtype_for(element_type)
+        if want is not None and dtype != want:
+            type_name = ElementType(element_type).name
+            if not from_python:
+                raise InvalidArgument(f"{what}: expected an array of {type_name} ({want}), got "
+                                      f"dtype {dtype}")
+            if dtype.kind in STRING_KINDS and dtype.kind != "O":
+                raise InvalidArgument(f"{what}: cannot convert strings to {type_name}")
+            arr = convert_python_data(arr, want, what, type_name)
+            dtype = arr.dtype
+    if dtype.kind in STRING_KINDS:
+        if dtype.kind == "O":
+            for i, item in enumerate(arr.reshape(-1).tolist()):
+                if not isinstance(item, (str, bytes, bytearray)):
+                    raise InvalidArgument(
+                        f"{what}: object array element {i} is a {type(item).__name__}; only "
+                        f"str/bytes object arrays (string tensors) are supported")
+        return _string_tensor(api, arr, what), None
+    try:
+        et = element_type_for(dtype) if element_type is None else element_type
+    except TypeError as exc:
+        raise InvalidArgument(f"{what}: {exc}") from None
+    bits = bits_for(et)
+    if bits:
+        buf = pack_subbyte(arr, bits)
+        shape = arr.shape
+    else:
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        buf = arr
+        shape = arr.shape
+    for d in shape:
+        if d < 0:
+            raise InvalidArgument(f"{what}: negative dimension in shape {shape}")
+    out = ffi.new("OrtValue**")
+    status = api.CreateTensorWithDataAsOrtValue(
+        cpu_memory_info()._ptr, ffi.from_buffer(buf), buf.nbytes, shape, len(shape), int(et), out)
+    if status:
+        raise_status(status, what)
+    return out[0], buf
+
+
+def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
+    encoded = encode_strings(arr, what)
+    shape = arr.shape
+    raw = call_out(api.CreateTensorAsOrtValue, "OrtValue*", default_allocator()._ptr, shape,
+                   len(shape), int(ElementType.STRING), context=what)
+    try:
+        if encoded:
+            keep = [ffi.new("char[]", s) for s in encoded]  # NUL-terminated copies
+            ptrs = ffi.new("char*[]", keep)
+            check(api.FillStringTensor(raw, ffi.cast("const char* const*", ptrs), len(keep)),
+                  what)
+            # FillStringTensor reads C strings, which end at a NUL; ONNX strings (std::string)
+            # may hold one, and onnxruntime's own binding keeps it: write those whole.
+            for i, s in enumerate(encoded):
+                if b"\0" in s:
+                    buf = ffi.new("char**")
+                    check(api.GetResizedStringTensorElementBuffer(raw, i, len(s), buf), what)
+                    ffi.memmove(buf[0], s, len(s))
+    except BaseException:
+        api.ReleaseValue(raw)
+        raise
+    return raw
+
+
+class _Scratch:
+    """Out-parameters for one shape query. Taken from a pool and given back after use, so a
+    call never shares them with an overlapping one on the same thread (a run that a signal
+    handler starts while this thread is between the C call and reading its results)."""
+
+    __slots__ = ("elem", "dims", "dims_arg", "count")
+
+    def __init__(self) -> None:
+        self.elem = ffi.new("ONNXTensorElementDataType*")
+        self.dims = ffi.new("int64_t**")
+        self.dims_arg = ffi.cast("const int64_t**", self.dims)
+        self.count = ffi.new("size_t*")
+
+
+#: free _Scratch sets; list.pop and list.append are atomic, with or without the GIL
+_scratch_pool: list[_Scratch] = []
+
+
+def tensor_shape_and_type(api: Api, raw: Any) -> tuple[int, tuple[int, ...]]:
+    if api.fast_shape:
+        # one call instead of five (GetTensorTypeAndShape ... Release), API 23+
+        pool = _scratch_pool
+        try:
+            sc = pool.pop()
+        except IndexError:
+            sc = _Scratch()
+        status = api.GetTensorElementTypeAndShapeDataReference(raw, sc.elem, sc.dims_arg,
+                                                               sc.count)
+        if status:
+            raise_status(status)
+        n = sc.count[0]
+        result = int(sc.elem[0]), tuple(ffi.unpack(sc.dims[0], n)) if n else ()
+        pool.append(sc)
+        return result
+    info = call_out(api.GetTensorTypeAndShape, "OrtTensorTypeAndShapeInfo*", raw)
+    try:
+        et = ffi.new("ONNXTensorElementDataType*")
+        check(api.GetTensorElementType(info, et))
+        n = ffi.new("size_t*")
+        check(api.GetDimensionsCount(info, n))
+        dims = ffi.new("int64_t[]", n[0])
+        if n[0]:
+            check(api.GetDimensions(info, dims, n[0]))
+        return int(et[0]), tuple(dims)
+    finally:
+        api.ReleaseTensorTypeAndShapeInfo(info)
+
+
+def _read_strings(api: Api, raw: Any, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    count = 1
+    for d in shape:
+        count *= d
+    out = np.empty(count, dtype=object)
+    if count:
+        total = ffi.new("size_t*")
+        check(api.GetStringTensorDataLength(raw, total))
+        buf = ffi.new("char[]", max(total[0], 1))
+        offsets = ffi.new("size_t[]", count)
+        check(api.GetStringTensorContent(raw, buf, total[0], offsets, count))
+        data = cast(bytes, ffi.unpack(buf, total[0]))
+        for i in range(count):
+            end = offsets[i + 1] if i + 1 < count else total[0]
+            out[i] = data[offsets[i]:end].decode("utf-8", "surrogateescape")
+    return out.reshape(shape)
+
+
+def take_output(api: Api, slots: Any, index: int) -> Any:
+    """Take the OrtValue in ``slots[index]`` (a run's output array): returns an owner (a cdata
+    that releases it when collected) and sets the slot to NULL, the run's cleanup
+    (:func:`ortc._run.release_run`) releasing only what is still in a slot.
+
+    Interrupt safety (a KeyboardInterrupt from a signal handler): CPython (3.11+) runs handlers
+    only at a function's start, a backward jump or right after a call into C returns. The slot
+    is cleared and the owner made with no such point between them, so a handler's exception
+    either comes first (the slot still holds the value: the cleanup releases it) or after the
+    owner exists (dropped, it releases the value through ORT's C function, no Python frame).
+    Either way the value is released exactly once.
+    """
+    raw = slots[index]
+    slots[index] = _NULL
+    return ffi.gc(raw, api.ReleaseValue)
+
+
+def own_value(api: Api, raw: Any) -> Any:
+    """An owner for an OrtValue ORT just returned (see :func:`take_output`)."""
+    return ffi.gc(raw, api.ReleaseValue)
+
+
+def tensor_to_numpy(api: Api, raw: Any, keep: Any, owned: bool = False
+                    ) -> np.ndarray[Any, Any]:
+    """A numpy array for the tensor ``raw``.
+
+    Numeric tensors: a view over ORT's memory whose base keeps ``keep`` alive (a Value: counted
+    as its child; anything else, such as the owner from :func:`take_output`: referenced).
+    Strings and sub-byte types are copied; when ``owned`` (``raw`` is an owner nobody else
+    uses), the value is then released at once instead of when the owner is collected.
+    """
+    et, shape = tensor_shape_and_type(api, raw)
+    return tensor_view(api, raw, et, shape, keep, owned)
+
+
+def tensor_view(api: Api, raw: Any, et: int, shape: tuple[int, ...], keep: Any,
+                 owned: bool, writable: bool = True) -> np.ndarray[Any, Any]:
+    if et == ElementType.STRING:
+        out = _read_strings(api, raw, shape)
+        if owned:
+            ffi.release(raw)
+        return out
+    dtype = dtype_for(et)
+    assert dtype is not None
+    count = 1
+    for d in shape:
+        count *= d
+    bits = bits_for(et)
+    if bits or count == 0:
+        if count == 0:
+            return np.empty(shape, dtype)
+        data = ffi.new("void**")
+        check(api.GetTensorMutableData(raw, data))
+        nbytes = (count * bits + 7) // 8
+        packed = np.frombuffer(ffi.buffer(ffi.cast("char*", data[0]), nbytes), np.uint8)
+        out = unpack_subbyte(packed, bits, count, dtype).reshape(shape)
+        if owned:
+            ffi.release(raw)
+        return out
+    data = ffi.new("void**")
+    status = api.GetTensorMutableData(raw, data)
+    if status:
+        raise_status(status)
+    # The array's base chain is buffer -> this gc'd pointer -> its finalizer, which holds
+    # ``keep``: the memory lives exactly as long as the array.
+    owner = ffi.gc(ffi.cast("char*", data[0]), _pin(keep))
+    arr = np.frombuffer(ffi.buffer(owner, count * dtype.itemsize), dtype).reshape(shape)
+    if not writable:
+        arr.flags.writeable = False
+    return arr
+
+
+def _pin(keep: Any) -> Any:
+    """The finalizer of an array that views ``keep``'s memory. A Value counts the array as a
+    child, so closing the Value defers its release until the array is gone (released at once,
+    it left the array over freed memory: reading an 8 MB one after close() segfaulted).
+    Anything else is only referenced: the finalizer does no work, so an exception raised at
+    its start (a signal handler's) loses nothing."""
+    if isinstance(keep, Handle):
+        keep._retain()
+        return lambda _p: keep._child_released()
+    return lambda _p, k=keep: None
+
+
+def is_empty_optional(api: Api, raw: Any) -> bool:
+    """True for an OrtValue that holds nothing (an empty optional)."""
+    out = ffi.new("int*")
+    check(api.HasValue(raw, out))
+    return not out[0]
+
+
+def value_kind(api: Api, raw: Any) -> int:
+    # ORT crashes (SIGSEGV, ORT 1.32) when GetValueType reads an empty optional value, so
+    # ask HasValue first; an empty value reports as OPTIONAL.
+    if is_empty_optional(api, raw):
+        return int(ValueKind.OPTIONAL)
+    out = ffi.new("ONNXType*")
+    check(api.GetValueType(raw, out))
+    return int(out[0])
+
+
+def ortvalue_to_python(api: Api, raw: Any, keep: Any = None, owned: bool = False) -> Any:
+    """Convert an ``OrtValue*`` to Python: ndarray, list (sequence), dict (map) or None.
+
+    A tensor array is a view that keeps ``keep`` alive (see :func:`tensor_to_numpy`); other
+    kinds are copies. ``owned``: ``raw`` is an owner only this call uses (from
+    :func:`take_output`), released as soon as nothing views it.
+    """
+    kind = value_kind(api, raw)
+    if kind == ValueKind.TENSOR:
+        return tensor_to_numpy(api, raw, keep, owned)
+    if kind == ValueKind.SEQUENCE:
+        out: Any = [_take_element(api, raw, i) for i in range(value_count(api, raw))]
+    elif kind == ValueKind.MAP:
+        keys = _take_element(api, raw, 0)
+        values = _take_element(api, raw, 1)
+        out = dict(zip(keys.reshape(-1).tolist(), values.reshape(-1).tolist()))
+    elif kind == ValueKind.OPTIONAL:
+        out = None  # value_kind reports only empty optionals as OPTIONAL
+    elif kind == ValueKind.SPARSETENSOR:
+        out = _sparse_to_python(api, raw)
+    else:
+        raise InvalidArgument(f"cannot convert an ORT value of kind {ValueKind(kind).name}")
+    if owned:
+        ffi.release(raw)
+    return out
+
+
+def value_count(api: Api, raw: Any) -> int:
+    n = ffi.new("size_t*")
+    check(api.GetValueCount(raw, n))
+    return int(n[0])
+
+
+def _take_element(api: Api, raw: Any, index: int) -> Any:
+    inner = own_value(api, call_out(api.GetValue, "OrtValue*", raw, index,
+                                    default_allocator()._ptr))
+    # GetValue builds a new value (a copy), so the element owns itself.
+    return ortvalue_to_python(api, inner, inner, True)
+
+
+def _sparse_to_python(api: Api, raw: Any) -> Any:
+    from .sparse import sparse_to_python
+
+    return sparse_to_python(api, raw)

@@ -1,0 +1,319 @@
+"""The thread rules rendered: JSON (``python -m ortc rules --format json``) and the Markdown of
+``docs/THREAD_RULES.md``, from the records of :mod:`ortc.rules_table`, the evidence, the
+execution-provider table, the slot table and the pickle/fork table. ``import ortc`` never
+imports this module (only the ``rules`` command and the docs' generator do).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import evidence, slot_rules
+from .process_rules import PICKLE_AND_FORK, markdown_lines as _pickle_and_fork_lines
+from .providers import EP_CONCURRENT_RUN, _EXCLUSIVE_OPTIONS
+from .rules_table import CALLBACKS, rules
+
+__all__ = ["render_json", "render_markdown", "POLICY_TABLE"]
+
+
+def render_json() -> str:
+    import json  # imported here: `import ortc` should not pay for the CLI's modules
+
+    from .providers import MIN_CONCURRENT_VERSION
+
+    return json.dumps({"types": rules(), "execution_providers": {
+        p: {"concurrent_run": ok, "why": why,
+            "since": ".".join(map(str, MIN_CONCURRENT_VERSION[p][0]))
+            if p in MIN_CONCURRENT_VERSION else None,
+            "evidence": [e.to_json() for e in evidence.EP_EVIDENCE.get(p, ())]}
+        for p, (ok, why) in EP_CONCURRENT_RUN.items()},
+        "callbacks": [{**cb, "evidence_records": [
+            e.to_json() for e in evidence.CALLBACK_EVIDENCE.get(cb["type"], ())]}
+            for cb in CALLBACKS],
+        "counter_reports": evidence.COUNTER_REPORTS,
+        "slots": [r.to_json() for r in slot_rules.table()],
+        "slot_coverage": slot_rules.coverage(),
+        "pickle_and_fork": PICKLE_AND_FORK}, indent=2) + "\n"
+
+
+def _is_c(name: str) -> bool:
+    return bool(name) and name[0].isupper() and "." not in name and "(" not in name
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+#: the Python enforcement policies, as a table (README.md shows it; tests check it is there)
+POLICY_TABLE = """\
+| situation | strict (default) | serialize | off |
+|---|---|---|---|
+| object with send=False used from a thread other than its creator | WrongThreadError | WrongThreadError | no check |
+| object with sync=False entered while another thread is inside any of its methods | ConcurrentUseError | waits | no check |
+| exclusive method while any other call is in flight, or a shared call during an exclusive one | ConcurrentUseError | waits | no check |
+| close() while a call is in flight on another thread | ConcurrentUseError | waits | release deferred |
+| a handle created before fork() used in the child | ForkedHandleError (a Session is rebuilt from its recipe instead) | same | same |
+| a conflict inside an ORT callback (logger, RunAsync completion) | ConcurrentUseError | ConcurrentUseError (never waits) | no check |
+"""
+
+
+def _anchor(text: str) -> str:
+    """GitHub's heading anchor for ``text``."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+def _link(ref: str, here: str = "docs") -> str:
+    """A Markdown link for an evidence reference (from a page in ``here``)."""
+    if ref.startswith("check:"):
+        cid = ref[len("check:"):]
+        return f"[`{cid}`](CONFORMANCE.md#{_anchor(cid)})"
+    if ref.startswith("tests/"):
+        path, _, name = ref.partition("::")
+        return f"[`{ref}`](../{path})"
+    if ref.startswith("http"):
+        label = ref.split("://", 1)[1]
+        label = re.sub(r"^github\.com/microsoft/onnxruntime/(issues|pull)/", r"ORT #", label)
+        return f"[{label}]({ref})"
+    return ref
+
+
+def _ev_line(e: evidence.Evidence) -> str:
+    where = [_link(e.ref)] if e.ref else []
+    if e.outcome:
+        where.append(f"{e.outcome} on {e.versions}")
+    if e.changes_if:
+        where.append(f"would change if {e.changes_if}")
+    return f"**{e.kind}**: {e.says}" + (f" ({'; '.join(where)})" if where else "")
+
+
+def _type_link(c_type: str) -> str:
+    return f"[`{c_type}`](#{_anchor(c_type)})"
+
+
+def _refs(*refs: str) -> str:
+    return ", ".join(_link(r if ":" in r or r.startswith("tests/") else f"check:{r}")
+                     for r in refs)
+
+
+def _answers(recs: list[dict[str, Any]]) -> list[str]:
+    both = [r["type"] for r in recs if r["send"] and r["sync"]]
+    send_only = [r["type"] for r in recs if r["send"] and not r["sync"]]
+    sync_only = [r["type"] for r in recs if not r["send"] and r["sync"]]
+    neither = [r["type"] for r in recs if not r["send"] and not r["sync"]]
+    gh = evidence.GH
+    out = [
+        "## Answers first",
+        "",
+        "Each answer names its evidence: a conformance check (its results on ORT "
+        f"{evidence.ALL_VERSIONS} are in [CONFORMANCE.md](CONFORMANCE.md)), a test here, or ORT's "
+        "own documentation and maintainers. The kinds are explained under "
+        "[Evidence](#evidence-kinds).",
+        "",
+        "**Which types are Send (may move to another thread)?** All of them except the two "
+        "that only live inside one ORT callback: " + ", ".join(_type_link(t) for t in neither
+                                                               + sync_only) + ".",
+        "",
+        "**Which are Sync (shared functions may run on several threads at once)?** "
+        + ", ".join(_type_link(t) for t in both + sync_only) + ". Not Sync: "
+        + ", ".join(_type_link(t) for t in send_only + neither) + ", and an "
+        "[`OrtAllocator`](#ortallocator) for non-CPU memory (per instance, by policy). "
+        "Each type's section lists the kinds of evidence behind its two verdicts.",
+        "",
+        "**Which calls may overlap?**",
+        "",
+        "- `Run`, `RunAsync` and `RunWithBinding` on one session, from many threads: yes on "
+        "CPU (" + _refs("thread.concurrent-run") + f"; [ORT's design]({evidence.DESIGN}); "
+        f"[ORT #114]({gh}/issues/114)), per execution provider below. Each thread needs its own "
+        "output values and its own IoBinding.",
+        "- One input `OrtValue` fed to concurrent runs: yes (" + _refs(
+            "thread.shared-input-value") + "). A value a run writes (a bound or preallocated "
+        "output) is exclusive while bound: every run writes it (" + _refs(
+            "binding.bound-output-written-by-every-run", "run.preallocated-output") + ").",
+        "- `RunOptionsSetTerminate` from any thread while runs use the options: yes ("
+        + _refs("thread.shared-run-options-terminate") + "). Other RunOptions setters: no.",
+        "- `CreateSession` on several threads with one env and one SessionOptions: yes ("
+        + _refs("thread.concurrent-create") + "), **except** when the options carry custom-op "
+        f"or EP-plugin domains: ORT marks adding them [not thread-safe]"
+        f"({evidence.ADD_CUSTOM_OP_DOMAINS}).",
+        "- Env creation and release on several threads: yes, there is one env ("
+        + _refs("env.concurrent-create-release", "env.same-pointer") + "). Env setters "
+        "(log level, allocator and EP-library registration) while sessions run: not documented; "
+        "exclusive by policy.",
+        "- Alloc/Free on the default CPU allocator or a session's CPU arena from many threads: "
+        "yes (" + _refs("thread.default-allocator", "thread.session-allocator") + ").",
+        "- One `OrtIoBinding` on two threads: **no**, wrong results (" + _refs(
+            "thread.shared-binding") + "; no crash recorded on CPU).",
+        "- Any setter of SessionOptions, RunOptions or a Value while another call uses the "
+        "object: no (exclusive).",
+        "",
+        "**Which lifetimes must hold?**",
+        "",
+        "- The env outlives every session: a Run after the last `ReleaseEnv` crashes ("
+        + _refs("env.run-after-last-release") + "). ORT can create a new env after that ("
+        + _refs("env.recreate-after-release") + ").",
+        "- A session outlives its IoBindings (use after release crashes on 1.23 and later: "
+        + _refs("life.binding-after-session-release") + "), its allocators and every value "
+        "allocated from them (" + _refs("life.session-value-after-session-release") + ").",
+        "- A caller's buffer outlives the tensor created over it and any binding it is bound "
+        "to (" + _refs("value.user-memory-is-borrowed") + "); a LoRA adapter outlives the "
+        "RunOptions it is active in; custom-op domains, a prepacked-weights container and "
+        "initializers added with `AddInitializer` outlive the sessions created with them "
+        f"([C API]({evidence.C_API})).",
+        "- Borrowed objects are never released and never used after their owner: memory infos "
+        "from `AllocatorGetInfo`/`GetTensorMemoryInfo`/`SessionGetMemoryInfoFor*`, "
+        "`CastTypeInfoTo*` results, EP and hardware devices, a kernel context's inputs and "
+        "outputs, the default allocator. The [slot table](#every-ortapi-slot) marks each "
+        "borrowed result.",
+        "- Not needed: SessionOptions may be released right after `CreateSession` ("
+        + _refs("session.options-released-early") + "); model metadata is a copy ("
+        + _refs("session.metadata-outlives-session") + "); CPU run outputs stay readable "
+        "after their session (" + _refs("life.output-after-session-release") + ", not "
+        "promised by ORT).",
+        "",
+        "**What differs by execution provider and by ORT version?**",
+        "",
+        "- Concurrent Run per provider: the [table below](#sessionrun-per-execution-provider). "
+        "TensorRT allows it from ORT 1.17 on; ortc checks the loaded library's version. CUDA "
+        "is exclusive by policy (no GPU run recorded here), DirectML by its documentation; "
+        "a provider not listed is exclusive.",
+        "- By ORT version: using an IoBinding after its session's release crashes from 1.23.2 "
+        "on (earlier versions survive it: do not rely on that); "
+        "`KernelContext_GetScratchBuffer` crashes on 1.19-1.22 (" + _refs(
+            "kernel.scratch-buffer") + "); slots newer than the library do not exist (ortc "
+        "raises `NotSupportedError`). Every other check in [CONFORMANCE.md](CONFORMANCE.md) "
+        "has one outcome on all versions that have its slots.",
+        "",
+        "**Reports that seem to contradict these verdicts**, and why the verdicts stand:",
+        "",
+    ]
+    for c in evidence.COUNTER_REPORTS:
+        out.append(f"- {_link(c['url'])}: {c['reports']}. Verdict: {c['verdict']}. It stands "
+                   f"because {c['why_it_stands']}. It would change with {c['would_change']}.")
+    out += ["", "### Evidence kinds", "",
+            "- **ort-doc**: ORT's documentation or C API reference says it (a URL).",
+            "- **ort-maintainer**: an ORT maintainer said it in an issue or pull request.",
+            "- **ort-behaviour**: ORT was seen doing it: a conformance check (with the outcome "
+            "and the ORT versions in CONFORMANCE.md) or a test here that runs ORT itself.",
+            "- **guard**: a test of ortc's own enforcement; it never backs a Send/Sync verdict "
+            "alone.",
+            "- **policy**: ortc's conservative choice, with its reason and what would change "
+            "it.",
+            "- **untested**: nothing here shows it; said so.", ""]
+    return out
+
+
+def render_markdown() -> str:
+    recs = rules()
+    lines = [
+        "# ortc thread rules",
+        "",
+        "<!-- Generated by `python -m ortc rules --format markdown > docs/THREAD_RULES.md`;",
+        "     tests/test_rules.py fails when this file is stale. Do not edit by hand. -->",
+        "",
+        "Which ONNX Runtime C API objects may move between threads (**Send**), which may be used",
+        "from several threads at once (**Sync**), which functions may overlap (**shared**, Rust",
+        "`&self`) or need sole access (**exclusive**, Rust `&mut self`), and what must outlive",
+        "what. Wrapped types come from ortc's class declarations (`ortc/threads.py` markers,",
+        "enforced at run time: see the README's thread-rules section); the others are declared",
+        "in `ortc/rules_table.py`; the evidence is `ortc/evidence.py`; every OrtApi slot's",
+        "verdict is `ortc/slot_rules.py`. `python -m ortc rules --format json|rust` prints the",
+        "same data.",
+        "",
+    ]
+    lines += _answers(recs)
+    lines += ["## Summary", "",
+              "| ORT type | ortc | Send | Sync | evidence kinds (Send / Sync) | must not outlive |",
+              "|---|---|---|---|---|---|"]
+    for r in recs:
+        python = r["python"] or "not exposed"
+        wrapped = "" if r["wrapped"] else " (not wrapped)"
+        basis = " / ".join(", ".join(r["basis"][v]) or "none" for v in ("send", "sync"))
+        lines.append(f"| {_type_link(r['type'])} | {_md(python)}{wrapped} | "
+                     f"{'yes' if r['send'] else 'no'} | {'yes' if r['sync'] else 'no'} | "
+                     f"{basis} | {', '.join(f'`{p}`' for p in r['parents']) or '-'} |")
+    lines += ["", "## Session.run per execution provider", "",
+              "Run is shared only when every provider of the session allows concurrent Run "
+              "(with the loaded ORT version and the options given); otherwise it is exclusive "
+              "for that session (`Session.thread_rules()` says which and why). A provider not "
+              "listed is exclusive: undocumented, serialized by default.", "",
+              "| provider | concurrent Run | from ORT | why | evidence |", "|---|---|---|---|---|"]
+    from .providers import MIN_CONCURRENT_VERSION
+    for p, (ok, why) in EP_CONCURRENT_RUN.items():
+        gate = MIN_CONCURRENT_VERSION.get(p)
+        since = f"{gate[0][0]}.{gate[0][1]}" if gate and ok else "-"
+        evs = "; ".join(_ev_line(e) for e in evidence.EP_EVIDENCE.get(p, ()))
+        lines.append(f"| {p} | {'yes' if ok else 'no (exclusive)'} | {since} | {_md(why)} | "
+                     f"{_md(evs)} |")
+    for p, opts in _EXCLUSIVE_OPTIONS.items():
+        for key, why in opts.items():
+            evs = "; ".join(_ev_line(e) for e in evidence.OPTION_EVIDENCE.get(key, ()))
+            lines.append(f"| {p} with `{key}` | no (exclusive) | - | {_md(why)} | {_md(evs)} |")
+    lines += ["", "## Types", ""]
+    for r in recs:
+        lines += [f"### {r['type']}", ""]
+        python = r["python"] or "not exposed by ortc"
+        declared = "" if r["wrapped"] else " (not wrapped: declared in ortc/rules_table.py)"
+        lines.append(f"- ortc: {python}{declared}")
+        send, sync = (", ".join(r["basis"][v]) or "no evidence" for v in ("send", "sync"))
+        lines.append(f"- Send: {'yes' if r['send'] else 'no'} ({send}); "
+                     f"Sync: {'yes' if r['sync'] else 'no'} ({sync})")
+        for verdict, text in r["caveats"].items():
+            lines.append(f"- caveat ({verdict}): {text}")
+        if r["parents"]:
+            lines.append(f"- must not outlive: {', '.join(r['parents'])}")
+        for kind in ("shared", "exclusive"):
+            c_fns = [m for m, k in r["methods"].items() if k == kind and _is_c(m)]
+            py = [m for m, k in r["methods"].items() if k == kind and not _is_c(m)]
+            if py:
+                lines.append(f"- {kind} (Python): {', '.join(f'`{m}`' for m in py)}")
+            if c_fns:
+                lines.append(f"- {kind} (C): {', '.join(f'`{m}`' for m in c_fns)}")
+        if r["used_by"]:
+            lines.append("- used as an argument by: " + ", ".join(
+                f"`{m}` ({k})" for m, k in r["used_by"].items()))
+        for meth, why in r["conditions"].items():
+            if not _is_c(meth):
+                lines.append(f"- `{meth}`: {why}")
+        for meth, args in r["arguments"].items():
+            lines.append(f"- `{meth}` uses its arguments: "
+                         + ", ".join(f"`{a}` {k}" for a, k in args.items()))
+        for note in r["notes"]:
+            lines.append(f"- note: {note}")
+        lines.append(f"- in short: {_md(r['evidence'].split('; evidence: ')[0])}")
+        recs_ev = evidence.for_type(r["type"])
+        if recs_ev:
+            lines.append("- evidence:")
+            lines += [f"  - {_ev_line(e)}" + (f" [backs: {', '.join(e.backs)}]" if e.backs else "")
+                      for e in recs_ev]
+        lines.append("")
+    lines += _pickle_and_fork_lines()
+    lines += ["## Callbacks", "", "| callback | called from | Rust bound | ortc | evidence |",
+              "|---|---|---|---|---|"]
+    for cb in CALLBACKS:
+        evs = "; ".join(_ev_line(e) for e in evidence.CALLBACK_EVIDENCE.get(cb["type"], ()))
+        lines.append(f"| `{cb['type']}` | {_md(cb['threads'])} | {_md(cb['rust'])} | "
+                     f"{_md(cb['ortc'])} | {_md(evs or cb['evidence'])} |")
+    cov = slot_rules.coverage()
+    lines += ["", "## Every OrtApi slot", "",
+              f"Slots declared up to API {cov['upto']}: {cov['total']}; with a verdict: "
+              f"**{cov['classified']}**; declared by hand: {cov['declared']}; derived from the "
+              f"signature: {cov['from_signature']}; not thread-relevant: "
+              f"{cov['not_thread_relevant']}. By scope: "
+              + ", ".join(f"{k} {v}" for k, v in cov["by_scope"].items())
+              + ". Slots citing each evidence kind: "
+              + ", ".join(f"{k} {v}" for k, v in cov["by_evidence_kind"].items()) + ".",
+              "",
+              "A verdict derived from the signature reads a `const` handle as shared and a "
+              "non-const one as exclusive (ORT documents no thread rule per function); "
+              "\"declared\" verdicts override it where documentation or behaviour says more. "
+              "`python -m ortc rules --format json` carries the same table (`slots`).",
+              "",
+              "| slot | API | verdict | must outlive / borrowed | note | evidence |",
+              "|---|---|---|---|---|---|"]
+    for sr in slot_rules.table():
+        evs = "; ".join(_ev_line(e) if sr.source == "declared" or e.kind != "ort-doc"
+                        else f"**{e.kind}**: signature" for e in sr.evidence)
+        lines.append(f"| `{sr.slot}` | {sr.since} | {_md(sr.verdict())} | {_md(sr.outlives)} "
+                     f"| {_md(sr.note)} | {_md(evs)} |")
+    return "\n".join(lines) + "\n"
