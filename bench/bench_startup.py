@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     mods = ["ortc"]
     if not args.no_onnxruntime:
         try:
-            import onnxruntime  # noqa: F401
+            import onnxruntime  # type: ignore[import-untyped]  # noqa: F401
             mods.append("onnxruntime")
         except ImportError:
             print("onnxruntime is not installed: ortc only", file=sys.stderr)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -71,14 +71,15 @@ class BenchModel:
         return out
 
 
-def _build(nodes: list[Any], inputs: dict[str, tuple[int, ...]],
-           outputs: dict[str, tuple[int, ...]], initializers: list[Any] = ()) -> bytes:
+def _build(nodes: list[Any], inputs: Mapping[str, tuple[int, ...]],
+           outputs: Mapping[str, tuple[int, ...]], initializers: Sequence[Any] = ()) -> bytes:
     return _build_typed(nodes, {n: (s, "float32") for n, s in inputs.items()},
                         {n: (s, "float32") for n, s in outputs.items()}, initializers)
 
 
-def _build_typed(nodes: list[Any], inputs: dict[str, tuple[Any, str]],
-                 outputs: dict[str, tuple[Any, str]], initializers: list[Any] = ()) -> bytes:
+def _build_typed(nodes: list[Any], inputs: Mapping[str, tuple[Any, str]],
+                 outputs: Mapping[str, tuple[Any, str]], initializers: Sequence[Any] = ()
+                 ) -> bytes:
     """A model from its nodes; inputs and outputs as name -> (shape, numpy dtype name), a
     shape's dims ints or symbolic names."""
     import onnx
@@ -94,7 +95,7 @@ def _build_typed(nodes: list[Any], inputs: dict[str, tuple[Any, str]],
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               ir_version=IR_VERSION)
     onnx.checker.check_model(model)
-    return model.SerializeToString()
+    return bytes(model.SerializeToString())
 
 
 def add_model(shape: tuple[int, ...] = (1,)) -> BenchModel:
@@ -111,7 +112,7 @@ def matmul_model(m: int = 64, k: int = 256, n: int = 256) -> BenchModel:
     """``y = a @ b`` with both operands as inputs."""
     from onnx import helper
 
-    io = {"a": (m, k), "b": (k, n)}
+    io: dict[str, tuple[int, ...]] = {"a": (m, k), "b": (k, n)}
     data = _build([helper.make_node("MatMul", ["a", "b"], ["y"])], io, {"y": (m, n)})
     return BenchModel("matmul", f"MatMul {m}x{k}x{n}", data, io, ["y"])
 

@@ -289,7 +289,7 @@ class Floor:
         ns = self.lib.floor_tput(self.handle, threads, n)
         if ns < 0:
             self._check(-1)
-        return threads * n / (ns * 1e-9)
+        return float(threads * n / (ns * 1e-9))
 
     def close(self) -> None:
         if self.handle:
@@ -469,8 +469,8 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
         medians: dict[str, list[float]] = {k: [] for k in order}
         gc.collect()
         for r in range(cfg.rounds):
-            k = r % len(order)
-            for name in order[k:] + order[:k]:
+            start = r % len(order)
+            for name in order[start:] + order[:start]:
                 raw = paths[name](n)
                 cal = c_cal if name == "c_floor" else py_cal
                 adj = [max(0.0, x - cal) for x in raw]
@@ -508,8 +508,8 @@ def _paired(paths: dict[str, Any], a: str, b: str, op: str = "ratio") -> float |
         return None
     ra, rb = paths[a]["round_medians_us"], paths[b]["round_medians_us"]
     if op == "ratio":
-        return statistics.median(x / y for x, y in zip(ra, rb) if y > 0)
-    return statistics.median(x - y for x, y in zip(ra, rb))
+        return float(statistics.median(x / y for x, y in zip(ra, rb) if y > 0))
+    return float(statistics.median(x - y for x, y in zip(ra, rb)))
 
 
 def _model_ratios(paths: dict[str, Any]) -> dict[str, Any]:
@@ -1005,7 +1005,7 @@ def main(argv: list[str] | None = None) -> int:
     ort = None
     if not args.no_onnxruntime:
         try:
-            import onnxruntime as ort  # type: ignore[no-redef]
+            import onnxruntime as ort  # type: ignore[import-untyped,no-redef]
         except ImportError:
             log("onnxruntime is not installed: its paths are skipped")
     machine = machine_info()
@@ -1069,9 +1069,9 @@ def main(argv: list[str] | None = None) -> int:
     result["targets"] = evaluate_targets(results, threads, cold)
     print(render(result))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
+        with open(args.json, "w") as jf:
+            json.dump(result, jf, indent=1)
     if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(render_markdown(result))
+        with open(args.markdown, "w") as mf:
+            mf.write(render_markdown(result))
     return 0
