@@ -723,8 +723,8 @@ def evaluate_targets(models: dict[str, Any], threads: dict[str, Any],
     tiny = models.get("tiny")
     if tiny is not None:
         r, p = tiny["ratios"], tiny["paths"]
-        vs_ort("tiny", "ortc_run", 0.75, "ortc run(), fresh array,")
-        vs_ort("tiny", "ortc_run_reused", 0.75, "ortc run(), same array (reported),")
+        vs_ort("tiny", "ortc_run", 0.75, "ortc run(), fresh array")
+        vs_ort("tiny", "ortc_run_reused", 0.75, "ortc run(), same array (reported)")
         vs_ort("tiny", "ortc_bound", 0.75, "ortc bound")
         vs_ort("tiny", "ortc_run_with_values", 1.0, "ortc run_with_values")
         add("tiny: ortc bound <= 1.25x C floor", r.get("ortc_bound", {}).get("vs_c_floor"),
