@@ -23,7 +23,7 @@ from ._cstr import NameArray
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._loader import Api
-from ._stage import STAGE_MAX_MISSES, Stages
+from ._stage import STAGE_MAX_MISSES, Stages, refused_buffer
 from ._status import error_from_status, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, element_type_for
@@ -43,6 +43,9 @@ __all__ = ["RunEngine", "OutputPlan", "release_run"]
 
 #: outputs above this size are left to ORT to allocate (bytes)
 _PREALLOCATE_MAX = 1 << 26
+#: an output shape the model leaves open is preallocated once it came out the same this many
+#: runs in a row for the same input shapes (see OutputPlan.learned)
+LEARN_AFTER = 3
 _get_ident = threading.get_ident
 _NULL = ffi.NULL
 _gc = ffi.gc
@@ -91,28 +94,68 @@ def _release_steps(release: Callable[[Any], None], created: list[Any], keep: lis
                 release(raw)
 
 
-def _refused_buffer(message: str) -> bool:
-    """Whether ORT refused a preallocated output for its shape (wording differs by version)."""
-    return ("pre-allocated" in message or "re-use buffer" in message
-            or "OrtValue provided for output" in message)
-
-
 class OutputPlan:
-    """What a run needs per requested output list, computed once per session and list."""
+    """What a run needs per requested output list, computed once per session and list.
 
-    __slots__ = ("names", "count", "tensor", "preallocate", "stageable", "too_big")
+    Output shapes: ``preallocate`` holds the outputs whose shape the model declares (fixed dims,
+    or dims named after an input's). The others (a streaming model's state, declared without a
+    shape) ORT allocates, and each run pays for a value and its conversion; but their shape
+    usually follows from the input shapes alone. So a plan learns: once an open output came out
+    with the same shape ``LEARN_AFTER`` runs in a row for the same input shapes, later runs with
+    those input shapes preallocate it (and a stage may then serve them). A shape that depends
+    on the input *values* (NonZero, NonMaxSuppression) makes ORT refuse the buffer; the run is
+    made again without the guess and this plan stops learning (ORT logs that one refusal).
+    """
+
+    __slots__ = ("names", "count", "tensor", "preallocate", "etypes", "learnable", "learned",
+                 "seen", "stageable", "too_big")
 
     def __init__(self, names: NameArray, tensor: list[bool],
-                 preallocate: list[tuple[Any, ...]]) -> None:
+                 preallocate: list[tuple[Any, ...]],
+                 learnable: list[tuple[int, np.dtype[Any], int]]) -> None:
         self.names = names
         self.count = names.count
         self.tensor = tensor
         #: (output index, dtype, element type, dims: int or (input name, axis))
         self.preallocate = preallocate
-        #: every output's shape is known before the run (a stage may serve it)
-        self.stageable = len(preallocate) == self.count > 0
+        #: (output index, dtype, element type) of the numeric tensor outputs of open shape
+        self.learnable = learnable
+        #: output index -> element type, for every output that can be preallocated
+        self.etypes = {i: et for i, _dt, et, *_ in (*preallocate, *learnable)}
+        #: (input shapes, [(output index, dtype, element type, shape)]) once learned
+        self.learned: tuple[dict[str, tuple[int, ...]], list[tuple[Any, ...]]] | None = None
+        #: (input shapes, output shapes, times in a row) while learning; False: stopped
+        self.seen: Any = None if learnable else False
+        #: every output can be preallocated (a stage may serve the runs)
+        self.stageable = len(self.etypes) == self.count > 0
         #: runs whose tensors were too large to stage (past a few, staging is not tried again)
         self.too_big = 0
+
+    def learn(self, shapes: dict[str, tuple[int, ...]], arrays: list[Any]) -> None:
+        """After a run in which ORT allocated the open outputs: count the shapes they had."""
+        seen = self.seen
+        if seen is False:
+            return
+        observed = []
+        for i, _dtype, _et in self.learnable:
+            arr = arrays[i]
+            if type(arr) is not np.ndarray:
+                return
+            observed.append(arr.shape)
+        if seen is not None and seen[1] == observed and seen[0] == shapes:
+            if seen[2] + 1 >= LEARN_AFTER:
+                self.learned = (shapes, [(i, dt, et, tuple(arrays[i].shape))
+                                         for i, dt, et in self.learnable])
+                self.seen = None
+                return
+            self.seen = (shapes, observed, seen[2] + 1)
+        else:
+            self.seen = (shapes, observed, 1)
+
+    def unlearn(self) -> None:
+        """A learned shape was refused: the output's shape depends on values. Stop for good."""
+        self.seen = False
+        self.learned = None
 
 
 class RunEngine:
@@ -142,7 +185,7 @@ class RunEngine:
             if a.kind == ValueKind.TENSOR and dt is not None and dt.kind not in STRING_KINDS \
                     and not bits_for(a.element_type or 0):
                 self.fast_inputs[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
-        self.output_alloc = _derive_output_shapes(inputs, outputs)
+        self.output_alloc, self.output_open = _derive_output_shapes(inputs, outputs)
         self.stages = Stages(self)
 
     # -- names and plans -----------------------------------------------------------------------
@@ -183,7 +226,9 @@ class RunEngine:
             plan = OutputPlan(self.name_array(names),
                               [self.output_index[n].kind == ValueKind.TENSOR for n in names],
                               [(i, *self.output_alloc[n]) for i, n in enumerate(names)
-                               if n in self.output_alloc])
+                               if n in self.output_alloc],
+                              [(i, *self.output_open[n]) for i, n in enumerate(names)
+                               if n in self.output_open])
             if len(self.plans) > 256:  # bound the cache for callers with ever-new name lists
                 self.plans.clear()
             self.plans[key] = plan
@@ -313,14 +358,16 @@ class RunEngine:
         return v._ptr
 
     # -- outputs -------------------------------------------------------------------------------
-    def preallocate_outputs(self, plan: OutputPlan, shapes: dict[str, tuple[int, ...]],
-                            outputs: Any, arrays: list[Any], created: list[Any]) -> int:
-        """Give ORT new numpy arrays for the outputs whose shape is known; returns how many."""
+    def preallocate_outputs(self, specs: list[tuple[Any, ...]],
+                            shapes: dict[str, tuple[int, ...]], outputs: Any, arrays: list[Any],
+                            created: list[Any]) -> int:
+        """Give ORT new numpy arrays for the outputs whose shape is known (``specs``: a plan's
+        ``preallocate`` or learned shapes); returns how many."""
         made = 0
         create = self.api.CreateTensorWithDataAsOrtValue
         release = self.api.ReleaseValue
         info = self.cpu_info_ptr
-        for index, dtype, et, dims in plan.preallocate:
+        for index, dtype, et, dims in specs:
             shape = []
             for d in dims:
                 if type(d) is int:
@@ -411,16 +458,28 @@ class RunEngine:
             names, data = self.snapshot(feeds)  # held until the end: data's buffers live on
             in_names, values, shapes = self.prepare_inputs(names, data, created, keep)
             made = 0
-            if plan.preallocate and self.preallocate:
-                made = self.preallocate_outputs(plan, shapes, outputs, arrays, created)
+            guessed = False
+            if self.preallocate:
+                if plan.preallocate:
+                    made = self.preallocate_outputs(plan.preallocate, shapes, outputs, arrays,
+                                                    created)
+                learned = plan.learned
+                if learned is not None and learned[0] == shapes:
+                    made += self.preallocate_outputs(learned[1], shapes, outputs, arrays,
+                                                     created)
+                    guessed = True
             status = self.call(sess_ptr, in_names, values, plan.names, outputs, run_options,
                                raw_run_options)
             if status:
                 err = error_from_status(status)  # releases the status
-                if made and _refused_buffer(err.message):
-                    # A model whose declared output shape is wrong makes ORT refuse our
-                    # preallocated buffer: stop preallocating for this session, run again.
-                    self.preallocate = False
+                if made and refused_buffer(err.message):
+                    # ORT refused a preallocated buffer: a learned shape that depends on the
+                    # input values, or a model whose declared output shape is wrong. Stop
+                    # guessing (then, if refused again, preallocating) and run again.
+                    if guessed:
+                        plan.unlearn()
+                    else:
+                        self.preallocate = False
                     return self.run(sess_ptr, key, feeds, run_options, raw_run_options)
                 raise err
             tensor = plan.tensor
@@ -432,7 +491,10 @@ class RunEngine:
                     arrays[i] = tensor_to_numpy(api, owner, owner, True)
                 else:
                     arrays[i] = ortvalue_to_python(api, owner, owner, True)
-            if made == count and plan.stageable and self.stages.active:
+            if made < count:
+                if plan.seen is not False and len(shapes) == len(names) and self.preallocate:
+                    plan.learn(shapes, arrays)  # every input's shape is in ``shapes``
+            elif plan.stageable and self.stages.active:
                 # every output was preallocated: a stage may serve the next runs
                 self.stages.offer(key, plan, names, data, arrays)
             return arrays
@@ -582,19 +644,25 @@ class RunEngine:
 
 
 def _derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
-                          ) -> dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]]:
-    """Outputs whose shape is known before a run: fixed dims, or symbolic dims that also name
-    an input's dim (ONNX requires one symbol to mean one size within a model)."""
+                          ) -> tuple[dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]],
+                                     dict[str, tuple[np.dtype[Any], int]]]:
+    """(the outputs whose shape is known before a run: fixed dims, or symbolic dims that also
+    name an input's dim (ONNX requires one symbol to mean one size within a model); the other
+    numeric tensor outputs, whose shape a plan may learn: name -> (dtype, element type))."""
     symbols: dict[str, tuple[str, int]] = {}
     for a in inputs:
         for axis, d in enumerate(a.shape or ()):
             if isinstance(d, str):
                 symbols.setdefault(d, (a.name, axis))
     out: dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]] = {}
+    open_: dict[str, tuple[np.dtype[Any], int]] = {}
     for a in outputs:
         dt = a.dtype
-        if a.kind != ValueKind.TENSOR or a.shape is None or dt is None \
-                or dt.kind in STRING_KINDS or bits_for(a.element_type or 0):
+        if a.kind != ValueKind.TENSOR or dt is None or dt.kind in STRING_KINDS \
+                or bits_for(a.element_type or 0):
+            continue
+        if a.shape is None:
+            open_[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
             continue
         dims: list[Any] = []
         for d in a.shape:
@@ -606,4 +674,6 @@ def _derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
                 break
         else:
             out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
-    return out
+            continue
+        open_[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
+    return out, open_

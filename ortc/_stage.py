@@ -25,7 +25,7 @@ from ._status import check, error_from_status
 if TYPE_CHECKING:
     from ._run import OutputPlan, RunEngine
 
-__all__ = ["Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES"]
+__all__ = ["Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer"]
 
 #: tensors up to this size may be staged (copying them costs less than a value per call)
 STAGE_MAX_BYTES = 1 << 14
@@ -34,6 +34,12 @@ STAGE_MAX_MISSES = 8
 
 _get_ident = threading.get_ident
 _ndarray = np.ndarray
+
+
+def refused_buffer(message: str) -> bool:
+    """Whether ORT refused a preallocated output for its shape (wording differs by version)."""
+    return ("pre-allocated" in message or "re-use buffer" in message
+            or "OrtValue provided for output" in message)
 
 
 class Stage:
@@ -57,8 +63,10 @@ class Stage:
             self.inputs[name] = (buf, buf.dtype, buf.shape)
             owned.append(self._value(api, info, buf, engine.fast_inputs[name][1]))
         self.outputs = [np.empty(a.shape, a.dtype) for a in arrays]
-        for (_, _dtype, et, _dims), buf in zip(plan.preallocate, self.outputs):
-            owned.append(self._value(api, info, buf, et))
+        for i, buf in enumerate(self.outputs):
+            owned.append(self._value(api, info, buf, plan.etypes[i]))
+        #: the plan, when some output shapes are learned ones (ORT may refuse them one day)
+        self.guessed_for = plan if plan.learned is not None else None
         self.owned = owned  # ffi.gc'd: released with the stage
         self.values = ffi.new("OrtValue*[]", owned[:len(self.inputs)])
         self.outvals = ffi.new("OrtValue*[]", owned[len(self.inputs):])
@@ -98,7 +106,14 @@ class Stage:
                 status = self.engine.call(sess_ptr, self.names, self.values, self.out_names,
                                           self.outvals, run_options, raw_run_options)
             if status:
-                raise error_from_status(status)
+                err = error_from_status(status)
+                if self.guessed_for is not None and refused_buffer(err.message):
+                    # a learned shape that depends on the input values: the general path runs
+                    # these feeds again without the guess, and this stage is given up
+                    self.guessed_for.unlearn()
+                    self.misses = STAGE_MAX_MISSES + 1
+                    return None
+                raise err
             self.misses = 0
             return [b.copy() for b in self.outputs]
         finally:

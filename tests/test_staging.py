@@ -157,3 +157,71 @@ def test_fortran_ordered_feeds_are_staged_in_c_order() -> None:
     for _ in range(3):
         [c] = s.run(None, {"a": a, "b": a})
         np.testing.assert_array_equal(c, a * 2)
+
+
+# -- outputs the model leaves without a shape: learned, then preallocated and staged ----------
+
+def _open_output_model(op: str) -> bytes:
+    """``y`` of a shape nobody can tell before a run: ``Reshape(x, shape)`` with ``shape`` an
+    input (the caller usually feeds the same one) or ``NonZero(x)`` (it depends on x's values).
+    """
+    from onnx import TensorProto, helper
+
+    if op == "Reshape":
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"]),
+                  helper.make_tensor_value_info("shape", TensorProto.INT64, [2])]
+        node = helper.make_node("Reshape", ["x", "shape"], ["y"])
+        out_type = TensorProto.FLOAT
+    else:
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])]
+        node = helper.make_node("NonZero", ["x"], ["y"])
+        out_type = TensorProto.INT64
+    return models._bytes(models.make_model(
+        [node], inputs, [helper.make_tensor_value_info("y", out_type, None)], []))
+
+
+def test_an_open_output_shape_is_learned_then_preallocated_and_staged() -> None:
+    from ortc._run import LEARN_AFTER
+
+    s = ortc.Session(_open_output_model("Reshape"))
+    plan = s._engine.plan(None)[1]
+    assert plan.preallocate == [] and plan.learned is None  # nothing known before a run
+    rng = np.random.default_rng(0)
+    shape = np.array([2, 3], np.int64)
+    results = []
+    for k in range(LEARN_AFTER + 4):
+        x = rng.standard_normal(6).astype(np.float32)
+        [y] = s.run(None, {"x": x, "shape": shape})
+        np.testing.assert_array_equal(y, x.reshape(2, 3))
+        results.append((x, y))
+    assert plan.learned is not None and plan.learned[1][0][3] == (2, 3)
+    assert s._engine.stages.by_thread[threading.get_ident()][None], "later runs are staged"
+    for x, y in results:  # no result was overwritten by a later run
+        np.testing.assert_array_equal(y, x.reshape(2, 3))
+    # the same input shapes with another shape *value*: refused once, then right every time
+    for dims in ([3, 2], [3, 2], [1, 6], [2, 3]):
+        x = rng.standard_normal(6).astype(np.float32)
+        [y] = s.run(None, {"x": x, "shape": np.array(dims, np.int64)})
+        np.testing.assert_array_equal(y, x.reshape(dims))
+    assert plan.seen is False and plan.learned is None
+
+
+def test_a_value_dependent_open_shape_is_refused_once_then_never_guessed() -> None:
+    """NonZero's output shape depends on the values: the same count a few runs in a row makes
+    the plan learn it; a different count makes ORT refuse the buffer (on the general path and on
+    a stage alike); every run still returns the right result and guessing stops."""
+    s = ortc.Session(_open_output_model("NonZero"))
+    plan = s._engine.plan(None)[1]
+    patterns = [[1, 0, 2, 0]] * 6 + [[1, 1, 1, 0]] + [[0, 0, 0, 3]] * 4 + [[5, 5, 0, 5]]
+    for values in patterns:
+        x = np.array(values, np.float32)
+        [y] = s.run(None, {"x": x})
+        np.testing.assert_array_equal(y, np.array(np.nonzero(x), np.int64))
+    assert plan.seen is False and plan.learned is None
+    # with staging off, the general path meets the refusal itself
+    t = ortc.Session(_open_output_model("NonZero"))
+    t._engine.stages.active = False
+    for values in patterns:
+        x = np.array(values, np.float32)
+        np.testing.assert_array_equal(t.run(None, {"x": x})[0], np.array(np.nonzero(x), np.int64))
+    assert t._engine.plan(None)[1].seen is False
