@@ -1,6 +1,11 @@
 """ortc's benchmark: per-call latency against onnxruntime's own binding and a C loop.
 
-    python -m ortc bench [--quick | --smoke] [--json FILE] [--models tiny,matmul,mlp,squeezenet]
+    python -m ortc bench [--quick | --smoke] [--json FILE] [--markdown FILE]
+                         [--models tiny,mixed,matmul,vad,mlp,squeezenet,shufflenet]
+
+The models are in bench/models.py: an Add on one float, a mixed-dtype model, a MatMul, a
+streaming voice-activity-like model whose outputs have no static shape (called once per frame,
+its state fed back), an MLP, and two networks from the onnx package's test data.
 
 Everything runs in one process, in interleaved rounds: every round runs each path once, in a rotated order, so drift of
 the machine (frequency, noisy neighbours) falls on all paths alike. Each call is timed on its own
@@ -16,20 +21,24 @@ Paths (µs per call, median and p99 over all calls of all rounds):
   ORT-allocated outputs and releases everything, per call, timing each call itself;
 * ``ort_run`` / ``ort_run_reused``: onnxruntime's ``InferenceSession.run`` with a fresh input
   array each call / the same array every call; ``ort_iobinding``: its IOBinding with inputs and
-  outputs bound once, ``run_with_iobinding`` per call;
+  outputs bound once, ``run_with_iobinding`` per call; ``ort_run_with_ort_values``:
+  ``run_with_ort_values`` with input OrtValues made once;
 * ``ortc_run`` / ``ortc_run_reused``: ``Session.run`` likewise; ``ortc_run_nochecks``: the
   reused case with ``set_thread_checks("off")``; ``ortc_run_with_values``: ``run_with_values``
-  with input Values made once; ``ortc_bound``: ``io_binding()`` bound once to numpy inputs and
-  outputs, ``run_with_binding`` per call;
+  with input Values made once (compared with ``ort_run_with_ort_values``); ``ortc_bound``:
+  ``io_binding()`` bound once to numpy inputs and outputs, ``run_with_binding`` per call;
 * ``compat_run``: ``ortc.compat.InferenceSession.run`` (onnxruntime's API over ortc) with fresh
   arrays, compared with ``ortc_run`` (its target: at most 5% slower).
 
 "Fresh" arrays come from a pool of distinct arrays made before timing (so their creation is
-not timed) that is cycled through: no two consecutive calls see the same array object.
+not timed) that is cycled through: no two consecutive calls see the same array object. The
+streaming model has ``ortc_run``, ``compat_run`` and ``ort_run`` only, each a stream (the state
+fed back); the C floor feeds float32 inputs only.
 
-Also measured: throughput of one session driven by 1 and by 2 threads (C, onnxruntime, ortc),
-``import`` time in fresh interpreters (numpy already imported, bytecode cached) and resident
-memory.
+Also measured: throughput of one session driven by 1 and by 2 threads (C, onnxruntime, ortc)
+on every model, and the cold start in fresh interpreters (numpy already imported, bytecode
+cached): ``import``, first session, first run, resident memory. ``evaluate_targets`` judges
+the run against the project's targets (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
