@@ -1,72 +1,61 @@
-"""Cold start: a fresh interpreter's `import numpy, ortc`, its first Session and first run.
+"""Cold start on its own: fresh interpreters' ``import``, first Session and first run, for ortc
+and onnxruntime. The measurement is bench/runner.py's ``bench_cold_start``, the same as the
+cold-start rows of ``python -m ortc bench`` (one place for it).
 
-    PYTHONPATH=. python bench/bench_startup.py [--repeats 15]
+    PYTHONPATH=. python bench/bench_startup.py [--repeats 7] [--no-onnxruntime]
     cd /tmp && PYTHONPATH=/path/to/tree python /path/to/bench/bench_startup.py   # another tree
 
 (the children import the ortc their working folder or PYTHONPATH gives, in that order)
 
-Each repeat starts a new interpreter (so nothing is cached in-process; the OS file cache is
-warm after the first) that times, with ``time.perf_counter``: ``import numpy``, then
-``import ortc``, then ``ortc.Session(path)`` (which loads the library), then the first
-``run()``; ``after_numpy`` is the sum of the last three, ``cpu_after_numpy`` the same span in
-CPU time (less sensitive to a busy machine). It also reports the whole process's wall time,
-interpreter start included. The
-medians are printed, never asserted (tests/test_loader.py checks what the default path imports).
+Each repeat starts a new interpreter per binding, the two interleaved, after one warm-up start
+each (the OS file cache, the bytecode cache). With numpy already imported, a child times
+``import``, the first session on the tiny Add model (default options) and its first ``run()``;
+``sum`` is the three, ``cpu`` the same span in CPU time (less sensitive to a busy machine),
+``process`` the child's whole wall time, interpreter start included. Medians are printed,
+never asserted (tests/test_loader.py checks what the default path imports).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
-
-CHILD = r"""
-import time, json, sys
-t0 = time.perf_counter()
-import numpy as np
-t1 = time.perf_counter()
-c1 = time.process_time()
-import ortc
-t2 = time.perf_counter()
-s = ortc.Session(sys.argv[1])
-t3 = time.perf_counter()
-s.run(None, {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})
-t4 = time.perf_counter()
-c4 = time.process_time()
-print(json.dumps({"cpu_after_numpy": c4 - c1, "numpy": t1 - t0, "ortc": t2 - t1, "session": t3 - t2, "run": t4 - t3,
-                  "after_numpy": t4 - t1, "modules": len(sys.modules)}))
-"""
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench_startup.py")
-    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--repeats", type=int, default=7, help="fresh interpreters per binding")
+    ap.add_argument("--no-onnxruntime", action="store_true", help="ortc only")
     args = ap.parse_args(argv)
+    if args.repeats < 1:
+        ap.error("--repeats needs at least 1")
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from bench.models import add_model
+    from bench.runner import COLD_KEYS, bench_cold_start, cold_start_env
 
+    mods = ["ortc"]
+    if not args.no_onnxruntime:
+        try:
+            import onnxruntime  # type: ignore[import-untyped]  # noqa: F401
+            mods.append("onnxruntime")
+        except ImportError:
+            print("onnxruntime is not installed: ortc only", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "add.onnx")
         with open(path, "wb") as f:
             f.write(add_model().model)
-        rows = []
-        for _ in range(args.repeats + 1):
-            t0 = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", CHILD, path], check=True,
-                                 capture_output=True, text=True).stdout
-            wall = time.perf_counter() - t0
-            rows.append(dict(json.loads(out.splitlines()[-1]), process=wall))
-    rows = rows[1:]  # the first start warms the OS file cache
-    keys = ("numpy", "ortc", "session", "run", "after_numpy", "cpu_after_numpy", "process")
-    med = {k: statistics.median(r[k] for r in rows) * 1e3 for k in keys}
-    print(f"median of {len(rows)} fresh interpreters, ms: " +
-          ", ".join(f"{k} {med[k]:.1f}" for k in keys) +
-          f"; modules loaded: {rows[0]['modules']}")
+        cold = bench_cold_start(args.repeats, path, None, mods, cold_start_env(tmp, root=None),
+                                True, lambda msg: print(msg, file=sys.stderr))
+    names = {"import_ms": "import", "session_ms": "session", "first_run_ms": "run",
+             "total_ms": "sum", "cpu_ms": "cpu", "numpy_ms": "numpy", "process_ms": "process"}
+    for mod in mods:
+        v = cold[mod]
+        print(f"{mod}: median of {cold['runs']} fresh interpreters, ms: " +
+              ", ".join(f"{names[k]} {v[k]:.1f}" for k in COLD_KEYS) +
+              f"; modules loaded: {v['modules']}")
+    if "ratio_total" in cold:
+        print(f"ortc / onnxruntime, sum (paired): {cold['ratio_total']:.2f}")
     return 0
 
 

@@ -6,40 +6,64 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
+
+import numpy as np
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench.models import ONNX_TEST_MODELS, all_models, mixed_model, vad_model  # noqa: E402
+
+try:
+    import onnxruntime  # noqa: F401
+    HAVE_ORT = True
+except ImportError:
+    HAVE_ORT = False
+
+#: every row the smoke run below asks for; the onnx package's networks when it ships them
+SMOKE_MODELS = ["tiny", "mixed", "vad", *ONNX_TEST_MODELS]
 
 
-def test_bench_smoke_writes_json(tmp_path):
-    out = tmp_path / "out.json"
+def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, "-m", "ortc", "bench", "--smoke", "--json", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return env
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
+    out = tmp_path_factory.mktemp("bench") / "out.json"
+    md = out.with_suffix(".md")
+    proc = subprocess.run([sys.executable, "-m", "ortc", "bench", "--smoke", "--models",
+                           ",".join(SMOKE_MODELS), "--json", str(out), "--markdown", str(md)],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Targets" in proc.stdout
     data = json.loads(out.read_text())
+    data["_markdown"] = md.read_text()
+    return data, proc.stdout
 
+
+def test_bench_smoke_writes_json(smoke: tuple[dict[str, Any], str]) -> None:
+    data, _ = smoke
     assert data["mode"] == "smoke"
     for key in ("cpu", "cores", "python", "numpy", "library"):
         assert key in data["machine"]
-    assert list(data["models"]) == ["tiny"]
     tiny = data["models"]["tiny"]
     paths = tiny["paths"]
     for name in ("ortc_run", "ortc_run_reused", "ortc_run_nochecks", "ortc_run_with_values",
                  "ortc_bound", "compat_run"):
         assert name in paths
     assert tiny["ratios"]["compat_run"]["vs_ortc"] > 0
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        for name in ("ort_run", "ort_run_reused", "ort_iobinding"):
+    if HAVE_ORT:
+        for name in ("ort_run", "ort_run_reused", "ort_iobinding", "ort_run_with_ort_values"):
             assert name in paths
         assert tiny["ratios"]["ortc_run"]["vs_onnxruntime"] > 0
+        # run_with_values is compared with onnxruntime's run_with_ort_values
+        assert tiny["ratios"]["ortc_run_with_values"]["vs_onnxruntime"] > 0
         assert "onnxruntime" in data["threads"]["tiny"]
-        assert "onnxruntime" in data["import"]
     for stats in paths.values():
         assert stats["calls"] > 0
         assert 0 < stats["median_us"] <= stats["p99_us"]
@@ -49,17 +73,117 @@ def test_bench_smoke_writes_json(tmp_path):
         assert "c_floor" in paths
         assert tiny["ratios"]["ortc_bound"]["vs_c_floor"] > 0
     assert data["threads"]["tiny"]["ortc"]["scaling"] > 0
-    assert data["import"]["ortc"]["import_ms"] > 0
     for target in data["targets"]:
-        assert set(target) >= {"target", "value", "limit", "met"}
+        assert set(target) >= {"target", "value", "limit", "met", "basis"}
         assert target["met"] in (True, False, None)
+        assert (target["met"] is None) == (target["value"] is None) or target["detail"]
+
+
+def test_bench_smoke_has_every_row(smoke: tuple[dict[str, Any], str]) -> None:
+    data, stdout = smoke
+    shipped = [m.key for m in all_models(SMOKE_MODELS)]
+    assert len(shipped) >= 4  # tiny, mixed, vad and at least one network of the onnx package
+    assert list(data["models"]) == shipped
+    for key in shipped:
+        res = data["models"][key]
+        assert res["label"] in stdout and res["label"] in data["_markdown"]
+        assert res["paths"]["ortc_run"]["calls"] > 0
+        assert data["threads"][key]["ortc"]["scaling"] > 0
+        if HAVE_ORT:
+            ratio = res["ratios"]["ortc_run"]["vs_onnxruntime"]
+            assert isinstance(ratio, float) and ratio > 0, (key, ratio)
+            assert data["threads"][key]["onnxruntime"]["scaling"] > 0
+            targets = {t["target"]: t for t in data["targets"]}
+            if key != "tiny":
+                t = targets[f"{key}: ortc run() <= 1x onnxruntime run()"]
+                assert t["value"] == ratio and t["met"] == (ratio <= 1.0)
+                assert "ortc run()" in t["basis"] and "onnxruntime run()" in t["basis"]
+            assert f"{key}: 2-thread scaling ortc >= onnxruntime" in targets
+    # models with inputs the C floor cannot feed have no C floor row, and say why
+    for key in ("mixed", "vad"):
+        assert "c_floor" not in data["models"][key]["paths"]
+        assert data["models"][key]["c_floor"].startswith("not applicable")
+
+
+def test_vad_row_outputs_have_no_static_shape(smoke: tuple[dict[str, Any], str]) -> None:
+    data, _ = smoke
+    vad = data["models"]["vad"]
+    # streamed: only run() (and compat's run) as a user streams, against onnxruntime's run()
+    assert set(vad["paths"]) - {"c_floor"} == (
+        {"ortc_run", "compat_run"} | ({"ort_run"} if HAVE_ORT else set()))
+    ins, outs = vad["io"]["inputs"], vad["io"]["outputs"]
+    assert ins["input"] == {"dtype": "float32", "shape": [1, 512], "declared_dtype": "float32"}
+    assert ins["state"]["shape"] == [2, 1, 128]
+    assert ins["sr"] == {"dtype": "int64", "shape": [], "declared_dtype": "int64"}
+    for name, shape in (("output", [1, 1]), ("stateN", [2, 1, 128])):
+        assert outs[name]["static_shape"] is False
+        assert not all(isinstance(d, int) for d in outs[name]["shape"] or [None])
+        assert outs[name]["run_shape"] == shape and outs[name]["run_dtype"] == "float32"
+
+
+def test_vad_model_streams_its_state() -> None:
+    """The model the row runs: its state changes from call to call and is what comes back."""
+    import ortc
+
+    m = vad_model()
+    with ortc.Session(m.model) as sess:
+        shapes = {a.name: a.shape for a in sess.outputs}
+        assert shapes == {"output": ("batch", 1), "stateN": (2, "batch", 128)}
+        state = m.feeds(0)["state"]
+        assert not state.any()
+        seen = []
+        for seed in range(3):
+            f = m.feeds(seed)
+            prob, state = sess.run(None, {"input": f["input"], "state": state, "sr": f["sr"]})
+            assert prob.shape == (1, 1) and 0 < prob[0, 0] < 1
+            assert state.shape == (2, 1, 128) and state.any()
+            seen.append(state.copy())
+        assert not np.array_equal(seen[0], seen[1])
+
+
+def test_mixed_row_dtypes_are_as_declared(smoke: tuple[dict[str, Any], str]) -> None:
+    data, _ = smoke
+    io = data["models"]["mixed"]["io"]
+    declared = mixed_model().dtypes
+    assert declared == {"x": "float32", "h": "float16", "mask": "bool", "idx": "int64",
+                        "y": "float32", "z": "float16", "count": "int32", "pick": "int64"}
+    for name, d in io["inputs"].items():
+        assert d["dtype"] == d["declared_dtype"] == declared[name], name
+    for name, d in io["outputs"].items():
+        assert d["dtype"] == d["run_dtype"] == d["declared_dtype"] == declared[name], name
+        assert d["static_shape"] is True
+    assert set(io["inputs"]) | set(io["outputs"]) == set(declared)
+
+
+def test_bench_smoke_cold_start(smoke: tuple[dict[str, Any], str]) -> None:
+    data, stdout = smoke
+    cold = data["cold_start"]
+    assert cold["runs"] == 1
+    mods = ["ortc"] + (["onnxruntime"] if HAVE_ORT else [])
+    for mod in mods:
+        v = cold[mod]
+        for key in ("import_ms", "session_ms", "first_run_ms", "total_ms", "process_ms"):
+            assert v[key] > 0, (mod, key)
+        assert v["total_ms"] >= v["import_ms"] + v["session_ms"] - 1e-6
+        assert v["rss_after_session_mib"] > 0
+    assert "Cold start" in stdout and "### Cold start" in data["_markdown"]
+    if HAVE_ORT:
+        assert cold["ratio_total"] > 0
+        [t] = [t for t in data["targets"] if t["target"].startswith("cold start: ortc import")]
+        assert t["value"] == cold["ratio_total"] and "import" in t["basis"]
+
+
+def test_bench_unknown_model_is_a_usage_error() -> None:
+    proc = subprocess.run([sys.executable, "-m", "ortc", "bench", "--smoke", "--models",
+                           "tiny,nosuch"], cwd=ROOT, env=_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "unknown model 'nosuch'" in proc.stderr and "vad" in proc.stderr
 
 
 def test_bench_interrupt_runs_every_case():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_interrupt.py"),
-                           "--repeats", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
+                           "--repeats", "1"], cwd=ROOT, env=_env(), capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for case in ("Ctrl-C", "deadline", "terminate()"):
@@ -73,7 +197,10 @@ def test_bench_startup_runs() -> None:
                            "--repeats", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    line = proc.stdout.strip().splitlines()[-1]
-    assert line.startswith("median of 1 fresh interpreters, ms: numpy "), line
-    for key in ("ortc", "session", "run", "after_numpy", "cpu_after_numpy", "process"):
-        assert f" {key} " in line, (key, line)
+    lines = proc.stdout.strip().splitlines()
+    mods = ["ortc"] + (["onnxruntime"] if HAVE_ORT else [])
+    for mod in mods:
+        line = next(x for x in lines if x.startswith(f"{mod}: "))
+        assert line.startswith(f"{mod}: median of 1 fresh interpreters, ms: import "), line
+        for key in ("session", "run", "sum", "cpu", "numpy", "process"):
+            assert f" {key} " in line, (key, line)
