@@ -6,7 +6,7 @@ Variants, timed in interleaved rounds (every round runs each variant once, in a 
 so drift on a shared machine hits all of them alike); the figure per variant is the median of
 its rounds, in microseconds per call, and a cost is the median of per-round differences:
 
-* ``run raw``: Session._run, the body of run() with no guard at all;
+* ``run raw``: the run engine's body of run() (``RunEngine.run``) with no guard at all;
 * ``run strict`` / ``run off``: Session.run under each policy (the guard is the difference);
 * ``binding raw`` / ``binding strict``: RunWithBinding through IoBinding._run without and with
   the guards (exclusive on the binding, shared on the session);
@@ -75,7 +75,7 @@ def _variants() -> dict[str, Callable[[], Any]]:
         return call
 
     return {
-        "run raw": policy("strict", lambda: s._run(None, feeds, None, ffi.NULL)),
+        "run raw": policy("strict", lambda: s._engine.run(s._ptr, None, feeds, None, ffi.NULL)),
         "run strict": policy("strict", lambda: s.run(None, feeds)),
         "run off": policy("off", lambda: s.run(None, feeds)),
         "binding raw": policy("strict", binding_raw),

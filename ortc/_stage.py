@@ -23,7 +23,8 @@ from ._loader import Api
 from ._status import check, error_from_status
 
 if TYPE_CHECKING:
-    from ._run import OutputPlan, RunEngine
+    from ._plan import OutputPlan
+    from ._run import RunEngine
 
 __all__ = ["Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer"]
 

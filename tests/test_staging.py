@@ -181,7 +181,7 @@ def _open_output_model(op: str) -> bytes:
 
 
 def test_an_open_output_shape_is_learned_then_preallocated_and_staged() -> None:
-    from ortc._run import LEARN_AFTER
+    from ortc._plan import LEARN_AFTER
 
     s = ortc.Session(_open_output_model("Reshape"))
     plan = s._engine.plan(None)[1]

@@ -6,8 +6,8 @@ import importlib
 import os
 
 from .._registry import CHECKS, Check
-from . import (version, env, session, run, values, lifetime, memory, binding,  # noqa: F401
-               threads, kernel, newest)
+from . import (version, env, create, session, run, values, sparse,  # noqa: F401
+               lifetime, memory, binding, threads, kernel, newest)
 
 __all__ = ["all_checks", "by_id"]
 

@@ -1,8 +1,10 @@
-"""bench/bench_file.py: a user's own model file, both bindings, outputs fed back."""
+"""The bench scripts beside the runner: bench_file.py (a user's own model file, both bindings,
+outputs fed back) and bench_guard.py (the guard's cost): they run and print what they claim."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -52,3 +54,16 @@ def test_bench_file_refuses_a_malformed_feed(tmp_path) -> None:
     path.write_bytes(_recurrent_model())
     proc = _bench(str(path), "--feed", "sr")
     assert proc.returncode != 0 and "expected NAME=SHAPE:DTYPE" in proc.stderr, proc.stderr
+
+
+def test_bench_guard_runs_every_variant() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_guard.py"),
+                           "--rounds", "1", "--calls", "50"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for variant in ("run raw", "run strict", "run off", "binding raw", "binding strict",
+                    "guard shared", "guard exclusive"):
+        line = next(x for x in proc.stdout.splitlines() if x.strip().startswith(variant + " "))
+        per_call = re.search(r"([0-9.]+) us/call", line)
+        assert per_call is not None and float(per_call.group(1)) > 0, line

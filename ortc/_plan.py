@@ -1,0 +1,120 @@
+"""Output plans: what a run needs per requested output list, computed once per session and
+list (the C array of names, which outputs are tensors, which can be preallocated and with what
+shape), and the shapes a plan learns for outputs the model leaves open."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._cstr import NameArray
+from ._enums import ValueKind
+from .dtypes import STRING_KINDS, bits_for
+from .typeinfo import NodeArg
+
+__all__ = ["OutputPlan", "derive_output_shapes", "LEARN_AFTER"]
+
+#: an output shape the model leaves open is preallocated once it came out the same this many
+#: runs in a row for the same input shapes (see OutputPlan.learned)
+LEARN_AFTER = 3
+
+
+class OutputPlan:
+    """What a run needs per requested output list, computed once per session and list.
+
+    Output shapes: ``preallocate`` holds the outputs whose shape the model declares (fixed dims,
+    or dims named after an input's). The others (a streaming model's state, declared without a
+    shape) ORT allocates, and each run pays for a value and its conversion; but their shape
+    usually follows from the input shapes alone. So a plan learns: once an open output came out
+    with the same shape ``LEARN_AFTER`` runs in a row for the same input shapes, later runs with
+    those input shapes preallocate it (and a stage may then serve them). A shape that depends
+    on the input *values* (NonZero, NonMaxSuppression) makes ORT refuse the buffer; the run is
+    made again without the guess and this plan stops learning (ORT logs that one refusal).
+    """
+
+    __slots__ = ("names", "count", "tensor", "preallocate", "etypes", "learnable", "learned",
+                 "seen", "stageable", "too_big")
+
+    def __init__(self, names: NameArray, tensor: list[bool],
+                 preallocate: list[tuple[Any, ...]],
+                 learnable: list[tuple[int, np.dtype[Any], int]]) -> None:
+        self.names = names
+        self.count = names.count
+        self.tensor = tensor
+        #: (output index, dtype, element type, dims: int or (input name, axis))
+        self.preallocate = preallocate
+        #: (output index, dtype, element type) of the numeric tensor outputs of open shape
+        self.learnable = learnable
+        #: output index -> element type, for every output that can be preallocated
+        self.etypes = {i: et for i, _dt, et, *_ in (*preallocate, *learnable)}
+        #: (input shapes, [(output index, dtype, element type, shape)]) once learned
+        self.learned: tuple[dict[str, tuple[int, ...]], list[tuple[Any, ...]]] | None = None
+        #: (input shapes, output shapes, times in a row) while learning; False: stopped
+        self.seen: Any = None if learnable else False
+        #: every output can be preallocated (a stage may serve the runs)
+        self.stageable = len(self.etypes) == self.count > 0
+        #: runs whose tensors were too large to stage (past a few, staging is not tried again)
+        self.too_big = 0
+
+    def learn(self, shapes: dict[str, tuple[int, ...]], arrays: list[Any]) -> None:
+        """After a run in which ORT allocated the open outputs: count the shapes they had."""
+        seen = self.seen
+        if seen is False:
+            return
+        observed = []
+        for i, _dtype, _et in self.learnable:
+            arr = arrays[i]
+            if type(arr) is not np.ndarray:
+                return
+            observed.append(arr.shape)
+        if seen is not None and seen[1] == observed and seen[0] == shapes:
+            if seen[2] + 1 >= LEARN_AFTER:
+                self.learned = (shapes, [(i, dt, et, tuple(arrays[i].shape))
+                                         for i, dt, et in self.learnable])
+                self.seen = None
+                return
+            self.seen = (shapes, observed, seen[2] + 1)
+        else:
+            self.seen = (shapes, observed, 1)
+
+    def unlearn(self) -> None:
+        """A learned shape was refused: the output's shape depends on values. Stop for good."""
+        self.seen = False
+        self.learned = None
+
+
+def derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
+                          ) -> tuple[dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]],
+                                     dict[str, tuple[np.dtype[Any], int]]]:
+    """(the outputs whose shape is known before a run: fixed dims, or symbolic dims that also
+    name an input's dim (ONNX requires one symbol to mean one size within a model); the other
+    numeric tensor outputs, whose shape a plan may learn: name -> (dtype, element type))."""
+    symbols: dict[str, tuple[str, int]] = {}
+    for a in inputs:
+        for axis, d in enumerate(a.shape or ()):
+            if isinstance(d, str):
+                symbols.setdefault(d, (a.name, axis))
+    out: dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]] = {}
+    open_: dict[str, tuple[np.dtype[Any], int]] = {}
+    for a in outputs:
+        dt = a.dtype
+        if a.kind != ValueKind.TENSOR or dt is None or dt.kind in STRING_KINDS \
+                or bits_for(a.element_type or 0):
+            continue
+        if a.shape is None:
+            open_[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
+            continue
+        dims: list[Any] = []
+        for d in a.shape:
+            if isinstance(d, int):
+                dims.append(d)
+            elif isinstance(d, str) and d in symbols:
+                dims.append(symbols[d])
+            else:
+                break
+        else:
+            out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
+            continue
+        open_[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
+    return out, open_
