@@ -398,11 +398,8 @@ class RunEngine:
         key = output_names
         if key is not None and type(key) is not tuple:
             key = self.output_names(key)  # any iterable, read once
-        plan = self.plans.get(key)
-        if plan is None:
-            key, plan = self.plan(key)
         stages = self.stages.by_thread.get(_get_ident())
-        if stages is not None:
+        if stages is not None:  # (a stage exists only for a key that has a plan)
             stage = stages.get(key)
             if stage and not stage.busy:
                 result: list[Any] | None = stage.run(sess_ptr, feeds, run_options,
@@ -411,6 +408,9 @@ class RunEngine:
                     return result
                 if stage.misses > STAGE_MAX_MISSES:  # shapes keep changing: stop staging
                     stages[key] = False
+        plan = self.plans.get(key)
+        if plan is None:
+            key, plan = self.plan(key)
         api = self.api
         release = api.ReleaseValue
         created: list[Any] = []
