@@ -33,8 +33,8 @@ def test_threads_example() -> None:
 
 
 def test_dask_batch_example() -> None:
-    """A loopback LocalCluster of 2 worker processes: the session is shipped once (one session
-    on each worker) and the results equal a local run bit for bit."""
+    """A loopback LocalCluster of 2 worker processes: the session is shipped once (at most one
+    session on each worker) and the results equal a local run bit for bit."""
     import pytest
 
     pytest.importorskip("distributed", reason="the dask extra: make test installs it")
@@ -43,7 +43,11 @@ def test_dask_batch_example() -> None:
                            "--rows", "3000", "--partitions", "6"], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "workers: 2, sessions on each: [1, 1]" in proc.stdout, proc.stdout
+    # Each worker that ran a partition built the session once (the scheduler may give all six
+    # partitions to one worker on a loaded machine: [0, 1]); never twice on one worker.
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("workers: "))
+    counts = [int(c) for c in line.split("[")[1].rstrip("]").split(",")]
+    assert line.startswith("workers: 2,") and max(counts) == 1, proc.stdout
     assert "identical to the local run: True" in proc.stdout, proc.stdout
 
 
