@@ -38,13 +38,14 @@ class OutputPlan:
 
     def __init__(self, names: NameArray, tensor: list[bool],
                  preallocate: list[tuple[Any, ...]],
-                 learnable: list[tuple[int, np.dtype[Any], int]]) -> None:
+                 learnable: list[tuple[int, np.dtype[Any], int, Any]]) -> None:
         self.names = names
         self.count = names.count
         self.tensor = tensor
         #: (output index, dtype, element type, dims: int or (input name, axis))
         self.preallocate = preallocate
-        #: (output index, dtype, element type) of the numeric tensor outputs of open shape
+        #: (output index, dtype, element type, declared shape or None) of the numeric tensor
+        #: outputs whose shape is open
         self.learnable = learnable
         #: output index -> element type, for every output that can be preallocated
         self.etypes = {i: et for i, _dt, et, *_ in (*preallocate, *learnable)}
@@ -63,15 +64,23 @@ class OutputPlan:
         if seen is False:
             return
         observed = []
-        for i, _dtype, _et in self.learnable:
+        for i, dtype, _et, declared in self.learnable:
             arr = arrays[i]
             if type(arr) is not np.ndarray:
                 return
-            observed.append(arr.shape)
+            shape = arr.shape
+            if arr.dtype != dtype or declared is not None and (len(shape) != len(declared) or any(
+                    type(d) is int and d != n for d, n in zip(declared, shape))):
+                # The model declares a type or shape its output does not have (a real one,
+                # found by the apps test: rank 2 declared, rank 3 made). ORT checks a caller's
+                # buffer against the declaration and would refuse every guess: do not learn.
+                self.unlearn()
+                return
+            observed.append(shape)
         if seen is not None and seen[1] == observed and seen[0] == shapes:
             if seen[2] + 1 >= LEARN_AFTER:
                 self.learned = (shapes, [(i, dt, et, tuple(arrays[i].shape))
-                                         for i, dt, et in self.learnable])
+                                         for i, dt, et, _declared in self.learnable])
                 self.seen = None
                 return
             self.seen = (shapes, observed, seen[2] + 1)
@@ -86,24 +95,25 @@ class OutputPlan:
 
 def derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
                           ) -> tuple[dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]],
-                                     dict[str, tuple[np.dtype[Any], int]]]:
+                                     dict[str, tuple[np.dtype[Any], int, Any]]]:
     """(the outputs whose shape is known before a run: fixed dims, or symbolic dims that also
     name an input's dim (ONNX requires one symbol to mean one size within a model); the other
-    numeric tensor outputs, whose shape a plan may learn: name -> (dtype, element type))."""
+    numeric tensor outputs, whose shape a plan may learn: name -> (dtype, element type, the
+    declared shape or None))."""
     symbols: dict[str, tuple[str, int]] = {}
     for a in inputs:
         for axis, d in enumerate(a.shape or ()):
             if isinstance(d, str):
                 symbols.setdefault(d, (a.name, axis))
     out: dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]] = {}
-    open_: dict[str, tuple[np.dtype[Any], int]] = {}
+    open_: dict[str, tuple[np.dtype[Any], int, Any]] = {}
     for a in outputs:
         dt = a.dtype
         if a.kind != ValueKind.TENSOR or dt is None or dt.kind in STRING_KINDS \
                 or bits_for(a.element_type or 0):
             continue
         if a.shape is None:
-            open_[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
+            open_[a.name] = (dt, int(a.element_type), None)  # type: ignore[arg-type]
             continue
         dims: list[Any] = []
         for d in a.shape:
@@ -116,5 +126,5 @@ def derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
         else:
             out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
             continue
-        open_[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
+        open_[a.name] = (dt, int(a.element_type), tuple(a.shape))  # type: ignore[arg-type]
     return out, open_

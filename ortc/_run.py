@@ -32,7 +32,7 @@ from ._status import error_from_status, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, element_type_for
 from ._interrupt import watcher
-from .errors import ClosedError, InvalidArgument, RunTimeout
+from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import cpu_memory_info
 from .run_options import RunOptions, checked_timeout
 from .typeinfo import NodeArg
@@ -439,14 +439,22 @@ class RunEngine:
                                raw_run_options)
             if status:
                 err = error_from_status(status)  # releases the status
+                if guessed and (isinstance(err, InvalidArgument) or refused_buffer(err.message)):
+                    # A learned shape may be what ORT refused, whatever its wording (a shape
+                    # that depends on the input values, a declaration ORT checks buffers
+                    # against): run again without guessing. Guessing stops for good when that
+                    # run works; when it fails too, the guess was not the cause.
+                    before = plan.learned, plan.seen
+                    plan.unlearn()
+                    try:
+                        return self.run(sess_ptr, key, feeds, run_options, raw_run_options)
+                    except OrtError:
+                        plan.learned, plan.seen = before
+                        raise
                 if made and refused_buffer(err.message):
-                    # ORT refused a preallocated buffer: a learned shape that depends on the
-                    # input values, or a model whose declared output shape is wrong. Stop
-                    # guessing (then, if refused again, preallocating) and run again.
-                    if guessed:
-                        plan.unlearn()
-                    else:
-                        self.preallocate = False
+                    # a model whose declared output shape is wrong makes ORT refuse our
+                    # preallocated buffer: stop preallocating for this session, run again
+                    self.preallocate = False
                     return self.run(sess_ptr, key, feeds, run_options, raw_run_options)
                 raise err
             tensor = plan.tensor

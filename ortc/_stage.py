@@ -21,6 +21,7 @@ import numpy as np
 from ._ffi import ffi
 from ._loader import Api
 from ._status import check, error_from_status
+from .errors import InvalidArgument
 
 if TYPE_CHECKING:
     from ._plan import OutputPlan
@@ -38,9 +39,13 @@ _ndarray = np.ndarray
 
 
 def refused_buffer(message: str) -> bool:
-    """Whether ORT refused a preallocated output for its shape (wording differs by version)."""
+    """Whether ORT refused a preallocated output for its shape (wording differs by version and
+    by the check: a kernel's output, or the caller's buffers against the model's declared
+    output shapes before the run)."""
     return ("pre-allocated" in message or "re-use buffer" in message
-            or "OrtValue provided for output" in message)
+            or "OrtValue provided for output" in message
+            or "Invalid rank for output" in message
+            or "invalid dimensions for output" in message)
 
 
 class Stage:
@@ -108,7 +113,8 @@ class Stage:
                                           self.outvals, run_options, raw_run_options)
             if status:
                 err = error_from_status(status)
-                if self.guessed_for is not None and refused_buffer(err.message):
+                if self.guessed_for is not None and (isinstance(err, InvalidArgument)
+                                                     or refused_buffer(err.message)):
                     # a learned shape that depends on the input values: the general path runs
                     # these feeds again without the guess, and this stage is given up
                     self.guessed_for.unlearn()

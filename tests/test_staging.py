@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 
 import models
 import ortc
@@ -225,3 +226,80 @@ def test_a_value_dependent_open_shape_is_refused_once_then_never_guessed() -> No
         x = np.array(values, np.float32)
         np.testing.assert_array_equal(t.run(None, {"x": x})[0], np.array(np.nonzero(x), np.int64))
     assert t._engine.plan(None)[1].seen is False
+
+
+def _misdeclared_model() -> bytes:
+    """``y = Reshape(x, shape)`` declared rank 2 (``["a", "b"]``), while the caller's ``shape``
+    makes it rank 3: ORT runs it (it checks only buffers a caller hands it against the
+    declaration), as real models with a wrong declared output shape run (one of the apps)."""
+    from onnx import TensorProto, helper
+
+    return models._bytes(models.make_model(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, [None])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b"])], []))
+
+
+def test_an_output_whose_declared_shape_is_wrong_is_never_guessed() -> None:
+    s = ortc.Session(_misdeclared_model())
+    shape = np.array([2, 3, 1], np.int64)
+    for k in range(8):
+        x = np.arange(6, dtype=np.float32) + k
+        [y] = s.run(None, {"x": x, "shape": shape})
+        np.testing.assert_array_equal(y, x.reshape(2, 3, 1))
+    plan = s._engine.plan(None)[1]
+    assert plan.seen is False and plan.learned is None
+
+
+def test_a_guess_ort_refuses_before_the_run_is_dropped_and_the_run_made_again() -> None:
+    """The safety net under the check above: whatever ORT's wording for a refused buffer (here
+    its check of the caller's buffers against the declared rank), the run is made again
+    without the guess and returns the right result."""
+    s = ortc.Session(_misdeclared_model())
+    s._engine.stages.active = False
+    x = np.arange(6, dtype=np.float32)
+    shape = np.array([2, 3, 1], np.int64)
+    s.run(None, {"x": x, "shape": shape})
+    plan = s._engine.plan(None)[1]
+    plan.seen = None  # as if learning had gone on, with a guess ORT will refuse
+    plan.learned = ({"x": (6,), "shape": (3,)}, [(0, np.dtype(np.float32), 1, (2, 3, 1))])
+    [y] = s.run(None, {"x": x, "shape": shape})
+    np.testing.assert_array_equal(y, x.reshape(2, 3, 1))
+    assert plan.learned is None and plan.seen is False
+
+
+def test_a_failed_guessed_run_that_fails_again_unguessed_keeps_the_learned_shapes() -> None:
+    """Bad feeds that ORT refuses (a reshape to a size the data does not have) fail a guessed
+    run for a reason of their own: the error reaches the caller, and the shapes learned for
+    good feeds are kept."""
+    from ortc._plan import LEARN_AFTER
+
+    s = ortc.Session(_open_output_model("Reshape"))
+    s._engine.stages.active = False  # the general path's retry is what is tested
+    x = np.arange(6, dtype=np.float32)
+    for _ in range(LEARN_AFTER + 1):
+        s.run(None, {"x": x, "shape": np.array([2, 3], np.int64)})
+    plan = s._engine.plan(None)[1]
+    assert plan.learned is not None
+    with pytest.raises(ortc.OrtError, match="cannot be reshaped"):
+        s.run(None, {"x": x, "shape": np.array([4, 4], np.int64)})
+    assert plan.learned is not None and plan.seen is not False
+    np.testing.assert_array_equal(s.run(None, {"x": x, "shape": np.array([2, 3], np.int64)})[0],
+                                  x.reshape(2, 3))
+    # an INVALID_ARGUMENT on a guessed run is retried without the guess; failing again, it was
+    # not the guess's fault: the error is raised and the learned shapes stay
+    engine = s._engine
+    calls: list[int] = []
+
+    def refusing(*args: object) -> object:
+        calls.append(1)
+        return engine.api.CreateStatus(2, b"refused feed")
+
+    engine.call = refusing  # type: ignore[method-assign]
+    try:
+        with pytest.raises(ortc.InvalidArgument, match="refused feed"):
+            s.run(None, {"x": x, "shape": np.array([2, 3], np.int64)})
+    finally:
+        del engine.call
+    assert len(calls) == 2 and plan.learned is not None and plan.seen is not False
