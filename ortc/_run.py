@@ -27,7 +27,7 @@ from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
                             ortvalue_to_python, take_output, tensor_to_numpy)
 from ._plan import OutputPlan, derive_output_shapes
-from ._stage import STAGE_MAX_MISSES, Stages, refused_buffer
+from ._stage import STAGE_MAX_MISSES, Stages, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, element_type_for
@@ -215,9 +215,25 @@ class RunEngine:
         self.stages.clear()
         self.value_cache = {}  # non-owning values over caller memory: released with the dict
 
+    def value_over(self, array: np.ndarray[Any, Any], et: int, context: str | None = None,
+                   buf: Any = None) -> Any:
+        """A new OrtValue over ``array``'s memory (a C-contiguous numpy array of ORT type
+        ``et``; ``buf``: its ``ffi.from_buffer`` when the caller has it), as an owner that
+        releases it (the stages' values, the value cache's)."""
+        out = ffi.new("OrtValue**")
+        shape = array.shape
+        status = self.api.CreateTensorWithDataAsOrtValue(
+            self.cpu_info_ptr, _from_buffer(array) if buf is None else buf, array.nbytes, shape,
+            len(shape), et, out)
+        if status:
+            raise_status(status, context)
+        return _gc(out[0], self.api.ReleaseValue)
+
     def tensor_value(self, array: np.ndarray[Any, Any], et: int, context: str,
-                     keep: list[Any]) -> Any:
-        """An OrtValue over ``array``'s memory (a C-contiguous numpy array of ORT type ``et``).
+                     keep: list[Any], cache: dict[Any, Any]) -> Any:
+        """An OrtValue over ``array``'s memory (a C-contiguous numpy array of ORT type ``et``),
+        from this thread's value cache (``cache``, :func:`~ortc._stage.this_threads` of
+        ``value_cache``, looked up once per run) or made and kept there.
 
         ORT's value over caller memory holds only the address, the shape and the type, so one
         made for an earlier run serves any later array at the same address with the same shape
@@ -229,23 +245,10 @@ class RunEngine:
         never releases a value a run is using.
         """
         buf = _from_buffer(array)
-        shape = array.shape
-        key = (_cast("uintptr_t", buf), shape, et)
-        tid = _get_ident()
-        cache = self.value_cache.get(tid)
-        if cache is None:
-            if len(self.value_cache) > 64:  # threads come and go: do not grow without bound
-                self.value_cache.clear()
-            cache = self.value_cache[tid] = {}
+        key = (_cast("uintptr_t", buf), array.shape, et)
         owner = cache.get(key)
         if owner is None:
-            out = ffi.new("OrtValue**")
-            status = self.api.CreateTensorWithDataAsOrtValue(self.cpu_info_ptr, buf,
-                                                             array.nbytes, shape, len(shape),
-                                                             et, out)
-            if status:
-                raise_status(status, context)
-            owner = _gc(out[0], self.api.ReleaseValue)
+            owner = self.value_over(array, et, context, buf)
             if len(cache) >= _VALUE_CACHE_MAX:
                 cache.clear()  # entries in use are held by their runs' ``keep``
             cache[key] = owner
@@ -262,6 +265,7 @@ class RunEngine:
         values = ffi.new("OrtValue*[]", count)
         shapes: dict[str, tuple[int, ...]] = {}
         fast = self.fast_inputs
+        cache: dict[Any, Any] | None = None  # this thread's value cache, looked up once
         for i in range(count):
             name = names[i]
             array = data[i]
@@ -269,7 +273,9 @@ class RunEngine:
             # fast path: an exact-dtype, C-contiguous array over its own memory, no checks left
             if spec is not None and type(array) is np.ndarray and array.dtype is spec[0] \
                     and array.flags.c_contiguous:
-                values[i] = self.tensor_value(array, spec[1], f"input {name!r}", keep)
+                if cache is None:
+                    cache = this_threads(self.value_cache)
+                values[i] = self.tensor_value(array, spec[1], f"input {name!r}", keep, cache)
                 shapes[name] = array.shape
             else:
                 values[i] = self.feed_value(name, array, keep, created)
@@ -338,6 +344,7 @@ class RunEngine:
         ``preallocate`` or learned shapes); returns how many. Their values' owners go to
         ``keep`` (they may live on in the value cache: never released by the run)."""
         made = 0
+        cache: dict[Any, Any] | None = None  # this thread's value cache, looked up once
         for index, dtype, et, dims in specs:
             shape = []
             for d in dims:
@@ -357,7 +364,9 @@ class RunEngine:
                     # (found by tests/test_malformed.py): ORT allocates the real one
                     continue
                 arr = np.empty(shape, dtype)
-                owner = self.tensor_value(arr, et, "preallocating an output", keep)
+                if cache is None:
+                    cache = this_threads(self.value_cache)
+                owner = self.tensor_value(arr, et, "preallocating an output", keep, cache)
                 # The slot is filled only now, with its array, both with no point between them
                 # where an interrupt could surface: release_run releases a slot whose array is
                 # unset, and the owner (held by ``keep`` and the cache) releases this value,

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from ._ffi import ffi
-from ._loader import Api
-from ._status import check, error_from_status
+from ._status import error_from_status
 from .errors import InvalidArgument
 
 if TYPE_CHECKING:
     from ._plan import OutputPlan
     from ._run import RunEngine
 
-__all__ = ["Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer"]
+__all__ = ["Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
+           "this_threads"]
 
 #: tensors up to this size may be staged (copying them costs less than a value per call)
 STAGE_MAX_BYTES = 1 << 14
@@ -36,6 +36,19 @@ STAGE_MAX_MISSES = 8
 
 _get_ident = threading.get_ident
 _ndarray = np.ndarray
+
+
+def this_threads(tables: dict[int, dict[Any, Any]]) -> dict[Any, Any]:
+    """This thread's table in ``tables`` (thread id -> dict), made on first use. Past 64
+    threads the whole mapping restarts: threads come and go, and it must not grow without
+    bound (what a table holds is only ever a cache)."""
+    tid = _get_ident()
+    table = tables.get(tid)
+    if table is None:
+        if len(tables) > 64:
+            tables.clear()
+        table = tables[tid] = {}
+    return table
 
 
 def refused_buffer(message: str) -> bool:
@@ -53,10 +66,8 @@ class Stage:
 
     def __init__(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...],
                  data: tuple[Any, ...], arrays: list[Any]) -> None:
-        api = engine.api
-        info = engine.cpu_info_ptr
         self.engine = engine
-        self.run_c = api.Run
+        self.run_c = engine.api.Run
         self.busy = False
         self.misses = 0
         self.names = engine.name_array(names)
@@ -67,23 +78,15 @@ class Stage:
         for name, array in zip(names, data):
             buf = np.empty(array.shape, array.dtype)  # C order, whatever the feed's layout
             self.inputs[name] = (buf, buf.dtype, buf.shape)
-            owned.append(self._value(api, info, buf, engine.fast_inputs[name][1]))
+            owned.append(engine.value_over(buf, engine.fast_inputs[name][1]))
         self.outputs = [np.empty(a.shape, a.dtype) for a in arrays]
         for i, buf in enumerate(self.outputs):
-            owned.append(self._value(api, info, buf, plan.etypes[i]))
+            owned.append(engine.value_over(buf, plan.etypes[i]))
         #: the plan, when some output shapes are learned ones (ORT may refuse them one day)
         self.guessed_for = plan if plan.learned is not None else None
         self.owned = owned  # ffi.gc'd: released with the stage
         self.values = ffi.new("OrtValue*[]", owned[:len(self.inputs)])
         self.outvals = ffi.new("OrtValue*[]", owned[len(self.inputs):])
-
-    @staticmethod
-    def _value(api: Api, info: Any, buf: np.ndarray[Any, Any], et: int) -> Any:
-        out = ffi.new("OrtValue**")
-        shape = buf.shape
-        check(api.CreateTensorWithDataAsOrtValue(info, ffi.from_buffer(buf), buf.nbytes, shape,
-                                                 len(shape), et, out))
-        return ffi.gc(out[0], api.ReleaseValue)
 
     def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
             raw_run_options: Any) -> list[Any] | None:
@@ -140,12 +143,7 @@ class Stages:
               arrays: list[Any]) -> None:
         """After a run whose outputs were all preallocated: stage the next runs with the same
         input shapes on this thread, when every tensor is small."""
-        tid = _get_ident()
-        stages = self.by_thread.get(tid)
-        if stages is None:
-            if len(self.by_thread) > 64:  # threads come and go: do not grow without bound
-                self.by_thread.clear()
-            stages = self.by_thread[tid] = {}
+        stages = this_threads(self.by_thread)
         old = stages.get(key)
         if old is False or (old is not None and old.busy):
             return
