@@ -125,10 +125,13 @@ class Watcher:
         if self.deferred is None:
             self.deferred = exc
 
-    def raise_deferred(self) -> None:
-        """Raise (once) what a callback on the main thread deferred, if anything."""
+    def raise_deferred(self, failure: BaseException | None = None) -> None:
+        """Raise (once) what a callback on the main thread deferred, if anything; ``failure``,
+        the ORT call's own error, becomes its context."""
         exc, self.deferred = self.deferred, None
         if exc is not None:
+            if failure is not None:
+                exc.__context__ = failure
             raise exc
 
     # -- deadlines -----------------------------------------------------------------------------

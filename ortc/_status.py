@@ -36,10 +36,7 @@ def raise_status(status: Any, context: str | None = None) -> NoReturn:
     if context:
         err = type(err)(f"{context}: {err.message}", err.code)
     if watcher.deferred is not None:
-        try:
-            raise err
-        except OrtError:
-            watcher.raise_deferred()
+        watcher.raise_deferred(err)
     raise err
 
 

@@ -70,3 +70,25 @@ def test_unknown_code_keeps_its_number() -> None:
 def test_no_class_named_notimplemented() -> None:
     assert not hasattr(errors, "NotImplemented")
     assert issubclass(ortc.NotSupportedError, NotImplementedError)
+
+
+def test_an_exception_deferred_from_a_callback_wins_over_the_failed_status() -> None:
+    """What a signal handler raised inside an ORT callback (kept by the watcher) is raised when
+    the ORT call returns, with the call's own failure as its context; a success raises it too,
+    and it is raised once."""
+    import pytest
+
+    from ortc._interrupt import watcher
+    from ortc._loader import api
+    from ortc._status import check, raise_status
+
+    watcher.defer(KeyboardInterrupt("from a handler"))
+    with pytest.raises(KeyboardInterrupt, match="from a handler") as info:
+        raise_status(api().CreateStatus(2, b"the call failed"))
+    assert isinstance(info.value.__context__, ortc.InvalidArgument)
+    assert "the call failed" in str(info.value.__context__)
+    watcher.defer(KeyboardInterrupt("again"))
+    with pytest.raises(KeyboardInterrupt, match="again"):
+        check(ortc._ffi.ffi.NULL)
+    check(ortc._ffi.ffi.NULL)  # nothing left
+    assert watcher.deferred is None
