@@ -9,14 +9,12 @@ The library is found on first use (see :func:`load`); ``import ortc`` itself loa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._enums import (AllocatorType, ElementType, ErrorCode, ExecutionMode,
                      GraphOptimizationLevel, LoggingLevel, MemType, ValueKind)
 from ._handle import live_handles
 from ._loader import LibraryInfo, load
-from .binding import IoBinding
 from .env import Env, available_providers, get_env
 from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, EPFail, Error,
                      Fail, ForkedHandleError, InvalidArgument, InvalidGraph, InvalidProtobuf,
@@ -35,12 +33,16 @@ from .typeinfo import ModelMetadata, NodeArg, TypeInfo
 from .value import Value
 
 if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
+    from ._version import VersionInfo, version
+    from .binding import IoBinding
     from .rules_table import rules
     from .sparse import SparseTensor
 
 #: names loaded on first use, and their modules: ``import ortc`` does not pay for the rules
-#: table (evidence, the slot table, the signatures) nor for sparse tensors
-_LAZY = {"rules": "rules_table", "SparseTensor": "sparse"}
+#: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, nor the dataclass
+#: version() returns (making a dataclass costs ~0.4 ms of the import)
+_LAZY = {"rules": "rules_table", "SparseTensor": "sparse", "IoBinding": "binding",
+         "version": "_version", "VersionInfo": "_version"}
 
 __version__ = "0.1.0"
 
@@ -58,34 +60,6 @@ __all__ = [
     "DeviceReset", "RunTimeout", "NotSupportedError", "LibraryNotFoundError", "ClosedError", "ThreadRuleError",
     "WrongThreadError", "ConcurrentUseError", "ForkedHandleError",
 ]
-
-
-@dataclass(frozen=True)
-class VersionInfo:
-    """What :func:`version` reports."""
-
-    ortc: str
-    library_path: str
-    library_version: str
-    api_version: int
-    library_api: int
-    declared_api: int
-    providers: tuple[str, ...]
-    source: str
-
-    def __str__(self) -> str:
-        return (f"ortc {self.ortc}: ONNX Runtime {self.library_version} at {self.library_path} "
-                f"({self.source}); API {self.api_version} (library {self.library_api}, ortc "
-                f"{self.declared_api}); providers: {', '.join(self.providers)}")
-
-
-def version() -> VersionInfo:
-    """The loaded library (loading it if needed): path, version, negotiated API, providers."""
-    info = load()
-    return VersionInfo(ortc=__version__, library_path=info.path, library_version=info.version,
-                       api_version=info.api_version, library_api=info.library_api,
-                       declared_api=info.declared_api, providers=tuple(available_providers()),
-                       source=info.source)
 
 
 def __getattr__(name: str) -> Any:

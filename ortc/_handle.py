@@ -9,7 +9,7 @@ use at once and released when its last child goes. Use after close raises :class
 
 from __future__ import annotations
 
-import logging
+import sys
 import threading
 from collections import Counter
 from functools import partial
@@ -23,7 +23,24 @@ from .threads import register
 
 __all__ = ["Handle", "live_handles"]
 
-_lifetime_log = logging.getLogger("ortc.lifetime")
+#: the ``ortc.lifetime`` logger, once the application has imported ``logging`` (before that,
+#: nothing can have turned its DEBUG on, and ortc does not import it: 2-3 ms of the import)
+_lifetime_log: Any = None
+
+
+def _lifetime_debug() -> Any:
+    """The ``ortc.lifetime`` logger if it logs DEBUG, else None."""
+    global _lifetime_log
+    log = _lifetime_log
+    if log is None:
+        logging = sys.modules.get("logging")
+        try:
+            log = _lifetime_log = logging.getLogger("ortc.lifetime")  # type: ignore[union-attr]
+        except AttributeError:  # not imported, or still being imported by another thread
+            return None
+    return log if log.isEnabledFor(10) else None  # 10: logging.DEBUG
+
+
 # Guards children counts and deferred releases. Reentrant: a garbage collection can start at
 # any allocation made while it is held, and the cffi finalizers it runs take it again on the
 # same thread (a plain Lock deadlocked there: found by tests/test_fuzz.py).
@@ -96,8 +113,9 @@ class Handle:
         self._owners = owners
         parents = tuple(o for o in owners if isinstance(o, Handle)) if owners else ()
         kind = type(self).__name__
-        if _lifetime_log.isEnabledFor(logging.DEBUG):
-            _lifetime_log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
+        log = _lifetime_debug()
+        if log is not None:
+            log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
         held: list[Handle] | None = [] if self._holds else None
         self._held = held
         if _doomed:
@@ -303,9 +321,9 @@ class _Releaser:
                         if p._release_pending and not p._children:
                             p._release_pending = False
                             due[i] = True  # type: ignore[index]
-        if _lifetime_log.isEnabledFor(logging.DEBUG):
-            _lifetime_log.debug("-DROP %s %s", self.kind,
-                                hex(int(ffi.cast("uintptr_t", self.raw))))
+        log = _lifetime_debug()
+        if log is not None:
+            log.debug("-DROP %s %s", self.kind, hex(int(ffi.cast("uintptr_t", self.raw))))
         if parents:
             for i, p in enumerate(parents):
                 if self.parents_due[i]:  # type: ignore[index]

@@ -8,9 +8,9 @@ ortc therefore creates it once, on first use, and never releases it; every Sessi
 
 from __future__ import annotations
 
-import logging
+import sys
 import threading
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _exit, _loader
 from ._enums import LoggingLevel
@@ -24,24 +24,43 @@ from .threads import exclusive, ort_callback, shared
 
 _in_callback = ort_callback()
 
+if TYPE_CHECKING:
+    import logging
+
 __all__ = ["Env", "get_env", "available_providers"]
 
-ort_logger = logging.getLogger("ortc.ort")
+#: the ``ortc.ort`` logger ORT's messages go to. ``logging`` (2-3 ms of the import) is imported
+#: when the first message arrives, not before: until the application imports it, nothing can
+#: have configured that logger, so its level is logging's default (WARNING).
+_ort_logger: logging.Logger | None = None
 
+# Python logging's level numbers (fixed by the logging module's documentation).
+_DEBUG, _INFO, _WARNING, _ERROR, _CRITICAL = 10, 20, 30, 40, 50
 # ORT severity -> Python logging level.
 _PY_LEVEL = {
-    int(LoggingLevel.VERBOSE): logging.DEBUG,
-    int(LoggingLevel.INFO): logging.INFO,
-    int(LoggingLevel.WARNING): logging.WARNING,
-    int(LoggingLevel.ERROR): logging.ERROR,
-    int(LoggingLevel.FATAL): logging.CRITICAL,
+    int(LoggingLevel.VERBOSE): _DEBUG,
+    int(LoggingLevel.INFO): _INFO,
+    int(LoggingLevel.WARNING): _WARNING,
+    int(LoggingLevel.ERROR): _ERROR,
+    int(LoggingLevel.FATAL): _CRITICAL,
 }
 _LOGGING_TO_ORT = [
-    (logging.DEBUG, LoggingLevel.VERBOSE),
-    (logging.INFO, LoggingLevel.INFO),
-    (logging.WARNING, LoggingLevel.WARNING),
-    (logging.ERROR, LoggingLevel.ERROR),
+    (_DEBUG, LoggingLevel.VERBOSE),
+    (_INFO, LoggingLevel.INFO),
+    (_WARNING, LoggingLevel.WARNING),
+    (_ERROR, LoggingLevel.ERROR),
 ]
+
+
+def ort_logger() -> logging.Logger:
+    """The ``ortc.ort`` logger (importing ``logging`` if it is not yet)."""
+    global _ort_logger
+    log = _ort_logger
+    if log is None:
+        import logging
+
+        log = _ort_logger = logging.getLogger("ortc.ort")
+    return log
 
 _accepting_logs = True  # cleared at interpreter exit: from then on the callback does nothing
 
@@ -57,8 +76,8 @@ def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_lo
     if not _accepting_logs:
         return
     with _in_callback:  # a handler calling ortc raises instead of waiting on a guard
-        ort_logger.log(
-            _PY_LEVEL.get(severity, logging.WARNING), "%s", _text(message),
+        (_ort_logger or ort_logger()).log(
+            _PY_LEVEL.get(severity, _WARNING), "%s", _text(message),
             extra={"ort_category": _text(category), "ort_logid": _text(logid),
                    "ort_code_location": _text(code_location), "ort_severity": severity})
 
@@ -79,7 +98,8 @@ _log_callback = ffi.callback("OrtLoggingFunction", _log_from_ort, onerror=_log_f
 
 
 def _default_severity() -> LoggingLevel:
-    level = ort_logger.getEffectiveLevel()
+    # without logging imported nobody configured it: its default level, without importing it
+    level = ort_logger().getEffectiveLevel() if "logging" in sys.modules else _WARNING
     for py_level, ort_level in _LOGGING_TO_ORT:
         if level <= py_level:
             return ort_level

@@ -101,6 +101,43 @@ def test_logging_at_interpreter_exit_is_safe() -> None:
     assert proc.stdout.strip().endswith("done")
 
 
+def test_the_logging_contract_holds_when_the_application_never_imported_logging() -> None:
+    """ortc imports ``logging`` only when ORT sends a message. Until the application imports
+    it nobody can have configured it, so the env's severity is logging's default (WARNING), a
+    session and its runs do not import it, and the first message ORT sends still reaches the
+    ``ortc.ort`` logger (logging's last-resort handler prints WARNING and up to stderr)."""
+    from conftest import run_python
+
+    code = ("import sys, numpy as np, ortc, models\n"
+            "s = ortc.Session(models.add_model())\n"
+            "s.run(None, {'a': np.ones(1, np.float32), 'b': np.ones(1, np.float32)})\n"
+            "s.recipe(); s.inputs; s.metadata; ortc.Value.from_numpy(np.ones(2))\n"
+            "print(ortc.get_env().log_severity_level.name, 'logging' in sys.modules)\n"
+            "stopped = ortc.Session(models.endless_model(64), intra_op_num_threads=1)\n"
+            "try:\n"
+            "    stopped.run(None, {'x': np.ones((64, 64), np.float32)}, timeout=0.05)\n"
+            "except ortc.RunTimeout:\n"
+            "    pass\n"
+            "print('logging' in sys.modules)\n")
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # a stopped Loop makes ORT log its failure at ERROR: logging is imported then, and its
+    # last-resort handler prints the message
+    assert proc.stdout.splitlines()[-2:] == ["WARNING False", "True"], proc.stdout
+    assert "terminate" in proc.stderr.lower(), proc.stderr[-2000:]
+
+
+def test_a_logger_configured_before_the_first_session_sets_the_env_severity() -> None:
+    from conftest import run_python
+
+    code = ("import numpy as np, ortc, models, logging\n"
+            "logging.getLogger('ortc.ort').setLevel(logging.INFO)\n"
+            "print(ortc.get_env().log_severity_level.name)\n")
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["INFO"], proc.stdout
+
+
 def test_telemetry_toggles() -> None:
     env = ortc.get_env()
     env.disable_telemetry()

@@ -97,22 +97,26 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_names_loaded_on_first_use() -> None:
-    """``import ortc`` leaves the rules table and sparse tensors unloaded; ``ortc.rules`` and
-    ``ortc.SparseTensor`` load them on first use, and ``ortc.rules`` stays the function after the
-    rules modules are imported by path (a submodule named ``rules`` would have replaced it)."""
+    """``import ortc`` leaves the rules table, sparse tensors, IoBinding, version() and Python's
+    ``logging`` unloaded; the names load them on first use, and ``ortc.rules`` stays the function
+    after the rules modules are imported by path (a submodule named ``rules`` would have replaced
+    it). The rules table holds IoBinding's rules although nothing else imported it."""
     proc = run_python(
         "import sys, ortc\n"
         "lazy = ('ortc.rules_table', 'ortc.rules_render', 'ortc.evidence', 'ortc.slot_rules', "
-        "'ortc.sparse')\n"
+        "'ortc.sparse', 'ortc.binding', 'ortc._version', 'logging')\n"
         "print([m for m in lazy if m in sys.modules])\n"
         "from ortc import SparseTensor, rules\n"
         "import ortc.rules_render, ortc.rules_cli\n"
         "print(ortc.rules is rules, SparseTensor.__module__, len(rules()) > 20,\n"
-        "      {'rules', 'SparseTensor'} <= set(dir(ortc)))\n"
+        "      {'rules', 'SparseTensor', 'IoBinding', 'version'} <= set(dir(ortc)))\n"
+        "print('OrtIoBinding' in {r['type'] for r in rules()}, ortc.IoBinding.__module__,\n"
+        "      ortc.version().ortc == ortc.__version__, type(ortc.version()) is ortc.VersionInfo)\n"
         "try:\n"
         "    ortc.no_such_name\n"
         "except AttributeError as exc:\n"
         "    print(exc)\n")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        "[]", "True ortc.sparse True True", "module 'ortc' has no attribute 'no_such_name'"]
+        "[]", "True ortc.sparse True True", "True ortc.binding True True",
+        "module 'ortc' has no attribute 'no_such_name'"]
