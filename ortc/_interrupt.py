@@ -32,7 +32,10 @@ import signal
 import threading
 from typing import Any
 
-__all__ = ["Watcher", "watcher"]
+__all__ = ["Watcher", "watcher", "MAIN_THREAD"]
+
+#: the main thread's ident: the thread Python runs signal handlers on, whose runs Ctrl-C stops
+MAIN_THREAD = threading.main_thread().ident
 
 
 class Watcher:

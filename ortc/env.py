@@ -17,7 +17,7 @@ from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._guard import survive_fork
 from ._handle import Handle
-from ._interrupt import watcher
+from ._interrupt import MAIN_THREAD, watcher
 from ._status import call_out, check
 from .errors import InvalidArgument
 from .threads import exclusive, ort_callback, shared
@@ -87,11 +87,9 @@ def _log_failed(_kind: Any, exc: BaseException | None, _tb: Any) -> None:
     # it: nothing may unwind into ORT. On the main thread that is usually a signal handler's
     # exception (Ctrl-C while ORT logs): kept and raised when the ORT call returns. Elsewhere (ORT's
     # pool threads) there is no caller to raise it to.
-    if exc is not None and threading.get_ident() == _MAIN_THREAD:
+    if exc is not None and threading.get_ident() == MAIN_THREAD:
         watcher.defer(exc)
 
-
-_MAIN_THREAD = threading.main_thread().ident
 
 # Kept alive for the life of the process: ORT may call it until its env is destroyed.
 _log_callback = ffi.callback("OrtLoggingFunction", _log_from_ort, onerror=_log_failed)

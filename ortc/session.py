@@ -22,7 +22,7 @@ from ._cstr import fspath
 from ._ffi import ffi
 from ._guard import Guard, Lease
 from ._handle import Handle
-from ._interrupt import watcher
+from ._interrupt import MAIN_THREAD, watcher
 from ._loader import Api
 from ._run import RunEngine
 from ._status import call_out, check, ignore, raise_status
@@ -48,7 +48,6 @@ ModelSource = Any  # str | os.PathLike | bytes | bytearray | memoryview | a bina
 T = TypeVar("T")
 
 _get_ident = threading.get_ident
-_MAIN_THREAD = threading.main_thread().ident
 _NULL = ffi.NULL
 
 
@@ -164,7 +163,7 @@ class Session(Handle):
         # Run is shared only when every provider of the session allows concurrent runs.
         self._run_exclusive = self.thread_rules()["run"] == "exclusive"
         self._run_with_binding_c = api.RunWithBinding  # the bound run's one C call
-        if _get_ident() == _MAIN_THREAD:
+        if _get_ident() == MAIN_THREAD:
             watcher.sigint_supported()  # the Ctrl-C bridge, before the first run needs it
         self._load_io()
 
@@ -335,7 +334,7 @@ class Session(Handle):
         was given), and Python raises KeyboardInterrupt once it has returned.
         """
         if timeout is None:
-            if _get_ident() != _MAIN_THREAD:
+            if _get_ident() != MAIN_THREAD:
                 return work(a, b, c, run_options, _NULL)
             w = watcher  # one global lookup, not ten (bench: tiny run() and bound path)
             if not (w.sigint_ready or w.sigint_supported()):
@@ -409,7 +408,7 @@ class Session(Handle):
             checked_run_options(run_options)
         token = guard.enter_exclusive(self) if self._run_exclusive else guard.enter_shared(self)
         try:
-            if timeout is None and _get_ident() != _MAIN_THREAD:
+            if timeout is None and _get_ident() != MAIN_THREAD:
                 # nothing for _stoppable to wire in (no deadline, no Ctrl-C off the main
                 # thread): one frame fewer, 0.1-0.2 µs of the tiny model's run (bench: tiny)
                 return self._engine.run(self._ptr, output_names, feeds, run_options, _NULL)
@@ -487,7 +486,7 @@ class Session(Handle):
             # the session shared, the binding alone: a binding is not Sync, two runs on one
             # binding overwrite each other's outputs
             if timeout is None and run_options is None and (
-                    _get_ident() != _MAIN_THREAD or not watcher.sigint_ready):
+                    _get_ident() != MAIN_THREAD or not watcher.sigint_ready):
                 # nothing can stop this run but run options it has none of: the C call alone
                 # (bench: the tiny model's bound run is 1.7 µs, each frame here ~0.07)
                 status = guard.call_shared_alone(self, bguard, binding, run_c, sess_ptr, _NULL,
