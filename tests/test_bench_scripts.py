@@ -1,5 +1,6 @@
 """The bench scripts beside the runner: bench_file.py (a user's own model file, both bindings,
-outputs fed back) and bench_guard.py (the guard's cost): they run and print what they claim."""
+outputs fed back), bench_guard.py (the guard's cost) and bench_overhead.py (a run's time inside
+ORT's Run and around it): they run and print what they claim."""
 
 from __future__ import annotations
 
@@ -67,3 +68,21 @@ def test_bench_guard_runs_every_variant() -> None:
         line = next(x for x in proc.stdout.splitlines() if x.strip().startswith(variant + " "))
         per_call = re.search(r"([0-9.]+) us/call", line)
         assert per_call is not None and float(per_call.group(1)) > 0, line
+
+
+def test_bench_overhead_splits_each_run_into_inside_and_around() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_overhead.py"),
+                           "--rounds", "1", "--calls", "20"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {}
+    for line in proc.stdout.splitlines()[1:]:
+        *name, plain, total, inside, around = line.split()
+        rows[" ".join(name)] = (float(plain), float(total), float(inside), float(around))
+    assert set(rows) == {"add staged", "add general", "matmul 16x64x64", "matmul 64x256x256",
+                         "mlp 3x512 b32"}, proc.stdout
+    for name, (plain, total, inside, around) in rows.items():
+        # every run went through the timed Run (inside > 0) and took longer than it
+        assert 0 < inside < total and plain > 0, (name, proc.stdout)
+        assert np.isclose(around, total - inside, atol=0.011), (name, proc.stdout)
