@@ -169,6 +169,27 @@ def test_rules_follow_a_new_declaration() -> None:
 
 # -- formats -------------------------------------------------------------------------------
 
+def test_every_handle_class_in_the_package_is_in_a_fresh_processes_table() -> None:
+    """A handle class registers its rules when its module is imported; a module ``import
+    ortc`` leaves for first use (IoBinding's) must still reach the table. Every class of the
+    package deriving from Handle, found in the sources, is in the table of a fresh process."""
+    import ast
+
+    declared = set()
+    for name in os.listdir(os.path.join(ROOT, "ortc")):
+        if name.endswith(".py"):
+            with open(os.path.join(ROOT, "ortc", name), encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            declared |= {f"ortc.{node.name}" for node in ast.walk(tree)
+                         if isinstance(node, ast.ClassDef)
+                         and any(isinstance(b, ast.Name) and b.id == "Handle" for b in node.bases)}
+    assert {"ortc.Session", "ortc.IoBinding", "ortc.Value"} <= declared, declared
+    proc = run_python("import json, ortc\n"
+                      "print(json.dumps([r['python'] for r in ortc.rules() if r['wrapped']]))")
+    assert proc.returncode == 0, proc.stderr
+    assert declared <= set(json.loads(proc.stdout)), proc.stdout
+
+
 def test_cli_json() -> None:
     proc = subprocess.run([sys.executable, "-m", "ortc", "rules", "--format", "json"],
                           capture_output=True, text=True, cwd=ROOT,
