@@ -651,6 +651,78 @@ def feeds_of_other_kinds(ort: Any) -> Any:
     return out
 
 
+def _outcomes(run: Callable[[Any], Any], feeds: list[Any]) -> list[Any]:
+    """run(feed) for each feed: its result, or the class name and text of what it raised."""
+    out = []
+    for feed in feeds:
+        try:
+            out.append(run(feed))
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, str(err)])
+    return out
+
+
+@scenario
+def feeds_that_are_not_data(ort: Any) -> Any:
+    # iterables onnxruntime takes for a list of maps, and objects it has no conversion for
+    import onnx
+
+    sess = ort.InferenceSession(ADD)
+    return _outcomes(lambda x: sess.run(None, {"a": x, "b": AB["b"]}),
+                     [{1.0, 2.0, 3.0}, range(3), bytearray(b"abc"), object(),
+                      onnx.TensorProto()])
+
+
+@scenario
+def lists_that_do_not_convert(ort: Any) -> Any:
+    # ragged, out of the type's range, NaN for ints: onnxruntime's RuntimeError for each
+    cases = [(models.T.FLOAT, [[1.0, 2.0], [3.0]]), (models.T.INT64, [2**70, 1, 2]),
+             (models.T.UINT8, [-1, 256, 3]), (models.T.INT64, [float("nan"), 1.0, 2.0]),
+             (models.T.INT32, [1.5, 2.5, 3.5])]
+    return [_outcomes(lambda x: ort.InferenceSession(models.identity_model(elem, (3,)))
+                      .run(None, {"x": x}), [data])[0] for elem, data in cases]
+
+
+@scenario
+def string_elements_that_are_not_strings(ort: Any) -> Any:
+    # onnxruntime feeds str(x) for them: a pandas column with missing values, codes as numbers
+    sess = ort.InferenceSession(models.identity_model(models.T.STRING, (2, 2)))
+    return _outcomes(lambda x: sess.run(None, {"x": x}),
+                     [np.array([["a", None], [float("nan"), 3]], dtype=object),
+                      [["a", None], [2.5, True]],
+                      np.array([["a", np.float32(1.5)], [np.int64(3), "d"]], dtype=object)])
+
+
+@scenario
+def output_names_that_are_not_names(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    # pybind's text names object addresses; the class is what an except clause sees
+    return [got[0] for got in _outcomes(lambda names: sess.run(names, AB),
+                                        ["c", [0], ["c", 1]])]
+
+
+@scenario
+def iobinding_run_failures(ort: Any) -> Any:
+    # onnxruntime raises RuntimeError("Error in execution: <ORT's message>") for each
+    sess = ort.InferenceSession(ADD)
+
+    def run(binds: list[tuple[str, Any]]) -> Any:
+        b = sess.io_binding()
+        for name, value in binds:
+            if name == "c":
+                b.bind_ortvalue_output("c", value)
+            else:
+                b.bind_cpu_input(name, value)
+        sess.run_with_iobinding(b)
+        return b.copy_outputs_to_cpu()
+
+    wrong_out = ort.OrtValue.ortvalue_from_shape_and_type([4], np.float32)
+    return _outcomes(run, [[("a", AB["a"])],
+                           [("a", AB["a"]), ("b", AB["b"])],
+                           [("a", AB["a"]), ("b", AB["b"]), ("c", wrong_out)],
+                           [("a", np.ones(4, F32)), ("b", AB["b"])]])
+
+
 def _sparse_matmul_model() -> bytes:
     from onnx import TensorProto, helper
 
@@ -773,6 +845,20 @@ def test_compat_errors_are_ortc_errors() -> None:
         compat.InferenceSession("/nonexistent/model.onnx")
     assert isinstance(info.value, compat.NoSuchFile)
     assert str(info.value).startswith("[ONNXRuntimeError] : 3 : NO_SUCHFILE : ")
+
+
+def test_iobinding_bind_failures_are_runtime_errors() -> None:
+    # onnxruntime's IOBinding raises RuntimeError for every failure; ortc checks names and types
+    # when binding (onnxruntime: unknown inputs then, types at the run), so only the class and
+    # the name of the problem can agree
+    binding = compat.InferenceSession(ADD).io_binding()
+    with pytest.raises(RuntimeError, match="zz") as info:
+        binding.bind_cpu_input("zz", AB["a"])
+    assert isinstance(info.value.__cause__, ortc.InvalidArgument)
+    with pytest.raises(RuntimeError, match="float64"):
+        binding.bind_cpu_input("a", np.ones(3))
+    with pytest.raises(RuntimeError, match="zz"):
+        binding.bind_output("zz")
 
 
 def test_unsupported_settings_raise() -> None:

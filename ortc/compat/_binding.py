@@ -10,7 +10,6 @@ import numpy as np
 import ortc
 from ortc.dtypes import dtype_for
 
-from ._errors import translate
 from ._device import cpu_only
 from ._ortvalue import OrtValue
 
@@ -39,7 +38,9 @@ class IOBinding:
         try:
             return method(*args)
         except ortc.Error as err:
-            raise translate(err) from None
+            # onnxruntime's IOBinding methods raise a plain RuntimeError for every failure
+            raise RuntimeError(err.message if isinstance(err, ortc.OrtError) else str(err)) \
+                from err
 
     def bind_cpu_input(self, name: str, arr_on_cpu: Any) -> None:
         arr = np.asarray(arr_on_cpu)

@@ -8,9 +8,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 import ortc
+from ortc._numpy_bridge import is_array_like
 from ortc.dtypes import element_type_for
 
 from ._errors import InvalidArgument, _OrtStyle, translate
+from ._ortvalue import OrtValue
 from ._run_options import RunOptions
 from ._sparse import SparseTensor
 
@@ -29,23 +31,56 @@ def validate_input(required: Sequence[str], feed_names: list[Any]) -> None:
 
 def lists_converted(sess: ortc.Session, feeds: Any) -> dict[str, Any] | None:
     """onnxruntime makes a list feed of a tensor input into an array of the input's type with
-    numpy's unchecked casts (``[1.5]`` for int64 is ``[1]``); ortc refuses casts that lose
-    data. The feeds so converted, or None when there is nothing to convert."""
+    numpy's unchecked casts (``[1.5]`` for int64 is ``[1]``), and a string input's elements that
+    are not strings into ``str(element)`` (``None`` is ``"None"``, ``nan`` is ``"nan"``: pandas
+    columns with missing values); ortc refuses both. The feeds so converted, or None when there
+    is nothing to convert or a list does not convert (explain() says what onnxruntime says)."""
     if not isinstance(feeds, Mapping):
         return None
     known = feedable(sess)
     out, changed = dict(feeds), False
     for name, data in feeds.items():
         arg = known.get(name)
-        if isinstance(data, (list, tuple)) and arg is not None \
-                and arg.type.kind == ortc.ValueKind.TENSOR and arg.dtype is not None \
-                and arg.dtype.kind not in "OUS":
-            try:
-                out[name] = np.array(data, dtype=arg.dtype)
-            except (TypeError, ValueError):
+        if arg is None or arg.type.kind != ortc.ValueKind.TENSOR or arg.dtype is None:
+            continue
+        if arg.type.element_type == ortc.ElementType.STRING:
+            strings = _as_strings(data)
+            if strings is not None:
+                out[name], changed = strings, True
+        elif isinstance(data, (list, tuple)) and arg.dtype.kind not in "OUS":
+            converted = _list_as(data, arg.dtype)
+            if converted is None:
                 return None
-            changed = True
+            out[name], changed = converted, True
     return out if changed else None
+
+
+def _list_as(data: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:
+    """``data`` (a list) as an array of ``dtype`` the way onnxruntime converts it, or None when
+    numpy cannot (ragged lists, ints out of the type's range, NaN for an int type)."""
+    try:
+        return np.array(data, dtype=dtype)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _as_strings(data: Any) -> np.ndarray[Any, Any] | None:
+    """A list or object array for a string input with ``str(x)`` for each element ``x`` that is
+    neither str nor bytes; None when there is no such element (or no such array)."""
+    if isinstance(data, (list, tuple)):
+        try:
+            data = np.array(data, dtype=object)
+        except (TypeError, ValueError):
+            return None
+    if not isinstance(data, np.ndarray) or data.dtype != object:
+        return None
+    flat = data.reshape(-1).tolist()
+    if all(isinstance(x, (str, bytes)) for x in flat):
+        return None
+    text = [x if isinstance(x, (str, bytes)) else str(x) for x in flat]
+    out = np.empty(len(text), dtype=object)
+    out[:] = text
+    return out.reshape(data.shape)
 
 
 def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
@@ -59,6 +94,11 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
     if run_options is not None and not isinstance(run_options, RunOptions):
         return TypeError(f"run(): incompatible function arguments: run_options must be an "
                          f"onnxruntime.RunOptions, not {type(run_options).__name__}")
+    if isinstance(output_names, str) or (
+            isinstance(output_names, (list, tuple))
+            and not all(isinstance(n, (str, bytes)) for n in output_names)):
+        return TypeError(f"run(): incompatible function arguments: output_names must be a "
+                         f"sequence of str or None, not {output_names!r}")
     if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
         known = feedable(sess)
         for name in feeds:
@@ -69,7 +109,12 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
             if name not in outputs:
                 return InvalidArgument(f"Invalid output name:{name}", 2)
         for name, data in feeds.items():
-            wrong = type_mismatch(known[name], data)
+            arg = known[name]
+            if isinstance(data, (list, tuple)) and arg.type.kind == ortc.ValueKind.TENSOR \
+                    and arg.dtype is not None and arg.dtype.kind not in "OUS" \
+                    and _list_as(data, arg.dtype) is None:
+                return RuntimeError("Could not create tensor from given input list")
+            wrong = type_mismatch(arg, data)
             if wrong:
                 return InvalidArgument(wrong, 2)
     for name, data in feeds.items():
@@ -78,7 +123,18 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
                                 f"array for input '{name}'.")
         if isinstance(data, (float, int, np.generic, SparseTensor)):  # no scalars, no sparse
             return RuntimeError(f"Unable to handle object of type {type(data)}")
+        if not _feedable_kind(data):  # onnxruntime: an iterable is taken for a list of maps
+            return RuntimeError(
+                f"Input must be a list of dictionaries or a single numpy array for input "
+                f"'{name}'." if hasattr(data, "__iter__")
+                else f"Unable to handle object of type {type(data)}")
     return translate(err)
+
+
+def _feedable_kind(data: Any) -> bool:
+    """Whether ortc's run takes ``data`` as a feed at all (whatever its type or shape)."""
+    return (data is None or isinstance(data, (list, tuple, dict, ortc.Value, OrtValue))
+            or is_array_like(data))
 
 
 def type_mismatch(arg: ortc.NodeArg, data: Any) -> str | None:
