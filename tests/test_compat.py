@@ -861,6 +861,41 @@ def test_iobinding_bind_failures_are_runtime_errors() -> None:
         binding.bind_output("zz")
 
 
+def test_set_providers_while_other_threads_run() -> None:
+    # onnxruntime swaps the session and lets runs inside the old one finish; compat refused
+    # (ConcurrentUseError from closing the old session under them)
+    import gc
+
+    gc.collect()  # sessions of earlier tests (a compat session is in a reference cycle)
+    sess = compat.InferenceSession(ADD)
+    before = ortc.live_handles()["Session"]
+    stop = threading.Event()
+    failures: list[BaseException] = []
+    runs = [0]
+
+    def runner() -> None:
+        while not stop.is_set():
+            try:
+                assert sess.run(None, AB)[0].tolist() == [1.5, 1.0, 7.0]
+                runs[0] += 1
+            except BaseException as err:  # noqa: BLE001 - collected for the assertion
+                failures.append(err)
+
+    threads = [threading.Thread(target=runner) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(100):
+            sess.set_providers(["CPUExecutionProvider"])
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert failures == [] and runs[0] > 0
+    gc.collect()
+    assert ortc.live_handles()["Session"] == before  # every replaced session was released
+
+
 def test_unsupported_settings_raise() -> None:
     so = compat.SessionOptions()
     so.enable_mem_reuse = False

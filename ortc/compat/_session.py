@@ -125,7 +125,12 @@ class InferenceSession:
                       provider_options: Sequence[dict[Any, Any]] | None = None) -> None:
         old = self._sess
         self._create(providers, provider_options)
-        old.close()
+        try:
+            old.close()
+        except ortc.ConcurrentUseError:
+            # other threads' runs are inside it, and onnxruntime lets them finish: the last of
+            # them to return drops the old session, and its finalizer releases it
+            pass
 
     def disable_fallback(self) -> None:
         self._enable_fallback = False
@@ -151,6 +156,9 @@ class InferenceSession:
                     return native_run(output_names or None, input_feed)
                 return native_run(output_names or None, input_feed, run_options._native)
             except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
+                if isinstance(err, ortc.ClosedError) and native_run is not self._run:
+                    # this caller took run() just before set_providers() replaced the session
+                    return self.run(output_names, input_feed, run_options)
                 return self._run_failed(err, output_names, input_feed, run_options)
         run.__doc__ = InferenceSession.run.__doc__
         return run
