@@ -418,6 +418,14 @@ ROWS: list[Row] = [
     Row("config", "an unknown run config key (ORT stores any key)",
         lambda: _run_config("no.such.key", "1"), None),
     Row("config", "an empty run config key", lambda: _run_config("", "1"), InvalidArgument),
+    Row("config", "a bool as a config value (stored as 'True', which ORT reads as off)",
+        lambda: config("session.disable_prepacking", True), InvalidArgument),
+    Row("config", "None as a config value", lambda: config("session.disable_prepacking", None),
+        InvalidArgument),
+    Row("config", "a bool as a run config value",
+        lambda: _run_config("memory.enable_memory_arena_shrinkage", True), InvalidArgument),
+    Row("config", "an int as a config value (written out: 1 is '1')",
+        lambda: config("session.disable_prepacking", 1, create=True), None),
 
     # run options and run arguments
     Row("run", "an unknown RunOptions keyword", lambda: ortc.RunOptions(tagg="x"), TypeError),

@@ -723,6 +723,17 @@ def iobinding_run_failures(ort: Any) -> Any:
                            [("a", np.ones(4, F32)), ("b", AB["b"])]])
 
 
+@scenario
+def config_values_that_are_not_str(ort: Any) -> Any:
+    # (None is left out: onnxruntime 1.32 aborts the process on it, std::logic_error)
+    so, ro = ort.SessionOptions(), ort.RunOptions()
+    return [got[0] for got in
+            _outcomes(lambda v: so.add_session_config_entry("session.disable_prepacking", v),
+                      [1, True]) +
+            _outcomes(lambda v: ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", v),
+                      [1, True])]
+
+
 def _sparse_matmul_model() -> bytes:
     from onnx import TensorProto, helper
 

@@ -71,6 +71,13 @@ def checked(name: str, value: Any) -> Any:
     return value
 
 
+def config_pair(method: str, key: Any, value: Any) -> None:
+    """onnxruntime's config setters take str only (pybind refuses a number, a bool, None)."""
+    if not isinstance(key, str) or not isinstance(value, str):
+        raise TypeError(f"{method}(): incompatible function arguments: the key and the value "
+                        f"must be str, not {type(key).__name__} and {type(value).__name__}")
+
+
 class SessionOptions:
     """onnxruntime.SessionOptions: how sessions are built (see the module docstring)."""
 
@@ -101,7 +108,8 @@ class SessionOptions:
         return sorted({*object.__dir__(self), *_SESSION_DEFAULTS})
 
     def add_session_config_entry(self, key: str, value: str) -> None:
-        self._config[str(key)] = str(value)
+        config_pair("add_session_config_entry", key, value)
+        self._config[key] = value
 
     def get_session_config_entry(self, key: str) -> str:
         if key not in self._config:
