@@ -596,6 +596,39 @@ def run_async_failure(ort: Any) -> Any:
 
 
 @scenario
+def run_async_checks(ort: Any) -> Any:
+    # what onnxruntime raises at once (feed conversion) and what it calls back with (the run's
+    # checks of names and types), and the conversions run() makes (lists, str() of elements)
+    def run_async(elem: int, shape: tuple[int, ...], feeds: dict[str, Any],
+                  names: list[str] | None = None) -> Any:
+        sess = ort.InferenceSession(models.identity_model(elem, shape))
+        got: dict[str, Any] = {}
+        done = threading.Event()
+
+        def callback(results: Any, user_data: Any, err: str) -> None:
+            got.update(results=results, user_data=user_data, err=err)
+            done.set()
+
+        sess.run_async(names, feeds, callback, "mine")
+        assert done.wait(30)
+        return got
+
+    T, x3 = models.T, np.ones(3, F32)
+    cases: list[tuple[int, tuple[int, ...], dict[str, Any], list[str] | None]] = [
+        (T.INT64, (3,), {"x": [1.5, 2.5, 3.5]}, None),
+        (T.FLOAT, (3,), {"x": [[1.0], [2.0, 3.0]]}, None),
+        (T.STRING, (2,), {"x": np.array(["a", None], dtype=object)}, None),
+        (T.FLOAT, (3,), {"x": {1.0, 2.0, 3.0}}, None),
+        (T.FLOAT, (3,), {"x": x3, "zz": x3}, None),
+        (T.FLOAT, (3,), {"x": x3}, ["nope"]),
+        (T.FLOAT, (3,), {"x": np.ones(3)}, None),
+        (T.FLOAT, (3,), {"x": np.ones(4, F32)}, None),
+        (T.FLOAT, (3,), {"x": 1.0}, None),
+    ]
+    return _outcomes(lambda case: run_async(*case), cases)
+
+
+@scenario
 def cpu_provider_options(ort: Any) -> Any:
     out = []
     for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):

@@ -83,6 +83,22 @@ def _as_strings(data: Any) -> np.ndarray[Any, Any] | None:
     return out.reshape(data.shape)
 
 
+def scalar_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseException | None:
+    """onnxruntime's error for a Python or numpy scalar fed to an input with dimensions (ortc
+    would take it as a 0-d array, which that input's rank refuses later). Scalar-shaped inputs
+    take scalars, as in run()."""
+    known = feedable(sess)
+    for name, data in feeds.items():
+        if isinstance(data, (str, bytes)):
+            return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
+                                f"array for input '{name}'.")
+        if isinstance(data, (float, int, np.generic)):
+            arg = known.get(name)
+            if arg is None or arg.shape != ():
+                return RuntimeError(f"Unable to handle object of type {type(data)}")
+    return None
+
+
 def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
             output_names: Any, feeds: Any, run_options: Any) -> BaseException:
     """What onnxruntime raises for the failed run: its Python-side checks first, then the

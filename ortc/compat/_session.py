@@ -8,13 +8,14 @@ that fails, to raise what onnxruntime raises, in its order, with its message.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 import ortc
 
-from ._checks import explain, lists_converted, validate_input
+from ._checks import explain, lists_converted, scalar_refused, validate_input
 from ._errors import EPFail, _OrtStyle, translate
 from ._nodes import ModelMetadata, NodeArg
 from ._options import SessionOptions
@@ -189,15 +190,25 @@ class InferenceSession:
     def run_async(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
                   callback: Callable[[Any, Any, str], None], user_data: Any,
                   run_options: RunOptions | None = None) -> None:
-        """Start a run; ``callback(results, user_data, err)`` is called on an ORT thread, with
-        ``err`` "" on success or the error's text on failure (then ``results`` is empty)."""
+        """Start a run; ``callback(results, user_data, err)`` is called on another thread, with
+        ``err`` "" on success or the error's text on failure (then ``results`` is empty).
+
+        As onnxruntime: what goes wrong converting the feeds raises here; what the run's own
+        checks find (unknown names, wrong element types) goes to the callback."""
         validate_input(self._required, list(input_feed.keys()))
+        refused = scalar_refused(self._sess, input_feed)
+        if refused is not None:
+            raise refused
         try:
-            future = self._sess.run_async(output_names or None, input_feed,
-                                          None if run_options is None else run_options._native)
-        except BaseException as err:  # noqa: BLE001
-            raise explain(self._sess, self._required, err, output_names, input_feed,
-                      run_options) from None
+            future = self._start_async(output_names, input_feed, run_options)
+        except ortc.OrtError as err:
+            if not isinstance(err, _OrtStyle):
+                raise
+            # onnxruntime's run finds these after run_async returned: it calls back with the
+            # text (its unknown-output text has a space the synchronous run's lacks)
+            text = err.message.replace("Invalid output name:", "Invalid output name: ", 1)
+            threading.Thread(target=callback, args=([], user_data, text), daemon=True).start()
+            return
 
         def done(fut: Any) -> None:
             err = fut.exception()
@@ -209,6 +220,18 @@ class InferenceSession:
                          else str(err))
 
         future.add_done_callback(done)
+
+    def _start_async(self, output_names: Any, feeds: Any, run_options: Any) -> Any:
+        try:
+            return self._sess.run_async(output_names or None, feeds,
+                                        None if run_options is None else run_options._native)
+        except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
+            if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
+                converted = lists_converted(self._sess, feeds)
+                if converted is not None:  # converted as run() converts them
+                    return self._start_async(output_names, converted, run_options)
+            raise explain(self._sess, self._required, err, output_names, feeds,
+                          run_options) from None
 
     def io_binding(self) -> Any:
         from ._binding import IOBinding
