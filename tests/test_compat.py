@@ -629,6 +629,21 @@ def run_async_checks(ort: Any) -> Any:
 
 
 @scenario
+def ortvalue_failures(ort: Any) -> Any:
+    # onnxruntime's OrtValue raises a plain RuntimeError for each (its text names its sources)
+    sess = ort.InferenceSession(models.split_to_sequence_model())
+    [seq] = sess.run_with_ort_values(None, {"x": ort.OrtValue.ortvalue_from_numpy(
+        np.arange(12, dtype=F32).reshape(4, 3))})
+    tensor = ort.OrtValue.ortvalue_from_numpy(np.zeros(3, F32))
+    calls: list[Callable[[], Any]] = [
+        seq.numpy, seq.shape,
+        lambda: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ones(2, F32), 16),
+        lambda: ort.OrtValue.ortvalue_from_shape_and_type([2], np.complex64),
+        lambda: tensor.update_inplace([1.0, 2.0, 3.0])]
+    return [got[0] for got in _outcomes(lambda call: call(), calls)]
+
+
+@scenario
 def cpu_provider_options(ort: Any) -> Any:
     out = []
     for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):
