@@ -37,10 +37,9 @@ class IOBinding:
     def _call(self, method: Any, *args: Any) -> Any:
         try:
             return method(*args)
-        except ortc.Error as err:
+        except ortc.OrtError as err:  # (ortc's thread-rule and closed errors stay as they are)
             # onnxruntime's IOBinding methods raise a plain RuntimeError for every failure
-            raise RuntimeError(err.message if isinstance(err, ortc.OrtError) else str(err)) \
-                from err
+            raise RuntimeError(err.message) from err
 
     def bind_cpu_input(self, name: str, arr_on_cpu: Any) -> None:
         arr = np.asarray(arr_on_cpu)

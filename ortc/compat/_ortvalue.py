@@ -38,7 +38,7 @@ class OrtValue:
         cpu_only(device_type, device_id, vendor_id)
         try:
             return cls(ortc.Value.from_numpy(numpy_obj), numpy_obj)
-        except ortc.Error as err:
+        except ortc.OrtError as err:
             raise _value_error(err) from err
 
     @classmethod
@@ -46,7 +46,7 @@ class OrtValue:
                                            onnx_element_type: int) -> OrtValue:
         try:
             return cls(ortc.Value.from_numpy(data, onnx_element_type), data)
-        except ortc.Error as err:
+        except ortc.OrtError as err:
             raise _value_error(err) from err
 
     @classmethod
@@ -61,12 +61,12 @@ class OrtValue:
             else:
                 dtype = np.dtype(element_type)
                 onnx_type = element_type_for(dtype)
-        except (TypeError, ValueError, ortc.Error) as err:
+        except (TypeError, ValueError) as err:
             raise _value_error(err) from err
         buf = np.zeros(tuple(shape), dtype=dtype)
         try:
             return cls(ortc.Value.from_numpy(buf, onnx_type), buf)
-        except ortc.Error as err:
+        except ortc.OrtError as err:
             raise _value_error(err) from err
 
     @classmethod
@@ -90,7 +90,7 @@ class OrtValue:
     def shape(self) -> list[int]:
         try:
             return list(self._value.shape)
-        except ortc.Error as err:
+        except ortc.OrtError as err:
             raise _value_error(err) from err
 
     def data_type(self) -> str:
@@ -119,7 +119,7 @@ class OrtValue:
     def numpy(self) -> np.ndarray[Any, Any]:
         try:
             return self._value.numpy()
-        except ortc.Error as err:
+        except ortc.OrtError as err:
             raise _value_error(err) from err
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:

@@ -244,9 +244,8 @@ class InferenceSession:
         try:
             self._sess.run_with_binding(iobinding._binding,
                                         None if run_options is None else run_options._native)
-        except ortc.Error as err:  # onnxruntime's words and class for any failure of the run
-            message = err.message if isinstance(err, ortc.OrtError) else str(err)
-            raise RuntimeError(f"Error in execution: {message}") from err
+        except ortc.OrtError as err:  # onnxruntime's words and class for a failure of the run
+            raise RuntimeError(f"Error in execution: {err.message}") from err
 
     def create_ortvalue_from_shape_and_type(self, shape: Sequence[int], element_type: Any,
                                             device_type: str, device_id: int = 0,
