@@ -275,6 +275,8 @@ def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[An
     all_names = [a.name for a in sess.outputs]
 
     def run(output_names: Any, feeds: Any, run_options: Any = None) -> list[Any]:
+        if output_names is not None and not isinstance(output_names, str):
+            output_names = list(output_names)  # a generator is read once: by the run
         out = sess.run(output_names, feeds, run_options)
         return [o.view(np.uint8) if n in names else o
                 for n, o in zip(output_names or all_names, out)]
