@@ -153,6 +153,9 @@ class InferenceSession:
         def run(output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
                 run_options: RunOptions | None = None) -> list[Any]:
             try:
+                if output_names is not None and output_names.__class__ is not list:
+                    # read a generator once, here: a failed run's checks and retry read it again
+                    output_names = _names(output_names)
                 if run_options is None:
                     return native_run(output_names or None, input_feed)
                 return native_run(output_names or None, input_feed, run_options._native)
@@ -196,6 +199,8 @@ class InferenceSession:
         As onnxruntime: what goes wrong converting the feeds raises here; what the run's own
         checks find (unknown names, wrong element types) goes to the callback."""
         validate_input(self._required, list(input_feed.keys()))
+        if output_names is not None:
+            output_names = _names(output_names)
         refused = scalar_refused(self._sess, input_feed)
         if refused is not None:
             raise refused
@@ -270,13 +275,16 @@ class InferenceSession:
         return again()
 
 
+def _names(output_names: Any) -> Any:
+    """Output names as a list (a str stays a str: run() refuses it as onnxruntime does)."""
+    return output_names if isinstance(output_names, str) else list(output_names)
+
+
 def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[Any]]:
     """``sess.run`` with the outputs ``names`` viewed as uint8."""
     all_names = [a.name for a in sess.outputs]
 
     def run(output_names: Any, feeds: Any, run_options: Any = None) -> list[Any]:
-        if output_names is not None and not isinstance(output_names, str):
-            output_names = list(output_names)  # a generator is read once: by the run
         out = sess.run(output_names, feeds, run_options)
         return [o.view(np.uint8) if n in names else o
                 for n, o in zip(output_names or all_names, out)]
