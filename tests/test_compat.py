@@ -680,6 +680,23 @@ def output_names_from_generators(ort: Any) -> Any:
 
 
 @scenario
+def session_log_severity_out_of_range(ort: Any) -> Any:
+    # onnxruntime refuses it when the session is made (and prints its fallback banner first);
+    # compat ignored -5 and raised ValueError for 10 (the text names onnxruntime's sources)
+    out = []
+    for level in (-5, 10):
+        so = ort.SessionOptions()
+        so.log_severity_level = level
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                ort.InferenceSession(ADD, so)
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, "EP Error" in printed.getvalue()])
+    return out
+
+
+@scenario
 def cpu_provider_options(ort: Any) -> Any:
     out = []
     for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):

@@ -153,6 +153,10 @@ class SessionOptions:
         if not v["enable_mem_reuse"] or v["execution_order"] != ExecutionOrder.DEFAULT:
             raise OrtNotImplemented("enable_mem_reuse=False and a non-default execution_order "
                                     "have no C API setter: ortc.compat cannot apply them", 9)
+        severity = v["log_severity_level"]
+        if not -1 <= severity <= 4:  # onnxruntime's session constructor checks it
+            raise RuntimeError(f"Invalid session log severity level {severity}: -1 (the "
+                               f"default logger's) or 0 (verbose) to 4 (fatal)")
         opts = ortc.SessionOptions()
         try:
             opts.update(
