@@ -664,7 +664,7 @@ def float8_outputs_named_by_a_generator(ort: Any) -> Any:
 @scenario
 def output_names_from_generators(ort: Any) -> Any:
     # the paths that look at the names after a first try: a list converted, str() of string
-    # elements, an unknown name's message, run_async
+    # elements, an unknown name's message, run_async; and bytes names, which pybind decodes
     sess = ort.InferenceSession(models.identity_model(models.T.INT64, (3,)))
     strings = ort.InferenceSession(models.identity_model(models.T.STRING, (2,)))
     got: dict[str, Any] = {}
@@ -673,7 +673,7 @@ def output_names_from_generators(ort: Any) -> Any:
                    lambda results, user_data, err: (got.update(r=results, e=err), done.set()),
                    None)
     assert done.wait(30)
-    return [sess.run((n for n in ["y"]), {"x": [1.5, 2.5, 3.5]}),
+    return [sess.run((n for n in ["y"]), {"x": [1.5, 2.5, 3.5]}), sess.run([b"y"], {"x": [1, 2, 3]}),
             strings.run((n for n in ["y"]), {"x": np.array(["a", None], dtype=object)}),
             _outcomes(lambda x: sess.run((n for n in ["nope"]), {"x": x}),
                       [np.ones(3, np.int64)]), got]

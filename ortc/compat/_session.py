@@ -172,6 +172,9 @@ class InferenceSession:
         if isinstance(err, (EPFail, ortc.EPFail)):
             return self._fall_back(err, lambda: self.run(output_names, input_feed, run_options))
         if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
+            names = _decoded(output_names)
+            if names is not None:  # run again with bytes names as text, as pybind takes them
+                return self.run(names, input_feed, run_options)
             converted = lists_converted(self._sess, input_feed)
             if converted is not None:  # run again with the lists converted as onnxruntime does
                 return self.run(output_names, converted, run_options)
@@ -232,6 +235,9 @@ class InferenceSession:
                                         None if run_options is None else run_options._native)
         except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
             if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
+                names = _decoded(output_names)
+                if names is not None:
+                    return self._start_async(names, feeds, run_options)
                 converted = lists_converted(self._sess, feeds)
                 if converted is not None:  # converted as run() converts them
                     return self._start_async(output_names, converted, run_options)
@@ -278,6 +284,17 @@ class InferenceSession:
 def _names(output_names: Any) -> Any:
     """Output names as a list (a str stays a str: run() refuses it as onnxruntime does)."""
     return output_names if isinstance(output_names, str) else list(output_names)
+
+
+def _decoded(output_names: Any) -> list[str] | None:
+    """The names with UTF-8 bytes decoded, or None when none is bytes (or one does not
+    decode): onnxruntime's pybind layer takes ``b"y"`` for ``"y"``."""
+    if not isinstance(output_names, list) or not any(isinstance(n, bytes) for n in output_names):
+        return None
+    try:
+        return [n.decode("utf-8") if isinstance(n, bytes) else n for n in output_names]
+    except UnicodeDecodeError:
+        return None
 
 
 def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[Any]]:
