@@ -639,7 +639,8 @@ def ortvalue_failures(ort: Any) -> Any:
         seq.numpy, seq.shape,
         lambda: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ones(2, F32), 16),
         lambda: ort.OrtValue.ortvalue_from_shape_and_type([2], np.complex64),
-        lambda: tensor.update_inplace([1.0, 2.0, 3.0])]
+        lambda: tensor.update_inplace([1.0, 2.0, 3.0]),
+        lambda: ort.OrtValue.ortvalue_from_shape_and_type([2, -3], np.float32)]
     return [got[0] for got in _outcomes(lambda call: call(), calls)]
 
 
@@ -694,6 +695,11 @@ def session_log_severity_out_of_range(ort: Any) -> Any:
         except Exception as err:  # noqa: BLE001 - compared
             out.append([type(err).__name__, "EP Error" in printed.getvalue()])
     return out
+
+
+@_err
+def custom_ops_library_that_does_not_load(ort: Any) -> Any:
+    ort.SessionOptions().register_custom_ops_library("/nonexistent/libcustom_ops.so")
 
 
 @scenario

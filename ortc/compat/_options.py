@@ -130,7 +130,14 @@ class SessionOptions:
         self._dim_denotations[denotation] = int(value)
 
     def register_custom_ops_library(self, path: str) -> None:
-        self._custom_op_libraries.append(os.fspath(path))
+        path = os.fspath(path)
+        # onnxruntime loads the library now, so a bad path fails here, not when a session is made
+        with ortc.SessionOptions() as trial:
+            try:
+                trial.register_custom_ops_library(path)
+            except ortc.Error as err:
+                raise translate(err, f"custom op library {path!r}") from None
+        self._custom_op_libraries.append(path)
 
     def has_providers(self) -> bool:
         return False  # providers are only given to InferenceSession here (no add_provider)

@@ -63,7 +63,10 @@ class OrtValue:
                 onnx_type = element_type_for(dtype)
         except (TypeError, ValueError) as err:
             raise _value_error(err) from err
-        buf = np.zeros(tuple(shape), dtype=dtype)
+        try:
+            buf = np.zeros(tuple(shape), dtype=dtype)
+        except ValueError as err:  # a negative dimension
+            raise _value_error(err) from err
         try:
             return cls(ortc.Value.from_numpy(buf, onnx_type), buf)
         except ortc.OrtError as err:
