@@ -697,6 +697,19 @@ def session_log_severity_out_of_range(ort: Any) -> Any:
     return out
 
 
+@scenario
+def custom_ops_library(ort: Any) -> Any:
+    # onnxruntime-extensions' library, registered once (compat checks it loads at once) and
+    # used by two sessions made with the same options
+    from test_recipe import _custom_ops
+
+    lib, model = _custom_ops()
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(lib)
+    return [ort.InferenceSession(model, so).run(None, {"s": np.array(["ab", "Cd"])}),
+            ort.InferenceSession(model, so).run(None, {"s": np.array(["x", "é"])})]
+
+
 @_err
 def custom_ops_library_that_does_not_load(ort: Any) -> Any:
     ort.SessionOptions().register_custom_ops_library("/nonexistent/libcustom_ops.so")
