@@ -15,7 +15,8 @@ from ._ffi import ffi
 from ._loader import Api
 from .errors import InvalidArgument
 
-__all__ = ["utf8", "config_value", "fspath", "c_strings", "key_value_arrays", "NameArray", "read_key_values"]
+__all__ = ["utf8", "config_value", "fspath", "c_strings", "key_value_arrays", "NameArray",
+           "read_key_values"]
 
 
 def utf8(text: Any, what: str, *, surrogates: bool = False) -> bytes:

@@ -674,7 +674,8 @@ def output_names_from_generators(ort: Any) -> Any:
                    lambda results, user_data, err: (got.update(r=results, e=err), done.set()),
                    None)
     assert done.wait(30)
-    return [sess.run((n for n in ["y"]), {"x": [1.5, 2.5, 3.5]}), sess.run([b"y"], {"x": [1, 2, 3]}),
+    return [sess.run((n for n in ["y"]), {"x": [1.5, 2.5, 3.5]}),
+            sess.run([b"y"], {"x": [1, 2, 3]}),
             strings.run((n for n in ["y"]), {"x": np.array(["a", None], dtype=object)}),
             _outcomes(lambda x: sess.run((n for n in ["nope"]), {"x": x}),
                       [np.ones(3, np.int64)]), got]
