@@ -327,6 +327,14 @@ class DLPackOnly:
 res = {
     "int32_wrap": outcome(lambda: s32.run(None, {"x": [2**40, -1, 3]})),
     "int32_ok": s32.run(None, {"x": [2**31 - 1, -1, 3]})[0].tolist(),
+    "uint8_ok": ortc.Session(models.identity_model(np.uint8, (3,))).run(
+        None, {"x": [0, 255, 1]})[0].tolist(),
+    "uint8_negative": outcome(lambda: ortc.Session(models.identity_model(np.uint8, (3,))).run(
+        None, {"x": [0, -1, 1]})),
+    "uint64_ok": ortc.Session(models.identity_model(np.uint64, (3,))).run(
+        None, {"x": [2**63 - 1, 0, 7]})[0].tolist(),
+    "uint64_bools": ortc.Session(models.identity_model(np.uint64, (3,))).run(
+        None, {"x": [True, False, True]})[0].tolist(),
     "int8_wrap": outcome(lambda: s8.run(None, {"x": [200]})),
     "int_huge": outcome(lambda: s32.run(None, {"x": [2**70, 1, 2]})),
     "float_into_int": outcome(lambda: s32.run(None, {"x": [1.5, 2.0, 3.0]})),
@@ -357,6 +365,11 @@ print(json.dumps(res))
 ''')
     named(r["int32_wrap"], "InvalidArgument", "1099511627776", "out of range", "INT32")
     assert r["int32_ok"] == [2**31 - 1, -1, 3]
+    # ints into unsigned types are converted when every value fits (they were all refused, and
+    # bools into uint64 raised OverflowError comparing with 2**64-1)
+    assert r["uint8_ok"] == [0, 255, 1] and r["uint64_ok"] == [2**63 - 1, 0, 7]
+    assert r["uint64_bools"] == [1, 0, 1]
+    named(r["uint8_negative"], "InvalidArgument", "-1", "UINT8")
     named(r["int8_wrap"], "InvalidArgument", "200", "INT8")
     named(r["int_huge"], "InvalidArgument", "too large")
     named(r["float_into_int"], "InvalidArgument", "float64", "INT32")
