@@ -117,7 +117,8 @@ def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: st
         if lo < info.min or hi > info.max:
             raise InvalidArgument(f"{what}: value {lo if lo < info.min else hi} is out of range "
                                   f"for {type_name} ([{info.min}, {info.max}])")
-    out = arr.astype(want)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        out = arr.astype(want)
     if want.kind == "f" and got.kind in "iuf" and arr.size:
         overflow = np.isfinite(arr) & ~np.isfinite(out)
         if overflow.any():

@@ -395,6 +395,23 @@ print(json.dumps(res))
     assert r["bind_input_producer_f32"] == "ok"
 
 
+def test_a_refused_conversion_warns_nothing() -> None:
+    # numpy warned "overflow encountered in cast" before the overflow was refused: under
+    # -W error (pytest's filterwarnings=error) the caller got that RuntimeWarning instead
+    import warnings
+
+    import models
+    import numpy as np
+
+    import ortc
+
+    s = ortc.Session(models.identity_model(np.float16, (3,)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ortc.InvalidArgument, match="1000000.0 is out of range for FLOAT16"):
+            s.run(None, {"x": [1e6, 1.0, 2.0]})
+
+
 # -- copies never share a handle ------------------------------------------------------------------
 
 def test_copies_never_share_the_handle() -> None:
