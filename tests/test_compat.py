@@ -717,6 +717,21 @@ def custom_ops_library_that_does_not_load(ort: Any) -> Any:
 
 
 @scenario
+def map_feeds_converted(ort: Any) -> Any:
+    # onnxruntime converts a dict's numbers to the map's types (counts as ints for a map of
+    # floats: what sklearn's DictVectorizer is fed); keys or values it cannot convert raise
+    # RuntimeError (its text names a C type)
+    ints = ort.InferenceSession(models.dict_vectorizer_model())
+    strs = ort.InferenceSession(models.dict_vectorizer_model(("x", "y")))
+    ok = [ints.run(None, {"x": {1: 2, 5: -1}}),
+          ints.run(None, {"x": {np.int64(1): np.float32(2.0), 5: np.float64(-1.0)}}),
+          ints.run(None, {"x": {True: 2.0}}), strs.run(None, {"x": {"y": 3}})]
+    bad = _outcomes(lambda d: ints.run(None, {"x": d}),
+                    [{1.0: 2.0}, {2**70: 2.0}, {1: "2.0"}, {1: None}])
+    return [ok, [got[0] for got in bad]]
+
+
+@scenario
 def cpu_provider_options(ort: Any) -> Any:
     out = []
     for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):

@@ -9,7 +9,7 @@ import numpy as np
 
 import ortc
 from ortc._numpy_bridge import is_array_like
-from ortc.dtypes import element_type_for
+from ortc.dtypes import dtype_for, element_type_for
 
 from ._errors import InvalidArgument, _OrtStyle, translate
 from ._ortvalue import OrtValue
@@ -41,6 +41,11 @@ def lists_converted(sess: ortc.Session, feeds: Any) -> dict[str, Any] | None:
     out, changed = dict(feeds), False
     for name, data in feeds.items():
         arg = known.get(name)
+        if arg is not None and arg.type.kind == ortc.ValueKind.MAP and isinstance(data, Mapping):
+            as_map = _map_as(data, arg.type)
+            if as_map is not None:
+                out[name], changed = as_map, True
+            continue
         if arg is None or arg.type.kind != ortc.ValueKind.TENSOR or arg.dtype is None:
             continue
         if arg.type.element_type == ortc.ElementType.STRING:
@@ -62,6 +67,46 @@ def _list_as(data: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:
         return np.array(data, dtype=dtype)
     except (TypeError, ValueError, OverflowError):
         return None
+
+
+def _map_as(data: Mapping[Any, Any], info: ortc.TypeInfo) -> ortc.Value | None:
+    """A dict for a map input as a map of the input's key and value types, numbers converted
+    as onnxruntime converts them (``{"a": 1}`` for map(string, float) is ``{"a": 1.0}``); None
+    when a key or value is not of a kind onnxruntime converts (it refuses those)."""
+    if info.key_type is None or info.element is None or info.element.element_type is None:
+        return None
+    key_dtype, value_dtype = dtype_for(info.key_type), dtype_for(info.element.element_type)
+    if key_dtype is None or value_dtype is None:
+        return None
+    items = list(data.items())
+    key_kind = (str,) if key_dtype.kind == "O" else (int, np.integer)
+    value_kind = (str,) if value_dtype.kind == "O" else (int, float, np.integer, np.floating)
+    if not items or not all(isinstance(k, key_kind) and isinstance(v, value_kind)
+                            for k, v in items):
+        return None
+    try:
+        keys = np.array([k for k, _ in items], dtype=key_dtype)
+        values = np.array([v for _, v in items], dtype=value_dtype)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return ortc.Value.from_map((keys, values))
+
+
+def _map_item_refused(data: Mapping[Any, Any], info: ortc.TypeInfo) -> str | None:
+    """What onnxruntime refuses in a dict for a map input: a key neither str nor an int64 (a
+    float, 2**70), or a value that is not a number for a map of numbers (a str, None). (str
+    keys for an int64 map are a type mismatch, reported as such.)"""
+    value_type = info.element.element_type if info.element is not None else None
+    numbers = value_type not in (None, ortc.ElementType.STRING)
+    for k, v in data.items():
+        if not isinstance(k, (str, int, np.integer)) or \
+                not isinstance(k, str) and not -2**63 <= int(k) < 2**63:
+            return f"Unexpected key type {type(k)}, it cannot be a str or int64 map key"
+        if numbers and not isinstance(v, (int, float, np.integer, np.floating)):
+            assert value_type is not None
+            return (f"Unexpected value type {type(v)}, it cannot be a value of a map of "
+                    f"{value_type.name}")
+    return None
 
 
 def _as_strings(data: Any) -> np.ndarray[Any, Any] | None:
@@ -126,6 +171,10 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
                 return InvalidArgument(f"Invalid output name:{name}", 2)
         for name, data in feeds.items():
             arg = known[name]
+            if arg.type.kind == ortc.ValueKind.MAP and isinstance(data, Mapping):
+                wrong_item = _map_item_refused(data, arg.type)
+                if wrong_item:  # onnxruntime's class; its text names a C type
+                    return RuntimeError(f"{wrong_item} for input '{name}'.")
             if isinstance(data, (list, tuple)) and arg.type.kind == ortc.ValueKind.TENSOR \
                     and arg.dtype is not None and arg.dtype.kind not in "OUS" \
                     and _list_as(data, arg.dtype) is None:
