@@ -732,6 +732,25 @@ def map_feeds_converted(ort: Any) -> Any:
 
 
 @scenario
+def option_values_pybind_converts(ort: Any) -> Any:
+    # pybind11 converts what a script sets: 1/0/None for flags, bools for ints, bytes for str;
+    # it refuses a str flag, a float or huge int count, a number for a str
+    so, ro = ort.SessionOptions(), ort.RunOptions()
+    sets: list[tuple[Any, str, Any]] = [
+        (so, "enable_profiling", 1), (so, "enable_mem_pattern", 0), (so, "enable_profiling", None),
+        (so, "intra_op_num_threads", True), (so, "log_verbosity_level", False),
+        (so, "logid", b"mine"), (ro, "log_severity_level", True), (ro, "terminate", 0),
+        (so, "enable_profiling", "yes"), (so, "intra_op_num_threads", 1.0),
+        (so, "intra_op_num_threads", 2**40), (so, "logid", 5), (ro, "logid", None)]
+
+    def put(case: tuple[Any, str, Any]) -> Any:
+        obj, name, value = case
+        setattr(obj, name, value)
+        return getattr(obj, name)
+    return [got if not isinstance(got, list) else got[0] for got in _outcomes(put, sets)]
+
+
+@scenario
 def cpu_provider_options(ort: Any) -> Any:
     out = []
     for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):

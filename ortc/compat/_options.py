@@ -53,19 +53,27 @@ def no_attribute(obj: object, name: str, reading: bool = False) -> AttributeErro
 
 
 def checked(name: str, value: Any) -> Any:
-    """onnxruntime's setters take exactly these types (pybind refuses others)."""
+    """The value as onnxruntime's setter takes it, converted as pybind11 converts it: a flag
+    from anything with a truth value but a str or a container (``1``, ``None``), an int from
+    an int or bool in the C int range, a str from a str or UTF-8 bytes; else TypeError."""
     if name in _ENUM_ATTRS:
         if not isinstance(value, _ENUM_ATTRS[name]):
             raise TypeError(f"{name} must be an onnxruntime.{_ENUM_ATTRS[name].__name__}, not "
                             f"{type(value).__name__} {value!r}")
     elif name in _BOOL_ATTRS:
-        if not isinstance(value, (bool, np.bool_)):
+        if value is not None and not isinstance(value, (bool, int, float, np.bool_, np.number)):
             raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
         value = bool(value)
     elif name in _INT_ATTRS:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if not isinstance(value, (int, np.integer)) or not -2**31 <= int(value) < 2**31:
+            raise TypeError(f"{name} must be an int (a C int), not {type(value).__name__} "
+                            f"{value!r}")
         value = int(value)
+    elif isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TypeError(f"{name} must be a str, not bytes that are not UTF-8") from None
     elif not isinstance(value, str):
         raise TypeError(f"{name} must be a str, not {type(value).__name__}")
     return value
