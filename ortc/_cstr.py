@@ -15,7 +15,8 @@ from ._ffi import ffi
 from ._loader import Api
 from .errors import InvalidArgument
 
-__all__ = ["utf8", "fspath", "c_strings", "key_value_arrays", "NameArray", "read_key_values"]
+__all__ = ["utf8", "config_value", "fspath", "c_strings", "key_value_arrays", "NameArray",
+           "read_key_values"]
 
 
 def utf8(text: Any, what: str, *, surrogates: bool = False) -> bytes:
@@ -33,6 +34,18 @@ def utf8(text: Any, what: str, *, surrogates: bool = False) -> bytes:
     if b"\0" in data:
         raise InvalidArgument(f"{what} {text!r} contains a NUL byte")
     return data
+
+
+def config_value(value: Any, what: str) -> str:
+    """A config entry's value as the text ORT stores: a str, or an int written out. ORT reads
+    switches as "1"/"0" only, so ``True`` (which would be stored as "True") and ``None`` are
+    refused, not stored as words ORT silently reads as off."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InvalidArgument(f"{what} must be a str (switches are '1' or '0'), got "
+                          f"{type(value).__name__} {value!r}")
 
 
 def fspath(path: Any, what: str) -> bytes:

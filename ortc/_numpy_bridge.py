@@ -105,17 +105,20 @@ def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: st
     got = arr.dtype
     if got == want:
         return arr
-    if got.kind == "O" or not np.can_cast(got, want, "same_kind"):
+    # ints into an unsigned type are not numpy's "same kind"; the range check below decides
+    if got.kind == "O" or not (np.can_cast(got, want, "same_kind")
+                               or (got.kind in "biu" and want.kind == "u")):
         detail = "numbers too large for any integer type" if got.kind == "O" else f"{got} data"
         raise InvalidArgument(f"{what}: cannot convert {detail} to {type_name} without "
                               f"changing values")
     if want.kind in "iu" and arr.size:
         info = np.iinfo(want)
-        lo, hi = arr.min(), arr.max()
+        lo, hi = int(arr.min()), int(arr.max())  # Python ints: no overflow comparing with 2**64-1
         if lo < info.min or hi > info.max:
             raise InvalidArgument(f"{what}: value {lo if lo < info.min else hi} is out of range "
                                   f"for {type_name} ([{info.min}, {info.max}])")
-    out = arr.astype(want)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        out = arr.astype(want)
     if want.kind == "f" and got.kind in "iuf" and arr.size:
         overflow = np.isfinite(arr) & ~np.isfinite(out)
         if overflow.any():

@@ -11,7 +11,7 @@ import threading
 from typing import Any, cast
 
 from . import _loader
-from ._cstr import utf8
+from ._cstr import config_value, utf8
 from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
@@ -134,10 +134,11 @@ class RunOptions(Handle):
     @exclusive("AddRunConfigEntry")
     def add_run_config_entry(self, key: str, value: str) -> None:
         """Set a run config entry (e.g. ``memory.enable_memory_arena_shrinkage``)."""
+        text = config_value(value, f"run config entry {key!r}: the value")
         check(self._api.AddRunConfigEntry(self._ptr, utf8(key, "run config key"),
-                                           utf8(str(value), "run config value")),
+                                           utf8(text, "run config value")),
               f"run config entry {key!r}")
-        self._config[key] = str(value)
+        self._config[key] = text
 
     @shared("GetRunConfigEntry")
     def get_run_config_entry(self, key: str) -> str | None:

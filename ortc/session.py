@@ -14,7 +14,7 @@ import os
 import stat
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar, cast
 
 from . import _guard, _loader
 from . import run_options as _run_options_mod
@@ -68,6 +68,27 @@ def _session_from_recipe(recipe: SessionRecipe) -> Session:
     return Session.from_recipe(recipe)
 
 
+def _provider_entries(providers: Any) -> list[tuple[str, Mapping[str, Any] | None]]:
+    """``providers`` as (name, options or None) pairs, or TypeError naming the entry that is
+    neither a name nor a (name, options dict) pair (a str alone would be read as its letters)."""
+    if providers is None:
+        return []
+    if isinstance(providers, (str, bytes)) or not isinstance(providers, Iterable):
+        raise TypeError(f"providers must be a list of provider names or (name, options dict) "
+                        f"pairs, not {type(providers).__name__} {providers!r}")
+    entries: list[tuple[str, Mapping[str, Any] | None]] = []
+    for p in providers:
+        if isinstance(p, str):
+            entries.append((p, None))
+        elif (isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[0], str)
+              and (p[1] is None or isinstance(p[1], Mapping))):
+            entries.append((p[0], p[1]))
+        else:
+            raise TypeError(f"providers entry {p!r}: expected a provider name or a "
+                            f"(name, options dict) pair")
+    return entries
+
+
 def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOptions | None,
                     providers: Sequence[Any] | None, option_kwargs: dict[str, Any]
                     ) -> tuple[Any, tuple[Any, ...], SessionOptions | None]:
@@ -89,11 +110,8 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
     try:
         if temporary is not None:
             temporary.update(**option_kwargs)
-            for p in providers or ():
-                if isinstance(p, str):
-                    temporary.append_execution_provider(p)
-                else:
-                    temporary.append_execution_provider(p[0], p[1])
+            for name, provider_options in _provider_entries(providers):
+                temporary.append_execution_provider(name, provider_options)
             options = temporary
         leases: list[Lease] = []
         try:

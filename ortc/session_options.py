@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, cast
 import numpy as np
 
 from . import _loader
-from ._cstr import c_strings, fspath, key_value_arrays, utf8
+from ._cstr import c_strings, config_value, fspath, key_value_arrays, utf8
 from ._enums import ExecutionMode, GraphOptimizationLevel, LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
@@ -212,10 +212,11 @@ class SessionOptions(Handle):
     @exclusive("AddSessionConfigEntry")
     def add_session_config_entry(self, key: str, value: str) -> None:
         """Set a session config entry (e.g. ``session.intra_op.allow_spinning``)."""
+        text = config_value(value, f"config entry {key!r}: the value")
         check(self._api.AddSessionConfigEntry(self._ptr, utf8(key, "config key"),
-                                               utf8(str(value), "config value")),
+                                               utf8(text, "config value")),
               f"config entry {key!r}")
-        self._record.config[key] = str(value)
+        self._record.config[key] = text
 
     @shared("GetSessionConfigEntry", "HasSessionConfigEntry")
     def get_session_config_entry(self, key: str) -> str | None:

@@ -596,6 +596,161 @@ def run_async_failure(ort: Any) -> Any:
 
 
 @scenario
+def run_async_checks(ort: Any) -> Any:
+    # what onnxruntime raises at once (feed conversion) and what it calls back with (the run's
+    # checks of names and types), and the conversions run() makes (lists, str() of elements)
+    def run_async(elem: int, shape: tuple[int, ...], feeds: dict[str, Any],
+                  names: list[str] | None = None) -> Any:
+        sess = ort.InferenceSession(models.identity_model(elem, shape))
+        got: dict[str, Any] = {}
+        done = threading.Event()
+
+        def callback(results: Any, user_data: Any, err: str) -> None:
+            got.update(results=results, user_data=user_data, err=err)
+            done.set()
+
+        sess.run_async(names, feeds, callback, "mine")
+        assert done.wait(30)
+        return got
+
+    T, x3 = models.T, np.ones(3, F32)
+    cases: list[tuple[int, tuple[int, ...], dict[str, Any], list[str] | None]] = [
+        (T.INT64, (3,), {"x": [1.5, 2.5, 3.5]}, None),
+        (T.FLOAT, (3,), {"x": [[1.0], [2.0, 3.0]]}, None),
+        (T.STRING, (2,), {"x": np.array(["a", None], dtype=object)}, None),
+        (T.FLOAT, (3,), {"x": {1.0, 2.0, 3.0}}, None),
+        (T.FLOAT, (3,), {"x": x3, "zz": x3}, None),
+        (T.FLOAT, (3,), {"x": x3}, ["nope"]),
+        (T.FLOAT, (3,), {"x": np.ones(3)}, None),
+        (T.FLOAT, (3,), {"x": np.ones(4, F32)}, None),
+        (T.FLOAT, (3,), {"x": 1.0}, None),
+    ]
+    return _outcomes(lambda case: run_async(*case), cases)
+
+
+@scenario
+def ortvalue_failures(ort: Any) -> Any:
+    # onnxruntime's OrtValue raises a plain RuntimeError for each (its text names its sources)
+    sess = ort.InferenceSession(models.split_to_sequence_model())
+    [seq] = sess.run_with_ort_values(None, {"x": ort.OrtValue.ortvalue_from_numpy(
+        np.arange(12, dtype=F32).reshape(4, 3))})
+    tensor = ort.OrtValue.ortvalue_from_numpy(np.zeros(3, F32))
+    calls: list[Callable[[], Any]] = [
+        seq.numpy, seq.shape,
+        lambda: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ones(2, F32), 16),
+        lambda: ort.OrtValue.ortvalue_from_shape_and_type([2], np.complex64),
+        lambda: tensor.update_inplace([1.0, 2.0, 3.0]),
+        lambda: ort.OrtValue.ortvalue_from_shape_and_type([2, -3], np.float32)]
+    return [got[0] for got in _outcomes(lambda call: call(), calls)]
+
+
+@scenario
+def float8_outputs_named_by_a_generator(ort: Any) -> Any:
+    # compat views float8e4m3fn outputs as uint8 by name: the names must be read only once
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E4M3FN),
+         helper.make_node("Identity", ["x"], ["z"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, [3]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    sess = ort.InferenceSession(model.SerializeToString())
+    x = {"x": np.array([1, 2, 3], F32)}
+    return [sess.run((n for n in ["y", "z"]), x), sess.run(("z", "y"), x), sess.run(None, x)]
+
+
+@scenario
+def output_names_from_generators(ort: Any) -> Any:
+    # the paths that look at the names after a first try: a list converted, str() of string
+    # elements, an unknown name's message, run_async; and bytes names, which pybind decodes
+    sess = ort.InferenceSession(models.identity_model(models.T.INT64, (3,)))
+    strings = ort.InferenceSession(models.identity_model(models.T.STRING, (2,)))
+    got: dict[str, Any] = {}
+    done = threading.Event()
+    sess.run_async((n for n in ["y"]), {"x": [1.5, 2.5, 3.5]},
+                   lambda results, user_data, err: (got.update(r=results, e=err), done.set()),
+                   None)
+    assert done.wait(30)
+    return [sess.run((n for n in ["y"]), {"x": [1.5, 2.5, 3.5]}),
+            sess.run([b"y"], {"x": [1, 2, 3]}),
+            strings.run((n for n in ["y"]), {"x": np.array(["a", None], dtype=object)}),
+            _outcomes(lambda x: sess.run((n for n in ["nope"]), {"x": x}),
+                      [np.ones(3, np.int64)]), got]
+
+
+@scenario
+def session_log_severity_out_of_range(ort: Any) -> Any:
+    # onnxruntime refuses it when the session is made (and prints its fallback banner first);
+    # compat ignored -5 and raised ValueError for 10 (the text names onnxruntime's sources)
+    out = []
+    for level in (-5, 10):
+        so = ort.SessionOptions()
+        so.log_severity_level = level
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                ort.InferenceSession(ADD, so)
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, "EP Error" in printed.getvalue()])
+    return out
+
+
+@scenario
+def custom_ops_library(ort: Any) -> Any:
+    # onnxruntime-extensions' library, registered once (compat checks it loads at once) and
+    # used by two sessions made with the same options
+    from test_recipe import _custom_ops
+
+    lib, model = _custom_ops()
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(lib)
+    return [ort.InferenceSession(model, so).run(None, {"s": np.array(["ab", "Cd"])}),
+            ort.InferenceSession(model, so).run(None, {"s": np.array(["x", "é"])})]
+
+
+@_err
+def custom_ops_library_that_does_not_load(ort: Any) -> Any:
+    ort.SessionOptions().register_custom_ops_library("/nonexistent/libcustom_ops.so")
+
+
+@scenario
+def map_feeds_converted(ort: Any) -> Any:
+    # onnxruntime converts a dict's numbers to the map's types (counts as ints for a map of
+    # floats: what sklearn's DictVectorizer is fed); keys or values it cannot convert raise
+    # RuntimeError (its text names a C type)
+    ints = ort.InferenceSession(models.dict_vectorizer_model())
+    strs = ort.InferenceSession(models.dict_vectorizer_model(("x", "y")))
+    ok = [ints.run(None, {"x": {1: 2, 5: -1}}),
+          ints.run(None, {"x": {np.int64(1): np.float32(2.0), 5: np.float64(-1.0)}}),
+          ints.run(None, {"x": {True: 2.0}}), strs.run(None, {"x": {"y": 3}})]
+    bad = _outcomes(lambda d: ints.run(None, {"x": d}),
+                    [{1.0: 2.0}, {2**70: 2.0}, {1: "2.0"}, {1: None}])
+    return [ok, [got[0] for got in bad]]
+
+
+@scenario
+def option_values_pybind_converts(ort: Any) -> Any:
+    # pybind11 converts what a script sets: 1/0/None for flags, bools for ints, bytes for str;
+    # it refuses a str flag, a float or huge int count, a number for a str
+    so, ro = ort.SessionOptions(), ort.RunOptions()
+    sets: list[tuple[Any, str, Any]] = [
+        (so, "enable_profiling", 1), (so, "enable_mem_pattern", 0), (so, "enable_profiling", None),
+        (so, "intra_op_num_threads", True), (so, "log_verbosity_level", False),
+        (so, "logid", b"mine"), (ro, "log_severity_level", True), (ro, "terminate", 0),
+        (so, "enable_profiling", "yes"), (so, "intra_op_num_threads", 1.0),
+        (so, "intra_op_num_threads", 2**40), (so, "logid", 5), (ro, "logid", None)]
+
+    def put(case: tuple[Any, str, Any]) -> Any:
+        obj, name, value = case
+        setattr(obj, name, value)
+        return getattr(obj, name)
+    return [got if not isinstance(got, list) else got[0] for got in _outcomes(put, sets)]
+
+
+@scenario
 def cpu_provider_options(ort: Any) -> Any:
     out = []
     for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):
@@ -649,6 +804,89 @@ def feeds_of_other_kinds(ort: Any) -> Any:
         except Exception as err:  # noqa: BLE001 - compared
             out.append([type(err).__name__, str(err)])
     return out
+
+
+def _outcomes(run: Callable[[Any], Any], feeds: list[Any]) -> list[Any]:
+    """run(feed) for each feed: its result, or the class name and text of what it raised."""
+    out = []
+    for feed in feeds:
+        try:
+            out.append(run(feed))
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, str(err)])
+    return out
+
+
+@scenario
+def feeds_that_are_not_data(ort: Any) -> Any:
+    # iterables onnxruntime takes for a list of maps, and objects it has no conversion for
+    import onnx
+
+    sess = ort.InferenceSession(ADD)
+    return _outcomes(lambda x: sess.run(None, {"a": x, "b": AB["b"]}),
+                     [{1.0, 2.0, 3.0}, range(3), bytearray(b"abc"), object(),
+                      onnx.TensorProto()])
+
+
+@scenario
+def lists_that_do_not_convert(ort: Any) -> Any:
+    # ragged, out of the type's range, NaN for ints: onnxruntime's RuntimeError for each
+    cases = [(models.T.FLOAT, [[1.0, 2.0], [3.0]]), (models.T.INT64, [2**70, 1, 2]),
+             (models.T.UINT8, [-1, 256, 3]), (models.T.INT64, [float("nan"), 1.0, 2.0]),
+             (models.T.INT32, [1.5, 2.5, 3.5])]
+    return [_outcomes(lambda x: ort.InferenceSession(models.identity_model(elem, (3,)))
+                      .run(None, {"x": x}), [data])[0] for elem, data in cases]
+
+
+@scenario
+def string_elements_that_are_not_strings(ort: Any) -> Any:
+    # onnxruntime feeds str(x) for them: a pandas column with missing values, codes as numbers
+    sess = ort.InferenceSession(models.identity_model(models.T.STRING, (2, 2)))
+    return _outcomes(lambda x: sess.run(None, {"x": x}),
+                     [np.array([["a", None], [float("nan"), 3]], dtype=object),
+                      [["a", None], [2.5, True]],
+                      np.array([["a", np.float32(1.5)], [np.int64(3), "d"]], dtype=object)])
+
+
+@scenario
+def output_names_that_are_not_names(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    # pybind's text names object addresses; the class is what an except clause sees
+    return [got[0] for got in _outcomes(lambda names: sess.run(names, AB),
+                                        ["c", [0], ["c", 1]])]
+
+
+@scenario
+def iobinding_run_failures(ort: Any) -> Any:
+    # onnxruntime raises RuntimeError("Error in execution: <ORT's message>") for each
+    sess = ort.InferenceSession(ADD)
+
+    def run(binds: list[tuple[str, Any]]) -> Any:
+        b = sess.io_binding()
+        for name, value in binds:
+            if name == "c":
+                b.bind_ortvalue_output("c", value)
+            else:
+                b.bind_cpu_input(name, value)
+        sess.run_with_iobinding(b)
+        return b.copy_outputs_to_cpu()
+
+    wrong_out = ort.OrtValue.ortvalue_from_shape_and_type([4], np.float32)
+    return _outcomes(run, [[("a", AB["a"])],
+                           [("a", AB["a"]), ("b", AB["b"])],
+                           [("a", AB["a"]), ("b", AB["b"]), ("c", wrong_out)],
+                           [("a", np.ones(4, F32)), ("b", AB["b"])]])
+
+
+@scenario
+def config_values_that_are_not_str(ort: Any) -> Any:
+    # (None is left out: onnxruntime 1.32 aborts the process on it, std::logic_error)
+    so, ro = ort.SessionOptions(), ort.RunOptions()
+    return [got[0] for got in
+            _outcomes(lambda v: so.add_session_config_entry("session.disable_prepacking", v),
+                      [1, True]) +
+            _outcomes(lambda v: ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", v),
+                      [1, True])]
 
 
 def _sparse_matmul_model() -> bytes:
@@ -773,6 +1011,55 @@ def test_compat_errors_are_ortc_errors() -> None:
         compat.InferenceSession("/nonexistent/model.onnx")
     assert isinstance(info.value, compat.NoSuchFile)
     assert str(info.value).startswith("[ONNXRuntimeError] : 3 : NO_SUCHFILE : ")
+
+
+def test_iobinding_bind_failures_are_runtime_errors() -> None:
+    # onnxruntime's IOBinding raises RuntimeError for every failure; ortc checks names and types
+    # when binding (onnxruntime: unknown inputs then, types at the run), so only the class and
+    # the name of the problem can agree
+    binding = compat.InferenceSession(ADD).io_binding()
+    with pytest.raises(RuntimeError, match="zz") as info:
+        binding.bind_cpu_input("zz", AB["a"])
+    assert isinstance(info.value.__cause__, ortc.InvalidArgument)
+    with pytest.raises(RuntimeError, match="float64"):
+        binding.bind_cpu_input("a", np.ones(3))
+    with pytest.raises(RuntimeError, match="zz"):
+        binding.bind_output("zz")
+
+
+def test_set_providers_while_other_threads_run() -> None:
+    # onnxruntime swaps the session and lets runs inside the old one finish; compat refused
+    # (ConcurrentUseError from closing the old session under them)
+    import gc
+
+    gc.collect()  # sessions of earlier tests (a compat session is in a reference cycle)
+    sess = compat.InferenceSession(ADD)
+    before = ortc.live_handles()["Session"]
+    stop = threading.Event()
+    failures: list[BaseException] = []
+    runs = [0]
+
+    def runner() -> None:
+        while not stop.is_set():
+            try:
+                assert sess.run(None, AB)[0].tolist() == [1.5, 1.0, 7.0]
+                runs[0] += 1
+            except BaseException as err:  # noqa: BLE001 - collected for the assertion
+                failures.append(err)
+
+    threads = [threading.Thread(target=runner) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(100):
+            sess.set_providers(["CPUExecutionProvider"])
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert failures == [] and runs[0] > 0
+    gc.collect()
+    assert ortc.live_handles()["Session"] == before  # every replaced session was released
 
 
 def test_unsupported_settings_raise() -> None:

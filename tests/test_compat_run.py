@@ -72,6 +72,21 @@ def test_module_form_and_exit_code(tmp_path: Any, model_path: str) -> None:
     assert result.stdout.strip() == "__main__ True ['x', 'y'] ortc.compat"
 
 
+def test_script_file_is_absolute_as_python_makes_it(tmp_path: Any) -> None:
+    # a script that changes directory and then opens a file next to its __file__
+    (tmp_path / "data.txt").write_text("found")
+    (tmp_path / "app.py").write_text(
+        "import os, sys\n"
+        "os.chdir('/')\n"
+        "print(__file__, sys.argv[0])\n"
+        "print(open(os.path.join(os.path.dirname(__file__), 'data.txt')).read())\n")
+    plain = run(["app.py"], cwd=str(tmp_path))
+    compat = run(["-m", "ortc.compat", "app.py"], cwd=str(tmp_path))
+    assert plain.returncode == 0, plain.stderr
+    assert compat.returncode == 0, compat.stderr
+    assert compat.stdout == plain.stdout == f"{tmp_path / 'app.py'} app.py\nfound\n"
+
+
 def test_usage_without_arguments_and_a_missing_script() -> None:
     result = run(["-m", "ortc.compat"])
     assert result.returncode == 2 and "usage: python -m ortc.compat" in result.stderr

@@ -327,6 +327,14 @@ class DLPackOnly:
 res = {
     "int32_wrap": outcome(lambda: s32.run(None, {"x": [2**40, -1, 3]})),
     "int32_ok": s32.run(None, {"x": [2**31 - 1, -1, 3]})[0].tolist(),
+    "uint8_ok": ortc.Session(models.identity_model(np.uint8, (3,))).run(
+        None, {"x": [0, 255, 1]})[0].tolist(),
+    "uint8_negative": outcome(lambda: ortc.Session(models.identity_model(np.uint8, (3,))).run(
+        None, {"x": [0, -1, 1]})),
+    "uint64_ok": ortc.Session(models.identity_model(np.uint64, (3,))).run(
+        None, {"x": [2**63 - 1, 0, 7]})[0].tolist(),
+    "uint64_bools": ortc.Session(models.identity_model(np.uint64, (3,))).run(
+        None, {"x": [True, False, True]})[0].tolist(),
     "int8_wrap": outcome(lambda: s8.run(None, {"x": [200]})),
     "int_huge": outcome(lambda: s32.run(None, {"x": [2**70, 1, 2]})),
     "float_into_int": outcome(lambda: s32.run(None, {"x": [1.5, 2.0, 3.0]})),
@@ -357,6 +365,11 @@ print(json.dumps(res))
 ''')
     named(r["int32_wrap"], "InvalidArgument", "1099511627776", "out of range", "INT32")
     assert r["int32_ok"] == [2**31 - 1, -1, 3]
+    # ints into unsigned types are converted when every value fits (they were all refused, and
+    # bools into uint64 raised OverflowError comparing with 2**64-1)
+    assert r["uint8_ok"] == [0, 255, 1] and r["uint64_ok"] == [2**63 - 1, 0, 7]
+    assert r["uint64_bools"] == [1, 0, 1]
+    named(r["uint8_negative"], "InvalidArgument", "-1", "UINT8")
     named(r["int8_wrap"], "InvalidArgument", "200", "INT8")
     named(r["int_huge"], "InvalidArgument", "too large")
     named(r["float_into_int"], "InvalidArgument", "float64", "INT32")
@@ -380,6 +393,23 @@ print(json.dumps(res))
     named(r["bind_input_list"], "InvalidArgument", "list")
     named(r["bind_input_producer_f64"], "InvalidArgument", "float64")
     assert r["bind_input_producer_f32"] == "ok"
+
+
+def test_a_refused_conversion_warns_nothing() -> None:
+    # numpy warned "overflow encountered in cast" before the overflow was refused: under
+    # -W error (pytest's filterwarnings=error) the caller got that RuntimeWarning instead
+    import warnings
+
+    import models
+    import numpy as np
+
+    import ortc
+
+    s = ortc.Session(models.identity_model(np.float16, (3,)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ortc.InvalidArgument, match="1000000.0 is out of range for FLOAT16"):
+            s.run(None, {"x": [1e6, 1.0, 2.0]})
 
 
 # -- copies never share a handle ------------------------------------------------------------------

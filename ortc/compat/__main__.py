@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import builtins
+import importlib.machinery
 import os
 import runpy
 import sys
+import types
+import zipfile
 
 USAGE = "usage: python -m ortc.compat SCRIPT [ARGS...] | -m MODULE [ARGS...]"
 
@@ -31,8 +35,25 @@ def main(argv: list[str]) -> int:
         return 2
     sys.argv = list(argv)
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # as "python SCRIPT" sets it
-    runpy.run_path(script, run_name="__main__")
+    if os.path.isdir(script) or zipfile.is_zipfile(script):  # a __main__.py inside
+        runpy.run_path(script, run_name="__main__")
+    else:
+        _run_file(script)
     return 0
+
+
+def _run_file(script: str) -> None:
+    """Run a script file as ``python SCRIPT`` does: ``__file__`` absolute (a script that changes
+    directory still finds its files next to it), ``sys.argv[0]`` as given, in a ``__main__``
+    module that stays in ``sys.modules`` (runpy.run_path would set both names to one path)."""
+    path = os.path.abspath(script)
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __builtins__=builtins,
+                         __loader__=importlib.machinery.SourceFileLoader("__main__", path))
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ import numpy as np
 import ortc
 from ortc.dtypes import dtype_for
 
-from ._errors import translate
 from ._device import cpu_only
 from ._ortvalue import OrtValue
 
@@ -38,8 +37,9 @@ class IOBinding:
     def _call(self, method: Any, *args: Any) -> Any:
         try:
             return method(*args)
-        except ortc.Error as err:
-            raise translate(err) from None
+        except ortc.OrtError as err:  # (ortc's thread-rule and closed errors stay as they are)
+            # onnxruntime's IOBinding methods raise a plain RuntimeError for every failure
+            raise RuntimeError(err.message) from err
 
     def bind_cpu_input(self, name: str, arr_on_cpu: Any) -> None:
         arr = np.asarray(arr_on_cpu)

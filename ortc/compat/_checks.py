@@ -8,9 +8,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 import ortc
-from ortc.dtypes import element_type_for
+from ortc._numpy_bridge import is_array_like
+from ortc.dtypes import dtype_for, element_type_for
 
 from ._errors import InvalidArgument, _OrtStyle, translate
+from ._ortvalue import OrtValue
 from ._run_options import RunOptions
 from ._sparse import SparseTensor
 
@@ -29,23 +31,117 @@ def validate_input(required: Sequence[str], feed_names: list[Any]) -> None:
 
 def lists_converted(sess: ortc.Session, feeds: Any) -> dict[str, Any] | None:
     """onnxruntime makes a list feed of a tensor input into an array of the input's type with
-    numpy's unchecked casts (``[1.5]`` for int64 is ``[1]``); ortc refuses casts that lose
-    data. The feeds so converted, or None when there is nothing to convert."""
+    numpy's unchecked casts (``[1.5]`` for int64 is ``[1]``), and a string input's elements that
+    are not strings into ``str(element)`` (``None`` is ``"None"``, ``nan`` is ``"nan"``: pandas
+    columns with missing values); ortc refuses both. The feeds so converted, or None when there
+    is nothing to convert or a list does not convert (explain() says what onnxruntime says)."""
     if not isinstance(feeds, Mapping):
         return None
     known = feedable(sess)
     out, changed = dict(feeds), False
     for name, data in feeds.items():
         arg = known.get(name)
-        if isinstance(data, (list, tuple)) and arg is not None \
-                and arg.type.kind == ortc.ValueKind.TENSOR and arg.dtype is not None \
-                and arg.dtype.kind not in "OUS":
-            try:
-                out[name] = np.array(data, dtype=arg.dtype)
-            except (TypeError, ValueError):
+        if arg is not None and arg.type.kind == ortc.ValueKind.MAP and isinstance(data, Mapping):
+            as_map = _map_as(data, arg.type)
+            if as_map is not None:
+                out[name], changed = as_map, True
+            continue
+        if arg is None or arg.type.kind != ortc.ValueKind.TENSOR or arg.dtype is None:
+            continue
+        if arg.type.element_type == ortc.ElementType.STRING:
+            strings = _as_strings(data)
+            if strings is not None:
+                out[name], changed = strings, True
+        elif isinstance(data, (list, tuple)) and arg.dtype.kind not in "OUS":
+            converted = _list_as(data, arg.dtype)
+            if converted is None:
                 return None
-            changed = True
+            out[name], changed = converted, True
     return out if changed else None
+
+
+def _list_as(data: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:
+    """``data`` (a list) as an array of ``dtype`` the way onnxruntime converts it, or None when
+    numpy cannot (ragged lists, ints out of the type's range, NaN for an int type)."""
+    try:
+        return np.array(data, dtype=dtype)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _map_as(data: Mapping[Any, Any], info: ortc.TypeInfo) -> ortc.Value | None:
+    """A dict for a map input as a map of the input's key and value types, numbers converted
+    as onnxruntime converts them (``{"a": 1}`` for map(string, float) is ``{"a": 1.0}``); None
+    when a key or value is not of a kind onnxruntime converts (it refuses those)."""
+    if info.key_type is None or info.element is None or info.element.element_type is None:
+        return None
+    key_dtype, value_dtype = dtype_for(info.key_type), dtype_for(info.element.element_type)
+    if key_dtype is None or value_dtype is None:
+        return None
+    items = list(data.items())
+    key_kind = (str,) if key_dtype.kind == "O" else (int, np.integer)
+    value_kind = (str,) if value_dtype.kind == "O" else (int, float, np.integer, np.floating)
+    if not items or not all(isinstance(k, key_kind) and isinstance(v, value_kind)
+                            for k, v in items):
+        return None
+    try:
+        keys = np.array([k for k, _ in items], dtype=key_dtype)
+        values = np.array([v for _, v in items], dtype=value_dtype)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return ortc.Value.from_map((keys, values))
+
+
+def _map_item_refused(data: Mapping[Any, Any], info: ortc.TypeInfo) -> str | None:
+    """What onnxruntime refuses in a dict for a map input: a key neither str nor an int64 (a
+    float, 2**70), or a value that is not a number for a map of numbers (a str, None). (str
+    keys for an int64 map are a type mismatch, reported as such.)"""
+    value_type = info.element.element_type if info.element is not None else None
+    numbers = value_type not in (None, ortc.ElementType.STRING)
+    for k, v in data.items():
+        if not isinstance(k, (str, int, np.integer)) or \
+                not isinstance(k, str) and not -2**63 <= int(k) < 2**63:
+            return f"Unexpected key type {type(k)}, it cannot be a str or int64 map key"
+        if numbers and not isinstance(v, (int, float, np.integer, np.floating)):
+            assert value_type is not None
+            return (f"Unexpected value type {type(v)}, it cannot be a value of a map of "
+                    f"{value_type.name}")
+    return None
+
+
+def _as_strings(data: Any) -> np.ndarray[Any, Any] | None:
+    """A list or object array for a string input with ``str(x)`` for each element ``x`` that is
+    neither str nor bytes; None when there is no such element (or no such array)."""
+    if isinstance(data, (list, tuple)):
+        try:
+            data = np.array(data, dtype=object)
+        except (TypeError, ValueError):
+            return None
+    if not isinstance(data, np.ndarray) or data.dtype != object:
+        return None
+    flat = data.reshape(-1).tolist()
+    if all(isinstance(x, (str, bytes)) for x in flat):
+        return None
+    text = [x if isinstance(x, (str, bytes)) else str(x) for x in flat]
+    out = np.empty(len(text), dtype=object)
+    out[:] = text
+    return out.reshape(data.shape)
+
+
+def scalar_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseException | None:
+    """onnxruntime's error for a Python or numpy scalar fed to an input with dimensions (ortc
+    would take it as a 0-d array, which that input's rank refuses later). Scalar-shaped inputs
+    take scalars, as in run()."""
+    known = feedable(sess)
+    for name, data in feeds.items():
+        if isinstance(data, (str, bytes)):
+            return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
+                                f"array for input '{name}'.")
+        if isinstance(data, (float, int, np.generic)):
+            arg = known.get(name)
+            if arg is None or arg.shape != ():
+                return RuntimeError(f"Unable to handle object of type {type(data)}")
+    return None
 
 
 def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
@@ -59,6 +155,11 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
     if run_options is not None and not isinstance(run_options, RunOptions):
         return TypeError(f"run(): incompatible function arguments: run_options must be an "
                          f"onnxruntime.RunOptions, not {type(run_options).__name__}")
+    if isinstance(output_names, str) or (
+            isinstance(output_names, (list, tuple))
+            and not all(isinstance(n, (str, bytes)) for n in output_names)):
+        return TypeError(f"run(): incompatible function arguments: output_names must be a "
+                         f"sequence of str or None, not {output_names!r}")
     if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
         known = feedable(sess)
         for name in feeds:
@@ -69,7 +170,16 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
             if name not in outputs:
                 return InvalidArgument(f"Invalid output name:{name}", 2)
         for name, data in feeds.items():
-            wrong = type_mismatch(known[name], data)
+            arg = known[name]
+            if arg.type.kind == ortc.ValueKind.MAP and isinstance(data, Mapping):
+                wrong_item = _map_item_refused(data, arg.type)
+                if wrong_item:  # onnxruntime's class; its text names a C type
+                    return RuntimeError(f"{wrong_item} for input '{name}'.")
+            if isinstance(data, (list, tuple)) and arg.type.kind == ortc.ValueKind.TENSOR \
+                    and arg.dtype is not None and arg.dtype.kind not in "OUS" \
+                    and _list_as(data, arg.dtype) is None:
+                return RuntimeError("Could not create tensor from given input list")
+            wrong = type_mismatch(arg, data)
             if wrong:
                 return InvalidArgument(wrong, 2)
     for name, data in feeds.items():
@@ -78,7 +188,18 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
                                 f"array for input '{name}'.")
         if isinstance(data, (float, int, np.generic, SparseTensor)):  # no scalars, no sparse
             return RuntimeError(f"Unable to handle object of type {type(data)}")
+        if not _feedable_kind(data):  # onnxruntime: an iterable is taken for a list of maps
+            return RuntimeError(
+                f"Input must be a list of dictionaries or a single numpy array for input "
+                f"'{name}'." if hasattr(data, "__iter__")
+                else f"Unable to handle object of type {type(data)}")
     return translate(err)
+
+
+def _feedable_kind(data: Any) -> bool:
+    """Whether ortc's run takes ``data`` as a feed at all (whatever its type or shape)."""
+    return (data is None or isinstance(data, (list, tuple, dict, ortc.Value, OrtValue))
+            or is_array_like(data))
 
 
 def type_mismatch(arg: ortc.NodeArg, data: Any) -> str | None:

@@ -53,22 +53,37 @@ def no_attribute(obj: object, name: str, reading: bool = False) -> AttributeErro
 
 
 def checked(name: str, value: Any) -> Any:
-    """onnxruntime's setters take exactly these types (pybind refuses others)."""
+    """The value as onnxruntime's setter takes it, converted as pybind11 converts it: a flag
+    from anything with a truth value but a str or a container (``1``, ``None``), an int from
+    an int or bool in the C int range, a str from a str or UTF-8 bytes; else TypeError."""
     if name in _ENUM_ATTRS:
         if not isinstance(value, _ENUM_ATTRS[name]):
             raise TypeError(f"{name} must be an onnxruntime.{_ENUM_ATTRS[name].__name__}, not "
                             f"{type(value).__name__} {value!r}")
     elif name in _BOOL_ATTRS:
-        if not isinstance(value, (bool, np.bool_)):
+        if value is not None and not isinstance(value, (bool, int, float, np.bool_, np.number)):
             raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
         value = bool(value)
     elif name in _INT_ATTRS:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if not isinstance(value, (int, np.integer)) or not -2**31 <= int(value) < 2**31:
+            raise TypeError(f"{name} must be an int (a C int), not {type(value).__name__} "
+                            f"{value!r}")
         value = int(value)
+    elif isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TypeError(f"{name} must be a str, not bytes that are not UTF-8") from None
     elif not isinstance(value, str):
         raise TypeError(f"{name} must be a str, not {type(value).__name__}")
     return value
+
+
+def config_pair(method: str, key: Any, value: Any) -> None:
+    """onnxruntime's config setters take str only (pybind refuses a number, a bool, None)."""
+    if not isinstance(key, str) or not isinstance(value, str):
+        raise TypeError(f"{method}(): incompatible function arguments: the key and the value "
+                        f"must be str, not {type(key).__name__} and {type(value).__name__}")
 
 
 class SessionOptions:
@@ -101,7 +116,8 @@ class SessionOptions:
         return sorted({*object.__dir__(self), *_SESSION_DEFAULTS})
 
     def add_session_config_entry(self, key: str, value: str) -> None:
-        self._config[str(key)] = str(value)
+        config_pair("add_session_config_entry", key, value)
+        self._config[key] = value
 
     def get_session_config_entry(self, key: str) -> str:
         if key not in self._config:
@@ -122,7 +138,14 @@ class SessionOptions:
         self._dim_denotations[denotation] = int(value)
 
     def register_custom_ops_library(self, path: str) -> None:
-        self._custom_op_libraries.append(os.fspath(path))
+        path = os.fspath(path)
+        # onnxruntime loads the library now, so a bad path fails here, not when a session is made
+        with ortc.SessionOptions() as trial:
+            try:
+                trial.register_custom_ops_library(path)
+            except ortc.Error as err:
+                raise translate(err, f"custom op library {path!r}") from None
+        self._custom_op_libraries.append(path)
 
     def has_providers(self) -> bool:
         return False  # providers are only given to InferenceSession here (no add_provider)
@@ -145,6 +168,10 @@ class SessionOptions:
         if not v["enable_mem_reuse"] or v["execution_order"] != ExecutionOrder.DEFAULT:
             raise OrtNotImplemented("enable_mem_reuse=False and a non-default execution_order "
                                     "have no C API setter: ortc.compat cannot apply them", 9)
+        severity = v["log_severity_level"]
+        if not -1 <= severity <= 4:  # onnxruntime's session constructor checks it
+            raise RuntimeError(f"Invalid session log severity level {severity}: -1 (the "
+                               f"default logger's) or 0 (verbose) to 4 (fatal)")
         opts = ortc.SessionOptions()
         try:
             opts.update(

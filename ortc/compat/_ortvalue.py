@@ -13,6 +13,12 @@ from ._device import cpu_only
 from ._errors import translate
 from ._sparse import SparseTensor
 
+
+def _value_error(err: BaseException) -> RuntimeError:
+    """onnxruntime's OrtValue methods raise a plain RuntimeError for every failure."""
+    return RuntimeError(err.message if isinstance(err, ortc.OrtError) else str(err))
+
+
 class OrtValue:
     """A tensor, sequence, map or optional value (onnxruntime.OrtValue over an ortc.Value)."""
 
@@ -32,33 +38,39 @@ class OrtValue:
         cpu_only(device_type, device_id, vendor_id)
         try:
             return cls(ortc.Value.from_numpy(numpy_obj), numpy_obj)
-        except ortc.Error as err:
-            raise translate(err) from None
+        except ortc.OrtError as err:
+            raise _value_error(err) from err
 
     @classmethod
     def ortvalue_from_numpy_with_onnx_type(cls, data: np.ndarray[Any, Any], /,
                                            onnx_element_type: int) -> OrtValue:
         try:
             return cls(ortc.Value.from_numpy(data, onnx_element_type), data)
-        except ortc.Error as err:
-            raise translate(err) from None
+        except ortc.OrtError as err:
+            raise _value_error(err) from err
 
     @classmethod
     def ortvalue_from_shape_and_type(cls, shape: Sequence[int], element_type: Any,
                                      device_type: str = "cpu", device_id: int = 0,
                                      vendor_id: int = -1, memory_info: Any = None) -> OrtValue:
         cpu_only(device_type, device_id, vendor_id)
-        if isinstance(element_type, int) and not isinstance(element_type, bool):
-            onnx_type: Any = element_type
-            dtype = dtype_for(element_type)
-        else:
-            dtype = np.dtype(element_type)
-            onnx_type = element_type_for(dtype)
-        buf = np.zeros(tuple(shape), dtype=dtype)
+        try:
+            if isinstance(element_type, int) and not isinstance(element_type, bool):
+                onnx_type: Any = element_type
+                dtype = dtype_for(element_type)
+            else:
+                dtype = np.dtype(element_type)
+                onnx_type = element_type_for(dtype)
+        except (TypeError, ValueError) as err:
+            raise _value_error(err) from err
+        try:
+            buf = np.zeros(tuple(shape), dtype=dtype)
+        except ValueError as err:  # a negative dimension
+            raise _value_error(err) from err
         try:
             return cls(ortc.Value.from_numpy(buf, onnx_type), buf)
-        except ortc.Error as err:
-            raise translate(err) from None
+        except ortc.OrtError as err:
+            raise _value_error(err) from err
 
     @classmethod
     def ort_value_from_sparse_tensor(cls, sparse_tensor: SparseTensor) -> OrtValue:
@@ -73,13 +85,16 @@ class OrtValue:
         return SparseTensor(self._value.to_python())
 
     def data_ptr(self) -> int:
-        return int(self._value.numpy().__array_interface__["data"][0])
+        return int(self.numpy().__array_interface__["data"][0])
 
     def device_name(self) -> str:
         return "cpu"
 
     def shape(self) -> list[int]:
-        return list(self._value.shape)
+        try:
+            return list(self._value.shape)
+        except ortc.OrtError as err:
+            raise _value_error(err) from err
 
     def data_type(self) -> str:
         return self._value.type_info.type_str
@@ -88,7 +103,7 @@ class OrtValue:
         return int(self._value.element_type)
 
     def tensor_size_in_bytes(self) -> int:
-        return int(self._value.numpy().nbytes)
+        return int(self.numpy().nbytes)
 
     def has_value(self) -> bool:
         return self._value.has_value()
@@ -107,8 +122,8 @@ class OrtValue:
     def numpy(self) -> np.ndarray[Any, Any]:
         try:
             return self._value.numpy()
-        except ortc.Error as err:
-            raise translate(err) from None
+        except ortc.OrtError as err:
+            raise _value_error(err) from err
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
         arr = self.numpy()
@@ -127,7 +142,11 @@ class OrtValue:
         return cls.ortvalue_from_numpy(np.from_dlpack(data))
 
     def update_inplace(self, data: np.ndarray[Any, Any]) -> None:
-        view = self._value.numpy()
+        if not isinstance(data, (np.ndarray, OrtValue)):
+            raise TypeError("data must be a numpy.ndarray or an OrtValue.")
+        if isinstance(data, OrtValue):
+            data = data.numpy()
+        view = self.numpy()
         if view.shape != np.shape(data):
             raise RuntimeError("update_inplace: the new data's shape differs from the value's")
         np.copyto(view, data, casting="no")

@@ -8,7 +8,7 @@ from typing import Any, cast
 import ortc
 
 from ._errors import PYBIND_MODULE, translate
-from ._options import checked, no_attribute
+from ._options import checked, config_pair, no_attribute
 
 
 class RunOptions:
@@ -69,6 +69,7 @@ class RunOptions:
         return sorted({*object.__dir__(self), *self._ATTRS})
 
     def add_run_config_entry(self, key: str, value: str) -> None:
+        config_pair("add_run_config_entry", key, value)
         try:
             self._native.add_run_config_entry(key, value)
         except ortc.Error as err:

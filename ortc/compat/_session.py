@@ -8,13 +8,14 @@ that fails, to raise what onnxruntime raises, in its order, with its message.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 import ortc
 
-from ._checks import explain, lists_converted, validate_input
+from ._checks import explain, lists_converted, scalar_refused, validate_input
 from ._errors import EPFail, _OrtStyle, translate
 from ._nodes import ModelMetadata, NodeArg
 from ._options import SessionOptions
@@ -125,7 +126,12 @@ class InferenceSession:
                       provider_options: Sequence[dict[Any, Any]] | None = None) -> None:
         old = self._sess
         self._create(providers, provider_options)
-        old.close()
+        try:
+            old.close()
+        except ortc.ConcurrentUseError:
+            # other threads' runs are inside it, and onnxruntime lets them finish: the last of
+            # them to return drops the old session, and its finalizer releases it
+            pass
 
     def disable_fallback(self) -> None:
         self._enable_fallback = False
@@ -147,10 +153,16 @@ class InferenceSession:
         def run(output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
                 run_options: RunOptions | None = None) -> list[Any]:
             try:
+                if output_names is not None and output_names.__class__ is not list:
+                    # read a generator once, here: a failed run's checks and retry read it again
+                    output_names = _names(output_names)
                 if run_options is None:
                     return native_run(output_names or None, input_feed)
                 return native_run(output_names or None, input_feed, run_options._native)
             except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
+                if isinstance(err, ortc.ClosedError) and native_run is not self._run:
+                    # this caller took run() just before set_providers() replaced the session
+                    return self.run(output_names, input_feed, run_options)
                 return self._run_failed(err, output_names, input_feed, run_options)
         run.__doc__ = InferenceSession.run.__doc__
         return run
@@ -160,6 +172,9 @@ class InferenceSession:
         if isinstance(err, (EPFail, ortc.EPFail)):
             return self._fall_back(err, lambda: self.run(output_names, input_feed, run_options))
         if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
+            names = _decoded(output_names)
+            if names is not None:  # run again with bytes names as text, as pybind takes them
+                return self.run(names, input_feed, run_options)
             converted = lists_converted(self._sess, input_feed)
             if converted is not None:  # run again with the lists converted as onnxruntime does
                 return self.run(output_names, converted, run_options)
@@ -181,15 +196,27 @@ class InferenceSession:
     def run_async(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
                   callback: Callable[[Any, Any, str], None], user_data: Any,
                   run_options: RunOptions | None = None) -> None:
-        """Start a run; ``callback(results, user_data, err)`` is called on an ORT thread, with
-        ``err`` "" on success or the error's text on failure (then ``results`` is empty)."""
+        """Start a run; ``callback(results, user_data, err)`` is called on another thread, with
+        ``err`` "" on success or the error's text on failure (then ``results`` is empty).
+
+        As onnxruntime: what goes wrong converting the feeds raises here; what the run's own
+        checks find (unknown names, wrong element types) goes to the callback."""
         validate_input(self._required, list(input_feed.keys()))
+        if output_names is not None:
+            output_names = _names(output_names)
+        refused = scalar_refused(self._sess, input_feed)
+        if refused is not None:
+            raise refused
         try:
-            future = self._sess.run_async(output_names or None, input_feed,
-                                          None if run_options is None else run_options._native)
-        except BaseException as err:  # noqa: BLE001
-            raise explain(self._sess, self._required, err, output_names, input_feed,
-                      run_options) from None
+            future = self._start_async(output_names, input_feed, run_options)
+        except ortc.OrtError as err:
+            if not isinstance(err, _OrtStyle):
+                raise
+            # onnxruntime's run finds these after run_async returned: it calls back with the
+            # text (its unknown-output text has a space the synchronous run's lacks)
+            text = err.message.replace("Invalid output name:", "Invalid output name: ", 1)
+            threading.Thread(target=callback, args=([], user_data, text), daemon=True).start()
+            return
 
         def done(fut: Any) -> None:
             err = fut.exception()
@@ -202,6 +229,21 @@ class InferenceSession:
 
         future.add_done_callback(done)
 
+    def _start_async(self, output_names: Any, feeds: Any, run_options: Any) -> Any:
+        try:
+            return self._sess.run_async(output_names or None, feeds,
+                                        None if run_options is None else run_options._native)
+        except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
+            if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
+                names = _decoded(output_names)
+                if names is not None:
+                    return self._start_async(names, feeds, run_options)
+                converted = lists_converted(self._sess, feeds)
+                if converted is not None:  # converted as run() converts them
+                    return self._start_async(output_names, converted, run_options)
+            raise explain(self._sess, self._required, err, output_names, feeds,
+                          run_options) from None
+
     def io_binding(self) -> Any:
         from ._binding import IOBinding
 
@@ -213,8 +255,8 @@ class InferenceSession:
         try:
             self._sess.run_with_binding(iobinding._binding,
                                         None if run_options is None else run_options._native)
-        except ortc.Error as err:
-            raise translate(err) from None
+        except ortc.OrtError as err:  # onnxruntime's words and class for a failure of the run
+            raise RuntimeError(f"Error in execution: {err.message}") from err
 
     def create_ortvalue_from_shape_and_type(self, shape: Sequence[int], element_type: Any,
                                             device_type: str, device_id: int = 0,
@@ -237,6 +279,22 @@ class InferenceSession:
         self.set_providers(self._fallback_providers)
         self.disable_fallback()
         return again()
+
+
+def _names(output_names: Any) -> Any:
+    """Output names as a list (a str stays a str: run() refuses it as onnxruntime does)."""
+    return output_names if isinstance(output_names, str) else list(output_names)
+
+
+def _decoded(output_names: Any) -> list[str] | None:
+    """The names with UTF-8 bytes decoded, or None when none is bytes (or one does not
+    decode): onnxruntime's pybind layer takes ``b"y"`` for ``"y"``."""
+    if not isinstance(output_names, list) or not any(isinstance(n, bytes) for n in output_names):
+        return None
+    try:
+        return [n.decode("utf-8") if isinstance(n, bytes) else n for n in output_names]
+    except UnicodeDecodeError:
+        return None
 
 
 def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[Any]]:
