@@ -30,11 +30,12 @@ class OutputPlan:
     with the same shape ``LEARN_AFTER`` runs in a row for the same input shapes, later runs with
     those input shapes preallocate it (and a stage may then serve them). A shape that depends
     on the input *values* (NonZero, NonMaxSuppression) makes ORT refuse the buffer; the run is
-    made again without the guess and this plan stops learning (ORT logs that one refusal).
+    made again without the guess and this plan stops learning (ORT's message about that refusal
+    comes at DEBUG: :func:`ortc.env.hold_ort_logs`).
     """
 
     __slots__ = ("names", "count", "tensor", "preallocate", "etypes", "learnable", "learned",
-                 "seen", "stageable", "too_big")
+                 "seen", "stageable", "too_big", "confirmed")
 
     def __init__(self, names: NameArray, tensor: list[bool],
                  preallocate: list[tuple[Any, ...]],
@@ -57,6 +58,9 @@ class OutputPlan:
         self.stageable = len(self.etypes) == self.count > 0
         #: runs whose tensors were too large to stage (past a few, staging is not tried again)
         self.too_big = 0
+        #: a run on preallocated outputs has worked: the declared shapes hold (until then ORT's
+        #: messages from such a run are held, as it may be refused and made again)
+        self.confirmed = False
 
     def learn(self, shapes: dict[str, tuple[int, ...]], arrays: list[Any]) -> None:
         """After a run in which ORT allocated the open outputs: count the shapes they had."""

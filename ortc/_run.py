@@ -29,6 +29,7 @@ from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_l
 from ._plan import OutputPlan, derive_output_shapes
 from ._stage import STAGE_MAX_MISSES, Stages, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
+from .env import hold_ort_logs, release_ort_logs
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, element_type_for
 from ._interrupt import watcher
@@ -444,10 +445,26 @@ class RunEngine:
                     made += self.preallocate_outputs(learned[1], shapes, outputs, arrays,
                                                      keep)
                     guessed = True
-            status = self.call(sess_ptr, in_names, values, plan.names, outputs, run_options,
-                               raw_run_options)
-            if status:
-                err = error_from_status(status)  # releases the status
+            # A run on buffers ortc guessed may be refused and made again: ORT's messages from
+            # it are held until that is known (ortc.env.hold_ort_logs). Declared shapes count
+            # as guessed until a run has confirmed them.
+            held = hold_ort_logs() if guessed or (made and not plan.confirmed) else None
+            err = None
+            retry = False
+            try:
+                status = self.call(sess_ptr, in_names, values, plan.names, outputs, run_options,
+                                   raw_run_options)
+                if status:
+                    err = error_from_status(status)  # releases the status
+                    retry = bool(guessed and isinstance(err, InvalidArgument)
+                                 or made and refused_buffer(err.message))
+            finally:
+                if held is not None:
+                    release_ort_logs(held, retry)
+            if err is None:
+                if made:
+                    plan.confirmed = True
+            else:
                 if guessed and (isinstance(err, InvalidArgument) or refused_buffer(err.message)):
                     # A learned shape may be what ORT refused, whatever its wording (a shape
                     # that depends on the input values, a declaration ORT checks buffers

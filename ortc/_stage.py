@@ -20,6 +20,7 @@ import numpy as np
 
 from ._ffi import ffi
 from ._status import error_from_status
+from .env import hold_ort_logs, release_ort_logs
 from .errors import InvalidArgument
 
 if TYPE_CHECKING:
@@ -107,20 +108,30 @@ class Stage:
                     self.misses += 1
                     return None
                 buf[...] = data
-            if run_options is None:  # the C call itself: engine.call's frame costs 0.1-0.2 µs
-                status = self.run_c(sess_ptr, raw_run_options, self.names.ptr, self.values,
-                                    self.names.count, self.out_names.ptr, self.out_names.count,
-                                    self.outvals)
-            else:
-                status = self.engine.call(sess_ptr, self.names, self.values, self.out_names,
-                                          self.outvals, run_options, raw_run_options)
+            # learned shapes may be refused: ORT's messages wait until that is known (_run.py)
+            held = hold_ort_logs() if self.guessed_for is not None else None
+            retry = False
+            try:
+                if run_options is None:  # the C call itself: engine.call's frame costs 0.1 µs
+                    status = self.run_c(sess_ptr, raw_run_options, self.names.ptr, self.values,
+                                        self.names.count, self.out_names.ptr,
+                                        self.out_names.count, self.outvals)
+                else:
+                    status = self.engine.call(sess_ptr, self.names, self.values,
+                                              self.out_names, self.outvals, run_options,
+                                              raw_run_options)
+                if status:
+                    err = error_from_status(status)
+                    retry = self.guessed_for is not None and (isinstance(err, InvalidArgument)
+                                                              or refused_buffer(err.message))
+            finally:
+                if held is not None:
+                    release_ort_logs(held, retry)
             if status:
-                err = error_from_status(status)
-                if self.guessed_for is not None and (isinstance(err, InvalidArgument)
-                                                     or refused_buffer(err.message)):
+                if retry:
                     # a learned shape that depends on the input values: the general path runs
                     # these feeds again without the guess, and this stage is given up
-                    self.guessed_for.unlearn()
+                    self.guessed_for.unlearn()  # type: ignore[union-attr]
                     self.misses = STAGE_MAX_MISSES + 1
                     return None
                 raise err

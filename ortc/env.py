@@ -1,4 +1,6 @@
-"""The process-wide ORT environment, and ORT's log messages routed into Python ``logging``.
+"""The process-wide ORT environment, and ORT's log messages routed into Python ``logging``
+(logger ``ortc.ort``; each record carries ``ort_severity``, ``ort_category``, ``ort_logid``,
+``ort_code_location`` and ``ortc_retried``: see :func:`hold_ort_logs`).
 
 ORT's ``OrtEnv`` is a reference-counted singleton: every CreateEnv returns the same object and
 ignores its arguments after the first, and once its last reference is released ORT cannot run
@@ -75,11 +77,46 @@ def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_lo
     # and without ORT holding a lock. It must never raise into C and never wait on ortc locks.
     if not _accepting_logs:
         return
+    record = (severity, _text(message), _text(category), _text(logid), _text(code_location))
+    held = getattr(_held, "records", None)
+    if held is not None:  # a run ortc may retry: kept until it knows (hold_ort_logs)
+        held.append(record)
+        return
+    _emit(record, False)
+
+
+def _emit(record: tuple[int, str, str, str, str], retried: bool) -> None:
+    severity, message, category, logid, code_location = record
     with _in_callback:  # a handler calling ortc raises instead of waiting on a guard
         (_ort_logger or ort_logger()).log(
-            _PY_LEVEL.get(severity, _WARNING), "%s", _text(message),
-            extra={"ort_category": _text(category), "ort_logid": _text(logid),
-                   "ort_code_location": _text(code_location), "ort_severity": severity})
+            _DEBUG if retried else _PY_LEVEL.get(severity, _WARNING), "%s", message,
+            extra={"ort_category": category, "ort_logid": logid,
+                   "ort_code_location": code_location, "ort_severity": severity,
+                   "ortc_retried": retried})
+
+
+# A run in which ortc gave ORT buffers it guessed (outputs preallocated from shapes the model
+# declares, before a run has confirmed them, or from learned shapes) may be refused; ortc then
+# runs again without them, and the refusal (which ORT logs at ERROR, where a user reads it as
+# a failure) was ortc's own attempt. So the calling thread holds the messages ORT logs during
+# such a run, and lets them go when the run is over: as they were, or, when the run is made
+# again, at DEBUG with ``ortc_retried`` set. Messages from ORT's pool threads are not held.
+_held = threading.local()
+
+
+def hold_ort_logs() -> list[Any]:
+    """Hold the ORT messages this thread logs until :func:`release_ort_logs` (nests)."""
+    records: list[Any] = [getattr(_held, "records", None)]  # [0]: the hold this one is in
+    _held.records = records
+    return records
+
+
+def release_ort_logs(records: list[Any], retried: bool) -> None:
+    """End a hold: log what it kept, at DEBUG if ``retried`` (the run is being made again)."""
+    _held.records = records[0]
+    for record in records[1:]:
+        if _accepting_logs:
+            _emit(record, retried)
 
 
 def _log_failed(_kind: Any, exc: BaseException | None, _tb: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import numpy as np
@@ -303,3 +304,83 @@ def test_a_failed_guessed_run_that_fails_again_unguessed_keeps_the_learned_shape
     finally:
         del engine.call
     assert len(calls) == 2 and plan.learned is not None and plan.seen is not False
+
+
+# -- ORT's messages about a guess it refused ---------------------------------------------------
+# ORT logs a refused buffer at ERROR; when ortc then makes the run again, that was ortc's own
+# attempt, not the caller's failure: the message comes at DEBUG with ortc_retried set.
+
+def _ort_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "ortc.ort"]
+
+
+def _zoo_case(name: str) -> models.Case:
+    return next(c for c in models.zoo_cases() if c.name == name)
+
+
+def test_a_wrongly_declared_output_refused_on_the_first_run_logs_no_error(caplog) -> None:
+    case = _zoo_case("SVMRegressor")  # declares y as a scalar, makes [4, 1]
+    s = ortc.Session(case.model)
+    assert s.outputs[0].shape == ()
+    with caplog.at_level(logging.DEBUG, logger="ortc.ort"):
+        first = s.run(None, case.feeds)
+        second = s.run(None, case.feeds)
+    assert first[0].shape == second[0].shape == (4, 1)
+    np.testing.assert_array_equal(first[0], second[0])
+    records = _ort_records(caplog)
+    assert not [r for r in records if r.levelno >= logging.WARNING], records
+    refused = [r for r in records if getattr(r, "ortc_retried", False)]
+    assert refused and all(r.levelno == logging.DEBUG and r.ort_severity == 3 for r in refused)
+    assert "shape" in refused[0].getMessage()
+
+
+def test_value_dependent_refusals_log_no_error_on_either_path(caplog) -> None:
+    patterns = [[1, 0, 2, 0]] * 6 + [[1, 1, 1, 0]] + [[0, 0, 0, 3]] * 4 + [[5, 5, 0, 5]]
+    for staged in (True, False):
+        s = ortc.Session(_open_output_model("NonZero"))
+        s._engine.stages.active = staged
+        with caplog.at_level(logging.DEBUG, logger="ortc.ort"):
+            for values in patterns:
+                x = np.array(values, np.float32)
+                np.testing.assert_array_equal(s.run(None, {"x": x})[0],
+                                              np.array(np.nonzero(x), np.int64))
+        records = _ort_records(caplog)
+        assert not [r for r in records if r.levelno >= logging.WARNING], (staged, records)
+        assert [r for r in records if getattr(r, "ortc_retried", False)], staged
+        caplog.clear()
+
+
+def test_a_guessed_run_that_fails_for_its_feeds_logs_the_error(caplog) -> None:
+    """A guessed run that fails for the feeds' own reason (a reshape the data does not fit, not
+    a refused buffer): its held message comes out at ERROR, as it was, and the caller gets the
+    error; nothing is marked retried."""
+    from ortc._plan import LEARN_AFTER
+
+    s = ortc.Session(_open_output_model("Reshape"))
+    s._engine.stages.active = False
+    x = np.arange(6, dtype=np.float32)
+    for _ in range(LEARN_AFTER + 1):
+        s.run(None, {"x": x, "shape": np.array([2, 3], np.int64)})
+    assert s._engine.plan(None)[1].learned is not None
+    with caplog.at_level(logging.DEBUG, logger="ortc.ort"):
+        with pytest.raises(ortc.OrtError, match="cannot be reshaped"):
+            s.run(None, {"x": x, "shape": np.array([4, 4], np.int64)})
+    records = _ort_records(caplog)
+    errors = [r for r in records if r.levelno >= logging.ERROR]
+    retried = [r for r in records if getattr(r, "ortc_retried", False)]
+    assert len(errors) == 1 and "reshaped" in errors[0].getMessage(), records
+    assert not retried and errors[0].ortc_retried is False, records
+
+
+def test_a_refused_first_run_prints_nothing_when_logging_is_not_configured() -> None:
+    """What a user sees: ORT's binding prints nothing for such a model, nor does ortc."""
+    from conftest import run_python
+
+    proc = run_python(
+        "import numpy as np, ortc, models\n"
+        "case = next(c for c in models.zoo_cases() if c.name == 'SVMRegressor')\n"
+        "s = ortc.Session(case.model)\n"
+        "print(s.run(None, case.feeds)[0].shape, s.run(None, case.feeds)[0].shape)\n")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["(4,", "1)", "(4,", "1)"], proc.stdout
+    assert proc.stderr == "", proc.stderr[-2000:]
