@@ -459,7 +459,9 @@ class Session(Handle):
         (the same list :meth:`run` returns). Needs ``intra_op_num_threads`` >= 2.
 
         The completion runs on an ORT thread; the inputs, the run options and the session
-        stay alive until it has run (closing the session meanwhile defers its release).
+        stay alive until it has run (closing the session meanwhile defers its release). ORT
+        reads numpy inputs in place while the run is in flight, as :meth:`run` does, without a
+        copy: an array written to before the Future is done may give the run the new values.
         ``asyncio.wrap_future`` turns the Future into an awaitable. ``timeout`` (seconds)
         stops the run as in :meth:`run`; the Future then raises :class:`ortc.RunTimeout`.
         Ctrl-C interrupts a wait on the Future, not the run: the run is not on the main
