@@ -1092,3 +1092,56 @@ def test_logger_callback_errors_go_to_unraisablehook(monkeypatch: Any) -> None:
     assert seen[0].object is broken
     with pytest.raises(ValueError, match="severity"):
         compat.set_default_logger_callback(broken, 7)
+
+
+def _foldable_model() -> bytes:
+    """``y = x + (c1 + c2)`` with c1, c2 initializers: ConstantFolding makes it one Add."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.full(3, v, np.float32), n) for n, v in
+             (("c1", 1.0), ("c2", 2.0))]
+    return models._bytes(models.make_model(
+        [helper.make_node("Add", ["c1", "c2"], ["c"]), helper.make_node("Add", ["x", "c"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])], inits))
+
+
+@pytest.mark.parametrize("disabled", [None, ["ConstantFolding"], {"NoSuchPass", "ConstantFolding"},
+                                      ("ConstantFolding", "ConstantFolding")])
+def test_disabled_optimizers_reach_ort(tmp_path: Any, disabled: Any) -> None:
+    """``disabled_optimizers=`` (an iterable of names; onnxruntime's C++ session filters them)
+    has the same effect under compat, through the config entry, whose list ORT splits at ";":
+    the optimized model keeps the foldable Add exactly when ConstantFolding is disabled."""
+    import onnx
+
+    counts = []
+    for mod in (real_ort, compat):
+        path = tmp_path / f"{mod.__name__}.onnx"
+        so = mod.SessionOptions()
+        so.optimized_model_filepath = str(path)
+        kwargs = {} if disabled is None else {"disabled_optimizers": disabled}
+        sess = mod.InferenceSession(_foldable_model(), so, ["CPUExecutionProvider"], **kwargs)
+        np.testing.assert_array_equal(sess.run(None, {"x": np.ones(3, np.float32)})[0],
+                                      np.full(3, 4.0, np.float32))
+        counts.append(len(onnx.load(str(path)).graph.node))
+    assert counts[0] == counts[1] == (1 if disabled is None else 2), counts
+
+
+def test_disabled_optimizers_join_a_list_already_in_the_options(tmp_path: Any) -> None:
+    import onnx
+
+    so = compat.SessionOptions()
+    so.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    so.add_session_config_entry("optimization.disable_specified_optimizers", "NoSuchPass")
+    compat.InferenceSession(_foldable_model(), so, ["CPUExecutionProvider"],
+                            disabled_optimizers=["ConstantFolding"])
+    assert len(onnx.load(str(tmp_path / "opt.onnx")).graph.node) == 2
+    # the caller's options are not changed by it
+    assert so.get_session_config_entry("optimization.disable_specified_optimizers") == "NoSuchPass"
+
+
+@pytest.mark.parametrize("bad", ["ConstantFolding", [1], [""], ["A;B"]])
+def test_disabled_optimizers_that_are_not_names_raise_type_error(bad: Any) -> None:
+    with pytest.raises(TypeError, match="disabled_optimizers"):
+        compat.InferenceSession(_foldable_model(), providers=["CPUExecutionProvider"],
+                                disabled_optimizers=bad)

@@ -46,7 +46,8 @@ class InferenceSession:
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._fallback_providers = ["CPUExecutionProvider"]
         try:
-            self._create(providers, provider_options)
+            self._create(providers, provider_options,
+                         _optimizer_names(kwargs.get("disabled_optimizers")))
         except (ValueError, RuntimeError) as err:
             # onnxruntime retries on the CPU after a provider's failure; its own engine errors
             # are not ValueError/RuntimeError there, so they are not retried here either
@@ -59,13 +60,22 @@ class InferenceSession:
             self._create(self._fallback_providers, None)
             self._enable_fallback = False
 
-    def _create(self, providers: Any, provider_options: Any) -> None:
+    def _create(self, providers: Any, provider_options: Any,
+                disabled_optimizers: list[str] | None = None) -> None:
         # onnxruntime reads the names first: a non-iterable raises TypeError here, unretried
         _ = [p[0] if isinstance(p, tuple) else p for p in providers or []]
         available = ortc.available_providers()
         names, options = normalize_providers(providers, provider_options, available)
         native_opts = self._sess_options.native()
         try:
+            if disabled_optimizers:
+                # onnxruntime filters them through its C++ session; the C API's way is this
+                # config entry, whose list ORT splits at ";" (its header's comment says ","; a
+                # "," list disables nothing: tests/test_compat.py checks the split)
+                before = native_opts.get_session_config_entry(_DISABLED_KEY)
+                native_opts.add_session_config_entry(
+                    _DISABLED_KEY, ";".join([before, *disabled_optimizers] if before
+                                            else disabled_optimizers))
             usable = [(n, o) for n, o in zip(names, options) if n in available]
             if not usable and names:
                 usable = [("CPUExecutionProvider", {})]
@@ -279,6 +289,24 @@ class InferenceSession:
         self.set_providers(self._fallback_providers)
         self.disable_fallback()
         return again()
+
+
+_DISABLED_KEY = "optimization.disable_specified_optimizers"
+
+
+def _optimizer_names(names: Any) -> list[str] | None:
+    """``disabled_optimizers=`` as onnxruntime takes it: any iterable of str (a set in its C++
+    session), checked here as its pybind layer checks the conversion."""
+    if names is None:
+        return None
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"disabled_optimizers must be a set or list of optimizer names, not "
+                        f"{type(names).__name__} {names!r}")
+    unique = set(names)  # a set, as onnxruntime makes it
+    for name in unique:
+        if not isinstance(name, str) or not name or ";" in name:
+            raise TypeError(f"disabled_optimizers: {name!r} is not an optimizer name")
+    return sorted(unique)  # one order every time
 
 
 def _names(output_names: Any) -> Any:
