@@ -78,10 +78,11 @@ def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_lo
     if not _accepting_logs:
         return
     record = (severity, _text(message), _text(category), _text(logid), _text(code_location))
-    held = getattr(_held, "records", None)
-    if held is not None:  # a run ortc may retry: kept until it knows (hold_ort_logs)
-        held.append(record)
-        return
+    if severity == _ORT_ERROR:
+        held = getattr(_held, "records", None)
+        if held is not None:  # a run ortc may retry: kept until it knows (hold_ort_logs)
+            held.append(record)
+            return
     _emit(record, False)
 
 
@@ -98,14 +99,18 @@ def _emit(record: tuple[int, str, str, str, str], retried: bool) -> None:
 # A run in which ortc gave ORT buffers it guessed (outputs preallocated from shapes the model
 # declares, before a run has confirmed them, or from learned shapes) may be refused; ortc then
 # runs again without them, and the refusal (which ORT logs at ERROR, where a user reads it as
-# a failure) was ortc's own attempt. So the calling thread holds the messages ORT logs during
-# such a run, and lets them go when the run is over: as they were, or, when the run is made
-# again, at DEBUG with ``ortc_retried`` set. Messages from ORT's pool threads are not held.
+# a failure) was ortc's own attempt. So the calling thread holds the ERROR messages ORT logs
+# during such a run, and lets them go when the run is over: as they were, or, when the run is
+# made again, at DEBUG with ``ortc_retried`` set. Only ERROR: every other message reaches the
+# handlers as ORT sends it (a handler watching a long run, or a process about to die, sees it
+# at once); messages from ORT's pool threads are not held.
 _held = threading.local()
+_ORT_ERROR = int(LoggingLevel.ERROR)
 
 
 def hold_ort_logs() -> list[Any]:
-    """Hold the ORT messages this thread logs until :func:`release_ort_logs` (nests)."""
+    """Hold the ERROR messages ORT logs on this thread until :func:`release_ort_logs`
+    (nests)."""
     records: list[Any] = [getattr(_held, "records", None)]  # [0]: the hold this one is in
     _held.records = records
     return records
