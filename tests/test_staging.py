@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -384,3 +385,48 @@ def test_a_refused_first_run_prints_nothing_when_logging_is_not_configured() -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["(4,", "1)", "(4,", "1)"], proc.stdout
     assert proc.stderr == "", proc.stderr[-2000:]
+
+
+def test_a_guessed_run_holds_only_its_error_messages() -> None:
+    """Only the ERROR a guessed run logs waits for the run to end: ORT's other messages reach
+    the handlers while the run is still inside ORT (a handler watching a long first run sees
+    them, and a process that dies mid-run has already logged them)."""
+    from ortc._loader import api
+
+    case = _zoo_case("SVMRegressor")
+    s = ortc.Session(case.model)
+    s._engine.stages.active = False
+    in_run: list[bool] = [False]
+    seen: list[tuple[int, bool]] = []
+
+    class Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append((record.ort_severity, in_run[0]))  # type: ignore[attr-defined]
+
+    def flagged(_name: str, run: Any) -> Any:
+        def call(*args: Any) -> Any:
+            in_run[0] = True
+            try:
+                return run(*args)
+            finally:
+                in_run[0] = False
+        return call
+
+    env = ortc.get_env()
+    logger = logging.getLogger("ortc.ort")
+    handler, old_severity, old_level = Handler(), env.log_severity_level, logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    env.log_severity_level = ortc.LoggingLevel.VERBOSE
+    undo = api().instrument(flagged, ["Run"])
+    try:
+        assert s.run(None, case.feeds)[0].shape == (4, 1)
+    finally:
+        undo()
+        env.log_severity_level = old_severity
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    errors = [during for severity, during in seen if severity == 3]
+    others = [during for severity, during in seen if severity < 3]
+    assert errors and not any(errors), seen  # the refusal: held until Run had returned
+    assert any(others), seen  # ORT's VERBOSE/INFO lines of the run: passed on at once
