@@ -19,7 +19,7 @@ from .errors import ClosedError, ConcurrentUseError, ForkedHandleError, ThreadRu
     WrongThreadError
 from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy
 
-__all__ = ["Guard", "Lease", "LOCK_FREE", "survive_fork", "releasing", "in_release"]
+__all__ = ["Guard", "Lease", "LOCK_FREE", "survive_fork", "releasing"]
 
 T = TypeVar("T")
 
@@ -83,22 +83,26 @@ def _park() -> None:
 class releasing:
     """Context manager around a C release call: counted for the exit drain; after exit began
     the release is skipped (``__enter__`` returns False) rather than run on a thread the
-    interpreter may abandon mid-call."""
+    interpreter may abandon mid-call. One instance per release: ``__exit__`` uncounts only
+    what its ``__enter__`` counted (a skipped release popping would take another release's
+    entry, or raise IndexError from a finalizer at exit)."""
 
-    __slots__ = ()
+    __slots__ = ("counted",)
+
+    def __init__(self) -> None:
+        self.counted = False
 
     def __enter__(self) -> bool:
         if _exiting and _get_ident() != _exit_thread:
             return False
         _releases_in_flight.append(1)
+        self.counted = True
         return True
 
     def __exit__(self, *exc: object) -> None:
-        _releases_in_flight.pop()
-
-
-#: the one instance (it holds no state): ``with in_release as allowed:``
-in_release = releasing()
+        if self.counted:
+            self.counted = False
+            _releases_in_flight.pop()
 
 
 def _drain_at_exit(limit: float = 2.0) -> None:

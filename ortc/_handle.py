@@ -17,7 +17,7 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 from . import _guard
 from ._ffi import ffi
-from ._guard import Guard, in_release
+from ._guard import Guard, releasing
 from .errors import ClosedError
 from .threads import register
 
@@ -302,7 +302,7 @@ class _Releaser:
             if release is None or _guard._generation != self.generation:
                 self.released = True
             else:
-                with in_release as allowed:  # counted for, and skipped after, interpreter exit
+                with releasing() as allowed:  # counted for, and skipped after, interpreter exit
                     if not self.released:
                         self.released = True
                         if allowed:

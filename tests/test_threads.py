@@ -1508,3 +1508,27 @@ print("done")
     proc = run_python(code)
     assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-2000:]
     assert "Exception ignored" not in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_release_skipped_after_exit_began_uncounts_nothing(monkeypatch) -> None:
+    """Once the exit drain began, a finalizer on another thread skips its C release; leaving
+    that skipped release must not uncount anything: it raised IndexError ("Exception ignored
+    from callback for ffi.gc") when no other release was in flight, and otherwise took a
+    release still inside ORT off the count, so the drain could stop waiting for it."""
+    from ortc import _guard
+
+    monkeypatch.setattr(_guard, "_exiting", True)
+    monkeypatch.setattr(_guard, "_exit_thread", -1)  # not this thread
+    monkeypatch.setattr(_guard, "_releases_in_flight", [])
+    with _guard.releasing() as allowed:
+        assert allowed is False
+    assert _guard._releases_in_flight == []
+    _guard._releases_in_flight.append(1)  # another thread's release, still inside ORT
+    with _guard.releasing() as allowed:
+        assert allowed is False
+    assert _guard._releases_in_flight == [1]
+    monkeypatch.setattr(_guard, "_exit_thread", threading.get_ident())
+    with _guard.releasing() as allowed:  # the exit thread itself still releases, counted
+        assert allowed is True
+        assert _guard._releases_in_flight == [1, 1]
+    assert _guard._releases_in_flight == [1]
