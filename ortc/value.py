@@ -191,7 +191,8 @@ class Value(Handle):
     def from_sequence(cls, items: Sequence[Any],
                       element_type: ElementType | int | None = None) -> Value:
         """A sequence of tensors (or of maps) built from arrays, dicts or Values. An empty
-        one needs ``element_type``, the element type of its (tensor) items."""
+        one needs ``element_type``, the element type of its (tensor) items; given for a
+        non-empty one, it converts Python data (lists, numbers) and every item must have it."""
         if not isinstance(items, (list, tuple)):
             raise InvalidArgument(f"from_sequence: expected a list, got {type(items).__name__}")
         if not items:
@@ -200,9 +201,23 @@ class Value(Handle):
                                       "element_type (e.g. ortc.ElementType.FLOAT)")
             return cls.empty_sequence(element_type)
         api = _loader.api()
-        parts = [it if isinstance(it, Value) else
-                 (cls.from_map(it) if isinstance(it, Mapping) else cls.from_numpy(it))
-                 for it in items]
+        if element_type is None:
+            parts = [it if isinstance(it, Value) else
+                     (cls.from_map(it) if isinstance(it, Mapping) else cls.from_numpy(it))
+                     for it in items]
+        else:  # it converts Python data and must match every item; never silently ignored
+            et = ElementType(element_type)
+            parts = []
+            for i, it in enumerate(items):
+                if isinstance(it, Mapping):
+                    raise InvalidArgument(f"from_sequence: element_type {et.name} is for "
+                                          f"tensor items; item {i} is a dict")
+                part = it if isinstance(it, Value) else cls.from_numpy(it, et)
+                if not part.is_tensor or part.element_type != et:
+                    what = (part.element_type.name if part.is_tensor else part.kind.name)
+                    raise InvalidArgument(f"from_sequence: element_type is {et.name} but "
+                                          f"item {i} is a {what} Value")
+                parts.append(part)
         return cls._compose(api, parts, ValueKind.SEQUENCE, "from_sequence")
 
     @classmethod

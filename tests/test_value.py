@@ -157,6 +157,25 @@ def test_sequence_and_map_values() -> None:
         ortc.Value.from_map([1, 2])  # type: ignore[arg-type]
 
 
+def test_from_sequence_element_type_converts_and_must_match() -> None:
+    """element_type given for a non-empty sequence is used, never ignored: it converts Python
+    data, and an item of another element type is refused (it was silently ignored: a
+    float32 item made a seq(tensor(float)) though INT64 was asked for)."""
+    seq = ortc.Value.from_sequence([[1.0, 2.0], [3.0]], ElementType.FLOAT)
+    assert seq.type_info.type_str == "seq(tensor(float))"
+    assert [a.tolist() for a in seq.to_python()] == [[1.0, 2.0], [3.0]]
+    with pytest.raises(ortc.InvalidArgument, match="INT64"):
+        ortc.Value.from_sequence([np.ones(2, np.float32)], ElementType.INT64)
+    with pytest.raises(ortc.InvalidArgument, match="item 1 is a FLOAT Value"):
+        ortc.Value.from_sequence([ortc.Value.from_numpy(np.ones(1, np.int64)),
+                                  ortc.Value.from_numpy(np.ones(1, np.float32))],
+                                 ElementType.INT64)
+    with pytest.raises(ortc.InvalidArgument, match="item 0 is a dict"):
+        ortc.Value.from_sequence([{1: 2.0}], ElementType.FLOAT)
+    with pytest.raises(ortc.InvalidArgument, match="out of range"):
+        ortc.Value.from_sequence([[1000]], ElementType.INT8)
+
+
 def test_bad_inputs_to_from_numpy() -> None:
     with pytest.raises(ortc.InvalidArgument, match="None"):
         ortc.Value.from_numpy(None)
