@@ -148,6 +148,10 @@ def array_to_ortvalue(api: Api, data: Any, what: str = "value",
                 raise InvalidArgument(f"{what}: cannot convert strings to {type_name}")
             arr = convert_python_data(arr, want, what, type_name)
             dtype = arr.dtype
+    elif element_type == ElementType.STRING and dtype.kind not in STRING_KINDS:
+        # never wrap other bytes as a string tensor: ORT would read them as string objects
+        raise InvalidArgument(f"{what}: expected strings (str or bytes) for STRING, got dtype "
+                              f"{dtype}")
     if dtype.kind in STRING_KINDS:
         if dtype.kind == "O":
             for i, item in enumerate(arr.reshape(-1).tolist()):

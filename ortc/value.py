@@ -212,7 +212,11 @@ class Value(Handle):
                 if isinstance(it, Mapping):
                     raise InvalidArgument(f"from_sequence: element_type {et.name} is for "
                                           f"tensor items; item {i} is a dict")
-                part = it if isinstance(it, Value) else cls.from_numpy(it, et)
+                if isinstance(it, Value):
+                    part = it
+                else:
+                    raw, keep = array_to_ortvalue(api, it, f"from_sequence item {i}", et)
+                    part = cls._own(raw, keep)
                 if not part.is_tensor or part.element_type != et:
                     what = (part.element_type.name if part.is_tensor else part.kind.name)
                     raise InvalidArgument(f"from_sequence: element_type is {et.name} but "

@@ -45,6 +45,7 @@ def session(kind: str) -> ortc.Session:
         "fixed": lambda: models.identity_model(T.FLOAT, [2, 3]),  # x: float[2,3] -> y
         "str": lambda: models.identity_model(T.STRING, [2]),     # x: string[2] -> y
         "seq": lambda: models.sequence_at_model(),                 # seq: seq(float), i -> y, len
+        "seq_str": lambda: models.sequence_identity_model(np.str_),  # seq: seq(string) -> out
         "map": lambda: models.dict_vectorizer_model(),             # x: map(int64,float) -> y
         "opt": lambda: models.optional_input_model(),              # opt: optional(float[2])
         "expand": lambda: _expand_model(),                         # shape: int64[1] -> y
@@ -327,6 +328,13 @@ ROWS: list[Row] = [
     Row("kind", "Value.from_sequence with an element_type its items lack",
         lambda: ortc.Value.from_sequence([np.ones(2, F32)], ortc.ElementType.INT64),
         InvalidArgument),
+    Row("kind", "Value.from_numpy of a float array as STRING",
+        lambda: ortc.Value.from_numpy(np.ones(2, F32), ortc.ElementType.STRING), InvalidArgument),
+    Row("kind", "Value.from_numpy of 32-byte items as STRING",
+        lambda: ortc.Value.from_numpy(np.zeros(2, "V32"), ortc.ElementType.STRING),
+        InvalidArgument, "ORT would read the bytes as its string objects: SIGSEGV"),
+    Row("kind", "a float array in a list for a seq(string) input",
+        lambda: session("seq_str").run(None, {"seq": [np.ones(2, F32)]}), InvalidArgument),
     Row("kind", "a sequence of float64 for seq(float)",
         lambda: session("seq").run(None, {"seq": [np.ones(2)], "i": np.array(0, np.int64)}),
         InvalidArgument),
