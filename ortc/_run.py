@@ -329,7 +329,11 @@ class RunEngine:
             v = Value.from_sequence(data, item.element_type if item is not None
                                     and item.kind == ValueKind.TENSOR else None)
         elif kind == ValueKind.MAP:
-            v = Value.from_map(data)
+            mp = arg.type.element if arg.type.kind == ValueKind.OPTIONAL else arg.type
+            values = mp.element if mp is not None else None
+            v = Value.from_map(data, mp.key_type if mp is not None else None,
+                               values.element_type if values is not None
+                               and values.kind == ValueKind.TENSOR else None)
         elif kind == ValueKind.SPARSETENSOR:
             v = Value.from_sparse(data)
         else:

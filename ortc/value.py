@@ -17,8 +17,8 @@ from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._handle import Handle
 from ._loader import Api
-from ._numpy_bridge import array_to_ortvalue, is_empty_optional, ortvalue_to_python, \
-    tensor_shape_and_type, tensor_view, value_count, value_kind
+from ._numpy_bridge import array_to_ortvalue, convert_python_data, is_empty_optional, \
+    ortvalue_to_python, tensor_shape_and_type, tensor_view, value_count, value_kind
 from ._status import call_out, check
 from .dtypes import bits_for, dtype_for
 from .env import get_env
@@ -79,6 +79,20 @@ def _empty_sequence_session(api: Api, element_type: int) -> Any:
                 api.ReleaseSessionOptions(opts)
             _empty_sessions[key] = session
     return session
+
+
+def _python_data_as(arr: np.ndarray[Any, Any], element_type: ElementType,
+                    what: str) -> np.ndarray[Any, Any]:
+    """A dict's keys or values (an array made from Python data) as ``element_type``'s dtype;
+    strings stay as they are (the string check comes later), an empty array takes the dtype."""
+    if element_type == ElementType.STRING:
+        return arr if arr.size else np.empty(0, object)
+    want = cast("np.dtype[Any]", dtype_for(element_type))  # required: raises, never None
+    if not arr.size:
+        return np.empty(0, want)
+    if arr.dtype.kind in "OSU":
+        raise InvalidArgument(f"{what}: cannot convert strings to {element_type.name}")
+    return convert_python_data(arr, want, what, element_type.name)
 
 
 class Value(Handle):
@@ -239,9 +253,16 @@ class Value(Handle):
         return cls._own(out[0])
 
     @classmethod
-    def from_map(cls, mapping: Mapping[Any, Any] | tuple[Any, Any]) -> Value:
-        """A map from a dict (or a (keys array, values array) pair)."""
+    def from_map(cls, mapping: Mapping[Any, Any] | tuple[Any, Any],
+                 key_type: ElementType | int | None = None,
+                 value_type: ElementType | int | None = None) -> Value:
+        """A map from a dict (or a (keys array, values array) pair). ``key_type`` and
+        ``value_type``, when given, convert a dict's Python keys and values to them (as
+        :meth:`from_numpy` converts Python data; a value that would change is refused) and
+        every key / value array must have them."""
         api = _loader.api()
+        kt = None if key_type is None else ElementType(key_type)
+        vt = None if value_type is None else ElementType(value_type)
         if isinstance(mapping, Mapping):
             items = list(mapping.items())  # one snapshot, whatever the mapping does later
             keys_list = [k for k, _ in items]
@@ -260,13 +281,20 @@ class Value(Handle):
             except (TypeError, ValueError, OverflowError) as exc:  # e.g. mixed key types
                 raise InvalidArgument(f"from_map: the keys must be all str or all int, the "
                                       f"values all of one type: {exc}") from None
-            if values.dtype == np.float64 and all(isinstance(v, float) for v in values_list):
+            if kt is not None:
+                keys = _python_data_as(keys, kt, "from_map keys")
+            if vt is not None:  # the declared type decides, not the Python values' types
+                values = _python_data_as(values, vt, "from_map values")
+            elif values.dtype == np.float64 and all(isinstance(v, float) for v in values_list):
                 values = values.astype(np.float32)
         elif isinstance(mapping, tuple) and len(mapping) == 2:
             keys, values = (np.asarray(x) for x in mapping)
         else:
             raise InvalidArgument(f"from_map: expected a dict, got {type(mapping).__name__}")
-        parts = [cls.from_numpy(keys.reshape(-1)), cls.from_numpy(values.reshape(-1))]
+        parts = []
+        for arr, et, what in ((keys, kt, "from_map keys"), (values, vt, "from_map values")):
+            raw, keep = array_to_ortvalue(api, arr.reshape(-1), what, et)
+            parts.append(cls._own(raw, keep))
         return cls._compose(api, parts, ValueKind.MAP, "from_map")
 
     @classmethod

@@ -176,6 +176,27 @@ def test_from_sequence_element_type_converts_and_must_match() -> None:
         ortc.Value.from_sequence([[1000]], ElementType.INT8)
 
 
+def test_from_map_key_and_value_types_convert_python_data() -> None:
+    """A dict's Python values take the declared type: ints among floats (or only ints) made a
+    map of double (or int64) values, which run() fed to a map(int64, float) input and ORT
+    refused, though a list of ints for a float tensor input is converted."""
+    m = ortc.Value.from_map({1: 1.0, 2: 2}, ElementType.INT64, ElementType.FLOAT)
+    assert m.type_info.type_str == "map(int64,tensor(float))" and m.to_python() == {1: 1.0, 2: 2.0}
+    assert ortc.Value.from_map({}, ElementType.STRING, ElementType.INT64).type_info.type_str \
+        == "map(string,tensor(int64))"
+    with pytest.raises(ortc.InvalidArgument, match="from_map values: cannot convert strings"):
+        ortc.Value.from_map({1: "1.0"}, ElementType.INT64, ElementType.FLOAT)
+    with pytest.raises(ortc.InvalidArgument, match="from_map values.*out of range"):
+        ortc.Value.from_map({1: 300}, ElementType.INT64, ElementType.INT8)
+    with pytest.raises(ortc.InvalidArgument, match="from_map keys: expected strings"):
+        ortc.Value.from_map({1: 1.0}, ElementType.STRING, ElementType.FLOAT)
+    sess = ortc.Session(models.dict_vectorizer_model((1, 2, 3, 5)))
+    [y] = sess.run(None, {"x": {1: 1.0, 5: 2}})
+    assert y.tolist() == [[1.0, 0.0, 0.0, 2.0]]
+    [y] = sess.run(None, {"x": {2: 3}})
+    assert y.tolist() == [[0.0, 3.0, 0.0, 0.0]]
+
+
 def test_bad_inputs_to_from_numpy() -> None:
     with pytest.raises(ortc.InvalidArgument, match="None"):
         ortc.Value.from_numpy(None)
