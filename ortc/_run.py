@@ -566,7 +566,7 @@ class RunEngine:
         _key, plan = self.plan(output_names)  # the names read once, as run() reads them
         out_names, tensor = plan.names, plan.tensor
         count = out_names.count
-        checked_timeout(timeout)
+        timeout = checked_timeout(timeout)
         # here, not at the top: it imports concurrent.futures, which `import ortc` avoids
         from ._callbacks import AsyncJob, releaser, run_async_callback
 

@@ -7,6 +7,7 @@ checks every run entry point makes of the ``run_options`` it is given.
 
 from __future__ import annotations
 
+import numbers
 import threading
 from typing import Any, cast
 
@@ -190,12 +191,23 @@ def checked_run_options(run_options: Any) -> Any:
                     f"{type(run_options).__name__}")
 
 
-def checked_timeout(timeout: Any) -> Any:
-    """``timeout`` if it is None or a number of seconds >= 0, else ValueError."""
-    if timeout is not None and (type(timeout) not in (int, float) or timeout != timeout
-                                or timeout < 0):
+def checked_timeout(timeout: Any) -> float | None:
+    """``timeout`` as float seconds if it is None or a real number >= 0 (numpy's scalars too,
+    as computed timeouts often are), else ValueError; a bool is not a number of seconds."""
+    if timeout is None:
+        return None
+    if type(timeout) is float:
+        seconds = timeout
+    elif isinstance(timeout, numbers.Real) and not isinstance(timeout, bool):
+        try:
+            seconds = float(timeout)
+        except OverflowError:  # an int beyond float: as good as forever
+            seconds = float("inf")
+    else:
+        seconds = float("nan")
+    if not seconds >= 0:  # nan too
         raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
-    return timeout
+    return seconds
 
 
 _main_options: RunOptions | None = None

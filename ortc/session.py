@@ -381,9 +381,10 @@ class Session(Handle):
                     w.rearm()
                 if w.deferred is not None:  # Ctrl-C's KeyboardInterrupt, raised in a log
                     w.raise_deferred()      # callback during the run (_interrupt)
-        checked_timeout(timeout)
+        seconds = checked_timeout(timeout)
+        assert seconds is not None  # None returned above
         ro = run_options if run_options is not None else RunOptions()
-        seq = watcher.add_deadline(time.monotonic() + timeout, ro)
+        seq = watcher.add_deadline(time.monotonic() + seconds, ro)
         fired = False
         try:
             return Session._stoppable(work, a, b, c, ro, None)  # and Ctrl-C on the main thread

@@ -83,7 +83,7 @@ def test_closed_run_options_raise_closed_error(entry: str) -> None:
 
 
 @pytest.mark.parametrize("entry", ENTRY_NAMES)
-@pytest.mark.parametrize("timeout", [-1, float("nan"), "1"])
+@pytest.mark.parametrize("timeout", [-1, float("nan"), "1", True, np.bool_(True), np.float32(-1)])
 def test_bad_timeout_is_a_value_error(entry: str, timeout: Any) -> None:
     s = ortc.Session(models.add_model())
     with pytest.raises(ValueError, match="timeout must be a number of seconds"):
@@ -91,10 +91,14 @@ def test_bad_timeout_is_a_value_error(entry: str, timeout: Any) -> None:
 
 
 @pytest.mark.parametrize("entry", ENTRY_NAMES)
-def test_generous_timeout_returns_the_same_result(entry: str) -> None:
+@pytest.mark.parametrize("timeout", [60, np.float32(60), np.int64(60), 10 ** 400],
+                         ids=["int", "np.float32", "np.int64", "beyond-float"])
+def test_generous_timeout_returns_the_same_result(entry: str, timeout: Any) -> None:
+    """numpy's scalars are numbers of seconds too (a computed timeout often is one: they
+    were refused as 'not a number'), and an int too large for a float is forever."""
     s = ortc.Session(models.add_model(), intra_op_num_threads=2)
     calls = _entries(s, {"a": ONE, "b": ONE})
-    plain, timed = calls[entry](), calls[entry](timeout=60)
+    plain, timed = calls[entry](), calls[entry](timeout=timeout)
     if entry == "run_with_binding":
         assert plain is None and timed is None
     elif entry == "run_with_values":
