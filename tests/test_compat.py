@@ -476,6 +476,22 @@ def run_with_ort_values(ort: Any) -> Any:
 
 
 @scenario
+def iobinding_copies_outlive_the_next_run(ort: Any) -> Any:
+    """copy_outputs_to_cpu copies: the next run with the binding (which reuses the outputs it
+    allocated) leaves them as they were (ortc.compat returned views it overwrote)."""
+    sess = ort.InferenceSession(ADD)
+    b = sess.io_binding()
+    b.bind_cpu_input("a", AB["a"])
+    b.bind_cpu_input("b", AB["b"])
+    b.bind_output("c")
+    sess.run_with_iobinding(b)
+    first = b.copy_outputs_to_cpu()
+    b.bind_cpu_input("a", AB["a"] * 10)
+    sess.run_with_iobinding(b)
+    return [first, b.copy_outputs_to_cpu()]
+
+
+@scenario
 def iobinding_forms(ort: Any) -> Any:
     sess = ort.InferenceSession(ADD)
     out = []

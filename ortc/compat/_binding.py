@@ -85,7 +85,9 @@ class IOBinding:
         return [OrtValue(v) for v in self._call(self._binding.get_output_values)]
 
     def copy_outputs_to_cpu(self) -> list[Any]:
-        return list(self._call(self._binding.get_outputs))
+        # copies, as the name says: get_outputs' arrays are views over the bound outputs,
+        # which the next run with this binding writes again
+        return [_copied(out) for out in self._call(self._binding.get_outputs)]
 
     def clear_binding_inputs(self) -> None:
         self._binding.clear_binding_inputs()
@@ -94,3 +96,14 @@ class IOBinding:
     def clear_binding_outputs(self) -> None:
         self._binding.clear_binding_outputs()
         self._keep = {k: v for k, v in self._keep.items() if not k.startswith("out:")}
+
+
+def _copied(out: Any) -> Any:
+    """An output (an array, or a list / dict holding arrays) with every array copied."""
+    if isinstance(out, np.ndarray):
+        return out.copy()
+    if isinstance(out, list):
+        return [_copied(item) for item in out]
+    if isinstance(out, dict):
+        return {key: _copied(item) for key, item in out.items()}
+    return out
