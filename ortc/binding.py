@@ -266,7 +266,9 @@ class IoBinding(Handle):
         """The bound outputs after a run, as numpy arrays (views; lists/dicts for other kinds).
 
         A view keeps what it reads alive: the Value (or array) bound as that output, or the
-        memory ORT allocated, even after the binding is cleared or rebound."""
+        memory ORT allocated, even after the binding is cleared or rebound. The next run with
+        this binding writes that same memory (ORT reuses the outputs it allocated when their
+        shape matches): copy a result to keep it across runs."""
         api = self._api
 
         def convert(slots: Any, i: int, value: Value | None) -> Any:
