@@ -220,6 +220,9 @@ def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
         return model, os.path.abspath(path), None
     if hasattr(model, "read") and not isinstance(model, (bytes, bytearray, memoryview)):
         model = model.read()
+        if not isinstance(model, (bytes, bytearray, memoryview)):  # a str is no path here
+            raise TypeError(f"the model's file object must be binary (open it with 'rb'): "
+                            f"its read() returned {type(model).__name__}")
     if isinstance(model, bytes):
         return model, None, model
     if isinstance(model, (bytearray, memoryview)):

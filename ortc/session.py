@@ -201,6 +201,9 @@ class Session(Handle):
                             opts_ptr, context=f"loading model {path!r}")
         if hasattr(model, "read"):
             model = model.read()
+            if not isinstance(model, (bytes, bytearray, memoryview)):  # a str is no path here
+                raise TypeError(f"the model's file object must be binary (open it with 'rb'): "
+                                f"its read() returned {type(model).__name__}")
         if isinstance(model, (bytes, bytearray, memoryview)):
             data = bytes(model) if isinstance(model, memoryview) else model
             if not data:

@@ -12,6 +12,7 @@ and ``test_errors_doc_is_current`` fails when the file is stale.
 from __future__ import annotations
 
 import functools
+import io
 import os
 import sys
 from dataclasses import dataclass
@@ -173,6 +174,9 @@ ROWS: list[Row] = [
     Row("model", "neither a path nor bytes (an int)", lambda: model_source(42), TypeError),
     Row("model", "a memoryview of the model's bytes",
         lambda: model_source(memoryview(models.add_model())), None),
+    Row("model", "a file object opened in text mode",
+        lambda: model_source(io.StringIO("model.onnx")), TypeError,
+        "its text was taken as a path"),
     Row("model", "a graph whose node reads an undefined name",
         lambda: model_source(_undefined_input_model()), InvalidArgument),
     Row("model", "an operator that does not exist",
