@@ -78,8 +78,9 @@ class SparseTensor:
         if self.format == SparseFormat.COO:
             assert self.indices is not None
             idx = self.indices
-            linear = idx if idx.ndim == 1 else np.ravel_multi_index(idx.T, self.dense_shape)
-            flat[linear] = self.values
+            if idx.size:  # ORT reports an empty COO's indices as [0, 2] whatever the rank
+                linear = idx if idx.ndim == 1 else np.ravel_multi_index(idx.T, self.dense_shape)
+                flat[linear] = self.values
         elif self.format == SparseFormat.CSRC:
             assert self.inner_indices is not None and self.outer_indices is not None
             cols = self.dense_shape[1]

@@ -23,6 +23,17 @@ def test_coo_round_trip() -> None:
     assert dense[0, 1] == 1.5 and dense[1, 2] == -2.0 and dense[2, 3] == 3.0 and dense.sum() == 2.5
 
 
+@pytest.mark.parametrize("shape", [(3,), (2, 2, 2)])
+def test_empty_coo_round_trip_is_all_zeros(shape: tuple[int, ...]) -> None:
+    """A COO tensor with no values is all zeros; ORT reports its indices as [0, 2] whatever
+    the rank, and to_dense raised numpy's ValueError on them."""
+    sp = SparseTensor.coo(shape, np.array([], np.float32), np.array([], np.int64))
+    back = ortc.Value.from_sparse(sp).to_python()
+    assert back.values.size == 0 and back.indices is not None and back.indices.size == 0
+    dense = back.to_dense()
+    assert dense.shape == shape and dense.dtype == np.float32 and not dense.any()
+
+
 def test_coo_2d_indices_and_csr_round_trip() -> None:
     sp = SparseTensor.coo((2, 3), np.array([7, 8], np.int32), [[0, 2], [1, 0]])
     back = ortc.Value.from_sparse(sp).to_python()
