@@ -309,3 +309,21 @@ def test_a_library_that_cannot_be_loaded_is_a_one_line_error(tmp_path) -> None:
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.startswith("python -m ortc conformance: error: ") and want in proc.stderr, \
             proc.stderr
+
+
+def test_matrix_report_default_path_of_an_installed_ortc(tmp_path, monkeypatch) -> None:
+    """An installed ortc (site-packages/ortc) has no docs/CONFORMANCE.md beside it: the report
+    goes to the current directory, not to a docs/ folder made in the Python installation."""
+    from ortc.conformance import cli
+
+    installed = tmp_path / "lib" / "python3.11"
+    monkeypatch.setattr(cli, "_repo_root", lambda: str(installed))
+    monkeypatch.chdir(tmp_path)
+    assert cli.default_matrix_output() == str(tmp_path / "CONFORMANCE.md")
+    checkout = tmp_path / "checkout"
+    (checkout / "docs").mkdir(parents=True)
+    (checkout / "docs" / "CONFORMANCE.md").write_text("# report\n")
+    monkeypatch.setattr(cli, "_repo_root", lambda: str(checkout))
+    assert cli.default_matrix_output() == str(checkout / "docs" / "CONFORMANCE.md")
+    monkeypatch.undo()
+    assert cli.default_matrix_output() == os.path.join(ROOT, "docs", "CONFORMANCE.md")

@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="comma-separated onnxruntime versions ('all' for 1.16..newest): fetch "
                          "each wheel's library and run the suite on it in a child process")
     ap.add_argument("--output", default=None, metavar="FILE",
-                    help="with --matrix: the Markdown report (default docs/CONFORMANCE.md)")
+                    help="with --matrix: the Markdown report (default docs/CONFORMANCE.md in an "
+                         "ortc checkout, else ./CONFORMANCE.md)")
     ap.add_argument("--coverage", metavar="FILE",
                     help="with --matrix: include the slot coverage recorded in FILE "
                          "(ORTC_SLOT_COVERAGE) in the report")
@@ -214,7 +215,7 @@ def _matrix(args: argparse.Namespace) -> int:
     if args.coverage:
         from . import coverage
         cov = coverage.report(coverage.read(args.coverage))
-    output = args.output or os.path.join(_repo_root(), "docs", "CONFORMANCE.md")
+    output = args.output or default_matrix_output()
     _write(output, render_matrix(runs, cov))
     if args.json:
         _write(args.json, json.dumps(runs, indent=1, ensure_ascii=False) + "\n")
@@ -281,6 +282,16 @@ def _run_version(lib: str, max_restarts: int = 5, ids: Sequence[str] | None = No
 
 def _repo_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def default_matrix_output() -> str:
+    """docs/CONFORMANCE.md of an ortc checkout; for an installed ortc (no such file: the
+    package's parent is site-packages) CONFORMANCE.md in the current directory, never a
+    docs/ folder made inside site-packages."""
+    checkout_doc = os.path.join(_repo_root(), "docs", "CONFORMANCE.md")
+    if os.path.isfile(checkout_doc):
+        return checkout_doc
+    return os.path.abspath("CONFORMANCE.md")
 
 
 def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = None) -> str:
