@@ -7,6 +7,7 @@ back out, since numpy has no sparse type of its own.
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -166,6 +167,7 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
             if sparse.indices is None:
                 raise InvalidArgument("a COO sparse tensor needs indices")
             idx = np.ascontiguousarray(sparse.indices, dtype=np.int64)
+            _check_coo_bounds(idx, values.size, dense)
             check(api.FillSparseTensorCoo(raw, memory_info, vshape, len(vshape),
                                           ffi.from_buffer(values), ffi.from_buffer("int64_t[]", idx),
                                           idx.size), "sparse COO tensor")
@@ -174,6 +176,7 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
                 raise InvalidArgument("a CSR sparse tensor needs inner and outer indices")
             inner = np.ascontiguousarray(sparse.inner_indices, dtype=np.int64)
             outer = np.ascontiguousarray(sparse.outer_indices, dtype=np.int64)
+            _check_csr_bounds(inner, outer, values.size, dense)
             check(api.FillSparseTensorCsr(raw, memory_info, vshape, len(vshape),
                                           ffi.from_buffer(values), ffi.from_buffer("int64_t[]", inner),
                                           inner.size, ffi.from_buffer("int64_t[]", outer), outer.size),
@@ -184,3 +187,44 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
         api.ReleaseValue(raw)
         raise
     return raw
+
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+# Not every ORT version checks that FillSparseTensorCoo/Csr indices lie inside the dense shape;
+# one that does not stores them, and whatever reads the value then indexes out of bounds
+# (to_dense wrapped a negative index around). So ortc checks the bounds itself.
+def _check_coo_bounds(idx: np.ndarray[Any, Any], nvalues: int, dense: tuple[int, ...]) -> None:
+    if not idx.size:
+        return
+    flat = idx.reshape(-1)
+    if flat.size == nvalues:
+        size = math.prod(dense)  # a Python int: no overflow for huge dense shapes
+        bad = (flat < 0) | (flat >= size) if size <= _INT64_MAX else flat < 0
+        if bad.any():
+            raise InvalidArgument(f"sparse COO tensor: linear index {int(flat[bad][0])} is "
+                                  f"outside the dense shape {dense} ([0, {size}))")
+    elif flat.size == 2 * nvalues and len(dense) == 2:
+        pairs = flat.reshape(-1, 2)
+        bad = (pairs < 0).any(axis=1) | (pairs[:, 0] >= dense[0]) | (pairs[:, 1] >= dense[1])
+        if bad.any():
+            row, col = (int(v) for v in pairs[bad][0])
+            raise InvalidArgument(f"sparse COO tensor: index ({row}, {col}) is outside the "
+                                  f"dense shape {dense}")
+    # other counts and ranks: ORT's own check names them
+
+
+def _check_csr_bounds(inner: np.ndarray[Any, Any], outer: np.ndarray[Any, Any], nvalues: int,
+                      dense: tuple[int, ...]) -> None:
+    if len(dense) != 2 or not inner.size:
+        return  # ORT's own checks name these
+    bad = (inner < 0) | (inner >= dense[1])
+    if bad.any():
+        raise InvalidArgument(f"sparse CSR tensor: inner (column) index {int(inner[bad][0])} "
+                              f"is outside [0, {dense[1]})")
+    if outer.size and ((outer < 0).any() or (outer > nvalues).any()
+                       or (np.diff(outer) < 0).any()):
+        raise InvalidArgument(f"sparse CSR tensor: outer (row start) indices must rise from 0 "
+                              f"to the value count {nvalues} without falling; got "
+                              f"{outer.tolist()[:16]}")

@@ -51,6 +51,32 @@ def test_bad_sparse_inputs() -> None:
         ortc.Value.from_sparse(SparseTensor.coo((2, 2), np.ones(1, np.float32), [9]))
 
 
+@pytest.mark.parametrize("sparse, message", [
+    (SparseTensor.coo((2, 2), np.ones(1, np.float32), [-1]), r"linear index -1 is outside"),
+    (SparseTensor.coo((2, 2), np.ones(1, np.float32), [4]), r"linear index 4 is outside"),
+    (SparseTensor.coo((2, 3), np.ones(2, np.float32), [[0, 0], [1, 3]]),
+     r"index \(1, 3\) is outside"),
+    (SparseTensor.coo((2, 3), np.ones(2, np.float32), [[0, 0], [-1, 0]]),
+     r"index \(-1, 0\) is outside"),
+    (SparseTensor.csr((2, 2), np.ones(2, np.float32), [0, 2], [0, 1, 2]),
+     r"inner \(column\) index 2 is outside"),
+    (SparseTensor.csr((2, 2), np.ones(2, np.float32), [0, 1], [0, 2, 1]),
+     r"outer \(row start\) indices must rise"),
+], ids=["coo-negative", "coo-past-end", "coo-2d-column", "coo-2d-negative-row",
+        "csr-column", "csr-falling-rows"])
+def test_sparse_indices_outside_the_dense_shape_are_refused(sparse: SparseTensor,
+                                                             message: str) -> None:
+    """ortc checks the bounds itself: not every ORT version does (one that does not stores
+    the indices, and to_dense then wrapped a negative index around or raised IndexError)."""
+    with pytest.raises(ortc.InvalidArgument, match=message):
+        ortc.Value.from_sparse(sparse)
+    big = SparseTensor.coo((2 ** 40, 2 ** 40), np.ones(1, np.float32), [2 ** 62])
+    try:  # inside the shape: ortc's bound check must not overflow on 2**80 elements
+        ortc.Value.from_sparse(big)
+    except ortc.OrtError as refused:  # newer ORT refuses the size itself
+        assert "outside" not in str(refused)
+
+
 def test_model_with_a_sparse_input() -> None:
     a_type = helper.make_sparse_tensor_type_proto(TensorProto.FLOAT, [2, 3])
     graph = helper.make_graph(
