@@ -59,7 +59,8 @@ def refused_buffer(message: str) -> bool:
     return ("pre-allocated" in message or "re-use buffer" in message
             or "OrtValue provided for output" in message
             or "Invalid rank for output" in message
-            or "invalid dimensions for output" in message)
+            or "invalid dimensions for output" in message
+            or "OrtValue shape verification failed" in message)  # older ORT's kernel check
 
 
 class Stage:
