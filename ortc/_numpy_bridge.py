@@ -14,6 +14,7 @@ engine and bindings call them directly for feeds and outputs.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, cast
 
 import numpy as np
@@ -74,6 +75,11 @@ def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
     """(array, from Python data): an array producer as an array over its own memory, or Python
     data (lists, tuples, scalars) as a new array. Anything else is refused."""
     if isinstance(data, np.ndarray):
+        if type(data) is not np.ndarray and _has_masked_elements(data):
+            raise InvalidArgument(
+                f"{what}: a masked array with masked elements; ORT has no mask and would read "
+                f"what lies under it: pass .filled(value) to choose what the masked elements "
+                f"are, or .data to use what is there")
         return data, False
     if data is None:
         raise InvalidArgument(f"{what}: got None, expected an array")
@@ -125,6 +131,12 @@ def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: st
             raise InvalidArgument(f"{what}: value {arr[overflow].flat[0]} is out of range for "
                                   f"{type_name}")
     return out
+
+
+def _has_masked_elements(array: np.ndarray[Any, Any]) -> bool:
+    # without numpy.ma imported no array can be a masked one (and the check imports nothing)
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(array, ma.MaskedArray) and bool(ma.is_masked(array))
 
 
 def array_to_ortvalue(api: Api, data: Any, what: str = "value",

@@ -273,3 +273,26 @@ def test_empty_sequence_value_and_feed(elem: ortc.ElementType) -> None:
 def test_empty_sequence_needs_its_type() -> None:
     with pytest.raises(ortc.InvalidArgument, match="element_type"):
         ortc.Value.from_sequence([])
+
+
+def test_a_masked_array_with_masked_elements_is_refused_not_read_through() -> None:
+    """ORT has no mask: it would read whatever lies under the masked elements. Such an array is
+    refused (run, Value.from_numpy, ortc.compat alike) with what to pass instead; a masked
+    array with nothing masked is just its data."""
+    import ortc.compat as compat
+
+    s = ortc.Session(models.add_model(np.float32, (3,)))
+    masked = np.ma.array([1.0, 2.0, 3.0], mask=[False, True, False], dtype=np.float32)
+    b = np.ones(3, np.float32)
+    with pytest.raises(ortc.InvalidArgument, match=r"input 'a': a masked array .*\.filled"):
+        s.run(None, {"a": masked, "b": b})
+    with pytest.raises(ortc.InvalidArgument, match="masked array"):
+        ortc.Value.from_numpy(masked)
+    cs = compat.InferenceSession(models.add_model(np.float32, (3,)),
+                                 providers=["CPUExecutionProvider"])
+    with pytest.raises(ortc.InvalidArgument, match="masked array"):
+        cs.run(None, {"a": masked, "b": b})
+    unmasked = np.ma.array([1.0, 2.0, 3.0], dtype=np.float32)
+    np.testing.assert_array_equal(s.run(None, {"a": unmasked, "b": b})[0], [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(s.run(None, {"a": masked.filled(0.0), "b": b})[0],
+                                  [2.0, 1.0, 4.0])
