@@ -454,22 +454,23 @@ class RunEngine:
             # as guessed until a run has confirmed them.
             held = hold_ort_logs() if guessed or (made and not plan.confirmed) else None
             err = None
-            retry = False
+            guess_refused = buffer_refused = False  # what the retries below answer
             try:
                 status = self.call(sess_ptr, in_names, values, plan.names, outputs, run_options,
                                    raw_run_options)
                 if status:
                     err = error_from_status(status)  # releases the status
-                    retry = bool(guessed and isinstance(err, InvalidArgument)
-                                 or made and refused_buffer(err.message))
+                    buffer_refused = bool((made or guessed) and refused_buffer(err.message))
+                    guess_refused = guessed and (buffer_refused
+                                                 or isinstance(err, InvalidArgument))
             finally:
                 if held is not None:
-                    release_ort_logs(held, retry)
+                    release_ort_logs(held, guess_refused or buffer_refused)
             if err is None:
                 if made:
                     plan.confirmed = True
             else:
-                if guessed and (isinstance(err, InvalidArgument) or refused_buffer(err.message)):
+                if guess_refused:
                     # A learned shape may be what ORT refused, whatever its wording (a shape
                     # that depends on the input values, a declaration ORT checks buffers
                     # against): run again without guessing. Guessing stops for good when that
@@ -481,7 +482,7 @@ class RunEngine:
                     except OrtError:
                         plan.learned, plan.seen = before
                         raise
-                if made and refused_buffer(err.message):
+                if buffer_refused and made:
                     # a model whose declared output shape is wrong makes ORT refuse our
                     # preallocated buffer: stop preallocating for this session, run again
                     self.preallocate = False
