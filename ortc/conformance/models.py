@@ -205,11 +205,12 @@ def model(nodes: Sequence[bytes], inputs: Sequence[bytes], outputs: Sequence[byt
 # ---- the models ----
 
 def identity_model(elem: int, shape: Sequence[Dim] | None = (2, 3), *, op: str = "Identity",
-                   opset: int | None = None, **attrs: Any) -> bytes:
+                   opset: int | None = None, ir_version: int | None = None,
+                   **attrs: Any) -> bytes:
     """x -> y through one data-movement node (Identity, or e.g. Transpose for 4-bit types)."""
     t = tensor_type(elem, shape)
     return model([node(op, ["x"], ["y"], **attrs)], [value_info("x", t)], [value_info("y", t)],
-                 opset=opset)
+                 opset=opset, ir_version=ir_version)
 
 
 def add_model(shape: Sequence[Dim] = ("n",), elem: int = FLOAT) -> bytes:

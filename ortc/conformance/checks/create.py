@@ -93,10 +93,7 @@ def type_error(ctx: Ctx) -> str:
 @check("create.future-ir-version", "A model with an IR version newer than the library "
        "supports fails with an error status.", "none")
 def future_ir(ctx: Ctx) -> str:
-    t = models.tensor_type(models.FLOAT, (1,))
-    m = models.model([models.node("Identity", ["x"], ["y"])], [models.value_info("x", t)],
-                     [models.value_info("y", t)], ir_version=99)
-    sess, err = ctx.try_session(m)
+    sess, err = ctx.try_session(models.identity_model(models.FLOAT, (1,), ir_version=99))
     if err is None:
         ctx.api.ReleaseSession(sess)
         raise Fail("accepted IR version 99")
@@ -106,10 +103,7 @@ def future_ir(ctx: Ctx) -> str:
 @check("create.future-opset", "A model importing an opset newer than the library knows fails "
        "with an error status.", "none")
 def future_opset(ctx: Ctx) -> str:
-    t = models.tensor_type(models.FLOAT, (1,))
-    m = models.model([models.node("Identity", ["x"], ["y"])], [models.value_info("x", t)],
-                     [models.value_info("y", t)], opset=99)
-    sess, err = ctx.try_session(m)
+    sess, err = ctx.try_session(models.identity_model(models.FLOAT, (1,), opset=99))
     if err is None:
         ctx.api.ReleaseSession(sess)
         raise Known("opset 99 accepted (ORT only warns about an opset newer than it knows)")
