@@ -36,7 +36,7 @@ from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import cpu_memory_info
 from .run_options import RunOptions, checked_timeout
-from .typeinfo import NodeArg
+from .typeinfo import NodeArg, TypeInfo
 from .value import Value
 
 if TYPE_CHECKING:
@@ -54,6 +54,11 @@ _gc = ffi.gc
 ffi_release = ffi.release
 _from_buffer = ffi.from_buffer
 _cast = ffi.cast
+
+
+def _tensor_element_type(info: TypeInfo | None) -> ElementType | None:
+    """The element type of a tensor type (a sequence's item, a map's values), else None."""
+    return info.element_type if info is not None and info.kind == ValueKind.TENSOR else None
 
 
 def release_run(release: Callable[[Any], None], created: list[Any], keep: list[Any],
@@ -293,9 +298,10 @@ class RunEngine:
             keep.append(Lease(data))  # a shared use of the value until the run returns
             data._require_value(f"input {name!r} (pass None, or leave an optional input out)")
             return data._ptr
-        kind = arg.type.kind
-        if kind == ValueKind.OPTIONAL and arg.type.element is not None:
-            kind = arg.type.element.kind
+        declared = arg.type  # what an optional input holds when it holds something
+        if declared.kind == ValueKind.OPTIONAL and declared.element is not None:
+            declared = declared.element
+        kind = declared.kind
         if kind == ValueKind.TENSOR:
             if is_dlpack_producer(data):  # torch & co: their memory, their dtype, no cast
                 data = dlpack_array(data, f"input {name!r}")
@@ -323,17 +329,10 @@ class RunEngine:
             created.append(_gc(raw, self.api.ReleaseValue))
             keep.append(buf)
             return raw
-        if kind == ValueKind.SEQUENCE:
-            seq = arg.type.element if arg.type.kind == ValueKind.OPTIONAL else arg.type
-            item = seq.element if seq is not None else None  # an empty one needs its type
-            v = Value.from_sequence(data, item.element_type if item is not None
-                                    and item.kind == ValueKind.TENSOR else None)
+        if kind == ValueKind.SEQUENCE:  # the item type converts Python data (and types [])
+            v = Value.from_sequence(data, _tensor_element_type(declared.element))
         elif kind == ValueKind.MAP:
-            mp = arg.type.element if arg.type.kind == ValueKind.OPTIONAL else arg.type
-            values = mp.element if mp is not None else None
-            v = Value.from_map(data, mp.key_type if mp is not None else None,
-                               values.element_type if values is not None
-                               and values.kind == ValueKind.TENSOR else None)
+            v = Value.from_map(data, declared.key_type, _tensor_element_type(declared.element))
         elif kind == ValueKind.SPARSETENSOR:
             v = Value.from_sparse(data)
         else:
