@@ -181,15 +181,25 @@ class InferenceSession:
                     run_options: Any) -> list[Any]:
         if isinstance(err, (EPFail, ortc.EPFail)):
             return self._fall_back(err, lambda: self.run(output_names, input_feed, run_options))
-        if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
-            names = _decoded(output_names)
-            if names is not None:  # run again with bytes names as text, as pybind takes them
-                return self.run(names, input_feed, run_options)
-            converted = lists_converted(self._sess, input_feed)
-            if converted is not None:  # run again with the lists converted as onnxruntime does
-                return self.run(output_names, converted, run_options)
+        again = self._taken_as_pybind_takes(err, output_names, input_feed)
+        if again is not None:
+            return self.run(again[0], again[1], run_options)
         raise explain(self._sess, self._required, err, output_names, input_feed,
                       run_options) from None
+
+    def _taken_as_pybind_takes(self, err: BaseException, output_names: Any,
+                               feeds: Any) -> tuple[Any, Any] | None:
+        """(output names, feeds) to run again with after ortc refused them (``err``) where
+        onnxruntime's pybind layer takes them: bytes names as text, lists converted to the
+        inputs' types. None when neither applies."""
+        if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
+            names = _decoded(output_names)
+            if names is not None:
+                return names, feeds
+            converted = lists_converted(self._sess, feeds)
+            if converted is not None:
+                return output_names, converted
+        return None
 
     def run_with_ort_values(self, output_names: Sequence[str] | None,
                             input_dict_ort_values: Mapping[str, OrtValue],
@@ -244,13 +254,9 @@ class InferenceSession:
             return self._sess.run_async(output_names or None, feeds,
                                         None if run_options is None else run_options._native)
         except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
-            if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
-                names = _decoded(output_names)
-                if names is not None:
-                    return self._start_async(names, feeds, run_options)
-                converted = lists_converted(self._sess, feeds)
-                if converted is not None:  # converted as run() converts them
-                    return self._start_async(output_names, converted, run_options)
+            again = self._taken_as_pybind_takes(err, output_names, feeds)
+            if again is not None:  # as run() takes them
+                return self._start_async(again[0], again[1], run_options)
             raise explain(self._sess, self._required, err, output_names, feeds,
                           run_options) from None
 
