@@ -111,7 +111,7 @@ def _drain_at_exit(limit: float = 2.0) -> None:
     import time
 
     me = _get_ident()
-    if not any(t.ident != me and t.name != "ortc-watcher" for t in threading.enumerate()):
+    if not any(t.ident != me for t in threading.enumerate()):
         return  # no other Python thread: nothing can be inside ORT
     _exit_thread = me
     _exiting = True

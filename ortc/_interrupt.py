@@ -24,6 +24,7 @@ The watcher never takes a lock that a running thread may hold while inside ORT.
 
 from __future__ import annotations
 
+import _thread
 import heapq
 import itertools
 import os
@@ -46,7 +47,8 @@ class Watcher:
         self._cancelled: set[int] = set()
         self._fired: set[int] = set()
         self._seq = itertools.count()
-        self._thread: threading.Thread | None = None
+        #: the process the watcher thread runs in (a forked child starts its own), 0 for none
+        self._thread_pid = 0
         self._sig_r = self._sig_w = -1
         self._forward_fd = -1
         #: the Ctrl-C bridge is installed
@@ -62,9 +64,42 @@ class Watcher:
 
     # -- the thread ----------------------------------------------------------------------------
     def _start(self) -> None:
-        if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._loop, name="ortc-watcher", daemon=True)
-            self._thread.start()
+        # A bare thread: threading.Thread.start() waits until the new thread has run, which on a
+        # busy machine took 5 ms of the first Session (the OS had to schedule it first). The
+        # loop needs nothing threading.Thread adds; like a daemon thread, it is not joined at
+        # exit.
+        if self._thread_pid != os.getpid():
+            with self._lock:
+                if self._thread_pid != os.getpid():
+                    _thread.start_new_thread(self._loop, ())
+                    self._thread_pid = os.getpid()
+
+    def after_fork_in_child(self) -> None:
+        # Only the forking thread survives a fork: the watcher thread is gone and its lock may
+        # have been held at that instant. The parent's deadlines belong to the parent's runs.
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self.sigint_lock = threading.Lock()
+        self._heap = []
+        self._cancelled.clear()
+        self._fired.clear()
+        self.main_run = None
+        self._thread_pid = 0  # the next deadline or Ctrl-C bridge starts the child's own
+        if self._sig_r >= 0:
+            # The pipe is shared with the parent: each process's watcher would read the other's
+            # Ctrl-C (a child's run went on after its SIGINT while the parent's watcher took the
+            # byte). Give the wakeup fd back; the child's first run installs a pipe of its own.
+            try:
+                signal.set_wakeup_fd(self._forward_fd)
+            except (ValueError, OSError):
+                pass
+            for fd in (self._sig_r, self._sig_w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self._sig_r = self._sig_w = self._forward_fd = -1
+            self.sigint_ready = False
 
     def _loop(self) -> None:
         import time
@@ -199,3 +234,5 @@ def _terminate(run_options: Any) -> None:
 
 
 watcher = Watcher()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=watcher.after_fork_in_child)

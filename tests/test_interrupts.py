@@ -60,6 +60,48 @@ def test_ctrl_c_stops_a_long_run_quickly() -> None:
     assert result["after"] == [2.0]
 
 
+FORKED_CHILD = r"""
+import json, os, signal, sys, time, numpy as np, ortc, models
+s = ortc.Session(models.endless_model(), intra_op_num_threads=1)
+x = np.ones((256, 256), np.float32)
+# the parent's first run installs the Ctrl-C bridge and its reader thread; a forked child
+# inherits the bridge but not the thread
+small = ortc.Session(models.add_model())
+one = np.ones(1, np.float32)
+small.run(None, {"a": one, "b": one}, timeout=30)
+pid = os.fork()
+if pid == 0:
+    import faulthandler, threading
+    faulthandler.dump_traceback_later(60, exit=True)  # a run nothing stopped must not outlive us
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    try:
+        s.run(None, {"x": x})
+        outcome = "finished"
+    except KeyboardInterrupt:
+        outcome = "KeyboardInterrupt"
+    # deadlines work in the child too (the parent's watcher thread did not survive the fork)
+    try:
+        s.run(None, {"x": x}, timeout=0.2)
+        deadline = "finished"
+    except ortc.RunTimeout:
+        deadline = "RunTimeout"
+    print(json.dumps({"outcome": outcome, "deadline": deadline}), flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_ctrl_c_and_deadlines_stop_runs_in_a_forked_child() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
+    proc = subprocess.run([sys.executable, "-c", FORKED_CHILD], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result == {"outcome": "KeyboardInterrupt", "deadline": "RunTimeout"}
+
+
 def test_timeout_terminates_and_session_stays_usable() -> None:
     s = ortc.Session(models.endless_model(), intra_op_num_threads=1)
     x = np.ones((256, 256), np.float32)
