@@ -120,3 +120,25 @@ def test_names_loaded_on_first_use() -> None:
     assert proc.stdout.splitlines() == [
         "[]", "True ortc.sparse True True", "True ortc.binding True True",
         "module 'ortc' has no attribute 'no_such_name'"]
+
+
+def test_enums_a_first_session_does_not_use_are_made_on_first_use() -> None:
+    """Ten of the C API's enums are made when first read, not at import (an IntEnum costs about
+    0.1 ms to create): a first session and run make none of them, and each, once read, is an
+    IntEnum like the others (module, name, pickling, ``dir``)."""
+    proc = run_python(
+        "import pickle, numpy as np, ortc, models\n"
+        "from enum import IntEnum\n"
+        "from ortc import _enums\n"
+        "s = ortc.Session(models.add_model())\n"
+        "s.run(None, {'a': np.ones(1, np.float32), 'b': np.ones(1, np.float32)})\n"
+        "lazy = sorted(_enums._ON_FIRST_USE)\n"
+        "print(len(lazy), [n for n in lazy if n in vars(_enums)])\n"
+        "from ortc._enums import SparseFormat\n"
+        "made = [getattr(_enums, n) for n in lazy]\n"
+        "print(all(issubclass(e, IntEnum) and e.__module__ == 'ortc._enums' and e.__qualname__ == n\n"
+        "          and e.__doc__.startswith('C enum ``Ort') for n, e in zip(lazy, made)),\n"
+        "      SparseFormat is _enums.SparseFormat, set(lazy) <= set(dir(_enums)),\n"
+        "      pickle.loads(pickle.dumps(SparseFormat.COO)) is SparseFormat.COO, int(SparseFormat.COO))\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["10 []", "True True True True 1"]
