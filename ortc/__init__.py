@@ -24,7 +24,6 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
                      WrongThreadError)
 from .lora import LoraAdapter
 from .memory import Allocator, MemoryInfo, default_allocator
-from .recipe import OptionsRecipe, RecipeError, SessionRecipe
 from .run_options import RunOptions
 from .session import Session
 from .session_options import SessionOptions
@@ -35,14 +34,16 @@ from .value import Value
 if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
     from ._version import VersionInfo, version
     from .binding import IoBinding
+    from .recipe import OptionsRecipe, RecipeError, SessionRecipe
     from .rules_table import rules
     from .sparse import SparseTensor
 
 #: names loaded on first use, and their modules: ``import ortc`` does not pay for the rules
-#: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, nor the dataclass
-#: version() returns (making a dataclass costs ~0.4 ms of the import)
+#: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, nor the
+#: dataclasses of version() and of recipes (making a dataclass costs ~0.4 ms of the import)
 _LAZY = {"rules": "rules_table", "SparseTensor": "sparse", "IoBinding": "binding",
-         "version": "_version", "VersionInfo": "_version"}
+         "version": "_version", "VersionInfo": "_version", "OptionsRecipe": "recipe",
+         "SessionRecipe": "recipe", "RecipeError": "recipe"}
 
 __version__ = "0.1.0"
 

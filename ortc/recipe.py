@@ -28,8 +28,8 @@ import numpy as np
 
 from .errors import Error, NoSuchFile
 
-__all__ = ["SessionRecipe", "OptionsRecipe", "OptionsRecord", "RecipeError", "RECIPE_FORMAT",
-           "model_source", "check_recipe", "apply_options", "frozen_array"]
+__all__ = ["SessionRecipe", "OptionsRecipe", "RecipeError", "RECIPE_FORMAT", "check_recipe",
+           "apply_options", "frozen_array"]
 
 #: the recipe format this ortc writes and the newest it reads
 RECIPE_FORMAT = 1
@@ -116,66 +116,11 @@ class SessionRecipe:
         return f"SessionRecipe(model={model}, format={self.format}, options={self.options!r})"
 
 
-# -- what SessionOptions records as it is set ---------------------------------------------------
-
-class OptionsRecord:
-    """The mutable log a SessionOptions keeps next to its ORT object (one per options object;
-    ``clone`` copies it). ``snapshot`` freezes it into an :class:`OptionsRecipe`."""
-
-    __slots__ = ("config", "free_dimensions", "initializers", "external", "libraries",
-                 "per_session_threads")
-
-    def __init__(self) -> None:
-        self.config: dict[str, str] = {}
-        self.free_dimensions: dict[tuple[str, str], int] = {}
-        self.initializers: list[tuple[str, np.ndarray[Any, Any], int]] = []
-        self.external: list[tuple[tuple[str, np.ndarray[Any, Any], int], ...]] = []
-        self.libraries: list[str] = []
-        self.per_session_threads = True
-
-    def copy(self) -> OptionsRecord:
-        new = OptionsRecord()  # the arrays are shared: they are read-only views
-        new.config = dict(self.config)
-        new.free_dimensions = dict(self.free_dimensions)
-        new.initializers = list(self.initializers)
-        new.external = list(self.external)
-        new.libraries = list(self.libraries)
-        new.per_session_threads = self.per_session_threads
-        return new
-
-    def snapshot(self, values: Mapping[str, Any], providers: Iterable[str],
-                 provider_options: Mapping[str, Mapping[str, str]]) -> OptionsRecipe:
-        return OptionsRecipe(
-            settings=tuple((k, _plain(v)) for k, v in values.items()),
-            config_entries=tuple(self.config.items()),
-            free_dimensions=tuple((kind, name, size)
-                                  for (kind, name), size in self.free_dimensions.items()),
-            initializers=tuple(self.initializers),
-            external_initializers=tuple(self.external),
-            custom_op_libraries=tuple(self.libraries),
-            per_session_threads=self.per_session_threads,
-            providers=tuple((p, tuple(sorted(provider_options.get(p, {}).items())))
-                            for p in providers))
-
-
 def frozen_array(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """A read-only view of ``array`` (no copy: ORT reads the same memory for an initializer)."""
     view = array.view()
     view.flags.writeable = False
     return view
-
-
-def _plain(value: Any) -> Any:
-    # IntEnums become ints, paths str: a recipe refers to no class but the builtins
-    if isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (np.bool_,)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (os.PathLike, bytes)):
-        return os.fsdecode(os.fspath(value))
-    return value
 
 
 def apply_options(recipe: OptionsRecipe, opts: Any) -> Any:
@@ -204,31 +149,6 @@ def apply_options(recipe: OptionsRecipe, opts: Any) -> Any:
     for name, options in recipe.providers:
         opts.append_execution_provider(name, dict(options))
     return opts
-
-
-# -- the model ------------------------------------------------------------------------------
-
-def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
-    """(what to hand ORT, recipe path, recipe bytes) for a Session's ``model`` argument.
-
-    A path is kept as an absolute path and not read. ``bytes`` are kept by reference; a file
-    object is read once and its bytes used for both; a bytearray or memoryview (mutable or
-    borrowed) is copied once into bytes, which ORT then reads too.
-    """
-    if isinstance(model, (str, os.PathLike)):
-        path = os.fsdecode(os.fspath(model))
-        return model, os.path.abspath(path), None
-    if hasattr(model, "read") and not isinstance(model, (bytes, bytearray, memoryview)):
-        model = model.read()
-        if not isinstance(model, (bytes, bytearray, memoryview)):  # a str is no path here
-            raise TypeError(f"the model's file object must be binary (open it with 'rb'): "
-                            f"its read() returned {type(model).__name__}")
-    if isinstance(model, bytes):
-        return model, None, model
-    if isinstance(model, (bytearray, memoryview)):
-        data = bytes(model)
-        return data, None, data
-    return model, None, None  # Session._create names the bad type
 
 
 def check_recipe(recipe: Any) -> SessionRecipe:

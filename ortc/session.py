@@ -30,7 +30,6 @@ from .env import Env, get_env
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .providers import session_run_rule
-from .recipe import OptionsRecipe, SessionRecipe, check_recipe, model_source
 from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
 from .session_options import SessionOptions
 from .threads import exclusive, shared
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from .binding import IoBinding
+    from .recipe import SessionRecipe
 
 __all__ = ["Session", "ModelSource"]
 
@@ -61,6 +61,29 @@ def _new_fork_lock() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_new_fork_lock)
+
+
+def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
+    """(what to hand ORT, recipe path, recipe bytes) for a Session's ``model`` argument.
+
+    A path is kept as an absolute path and not read. ``bytes`` are kept by reference; a file
+    object is read once and its bytes used for both; a bytearray or memoryview (mutable or
+    borrowed) is copied once into bytes, which ORT then reads too.
+    """
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fsdecode(os.fspath(model))
+        return model, os.path.abspath(path), None
+    if hasattr(model, "read") and not isinstance(model, (bytes, bytearray, memoryview)):
+        model = model.read()
+        if not isinstance(model, (bytes, bytearray, memoryview)):  # a str is no path here
+            raise TypeError(f"the model's file object must be binary (open it with 'rb'): "
+                            f"its read() returned {type(model).__name__}")
+    if isinstance(model, bytes):
+        return model, None, model
+    if isinstance(model, (bytearray, memoryview)):
+        data = bytes(model)
+        return data, None, data
+    return model, None, None  # Session._create names the bad type
 
 
 def _session_from_recipe(recipe: SessionRecipe) -> Session:
@@ -170,10 +193,10 @@ class Session(Handle):
         raw, taken, used = _create_session(api, env, model, options, providers, option_kwargs)
         self._adopt(raw, api.ReleaseSession, (env, *taken))
         # what pickling and a forked child rebuild from (``used`` may be closed by now: read
-        # its record, not its ORT object)
-        self._recipe = SessionRecipe(path, data, used._record.snapshot(
-            used._values, used._providers, used._provider_options)
-            if used is not None else OptionsRecipe())
+        # its record, not its ORT object), as plain data: the recipe is made when first asked
+        self._recipe_fields = (path, data, used._record.freeze(
+            used._values, used._providers, used._provider_options) if used is not None else None)
+        self._recipe: SessionRecipe | None = None
         self._providers = used.providers if used is not None else []
         if "CPUExecutionProvider" not in self._providers:
             self._providers.append("CPUExecutionProvider")  # ORT's fallback, always present
@@ -245,19 +268,32 @@ class Session(Handle):
 
     def _drop_references(self) -> None:
         self._engine.drop_caches()
-        self._recipe = None  # type: ignore[assignment]  # its arrays may view initializer values
+        self._recipe = self._recipe_fields = None  # type: ignore[assignment]  # arrays may view
+        # initializer values
 
     # -- recipes, pickling, fork (see ortc/recipe.py) ------------------------------------------
     @shared()
     def recipe(self) -> SessionRecipe:
         """What this session was built from (model path or bytes, every option, providers):
         immutable plain data that pickles; :meth:`from_recipe` builds an equal session."""
-        return self._recipe
+        return self._made_recipe()
+
+    def _made_recipe(self) -> SessionRecipe:
+        recipe = self._recipe
+        if recipe is None:  # two threads may both make one: equal recipes, either is kept
+            from .recipe import OptionsRecipe, SessionRecipe
+
+            path, data, options = self._recipe_fields
+            recipe = self._recipe = SessionRecipe(
+                path, data, OptionsRecipe(*options) if options is not None else OptionsRecipe())
+        return recipe
 
     @classmethod
     def from_recipe(cls, recipe: SessionRecipe) -> Session:
         """A new session built from ``recipe``. A path recipe whose file is missing raises
         NoSuchFile naming it; a recipe of a newer format raises ortc.recipe.RecipeError."""
+        from .recipe import check_recipe
+
         r = check_recipe(recipe)
         opts = SessionOptions.from_recipe(r.options)
         try:
@@ -268,7 +304,7 @@ class Session(Handle):
     def __reduce__(self) -> tuple[Any, ...]:
         # a Session pickles as its recipe: the model bytes travel once, a path is not read
         self._check_open()  # not the guard: pickling an inherited session needs no rebuild
-        return (_session_from_recipe, (self._recipe,))
+        return (_session_from_recipe, (self._made_recipe(),))
 
     def _rebuild_after_fork(self, guard: Guard) -> None:
         """First use in a forked child (called by ``guard``): build a new OrtSession from the
@@ -278,7 +314,9 @@ class Session(Handle):
         with _fork_lock[0]:
             if guard.gen == _guard._generation:
                 return  # another thread of this child rebuilt it meanwhile
-            r = check_recipe(self._recipe)
+            from .recipe import check_recipe
+
+            r = check_recipe(self._made_recipe())
             env = get_env()
             opts = SessionOptions.from_recipe(r.options)
             try:

@@ -11,7 +11,7 @@ class does not define are refused, so a misspelt option cannot be stored and ign
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, cast
 
 import numpy as np
 
@@ -23,9 +23,11 @@ from ._handle import Handle
 from ._status import call_out, check
 from .errors import InvalidArgument, closest_name
 from .providers import provider_names
-from .recipe import OptionsRecipe, OptionsRecord, apply_options, frozen_array
 from .threads import exclusive, shared
 from .value import Value
+
+if TYPE_CHECKING:
+    from .recipe import OptionsRecipe
 
 __all__ = ["SessionOptions"]
 
@@ -354,11 +356,16 @@ class SessionOptions(Handle):
     def recipe(self) -> OptionsRecipe:
         """Every setting made so far, as plain immutable data (initializers as read-only
         arrays over the same memory); ``SessionOptions.from_recipe`` replays it."""
-        return self._record.snapshot(self._values, self._providers, self._provider_options)
+        from .recipe import OptionsRecipe
+
+        return OptionsRecipe(*self._record.freeze(self._values, self._providers,
+                                                  self._provider_options))
 
     @classmethod
     def from_recipe(cls, recipe: OptionsRecipe) -> SessionOptions:
         """New options with every setting of ``recipe`` applied (each checked again)."""
+        from .recipe import OptionsRecipe, apply_options
+
         if not isinstance(recipe, OptionsRecipe):
             raise TypeError(f"expected an ortc OptionsRecipe, not {type(recipe).__name__}")
         opts = cls()
@@ -381,9 +388,69 @@ _SETTINGS = frozenset(k for k, v in vars(SessionOptions).items()
 def _recorded(given: Any, value: Value) -> np.ndarray[Any, Any]:
     """The array a recipe keeps for an initializer: the user's own array when one was given
     (no new reference to the Value), else a view of the Value (it defers its release)."""
+    from .recipe import frozen_array
+
     return frozen_array(given if isinstance(given, np.ndarray) else value.numpy())
 
 
 def _options_from_recipe(recipe: OptionsRecipe) -> SessionOptions:
     """Unpickling: new options from a checked recipe (see ortc/recipe.py)."""
     return SessionOptions.from_recipe(recipe)
+
+
+# -- what SessionOptions records as it is set ---------------------------------------------------
+# (plain data only: the recipe dataclasses are made from it on demand, so that a session that
+# never asks for its recipe does not import ortc.recipe: making its two dataclasses was 0.8 ms
+# of the cold start)
+
+class OptionsRecord:
+    """The mutable log a SessionOptions keeps next to its ORT object (one per options object;
+    ``clone`` copies it). ``freeze`` copies it into the fields of an OptionsRecipe, in order."""
+
+    __slots__ = ("config", "free_dimensions", "initializers", "external", "libraries",
+                 "per_session_threads")
+
+    def __init__(self) -> None:
+        self.config: dict[str, str] = {}
+        self.free_dimensions: dict[tuple[str, str], int] = {}
+        self.initializers: list[tuple[str, np.ndarray[Any, Any], int]] = []
+        self.external: list[tuple[tuple[str, np.ndarray[Any, Any], int], ...]] = []
+        self.libraries: list[str] = []
+        self.per_session_threads = True
+
+    def copy(self) -> OptionsRecord:
+        new = OptionsRecord()  # the arrays are shared: they are read-only views
+        new.config = dict(self.config)
+        new.free_dimensions = dict(self.free_dimensions)
+        new.initializers = list(self.initializers)
+        new.external = list(self.external)
+        new.libraries = list(self.libraries)
+        new.per_session_threads = self.per_session_threads
+        return new
+
+    def freeze(self, values: Mapping[str, Any], providers: Iterable[str],
+               provider_options: Mapping[str, Mapping[str, str]]) -> tuple[Any, ...]:
+        """The OptionsRecipe fields (settings, config entries, free dimensions, initializers,
+        external initializers, custom-op libraries, per-session threads, providers)."""
+        return (tuple((k, _plain(v)) for k, v in values.items()),
+                tuple(self.config.items()),
+                tuple((kind, name, size) for (kind, name), size in self.free_dimensions.items()),
+                tuple(self.initializers),
+                tuple(self.external),
+                tuple(self.libraries),
+                self.per_session_threads,
+                tuple((p, tuple(sorted(provider_options.get(p, {}).items())))
+                      for p in providers))
+
+
+def _plain(value: Any) -> Any:
+    # IntEnums become ints, paths str: a recipe refers to no class but the builtins
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (os.PathLike, bytes)):
+        return os.fsdecode(os.fspath(value))
+    return value

@@ -122,9 +122,10 @@ def test_names_loaded_on_first_use() -> None:
         "module 'ortc' has no attribute 'no_such_name'"]
 
 
-def test_enums_a_first_session_does_not_use_are_made_on_first_use() -> None:
+def test_a_first_session_makes_no_enum_nor_recipe_it_does_not_use() -> None:
     """Ten of the C API's enums are made when first read, not at import (an IntEnum costs about
-    0.1 ms to create): a first session and run make none of them, and each, once read, is an
+    0.1 ms to create): a first session and run make none of them, nor import the recipe
+    dataclasses (a session's recipe is made when asked for), and each enum, once read, is an
     IntEnum like the others (module, name, pickling, ``dir``)."""
     proc = run_python(
         "import pickle, numpy as np, ortc, models\n"
@@ -134,6 +135,8 @@ def test_enums_a_first_session_does_not_use_are_made_on_first_use() -> None:
         "s.run(None, {'a': np.ones(1, np.float32), 'b': np.ones(1, np.float32)})\n"
         "lazy = sorted(_enums._ON_FIRST_USE)\n"
         "print(len(lazy), [n for n in lazy if n in vars(_enums)])\n"
+        "import sys\n"
+        "print([m for m in ('ortc.recipe', 'ortc._callbacks', 'ortc.binding') if m in sys.modules])\n"
         "from ortc._enums import SparseFormat\n"
         "made = [getattr(_enums, n) for n in lazy]\n"
         "print(all(issubclass(e, IntEnum) and e.__module__ == 'ortc._enums' and e.__qualname__ == n\n"
@@ -141,4 +144,4 @@ def test_enums_a_first_session_does_not_use_are_made_on_first_use() -> None:
         "      SparseFormat is _enums.SparseFormat, set(lazy) <= set(dir(_enums)),\n"
         "      pickle.loads(pickle.dumps(SparseFormat.COO)) is SparseFormat.COO, int(SparseFormat.COO))\n")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["10 []", "True True True True 1"]
+    assert proc.stdout.splitlines() == ["10 []", "[]", "True True True True 1"]
