@@ -28,22 +28,23 @@ from .run_options import RunOptions
 from .session import Session
 from .session_options import SessionOptions
 from .threads import set_thread_checks, thread_checks
-from .typeinfo import ModelMetadata, NodeArg, TypeInfo
+from .typeinfo import NodeArg, TypeInfo
 from .value import Value
 
 if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
     from ._version import VersionInfo, version
     from .binding import IoBinding
+    from .metadata import ModelMetadata
     from .recipe import OptionsRecipe, RecipeError, SessionRecipe
     from .rules_table import rules
     from .sparse import SparseTensor
 
 #: names loaded on first use, and their modules: ``import ortc`` does not pay for the rules
 #: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, nor the
-#: dataclasses of version() and of recipes (making a dataclass costs ~0.4 ms of the import)
+#: dataclasses of version(), recipes and model metadata (making a dataclass costs ~0.4 ms)
 _LAZY = {"rules": "rules_table", "SparseTensor": "sparse", "IoBinding": "binding",
          "version": "_version", "VersionInfo": "_version", "OptionsRecipe": "recipe",
-         "SessionRecipe": "recipe", "RecipeError": "recipe"}
+         "SessionRecipe": "recipe", "RecipeError": "recipe", "ModelMetadata": "metadata"}
 
 __version__ = "0.1.0"
 

@@ -33,13 +33,14 @@ from .providers import session_run_rule
 from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
 from .session_options import SessionOptions
 from .threads import exclusive, shared
-from .typeinfo import ModelMetadata, NodeArg, read_metadata, take_type_info
+from .typeinfo import NodeArg, take_type_info
 from .value import Value
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from .binding import IoBinding
+    from .metadata import ModelMetadata
     from .recipe import SessionRecipe
 
 __all__ = ["Session", "ModelSource"]
@@ -359,6 +360,8 @@ class Session(Handle):
             "ModelMetadataGetCustomMetadataMapKeys")
     def metadata(self) -> ModelMetadata:
         """The model's metadata (producer, domain, description, version, custom map)."""
+        from .metadata import read_metadata
+
         md = call_out(self._api.SessionGetModelMetadata, "OrtModelMetadata*", self._ptr)
         try:
             return read_metadata(self._api, md, default_allocator()._ptr)

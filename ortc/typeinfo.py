@@ -1,14 +1,12 @@
-"""ORT's type and metadata objects, converted at once into plain frozen dataclasses.
+"""ORT's type objects, converted at once into plain frozen dataclasses.
 
-``OrtTypeInfo`` and ``OrtModelMetadata`` are read-only snapshots in ORT (Send and Sync; the
-metadata is an independent copy of the session's: conformance check
-session.metadata-outlives-session). ortc copies
-them into Python values and releases the C objects immediately, so nothing here holds a handle.
+``OrtTypeInfo`` is a read-only snapshot in ORT (Send and Sync). ortc copies it into Python
+values and releases the C object immediately, so nothing here holds a handle.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Union, cast
 
 import numpy as np
@@ -16,10 +14,10 @@ import numpy as np
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._loader import Api
-from ._status import call_out, check, ignore
+from ._status import call_out, check
 from .dtypes import dtype_for
 
-__all__ = ["TypeInfo", "NodeArg", "ModelMetadata", "Dim"]
+__all__ = ["TypeInfo", "NodeArg", "Dim"]
 
 #: a dimension: an int when fixed, the symbolic name when named, None when unknown
 Dim = Union[int, str, None]
@@ -95,19 +93,6 @@ class NodeArg:
     @property
     def kind(self) -> ValueKind:
         return self.type.kind
-
-
-@dataclass(frozen=True)
-class ModelMetadata:
-    """A model's metadata (a copy; it does not depend on the session afterwards)."""
-
-    producer_name: str = ""
-    graph_name: str = ""
-    domain: str = ""
-    description: str = ""
-    graph_description: str = ""
-    version: int = 0
-    custom_metadata_map: dict[str, str] = field(default_factory=dict)
 
 
 def _kind(value: int) -> ValueKind:
@@ -206,46 +191,3 @@ def take_type_info(api: Api, info: Any) -> TypeInfo:
         return convert_type_info(api, info)
     finally:
         api.ReleaseTypeInfo(info)
-
-
-def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
-    """Copy an ``OrtModelMetadata*`` (not released here); strings come from ``allocator``."""
-
-    def take_string(fn: Any, *args: Any) -> str:
-        out = ffi.new("char**")
-        check(fn(*args, out))
-        try:
-            return cast(bytes, ffi.string(out[0])).decode("utf-8", "replace") \
-                if out[0] != ffi.NULL else ""
-        finally:
-            if out[0] != ffi.NULL:
-                check(api.AllocatorFree(allocator, out[0]))
-
-    version = ffi.new("int64_t*")
-    check(api.ModelMetadataGetVersion(md, version))
-    custom: dict[str, str] = {}
-    keys = ffi.new("char***")
-    nkeys = ffi.new("int64_t*")
-    check(api.ModelMetadataGetCustomMetadataMapKeys(md, allocator, keys, nkeys))
-    if keys[0] != ffi.NULL:
-        try:
-            for i in range(nkeys[0]):
-                key = cast(bytes, ffi.string(keys[0][i]))
-                custom[key.decode("utf-8", "replace")] = take_string(
-                    api.ModelMetadataLookupCustomMetadataMap, md, allocator, keys[0][i])
-        finally:  # free every key even if one free fails (and free a failure's status)
-            for i in range(nkeys[0]):
-                ignore(api.AllocatorFree(allocator, keys[0][i]))
-            ignore(api.AllocatorFree(allocator, keys[0]))
-    graph_description = ""
-    if api.has("ModelMetadataGetGraphDescription"):
-        graph_description = take_string(api.ModelMetadataGetGraphDescription, md, allocator)
-    return ModelMetadata(
-        producer_name=take_string(api.ModelMetadataGetProducerName, md, allocator),
-        graph_name=take_string(api.ModelMetadataGetGraphName, md, allocator),
-        domain=take_string(api.ModelMetadataGetDomain, md, allocator),
-        description=take_string(api.ModelMetadataGetDescription, md, allocator),
-        graph_description=graph_description,
-        version=int(version[0]),
-        custom_metadata_map=custom,
-    )

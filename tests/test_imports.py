@@ -136,7 +136,7 @@ def test_a_first_session_makes_no_enum_nor_recipe_it_does_not_use() -> None:
         "lazy = sorted(_enums._ON_FIRST_USE)\n"
         "print(len(lazy), [n for n in lazy if n in vars(_enums)])\n"
         "import sys\n"
-        "print([m for m in ('ortc.recipe', 'ortc._callbacks', 'ortc.binding') if m in sys.modules])\n"
+        "print([m for m in ('ortc.recipe', 'ortc.metadata', 'ortc._callbacks', 'ortc.binding') if m in sys.modules])\n"
         "from ortc._enums import SparseFormat\n"
         "made = [getattr(_enums, n) for n in lazy]\n"
         "print(all(issubclass(e, IntEnum) and e.__module__ == 'ortc._enums' and e.__qualname__ == n\n"
