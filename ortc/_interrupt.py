@@ -25,10 +25,8 @@ The watcher never takes a lock that a running thread may hold while inside ORT.
 from __future__ import annotations
 
 import _thread
-import heapq
 import itertools
 import os
-import select
 import signal
 import threading
 from typing import Any
@@ -102,6 +100,8 @@ class Watcher:
             self.sigint_ready = False
 
     def _loop(self) -> None:
+        import heapq  # here and in the deadline methods: a first session needs neither module
+        import select
         import time
 
         while True:
@@ -174,6 +174,8 @@ class Watcher:
 
     # -- deadlines -----------------------------------------------------------------------------
     def add_deadline(self, deadline: float, run_options: Any) -> int:
+        import heapq
+
         self._start()
         seq = next(self._seq)
         with self._lock:
@@ -196,6 +198,8 @@ class Watcher:
             # alive that long (run(timeout=3600) in a loop piled up an hour of RunOptions).
             kept = [e for e in self._heap if e[1] != seq]
             if len(kept) != len(self._heap):
+                import heapq
+
                 self._heap = kept
                 heapq.heapify(kept)
             return False

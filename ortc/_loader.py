@@ -11,7 +11,6 @@ process; every wrapper reaches ORT through the one :class:`Api` facade built her
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 import threading
@@ -133,10 +132,16 @@ _INSTALL_HINT = ("install onnxruntime's library with `pip install onnxruntime` (
 
 
 def _capi_hits(capi: str) -> list[str]:
+    from fnmatch import fnmatch  # not glob: it imports more, for nothing a folder listing needs
+
+    try:
+        names = os.listdir(capi)
+    except OSError:
+        return []
     hits: list[str] = []
     for pattern in _PATTERNS:
-        hits += sorted(p for p in glob.glob(os.path.join(capi, pattern))
-                       if "providers" not in os.path.basename(p))
+        hits += sorted(os.path.join(capi, n) for n in names
+                       if fnmatch(n, pattern) and "providers" not in n)
     return hits
 
 
