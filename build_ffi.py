@@ -69,6 +69,27 @@ def cdef_text(sources: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: prefix of the per-slot pointer typedefs that only the cffi declarations carry
+SLOT_TYPEDEF_PREFIX = "ortc_slot_"
+
+
+def loader_cdef(api_header: str) -> str:
+    """What the cffi declarations add to the headers for ortc/_loader.py, which reads the OrtApi
+    table slot by slot: one pointer typedef per slot (``ortc_slot_Run`` ...), so that cffi
+    builds the types of the slots a process uses instead of the whole table's on first access
+    (realizing ``OrtApi`` is 1.3 ms), and ``OrtGetApiBase`` returning ``const void*`` (its
+    typed result, ``OrtApiBase``, points at ``OrtApi``). The headers themselves are unchanged."""
+    m = re.search(r"struct\s+OrtApi\s*\{(.*?)\n\s*\}\s*;", api_header, re.S)
+    if not m:
+        raise SystemExit("no `struct OrtApi { ... };` block in include/ortc_api.h")
+    body = _COMMENT.sub("", m.group(1))
+    out = []
+    for field in re.finditer(r"^(.*?)\(\s*\*\s*(\w+)\s*\)\s*(\(.*?\))\s*;\s*$", body, re.M):
+        ret, name, params = field.group(1).strip(), field.group(2), field.group(3)
+        out.append(f"typedef {ret} (*{SLOT_TYPEDEF_PREFIX}{name}){params};")
+    return "\n".join(out) + "\n"
+
+
 def parse_slots(api_header: str) -> list[tuple[str, int]]:
     """(slot, since) in ABI order from the `struct OrtApi { ... };` block."""
     m = re.search(r"struct\s+OrtApi\s*\{(.*?)\n\s*\}\s*;", api_header, re.S)
@@ -126,7 +147,7 @@ def parse_enums(text: str) -> dict[str, list[tuple[str, int]]]:
     return enums
 
 
-def render_slots(slots: list[tuple[str, int]]) -> str:
+def render_slots(slots: list[tuple[str, int]], by_table: list[str]) -> str:
     top = max(v for _, v in slots)
     rows = "\n".join(f"    ({name!r}, {since})," for name, since in slots)
     return (
@@ -134,7 +155,46 @@ def render_slots(slots: list[tuple[str, int]]) -> str:
         '"""OrtApi slots in ABI order, each with the API version that added it."""\n\n'
         f"DECLARED_API_VERSION = {top}\n\n"
         "SLOTS: tuple[tuple[str, int], ...] = (\n" + rows + "\n)\n\n"
-        "SINCE: dict[str, int] = dict(SLOTS)\n")
+        "SINCE: dict[str, int] = dict(SLOTS)\n\n"
+        "#: slots whose own pointer type cffi cannot build first (it reaches itself through a\n"
+        "#: struct's field); the loader reads them through the typed table\n"
+        "TYPED_BY_TABLE: frozenset[str] = frozenset({"
+        + ", ".join(repr(n) for n in sorted(by_table)) + "})\n")
+
+
+# Builds each slot's typedef first, in a fresh FFI, until one aborts the process (cffi asserts
+# when a function type's parameters lead back to that type through a struct: AllocatorGetStats'
+# type is also OrtAllocator's GetStats field); prints the index reached.
+_PROBE = """
+import sys
+path, start, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+with open(path, encoding="utf-8") as f:
+    code = compile(f.read(), path, "exec")
+for i in range(start, len(names)):
+    ns = {}
+    exec(code, ns)
+    print(i, flush=True)
+    ns["ffi"].typeof("%s" + names[i])
+print("done", flush=True)
+""" % SLOT_TYPEDEF_PREFIX
+
+
+def slots_typed_by_table(ffi_path: str, names: list[str]) -> list[str]:
+    """The slots whose typedef cffi cannot build first on its own (see _PROBE)."""
+    import subprocess
+
+    found: list[str] = []
+    start = 0
+    while True:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, ffi_path, str(start), *names],
+                              capture_output=True, text=True)
+        reached = proc.stdout.split()
+        if reached[-1:] == ["done"]:
+            return found
+        if not reached:
+            raise SystemExit(f"probing the slot types failed: {proc.stderr[-2000:]}")
+        found.append(names[int(reached[-1])])
+        start = int(reached[-1]) + 1
 
 
 def _split_params(params: str) -> list[str]:
@@ -258,7 +318,12 @@ def build(out_dir: str, root: str = ROOT) -> list[str]:
     import cffi
 
     types_h, api_h = read_headers(root)
-    cdef = cdef_text([types_h, api_h])
+    cdef = cdef_text([types_h, api_h]).replace(
+        "const OrtApiBase* OrtGetApiBase(void);", "const void* OrtGetApiBase(void);")
+    typedefs = loader_cdef(api_h)
+    if typedefs.count("\n") != len(parse_slots(api_h)):
+        raise SystemExit("every OrtApi slot needs its one-line declaration for loader_cdef")
+    cdef += typedefs
     ffi = cffi.FFI()
     ffi.cdef(cdef)
     ffi.set_source("ortc._ffi", None)
@@ -275,7 +340,8 @@ def build(out_dir: str, root: str = ROOT) -> list[str]:
                 "do not edit.\n" + generated)
     slots_path = os.path.join(pkg, "_slots.py")
     with open(slots_path, "w", encoding="utf-8") as f:
-        f.write(render_slots(parse_slots(api_h)))
+        slots = parse_slots(api_h)
+        f.write(render_slots(slots, slots_typed_by_table(ffi_path, [n for n, _ in slots])))
     enums_path = os.path.join(pkg, "_enums.py")
     with open(enums_path, "w", encoding="utf-8") as f:
         f.write(render_enums(parse_enums(_COMMENT.sub("", types_h))))

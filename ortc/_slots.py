@@ -436,3 +436,7 @@ SLOTS: tuple[tuple[str, int], ...] = (
 )
 
 SINCE: dict[str, int] = dict(SLOTS)
+
+#: slots whose own pointer type cffi cannot build first (it reaches itself through a
+#: struct's field); the loader reads them through the typed table
+TYPED_BY_TABLE: frozenset[str] = frozenset({'AllocatorGetStats', 'CustomOpDomain_Add'})

@@ -129,6 +129,30 @@ def test_second_library_in_one_process_is_refused(tmp_path) -> None:
         ortc.load(str(other))
 
 
+def test_slots_read_one_by_one_are_the_typed_tables_slots() -> None:
+    """The facade reads each slot when first used, as its own pointer type (or, for the slots
+    cffi cannot type on their own, through the typed table): in a fresh process, every slot,
+    read last slot first, has the address and the very cdata type the ``const OrtApi*`` view
+    gives, and a slot unknown to ortc raises AttributeError."""
+    proc = run_python(
+        "from ortc._ffi import ffi\n"
+        "from ortc._loader import api\n"
+        "from ortc._slots import TYPED_BY_TABLE\n"
+        "a = api()\n"
+        "names = list(a.available)[::-1]\n"
+        "mine = [getattr(a, n) for n in names]\n"
+        "table = a.table\n"
+        "bad = [n for n, fn in zip(names, mine) if ffi.typeof(fn) is not ffi.typeof(getattr(table, n))\n"
+        "       or ffi.cast('void*', fn) != ffi.cast('void*', getattr(table, n))]\n"
+        "print(len(names) > 400, bad, set(TYPED_BY_TABLE) <= set(names))\n"
+        "try:\n"
+        "    a.NoSuchSlot\n"
+        "except AttributeError as exc:\n"
+        "    print(exc)\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["True [] True", "OrtApi has no slot 'NoSuchSlot'"]
+
+
 def test_slot_newer_than_table_raises_not_supported() -> None:
     from ortc._loader import _unsupported
 

@@ -123,5 +123,5 @@ def table_length(ctx: Ctx) -> str:
 
 
 def _library_api(ctx: Ctx) -> int:
-    base = ctx.api.lib.OrtGetApiBase()
+    base = ctx.api.base
     return int(ctx.c_string(base.GetVersionString()).split(".")[1])

@@ -12,7 +12,7 @@ C_API_H = "https://onnxruntime.ai/docs/api/c/struct_ort_api_base.html"
 
 
 def _base(ctx: Ctx):  # type: ignore[no-untyped-def]
-    return ctx.api.lib.OrtGetApiBase()
+    return ctx.api.base
 
 
 def _minor(ctx: Ctx) -> int:
