@@ -65,10 +65,23 @@ PYTHON_DATA = (list, tuple, bool, int, float, complex, str, bytes)
 
 
 def is_array_like(data: Any) -> bool:
-    """An array or another array producer (numpy's protocols, DLPack, a memoryview)."""
+    """An array or another array producer (numpy's protocols, DLPack, the buffer protocol:
+    a memoryview, array.array, a ctypes array, a bytearray)."""
     return (isinstance(data, (np.ndarray, np.generic, memoryview))
             or hasattr(data, "__array_interface__") or hasattr(data, "__array_struct__")
-            or hasattr(data, "__array__") or hasattr(data, "__dlpack__"))
+            or hasattr(data, "__array__") or hasattr(data, "__dlpack__")
+            or _exports_buffer(data))
+
+
+def _exports_buffer(data: Any) -> bool:
+    # str and bytes are Python data (text for string tensors), not memory to read
+    if isinstance(data, (str, bytes)):
+        return False
+    try:
+        memoryview(data).release()
+    except TypeError:
+        return False
+    return True
 
 
 def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:

@@ -502,3 +502,37 @@ def test_options_plus_keywords_keep_the_initializers_alive(extra: dict[str, Any]
     s.close()
     gc.collect()
     assert _live_values() == before
+
+
+def test_buffer_protocol_feeds_are_read_in_place_with_their_own_dtype() -> None:
+    """What exports the buffer protocol (array.array, a ctypes array, a bytearray, a
+    memoryview) is a feed like a numpy array over the same memory: its format is its dtype
+    (checked against the input's, never converted), later writes to it are seen by the next run,
+    and IoBinding and Value.from_numpy take it the same way."""
+    import array
+    import ctypes
+
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    one = np.ones(2, np.float32)
+    a = array.array("f", [1, 2])
+    assert s.run(None, {"a": a, "b": one})[0].tolist() == [2, 3]
+    a[0] = 10
+    assert s.run(None, {"a": a, "b": one})[0].tolist() == [11, 3]
+    c = (ctypes.c_float * 2)(3, 4)
+    assert s.run(None, {"a": c, "b": memoryview(one)})[0].tolist() == [4, 5]
+    for wrong, dtype in [(array.array("d", [1, 2]), "float64"), (bytearray(8), "uint8")]:
+        with pytest.raises(ortc.InvalidArgument, match=f"expected tensor\\(float\\), got an "
+                                                       f"array of dtype {dtype}"):
+            s.run(None, {"a": wrong, "b": one})
+    b = s.io_binding()
+    b.bind_input("a", array.array("f", [5, 6]))
+    b.bind_input("b", one)
+    out = (ctypes.c_float * 2)()
+    b.bind_output("c", out)
+    s.run_with_binding(b)
+    assert list(out) == [6, 7]  # written into the ctypes array's own memory
+    v = ortc.Value.from_numpy(array.array("f", [7, 8]))
+    assert v.numpy().tolist() == [7, 8]
+    # bytes and str stay Python data (string tensors), not memory
+    with pytest.raises(ortc.InvalidArgument):
+        s.run(None, {"a": b"\0\0\0\0\0\0\0\0", "b": one})
