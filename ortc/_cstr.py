@@ -1,22 +1,62 @@
-"""Strings for C: the one encoder every string passed to ORT goes through.
+"""Strings and integers for C: the one checker every string or integer a user passes to ORT
+goes through.
 
 ORT reads a ``const char*`` up to its first NUL, so a Python string with a NUL inside would reach
 ORT cut short: another file, another initializer's name, another library. :func:`utf8` and
 :func:`fspath` refuse such strings with InvalidArgument naming what the string was for; the
 helpers below build C string arrays and key/value pairs on top of them.
+
+An integer parameter takes what ``operator.index`` takes (ints, numpy integers), within the C
+type's range (:func:`c_integer`; cffi's own OverflowError named no parameter, and ``int()``
+truncated 2.5 and parsed "3"), and an enum parameter a member of its enum (:func:`c_enum`:
+ORT stored an unknown memory type as it was given).
 """
 
 from __future__ import annotations
 
+import operator
 import os
-from typing import Any, Iterable, Mapping, Sequence, cast
+from enum import IntEnum
+from typing import Any, Iterable, Mapping, Sequence, TypeVar, cast
 
 from ._ffi import ffi
 from ._loader import Api
 from .errors import InvalidArgument
 
 __all__ = ["utf8", "config_value", "fspath", "c_strings", "key_value_arrays", "NameArray",
-           "read_key_values"]
+           "read_key_values", "c_integer", "c_enum", "INT32", "INT64"]
+
+#: the ranges of C's int (32 bits on every platform ORT supports) and int64_t
+INT32 = (-(1 << 31), (1 << 31) - 1)
+INT64 = (-(1 << 63), (1 << 63) - 1)
+
+E = TypeVar("E", bound=IntEnum)
+
+
+def c_integer(value: Any, what: str, low: int, high: int) -> int:
+    """``value`` as an int in ``[low, high]``, or InvalidArgument naming ``what``. Bools are
+    refused (``True`` is no count), as is anything without ``__index__`` (floats, strings)."""
+    if isinstance(value, bool):
+        raise InvalidArgument(f"{what}: expected an int, got bool {value!r}")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise InvalidArgument(f"{what}: expected an int, got {type(value).__name__} "
+                              f"{value!r}") from None
+    if not low <= number <= high:
+        raise InvalidArgument(f"{what}: {number} is out of range ({low} to {high})")
+    return number
+
+
+def c_enum(value: Any, enum: type[E], what: str) -> E:
+    """``value`` as a member of ``enum`` (a member or its int), or InvalidArgument naming
+    ``what`` and the members."""
+    number = c_integer(value, what, *INT32)
+    try:
+        return enum(number)
+    except ValueError:
+        raise InvalidArgument(f"{what}: {number} is not a {enum.__name__} "
+                              f"({', '.join(f'{m.value} {m.name}' for m in enum)})") from None
 
 
 def utf8(text: Any, what: str, *, surrogates: bool = False) -> bytes:

@@ -70,11 +70,11 @@ def is_array_like(data: Any) -> bool:
     return (isinstance(data, (np.ndarray, np.generic, memoryview))
             or hasattr(data, "__array_interface__") or hasattr(data, "__array_struct__")
             or hasattr(data, "__array__") or hasattr(data, "__dlpack__")
-            or _exports_buffer(data))
+            or exports_buffer(data))
 
 
-def _exports_buffer(data: Any) -> bool:
-    # str and bytes are Python data (text for string tensors), not memory to read
+def exports_buffer(data: Any) -> bool:
+    """Whether ``data`` exports the buffer protocol (str and bytes aside: they are text)."""
     if isinstance(data, (str, bytes)):
         return False
     try:

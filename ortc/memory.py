@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from . import _loader
-from ._cstr import read_key_values, utf8
+from ._cstr import INT32, c_enum, c_integer, read_key_values, utf8
 from ._enums import AllocatorType, MemType
 from ._ffi import ffi
 from ._handle import Handle
@@ -33,7 +33,9 @@ class MemoryInfo(Handle):
                  device_id: int = 0, mem_type: MemType | int = MemType.DEFAULT) -> None:
         self._api = _loader.api()
         raw = call_out(self._api.CreateMemoryInfo, "OrtMemoryInfo*", utf8(name, "memory name"),
-                       int(allocator_type), int(device_id), int(mem_type),
+                       c_enum(allocator_type, AllocatorType, "MemoryInfo allocator_type"),
+                       c_integer(device_id, "MemoryInfo device_id", *INT32),
+                       c_enum(mem_type, MemType, "MemoryInfo mem_type"),
                        context=f"CreateMemoryInfo({name!r})")
         self._adopt(raw, self._api.ReleaseMemoryInfo)
 
@@ -43,8 +45,9 @@ class MemoryInfo(Handle):
         """CPU memory (CreateCpuMemoryInfo)."""
         self = cls.__new__(cls)
         self._api = _loader.api()
-        raw = call_out(self._api.CreateCpuMemoryInfo, "OrtMemoryInfo*", int(allocator_type),
-                       int(mem_type))
+        raw = call_out(self._api.CreateCpuMemoryInfo, "OrtMemoryInfo*",
+                       c_enum(allocator_type, AllocatorType, "MemoryInfo allocator_type"),
+                       c_enum(mem_type, MemType, "MemoryInfo mem_type"))
         self._adopt(raw, self._api.ReleaseMemoryInfo)
         return self
 
@@ -143,10 +146,9 @@ class Allocator(Handle):
     @shared("AllocatorAlloc")
     def alloc(self, nbytes: int) -> int:
         """Allocate ``nbytes``; returns the address (free it with :meth:`free`)."""
-        if nbytes < 0:
-            raise ValueError(f"alloc: negative size {nbytes}")
+        size = c_integer(nbytes, "alloc size", 0, (1 << 64) - 1)
         out = ffi.new("void**")
-        check(self._api.AllocatorAlloc(self._ptr, nbytes, out))
+        check(self._api.AllocatorAlloc(self._ptr, size, out))
         address = int(ffi.cast("uintptr_t", out[0]))
         if address:
             self._addresses.add(address)

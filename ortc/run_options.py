@@ -12,7 +12,7 @@ import threading
 from typing import Any, cast
 
 from . import _loader
-from ._cstr import config_value, utf8
+from ._cstr import INT32, c_enum, c_integer, config_value, utf8
 from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
@@ -87,7 +87,8 @@ class RunOptions(Handle):
     @log_severity_level.setter
     @exclusive("RunOptionsSetRunLogSeverityLevel")
     def log_severity_level(self, value: LoggingLevel | int) -> None:
-        check(self._api.RunOptionsSetRunLogSeverityLevel(self._ptr, int(LoggingLevel(value))))
+        level = c_enum(value, LoggingLevel, "run option log_severity_level")
+        check(self._api.RunOptionsSetRunLogSeverityLevel(self._ptr, int(level)))
 
     @property
     @shared("RunOptionsGetRunLogVerbosityLevel")
@@ -99,7 +100,8 @@ class RunOptions(Handle):
     @log_verbosity_level.setter
     @exclusive("RunOptionsSetRunLogVerbosityLevel")
     def log_verbosity_level(self, value: int) -> None:
-        check(self._api.RunOptionsSetRunLogVerbosityLevel(self._ptr, int(value)))
+        check(self._api.RunOptionsSetRunLogVerbosityLevel(
+            self._ptr, c_integer(value, "run option log_verbosity_level", *INT32)))
 
     @shared("RunOptionsSetTerminate")
     def terminate(self) -> None:

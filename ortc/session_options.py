@@ -11,12 +11,14 @@ class does not define are refused, so a misspelt option cannot be stored and ign
 from __future__ import annotations
 
 import os
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, cast
 
 import numpy as np
 
 from . import _loader
-from ._cstr import c_strings, config_value, fspath, key_value_arrays, utf8
+from ._cstr import INT32, INT64, c_enum, c_integer, c_strings, config_value, fspath, key_value_arrays, \
+    utf8
 from ._enums import ExecutionMode, GraphOptimizationLevel, LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
@@ -38,10 +40,8 @@ def _bool(value: Any) -> bool:
     return bool(value)
 
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"expected a non-negative int, got {value!r}")
-    return int(value)
+def _count(value: Any, what: str) -> int:
+    return c_integer(value, what, 0, INT64[1])
 
 
 #: the most threads a pool may be asked for: ORT creates what it is told, and an absurd count
@@ -49,19 +49,19 @@ def _count(value: Any) -> int:
 MAX_THREADS = 1 << 14
 
 
-def _thread_count(value: Any) -> int:
-    count = _count(value)
-    if count > MAX_THREADS:
-        raise InvalidArgument(f"expected a thread count of at most {MAX_THREADS} (0: ORT "
-                              f"chooses), got {count}")
-    return count
+def _thread_count(value: Any, what: str) -> int:
+    return c_integer(value, f"{what} (a thread count; 0: ORT chooses)", 0, MAX_THREADS)
+
+
+def _member_of(enum: type[IntEnum]) -> Callable[[Any, str], IntEnum]:
+    return lambda value, what: c_enum(value, enum, what)
 
 
 def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: Any,
              doc: str, slots: tuple[str, ...],
-             convert: Callable[[Any], Any] | None = None) -> property:
+             convert: Callable[[Any, str], Any] | None = None) -> property:
     """An attribute-style option: setting it calls ORT at once; reading returns what was set
-    (after ``convert``, e.g. to its enum)."""
+    (after ``convert(value, what)``, which checks it: e.g. to its enum)."""
 
     def get(self: SessionOptions) -> Any:
         self._check_open()
@@ -69,7 +69,7 @@ def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: A
 
     def put(self: SessionOptions, value: Any) -> None:
         if convert is not None:
-            value = convert(value)
+            value = convert(value, f"session option {name}")
         apply(self, value)
         self._values[name] = value
 
@@ -146,24 +146,24 @@ class SessionOptions(Handle):
     # -- attribute-style settings --------------------------------------------------------------
     intra_op_num_threads = _setting(
         "intra_op_num_threads",
-        lambda s, v: check(s._api.SetIntraOpNumThreads(s._ptr, _thread_count(v))), 0,
+        lambda s, v: check(s._api.SetIntraOpNumThreads(s._ptr, v)), 0,
         "Threads for parallelism inside an operator (0: ORT's default).",
-        ("SetIntraOpNumThreads",))
+        ("SetIntraOpNumThreads",), _thread_count)
     inter_op_num_threads = _setting(
         "inter_op_num_threads",
-        lambda s, v: check(s._api.SetInterOpNumThreads(s._ptr, _thread_count(v))), 0,
+        lambda s, v: check(s._api.SetInterOpNumThreads(s._ptr, v)), 0,
         "Threads for running operators in parallel (parallel execution mode only).",
-        ("SetInterOpNumThreads",))
+        ("SetInterOpNumThreads",), _thread_count)
     execution_mode = _setting(
         "execution_mode",
         lambda s, v: check(s._api.SetSessionExecutionMode(s._ptr, int(v))),
         ExecutionMode.SEQUENTIAL, "ExecutionMode.SEQUENTIAL or PARALLEL.",
-        ("SetSessionExecutionMode",), ExecutionMode)
+        ("SetSessionExecutionMode",), _member_of(ExecutionMode))
     graph_optimization_level = _setting(
         "graph_optimization_level",
         lambda s, v: check(s._api.SetSessionGraphOptimizationLevel(s._ptr, int(v))),
         GraphOptimizationLevel.ENABLE_ALL, "A GraphOptimizationLevel.",
-        ("SetSessionGraphOptimizationLevel",), GraphOptimizationLevel)
+        ("SetSessionGraphOptimizationLevel",), _member_of(GraphOptimizationLevel))
     optimized_model_filepath = _setting(
         "optimized_model_filepath",
         lambda s, v: check(s._api.SetOptimizedModelFilePath(
@@ -200,11 +200,12 @@ class SessionOptions(Handle):
         "log_severity_level",
         lambda s, v: check(s._api.SetSessionLogSeverityLevel(s._ptr, int(v))),
         LoggingLevel.WARNING, "Minimum severity of this session's log messages.",
-        ("SetSessionLogSeverityLevel",), LoggingLevel)
+        ("SetSessionLogSeverityLevel",), _member_of(LoggingLevel))
     log_verbosity_level = _setting(
         "log_verbosity_level",
-        lambda s, v: check(s._api.SetSessionLogVerbosityLevel(s._ptr, int(v))), 0,
-        "Verbosity of VERBOSE messages (debug builds of ORT).", ("SetSessionLogVerbosityLevel",))
+        lambda s, v: check(s._api.SetSessionLogVerbosityLevel(s._ptr, v)), 0,
+        "Verbosity of VERBOSE messages (debug builds of ORT).", ("SetSessionLogVerbosityLevel",),
+        lambda v, what: c_integer(v, what, *INT32))
     use_deterministic_compute = _setting(
         "use_deterministic_compute",
         lambda s, v: check(s._api.SetDeterministicCompute(s._ptr, _bool(v))), False,
@@ -238,15 +239,17 @@ class SessionOptions(Handle):
     def add_free_dimension_override_by_name(self, name: str, value: int) -> None:
         """Fix the symbolic dimension ``name`` to ``value``."""
         check(self._api.AddFreeDimensionOverrideByName(
-            self._ptr, utf8(name, "free dimension name"), _count(value)))
-        self._record.free_dimensions[("name", name)] = _count(value)
+            self._ptr, utf8(name, "free dimension name"),
+            _count(value, f"free dimension {name!r}")))
+        self._record.free_dimensions[("name", name)] = int(value)
 
     @exclusive("AddFreeDimensionOverride")
     def add_free_dimension_override(self, denotation: str, value: int) -> None:
         """Fix every dimension with this denotation (e.g. ``DATA_BATCH``) to ``value``."""
         check(self._api.AddFreeDimensionOverride(
-            self._ptr, utf8(denotation, "dimension denotation"), _count(value)))
-        self._record.free_dimensions[("denotation", denotation)] = _count(value)
+            self._ptr, utf8(denotation, "dimension denotation"),
+            _count(value, f"free dimension denotation {denotation!r}")))
+        self._record.free_dimensions[("denotation", denotation)] = int(value)
 
     @exclusive("AddInitializer")
     def add_initializer(self, name: str, value: Value | np.ndarray[Any, Any]) -> None:

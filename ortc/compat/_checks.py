@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 import ortc
-from ortc._numpy_bridge import is_array_like
+from ortc._numpy_bridge import exports_buffer, is_array_like
 from ortc.dtypes import dtype_for, element_type_for
 
 from ._errors import InvalidArgument, _OrtStyle, translate
@@ -197,9 +197,17 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
 
 
 def _feedable_kind(data: Any) -> bool:
-    """Whether ortc's run takes ``data`` as a feed at all (whatever its type or shape)."""
+    """Whether ortc's run takes ``data`` as a feed at all (whatever its type or shape), and
+    onnxruntime too: it has no conversion for what only exports the buffer protocol (a
+    memoryview, array.array, a bytearray), which ortc reads in place (COMPAT.md)."""
     return (data is None or isinstance(data, (list, tuple, dict, ortc.Value, OrtValue))
-            or is_array_like(data))
+            or (is_array_like(data) and not _buffer_only(data)))
+
+
+def _buffer_only(data: Any) -> bool:
+    return isinstance(data, memoryview) or (exports_buffer(data) and not any(
+        hasattr(data, a) for a in ("__array_interface__", "__array_struct__", "__array__",
+                                   "__dlpack__")))
 
 
 def type_mismatch(arg: ortc.NodeArg, data: Any) -> str | None:
