@@ -29,6 +29,7 @@ import itertools
 import os
 import signal
 import threading
+import time
 from typing import Any
 
 __all__ = ["Watcher", "watcher", "MAIN_THREAD"]
@@ -102,7 +103,6 @@ class Watcher:
     def _loop(self) -> None:
         import heapq  # here and in the deadline methods: a first session needs neither module
         import select
-        import time
 
         while True:
             with self._lock:
@@ -174,10 +174,18 @@ class Watcher:
 
     # -- deadlines -----------------------------------------------------------------------------
     def add_deadline(self, deadline: float, run_options: Any) -> int:
+        """Terminate ``run_options`` at ``deadline`` (time.monotonic); a deadline already past
+        (``timeout=0``) terminates them now, before the run starts, so that such a run always
+        ends in RunTimeout (left to the watcher, a fast run often won the race)."""
         import heapq
 
-        self._start()
         seq = next(self._seq)
+        if deadline <= time.monotonic():
+            with self._lock:
+                self._fired.add(seq)
+            _terminate(run_options)
+            return seq
+        self._start()
         with self._lock:
             heapq.heappush(self._heap, (deadline, seq, run_options))
             self._wake.notify()

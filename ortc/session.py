@@ -391,7 +391,8 @@ class Session(Handle):
         three arguments, passed as such: a tuple and a star-call cost the tiny model's run 0.1 µs.)
 
         ``timeout`` (seconds): the watcher thread terminates the run's RunOptions when it
-        passes (a private RunOptions when none was given) and RunTimeout is raised. On the
+        passes (a private RunOptions when none was given) and RunTimeout is raised; 0
+        terminates them before the run starts (always RunTimeout). On the
         main thread, Ctrl-C terminates the run in flight (ortc's private RunOptions when none
         was given), and Python raises KeyboardInterrupt once it has returned.
         """

@@ -187,3 +187,35 @@ print(json.dumps(res), flush=True)
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     # the run's own failure (terminated by its deadline) is the Alarm's context
     assert res == {"raised": "Alarm", "context": "Fail", "after": [2.0]}, res
+
+
+def test_a_zero_timeout_always_ends_in_run_timeout_on_every_entry_point() -> None:
+    """``timeout=0``: the deadline has passed before the run starts, so the run options are
+    terminated before Run and every entry point raises RunTimeout, every time (left to the
+    watcher thread, a tiny model's run often finished first and returned a result). The
+    caller's run options are usable afterwards."""
+    s = ortc.Session(models.add_model())
+    one = np.ones(1, np.float32)
+    feeds = {"a": one, "b": one}
+    binding = s.io_binding()
+    binding.bind_input("a", one)
+    binding.bind_input("b", one)
+    binding.bind_output("c")
+    entries = {
+        "run": lambda ro: s.run(None, feeds, run_options=ro, timeout=0),
+        "run_with_values": lambda ro: s.run_with_values(None, feeds, run_options=ro, timeout=0),
+        "run_async": lambda ro: s.run_async(None, feeds, run_options=ro, timeout=0).result(60),
+        "run_with_binding": lambda ro: s.run_with_binding(binding, ro, timeout=0),
+    }
+    ro = ortc.RunOptions()
+    for name, call in entries.items():
+        for options in (None, ro):
+            outcomes = set()
+            for _ in range(50):
+                try:
+                    call(options)
+                    outcomes.add("result")
+                except ortc.RunTimeout:
+                    outcomes.add("RunTimeout")
+            assert outcomes == {"RunTimeout"}, (name, options)
+    assert s.run(None, feeds, run_options=ro)[0].tolist() == [2.0]
