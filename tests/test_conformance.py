@@ -327,3 +327,36 @@ def test_matrix_report_default_path_of_an_installed_ortc(tmp_path, monkeypatch) 
     assert cli.default_matrix_output() == str(checkout / "docs" / "CONFORMANCE.md")
     monkeypatch.undo()
     assert cli.default_matrix_output() == os.path.join(ROOT, "docs", "CONFORMANCE.md")
+
+
+def test_a_matrix_of_some_versions_does_not_replace_the_checkouts_report(tmp_path,
+                                                                         monkeypatch) -> None:
+    """``--matrix 1.20.1`` in a checkout wrote its one column over docs/CONFORMANCE.md (every
+    version's report); a matrix of some versions now writes CONFORMANCE-<versions>.md in the
+    current directory, and only ``all`` (or the full list) writes the checkout's report."""
+    from ortc.conformance import cli
+
+    monkeypatch.chdir(tmp_path)
+    assert cli.default_matrix_output(["1.20.1"]) == str(tmp_path / "CONFORMANCE-1.20.1.md")
+    assert cli.default_matrix_output(["1.19.2", "1.32.0"]) == str(
+        tmp_path / "CONFORMANCE-1.19.2_1.32.0.md")
+    assert cli.default_matrix_output(list(cli.MATRIX_VERSIONS)) == os.path.join(
+        ROOT, "docs", "CONFORMANCE.md")
+
+
+def test_a_race_not_seen_is_reported_apart_from_pass() -> None:
+    """A check that provokes a race and does not see it ends in ``not seen``, which the matrix
+    shows as such (not as ``pass``, read as "safe in this version"), counts in its own column
+    and does not fail the run."""
+    from ortc.conformance import cli
+    from ortc.conformance._registry import STATUSES, NotSeen
+
+    assert NotSeen("x").status == "not-seen" and "not-seen" in STATUSES
+    check = {"id": "thread.shared-binding", "claim": "c", "status": "not-seen", "evidence": "e",
+             "seconds": 1.0, "test": "t", "detail": "no wrong result in 1600 runs"}
+    run = {"library": {}, "seconds": 1.0, "checks": [check]}
+    text = cli.render_matrix({"1.19.2": run})
+    assert "| `thread.shared-binding` | not seen |" in text
+    assert "| version | seconds | pass | known | not seen | skip | fail |" in text
+    assert "| 1.19.2 | 1.0 | 0 | 0 | 1 | 0 | 0 |" in text
+    assert "- 1.19.2: not seen: no wrong result in 1600 runs" in text

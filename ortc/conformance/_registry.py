@@ -3,8 +3,9 @@
 A check is a function taking a :class:`~ortc.conformance._capi.Ctx`. It returns a short detail
 string when its claim holds (``pass``), raises :class:`Known` when the claim is known not to hold
 on this library (a documented hazard or a version-specific gap: the matrix records it), raises
-:class:`Skip` only when the library lacks a slot the check needs, and anything else (``Fail``,
-an assertion, any exception) is an unexpected failure.
+:class:`NotSeen` when it provokes a race that did not show in its tries (no verdict: a race not
+seen is not a claim that holds), raises :class:`Skip` only when the library lacks a slot the
+check needs, and anything else (``Fail``, an assertion, any exception) is an unexpected failure.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-__all__ = ["Check", "Result", "Known", "Skip", "Fail", "check", "CHECKS", "STATUSES"]
+__all__ = ["Check", "Result", "Known", "NotSeen", "Skip", "Fail", "check", "CHECKS", "STATUSES"]
 
-STATUSES = ("pass", "fail", "known", "skip")
+STATUSES = ("pass", "fail", "known", "not-seen", "skip")
 
 
 class Outcome(Exception):
@@ -31,6 +32,13 @@ class Known(Outcome):
     """The claim does not hold here, and that is a recorded fact about ORT, not a surprise."""
 
     status = "known"
+
+
+class NotSeen(Outcome):
+    """A race the check provokes did not show in its tries on this library: no verdict either
+    way (reported apart from ``pass``, which would read as "safe here")."""
+
+    status = "not-seen"
 
 
 class Skip(Outcome):

@@ -1,11 +1,11 @@
 """``python -m ortc conformance``: run the checks on one library, or a version matrix.
 
     python -m ortc conformance [--library PATH] [--json FILE] [--markdown FILE] [--only PREFIX]
-    python -m ortc conformance --matrix 1.19.2,1.32.0 [--output docs/CONFORMANCE.md]
+    python -m ortc conformance --matrix 1.19.2,1.32.0 [--output FILE]
     python -m ortc conformance --list
 
-Exit status: 0 when every check passed or ended in a recorded state (known, skip); 1 when any
-check failed unexpectedly; 2 for a usage error.
+Exit status: 0 when every check passed or ended in a recorded state (known, not seen, skip);
+1 when any check failed unexpectedly; 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ __all__ = ["main", "MATRIX_VERSIONS", "render_markdown", "render_matrix"]
 MATRIX_VERSIONS = ("1.16.2", "1.17.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1", "1.23.2", "1.24.4", "1.25.1",
                    "1.26.0", "1.27.0", "1.28.0", "1.29.0", "1.30.0", "1.31.1", "1.32.0")
 
-_MARK = {"pass": "pass", "fail": "**FAIL**", "known": "known", "skip": "skip"}
+_MARK = {"pass": "pass", "fail": "**FAIL**", "known": "known", "not-seen": "not seen",
+         "skip": "skip"}
 
 
 def _prog() -> str:
@@ -54,8 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="comma-separated onnxruntime versions ('all' for 1.16..newest): fetch "
                          "each wheel's library and run the suite on it in a child process")
     ap.add_argument("--output", default=None, metavar="FILE",
-                    help="with --matrix: the Markdown report (default docs/CONFORMANCE.md in an "
-                         "ortc checkout, else ./CONFORMANCE.md)")
+                    help="with --matrix: the Markdown report (default for 'all': "
+                         "docs/CONFORMANCE.md in an ortc checkout, else ./CONFORMANCE.md; for "
+                         "some versions: ./CONFORMANCE-<versions>.md)")
     ap.add_argument("--coverage", metavar="FILE",
                     help="with --matrix: include the slot coverage recorded in FILE "
                          "(ORTC_SLOT_COVERAGE) in the report")
@@ -215,7 +217,7 @@ def _matrix(args: argparse.Namespace) -> int:
     if args.coverage:
         from . import coverage
         cov = coverage.report(coverage.read(args.coverage))
-    output = args.output or default_matrix_output()
+    output = args.output or default_matrix_output(versions)
     _write(output, render_matrix(runs, cov))
     if args.json:
         _write(args.json, json.dumps(runs, indent=1, ensure_ascii=False) + "\n")
@@ -284,10 +286,14 @@ def _repo_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def default_matrix_output() -> str:
-    """docs/CONFORMANCE.md of an ortc checkout; for an installed ortc (no such file: the
-    package's parent is site-packages) CONFORMANCE.md in the current directory, never a
-    docs/ folder made inside site-packages."""
+def default_matrix_output(versions: Sequence[str] = MATRIX_VERSIONS) -> str:
+    """docs/CONFORMANCE.md of an ortc checkout for the full matrix; for an installed ortc (no
+    such file: the package's parent is site-packages) CONFORMANCE.md in the current directory,
+    never a docs/ folder made inside site-packages. Some versions only write
+    CONFORMANCE-<versions>.md in the current directory: the checkout's report of every version
+    is not replaced by a report of a few."""
+    if list(versions) != list(MATRIX_VERSIONS):
+        return os.path.abspath(f"CONFORMANCE-{'_'.join(versions)}.md")
     checkout_doc = os.path.join(_repo_root(), "docs", "CONFORMANCE.md")
     if os.path.isfile(checkout_doc):
         return checkout_doc
@@ -311,8 +317,9 @@ def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = 
         "",
         "Results: **pass** the claim holds; **known** it does not, and that is a recorded fact "
         "(a crash with its signal, a documented hazard, a feature the version lacks; the "
-        "details below say which); **skip** the library's API is older than a slot the check "
-        "needs; **FAIL** an unexpected result.",
+        "details below say which); **not seen** a race the check provokes did not show in its "
+        "tries on that version (no verdict: it is not shown to be safe there); **skip** the "
+        "library's API is older than a slot the check needs; **FAIL** an unexpected result.",
         "",
     ]
     header = "| check | " + " | ".join(versions) + " |"
@@ -327,13 +334,14 @@ def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = 
         if "error" in r:
             lines.append(f"\n{v}: not run ({_cell(r['error'])})")
     lines += ["", "## Run times", "",
-              "| version | seconds | pass | known | skip | fail |", "|---|---|---|---|---|---|"]
+              "| version | seconds | pass | known | not seen | skip | fail |",
+              "|---|---|---|---|---|---|---|"]
     for v, r in runs.items():
         if "checks" in r:
             cs = r["checks"]
             lines.append(f"| {v} | {r.get('seconds', 0):.1f} | " + " | ".join(
                 str(sum(1 for c in cs if c["status"] == s))
-                for s in ("pass", "known", "skip", "fail")) + " |")
+                for s in ("pass", "known", "not-seen", "skip", "fail")) + " |")
     lines += ["", "## Where ORT does not do what the claim says", "",
               "Every check with a `known` result on some version, with what happened (newest "
               "version first). These are the findings a binding author needs.", ""]
