@@ -386,6 +386,48 @@ class Guard:
                 return -me
             return me
 
+    def borrow(self, obj: Any, holder: int) -> int:
+        """Make this thread the owner of the exclusive hold that thread ``holder`` keeps (a
+        Lease, one entry, depth 1), for a call made on the holder's behalf: a run with an
+        IoBinding writes the Values bound as its outputs, which the binding holds on the
+        thread that bound them. Returns the thread to :meth:`give_back` to, 0 when nothing
+        was borrowed (``holder`` is this thread, or checks are off).
+
+        A holder in a call on the object (more than its one entry) is a conflict, as for any
+        entry: refused in strict mode, waited for in serialize mode. While borrowed, the
+        holder's own calls conflict with the borrower's: they see another owner."""
+        me = _get_ident()
+        mode = policy.mode
+        if holder == me or mode == OFF:
+            return 0
+        with self.lock:
+            while True:
+                if self.closed:
+                    raise ClosedError(f"{type(obj).__name__} is closed")
+                users = self.users
+                if self.owner == holder and self.depth == 1 and tuple(users) == (holder,):
+                    break
+                if mode == STRICT or in_ort_callback():
+                    raise ConcurrentUseError(self._describe(obj, True))
+                self._wait_locked(me, True)
+            self.owner = me  # claim first, then swap the entries (see enter_shared)
+            users.append(me)
+            users.remove(holder)
+        return holder
+
+    def give_back(self, holder: int) -> None:
+        """End a :meth:`borrow`: the hold is ``holder``'s again."""
+        if not holder:
+            return
+        me = _get_ident()
+        with self.lock:
+            self.users.append(holder)
+            self.owner = holder
+            self.users.remove(me)
+            on_idle = self._woken_locked()
+        if on_idle is not None:
+            on_idle()
+
     def leave(self, token: int) -> None:
         """End the call registered by ``token`` (from any thread).
 
@@ -565,6 +607,19 @@ class Lease:
     @classmethod
     def exclusive(cls, obj: Any) -> Lease:
         return cls(obj, True)
+
+    def borrow(self) -> int:
+        """Make this thread the holder for a call made on the lease holder's behalf (see
+        :meth:`Guard.borrow`); returns what :meth:`give_back` takes."""
+        guard = self.guard
+        if guard is None:
+            raise ClosedError(f"{type(self.obj).__name__} is no longer held")
+        return guard.borrow(self.obj, -self.token if self.token < 0 else self.token)
+
+    def give_back(self, holder: int) -> None:
+        guard = self.guard
+        if guard is not None:
+            guard.give_back(holder)
 
     def release(self) -> None:
         """End the lease (idempotent). The claim (``guard`` set to None) and the entry's

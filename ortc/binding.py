@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable, TypeVar, cast
 
 import numpy as np
@@ -64,8 +65,10 @@ class IoBinding(Handle):
     sharing one binding get wrong outputs (conformance check thread.shared-binding); use one
     binding per thread. The binding keeps its session alive: ORT crashes when a binding is used
     after its session's release (life.binding-after-session-release). Bound arrays are kept
-    alive by the binding until rebound or cleared; a Value bound as an output is written by
-    every run, and each run holds it exclusively.
+    alive by the binding until rebound or cleared. A caller's Value bound as an output is
+    written by every run: the thread that binds it holds it exclusively until it is unbound,
+    and a run from another thread holds it for the run instead (and the bound input Values,
+    shared), so a use of them by the binding thread during that run is a conflict.
     """
 
     c_type = "OrtIoBinding"
@@ -85,6 +88,10 @@ class IoBinding(Handle):
         self._session = session
         self._bound_inputs: dict[str, Value] = {}
         self._bound_outputs: dict[str, Any] = {}
+        #: input name -> a caller's Value bound to it (a run reads it: see run_holds)
+        self._caller_inputs: dict[str, Value] = {}
+        #: a caller's Value is bound (inputs or outputs): a run holds them (run_holds)
+        self.values_bound = False
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
     #: output name -> the exclusive lease on a caller's Value bound to it: every run with this
@@ -97,7 +104,46 @@ class IoBinding(Handle):
         self._session = None
         self._bound_inputs = {}
         self._bound_outputs = {}
+        self._caller_inputs = {}
         self._release_output_leases()
+
+    def run_holds(self) -> list[Callable[[], None]]:
+        """Hold the caller's bound Values for a run on this thread (Session.run_with_binding,
+        only when :attr:`values_bound`): each input shared (the run reads it) and each output
+        exclusively, borrowed from the thread that bound it (the run writes it). Another
+        thread's use of one of them during the run is then a conflict like any other (strict:
+        ConcurrentUseError, in whichever thread comes second), where before only the binding
+        thread's hold guarded them and a run from another thread raced its uses. Returns the
+        undo steps, for :meth:`end_run_holds`."""
+        undo: list[Callable[[], None]] = []
+        try:
+            for lease in (self._output_leases or {}).values():
+                holder = lease.borrow()
+                undo.append(partial(lease.give_back, holder))
+            for value in self._caller_inputs.values():
+                undo.append(Lease.shared(value).release)
+        except BaseException:
+            self.end_run_holds(undo)
+            raise
+        return undo
+
+    def holding(self, work: Callable[..., T]) -> Callable[..., T]:
+        """``work`` (the bound run's C call) wrapped in :meth:`run_holds`."""
+        def run(*args: Any) -> T:
+            undo = self.run_holds()
+            try:
+                return work(*args)
+            finally:
+                self.end_run_holds(undo)
+        return run
+
+    @staticmethod
+    def end_run_holds(undo: list[Callable[[], None]]) -> None:
+        for step in reversed(undo):
+            step()
+
+    def _note_values_bound(self) -> None:
+        self.values_bound = bool(self._caller_inputs or self._output_leases)
 
     def _bind(self, table: dict[str, Any], name: str, value: Value | None) -> None:
         """Record a bound value. ORT's binding refers to the value's memory until it is
@@ -158,6 +204,11 @@ class IoBinding(Handle):
         value = self._value_for(data, f"input {name!r}")
         check(self._api.BindInput(self._ptr, name.encode(), value._ptr), f"bind_input {name!r}")
         self._bind(self._bound_inputs, name, value)
+        if isinstance(data, Value):
+            self._caller_inputs[name] = value
+        else:
+            self._caller_inputs.pop(name, None)
+        self._note_values_bound()
 
     @exclusive("BindOutput", "BindOutputToDevice")
     def bind_output(self, name: str, data: Any = None,
@@ -207,11 +258,13 @@ class IoBinding(Handle):
         old = leases.pop(name, None)
         if lease is not None:
             leases[name] = lease
+        self._note_values_bound()
         if old is not None:
             old.release()
 
     def _release_output_leases(self) -> None:
         leases, self._output_leases = self._output_leases, None
+        self._note_values_bound()
         for lease in (leases or {}).values():
             lease.release()
 
@@ -219,6 +272,8 @@ class IoBinding(Handle):
     def clear_binding_inputs(self) -> None:
         self._api.ClearBoundInputs(self._ptr)
         self._unbind_all(self._bound_inputs)
+        self._caller_inputs = {}
+        self._note_values_bound()
 
     @exclusive("ClearBoundOutputs")
     def clear_binding_outputs(self) -> None:

@@ -129,3 +129,63 @@ def test_bound_output_value_is_exclusive_while_bound() -> None:
     assert on_other_thread(out.numpy) is None
     other.close()
     s.close()
+
+
+def test_a_run_from_another_thread_holds_the_callers_bound_values() -> None:
+    """The thread that binds a Value holds it (an output exclusively) between runs; a run of
+    the binding from another thread holds the bound Values itself for the run (inputs shared,
+    outputs borrowed from the binding thread), so the binding thread's use of them during that
+    run is a conflict: refused in strict mode, waited for in serialize mode. Before, only the
+    binding thread's hold guarded them, and it let that thread read and write them mid-run."""
+    import threading
+    import time
+
+    s = ortc.Session(models.endless_model(64), intra_op_num_threads=1)
+    u = ortc.Value.from_numpy(np.ones((64, 64), np.float32))
+    v = ortc.Value.from_numpy(np.zeros((64, 64), np.float32))
+    b = s.io_binding()
+    b.bind_input("x", u)
+    b.bind_output("y", v)
+
+    def run_in_thread() -> tuple[threading.Thread, ortc.RunOptions, list[BaseException]]:
+        ro = ortc.RunOptions()
+        ended: list[BaseException] = []
+
+        def body() -> None:
+            try:
+                s.run_with_binding(b, ro)
+            except BaseException as exc:  # noqa: BLE001 - the terminate ends it with an error
+                ended.append(exc)
+
+        t = threading.Thread(target=body)
+        t.start()
+        deadline = time.monotonic() + 10
+        while v._guard.owner != t.ident:  # the run has borrowed the output: it is in flight
+            if time.monotonic() > deadline or not t.is_alive():
+                ro.terminate()
+                t.join(30)
+                pytest.fail(f"the run never held the bound output ({ended})")
+            time.sleep(0.001)
+        return t, ro, ended
+
+    t, ro, ended = run_in_thread()
+    with pytest.raises(ortc.ConcurrentUseError):
+        v.numpy()
+    with pytest.raises(ortc.ConcurrentUseError):
+        u.fill(2.0)
+    ro.terminate()
+    t.join(30)
+    assert len(ended) == 1 and "terminate" in str(ended[0])
+    assert v.numpy().shape == (64, 64)  # the hold is the binding thread's again
+    u.fill(1.0)
+
+    old = ortc.set_thread_checks("serialize")
+    try:
+        t, ro, ended = run_in_thread()
+        threading.Timer(0.2, ro.terminate).start()
+        v.numpy()  # waits for the run to end
+        assert not t.is_alive() or ended, "numpy() returned while the run was in flight"
+        t.join(30)
+    finally:
+        ortc.set_thread_checks(old)
+    b.close()

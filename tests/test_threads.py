@@ -390,6 +390,72 @@ def test_bound_run_entry_never_overlaps_what_it_excludes(things: Any, monkeypatc
         sys.setswitchinterval(old_interval)
 
 
+@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
+def test_a_borrowed_hold_never_overlaps_the_holders_calls(things: Any, monkeypatch: Any,
+                                                          lock_free: bool) -> None:
+    """Guard.borrow/give_back, which a bound run uses for the Values bound as its outputs
+    (held by the thread that bound them, written by the run's thread), against the holder's
+    own reads and writes and other borrowers, in serialize mode with a tiny switch interval:
+    a borrower is never inside while the holder is, nor while another borrower is, and the
+    hold ends as the holder's."""
+    from ortc._guard import Lease
+
+    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
+    ortc.set_thread_checks("serialize")
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        value = things(sync=True)
+        g = value._guard
+        lock = threading.Lock()
+        inside = {"holder": 0, "borrower": 0}
+        bad: list[str] = []
+
+        def enter(kind: str) -> None:
+            with lock:
+                inside[kind] += 1
+                if inside["borrower"] > 1 or (inside["borrower"] and inside["holder"]):
+                    bad.append(str(inside))
+            time.sleep(0)
+            with lock:
+                inside[kind] -= 1
+
+        held: list[Lease] = []
+        barrier = threading.Barrier(4)
+
+        def holder() -> None:
+            lease = Lease.exclusive(value)  # as IoBinding.bind_output does
+            held.append(lease)
+            barrier.wait()
+            for j in range(300):
+                if j % 2:
+                    value.read(lambda: enter("holder"))
+                else:
+                    value.write(lambda: enter("holder"))
+            barrier.wait()
+
+        def borrower() -> None:
+            barrier.wait()
+            for _ in range(300):
+                back = held[0].borrow()
+                try:
+                    enter("borrower")
+                finally:
+                    held[0].give_back(back)
+            barrier.wait()
+
+        joins = [in_thread(holder)] + [in_thread(borrower) for _ in range(3)]
+        for j in joins:
+            j()
+        assert not bad, bad[:3]
+        holder_thread = held[0].token
+        assert g.owner == -holder_thread and g.depth == 1 and g.users == [-holder_thread]
+        held[0].release()
+        assert not g.users and not g.owner and not g.depth and not g.watch
+    finally:
+        sys.setswitchinterval(old_interval)
+
+
 def test_bound_run_entry_refuses_in_strict_mode(things: Any) -> None:
     session, binding = things(sync=True), things(sync=False)
     held = InFlight(binding.write)  # another thread inside the binding
