@@ -10,6 +10,7 @@ counts the job as a live child, so closing it meanwhile defers its release to th
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import Future
 from typing import Any, Callable
@@ -105,6 +106,21 @@ class _Releaser:
 
 
 releaser = _Releaser()
+
+
+def _forget_the_parents_runs() -> None:
+    # In a forked child only the forking thread exists: the parent's runs in flight go on in
+    # the parent, their completions never come here. Waiting for them at exit held every such
+    # child 30 s per run; their Futures stay pending here (the result is the parent's). The
+    # releaser's thread is gone, and its queue (the parent's releases) is not this process's.
+    global _pending_lock
+    _pending_lock = threading.Lock()
+    _pending.clear()
+    releaser.__init__()  # type: ignore[misc]  # a new lock and queue, no thread
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_the_parents_runs)
 
 
 def pending_jobs() -> int:

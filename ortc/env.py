@@ -6,10 +6,19 @@ ORT's ``OrtEnv`` is a reference-counted singleton: every CreateEnv returns the s
 ignores its arguments after the first, and once its last reference is released ORT cannot run
 anything (Run after the last ReleaseEnv segfaults: conformance check env.run-after-last-release).
 ortc therefore creates it once, on first use, and never releases it; every Session keeps it.
+
+ORT's telemetry: ONNX Runtime 1.29 and later start a telemetry uploader (a background thread
+and an on-disk event cache) when the env is created, unless ``ORT_DISABLE_TELEMETRY`` is set
+to 1 before. That thread makes every forked child of the process hang in ORT's exit handlers
+when it exits normally (conformance check env.fork-child-exits), which breaks the fork support
+ortc gives sessions. ortc therefore sets ``ORT_DISABLE_TELEMETRY=1`` in its environment before
+it creates the env, unless the variable is already set (``ORT_DISABLE_TELEMETRY=0`` keeps ORT's
+default). Child processes inherit the setting.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, cast
@@ -165,6 +174,7 @@ class Env(Handle):
         api = _loader.api()
         self._api = api
         self._severity = _default_severity() if severity is None else _logging_level(severity)
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # see the module docstring
         raw = call_out(api.CreateEnvWithCustomLogger, "OrtEnv*", _log_callback, ffi.NULL,
                        int(self._severity), logid.encode(), context="CreateEnvWithCustomLogger")
         self._adopt(raw, None)  # never released: see the module docstring
@@ -192,7 +202,9 @@ class Env(Handle):
 
     @shared("EnableTelemetryEvents")
     def enable_telemetry(self) -> None:
-        """Allow ORT's telemetry events (a no-op on builds without telemetry)."""
+        """Allow ORT's telemetry events (a no-op on builds without telemetry, and when
+        ``ORT_DISABLE_TELEMETRY=1`` was set before the env was made, which ortc does unless the
+        variable was set: see the module docstring)."""
         check(self._api.EnableTelemetryEvents(self._ptr))
 
     @shared("DisableTelemetryEvents")

@@ -89,3 +89,37 @@ def test_asyncio_wrap(mlp) -> None:
 
     [y] = asyncio.run(main())
     assert y.shape == (1, 32)
+
+
+def test_a_forked_child_does_not_wait_for_the_parents_runs_in_flight() -> None:
+    """A run_async in flight when the process forks goes on in the parent only: its completion
+    never comes in the child, which used to wait for it at exit (30 s per run). The child
+    forgets the parent's runs; the parent's Future still completes."""
+    from conftest import run_python
+
+    code = r"""
+import os, sys, time, numpy as np, ortc, models
+from ortc._callbacks import pending_jobs
+s = ortc.Session(models.loop_chain_model(64), intra_op_num_threads=2)
+n = models.loop_iterations_for(s, 1.0, 64)
+f = s.run_async(None, {"x": np.ones((64, 64), np.float32), "n": np.array(n, np.int64)})
+pid = os.fork()
+if pid == 0:
+    print("child pending", pending_jobs(), flush=True)
+    sys.exit(0)
+end = time.monotonic() + 25  # the old drain waited 30 s for the run
+while time.monotonic() < end:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("child exited", os.waitstatus_to_exitcode(status), flush=True)
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    print("child still waiting", flush=True)
+print("parent result", f.result(60)[0].shape)
+"""
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["child pending 0", "child exited 0",
+                                        "parent result (64, 64)"], proc.stdout

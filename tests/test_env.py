@@ -149,3 +149,60 @@ def test_providers_listed() -> None:
     assert "CPUExecutionProvider" in ortc.get_env().providers()
     with pytest.raises(ValueError):
         ortc.get_env().log_severity_level = 9
+
+
+#: variables under which ORT keeps its telemetry off by itself (it looks for CI)
+_QUIETING = ("ORT_DISABLE_TELEMETRY", "CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS",
+             "TF_BUILD", "GITLAB_CI", "JENKINS_URL", "TRAVIS", "CIRCLECI", "APPVEYOR",
+             "BUILDKITE", "TEAMCITY_VERSION", "CODEBUILD_BUILD_ID")
+
+_FORKS_AND_EXITS = r"""
+import os, sys, time, numpy as np, ortc, models
+s = ortc.Session(models.add_model())
+s.run(None, {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})
+print(os.environ.get("ORT_DISABLE_TELEMETRY"))
+pid = os.fork()
+if pid == 0:
+    s.run(None, {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})  # rebuilt here
+    sys.exit(0)  # a normal exit: ORT's exit handlers run in the child
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("exited", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    print("hung")
+"""
+
+
+def test_a_forked_child_exits_normally() -> None:
+    """ORT 1.29 and later start a telemetry uploader thread in CreateEnv, and a child forked
+    afterwards hangs in ORT's exit handlers when it leaves through exit() (conformance check
+    env.fork-child-exits). ortc sets ORT_DISABLE_TELEMETRY=1 before it creates the env, unless
+    the variable is set, so a forked child (one that even rebuilt and ran the session) exits.
+    Run without the CI variables under which ORT keeps its telemetry off by itself."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = {k: v for k, v in os.environ.items() if k not in _QUIETING}
+    env["PYTHONPATH"] = ROOT + os.pathsep + os.path.join(ROOT, "tests")
+    proc = subprocess.run([sys.executable, "-c", _FORKS_AND_EXITS], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["1", "exited", "0"], proc.stdout
+
+
+def test_an_explicit_telemetry_choice_is_kept() -> None:
+    """``ORT_DISABLE_TELEMETRY`` set by the user (0 keeps ORT's telemetry) is left as it is."""
+    from conftest import run_python
+
+    proc = run_python("import os, ortc\nortc.get_env()\nprint(os.environ['ORT_DISABLE_TELEMETRY'])\n",
+                      env={"ORT_DISABLE_TELEMETRY": "0"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["0"]

@@ -94,6 +94,74 @@ def recreate(ctx: Ctx) -> str:
     return "a new env works"
 
 
+# A fresh interpreter: load the library, CreateEnv, fork; the child leaves through exit(), so
+# the C exit handlers (ORT's static destructors) run; the parent reports whether it ended.
+_FORK_EXIT = r"""
+import os, sys, time
+import ortc
+from ortc._ffi import ffi
+from ortc._loader import api
+ortc.load(sys.argv[1])
+a = api()
+before = len(os.listdir("/proc/self/task"))
+out = ffi.new("OrtEnv**")
+st = a.CreateEnv(3, b"fork", out)
+assert st == ffi.NULL, "CreateEnv failed"
+started = len(os.listdir("/proc/self/task")) - before
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    if os.waitpid(pid, os.WNOHANG)[0]:
+        print("exited", started)
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print("hung", started)
+"""
+
+#: environment variables under which ORT's telemetry stays off by itself (ORT checks for CI)
+_QUIETING = ("ORT_DISABLE_TELEMETRY", "CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS",
+             "TF_BUILD", "GITLAB_CI", "JENKINS_URL", "TRAVIS", "CIRCLECI", "APPVEYOR",
+             "BUILDKITE", "TEAMCITY_VERSION", "CODEBUILD_BUILD_ID")
+
+
+def _fork_exit(ctx: Ctx, extra: dict[str, str]) -> tuple[str, str]:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in _QUIETING}
+    env.update(extra)
+    proc = subprocess.run([sys.executable, "-c", _FORK_EXIT, ctx.info.path, "5"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    words = proc.stdout.split()
+    if proc.returncode or len(words) != 2:
+        raise Fail(f"the forking process failed (exit {proc.returncode}): "
+                   f"{short(proc.stderr, 300)}")
+    return words[0], words[1]
+
+
+@check("env.fork-child-exits",
+       "A child forked after CreateEnv exits normally when it ends through exit() (ORT's exit "
+       "handlers run in the child).",
+       "observed by this check: on 1.29 and later the telemetry uploader ORT starts in "
+       "CreateEnv (a background thread) leaves the child hanging in ORT's exit handlers; "
+       "ORT_DISABLE_TELEMETRY=1 set before CreateEnv avoids it (ortc sets it, ortc/env.py)",
+       child=True, timeout=300)
+def fork_child_exits(ctx: Ctx) -> str:
+    default, started = _fork_exit(ctx, {})
+    if default == "exited":
+        return f"the child exited (CreateEnv started {started} thread(s))"
+    quiet, quiet_started = _fork_exit(ctx, {"ORT_DISABLE_TELEMETRY": "1"})
+    raise Known(f"the child hung in exit() until killed after 5 s (CreateEnv started {started} "
+                f"thread(s)); with ORT_DISABLE_TELEMETRY=1 it {quiet} (CreateEnv started "
+                f"{quiet_started})")
+
+
 def _logger(ctx: Ctx, sink: list[tuple[int, int, str]]) -> Any:
     def log(_param: Any, severity: int, _category: Any, _logid: Any, _where: Any,
             message: Any) -> None:
