@@ -19,7 +19,7 @@ from ._handle import Handle
 from ._numpy_bridge import as_array, is_array_like, ortvalue_to_python, take_output
 from .dlpack import dlpack_array, is_dlpack_producer
 from ._status import call_out, check, ignore
-from .errors import InvalidArgument
+from .errors import ClosedError, InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
 from .threads import exclusive
 from .value import Value
@@ -88,10 +88,10 @@ class IoBinding(Handle):
         self._session = session
         self._bound_inputs: dict[str, Value] = {}
         self._bound_outputs: dict[str, Any] = {}
-        #: input name -> a caller's Value bound to it (a run reads it: see run_holds)
+        #: input name -> a caller's Value bound to it (a run reads it: see _run_holds)
         self._caller_inputs: dict[str, Value] = {}
-        #: a caller's Value is bound (inputs or outputs): a run holds them (run_holds)
-        self.values_bound = False
+        #: a caller's Value is bound (inputs or outputs): a run holds them (_run_holds)
+        self._values_bound = False
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
     #: output name -> the exclusive lease on a caller's Value bound to it: every run with this
@@ -107,43 +107,50 @@ class IoBinding(Handle):
         self._caller_inputs = {}
         self._release_output_leases()
 
-    def run_holds(self) -> list[Callable[[], None]]:
+    def _run_holds(self) -> list[Callable[[], None]]:
         """Hold the caller's bound Values for a run on this thread (Session.run_with_binding,
-        only when :attr:`values_bound`): each input shared (the run reads it) and each output
+        only when ``_values_bound``): each input shared (the run reads it) and each output
         exclusively, borrowed from the thread that bound it (the run writes it). Another
         thread's use of one of them during the run is then a conflict like any other (strict:
         ConcurrentUseError, in whichever thread comes second), where before only the binding
-        thread's hold guarded them and a run from another thread raced its uses. Returns the
-        undo steps, for :meth:`end_run_holds`."""
+        thread's hold guarded them and a run from another thread raced its uses. A Value its
+        user closed needs no hold: nobody can use it, and the binding keeps it alive for ORT.
+        Returns the undo steps, for :meth:`_end_run_holds`."""
         undo: list[Callable[[], None]] = []
         try:
             for lease in (self._output_leases or {}).values():
-                holder = lease.borrow()
+                try:
+                    holder = lease.borrow()
+                except ClosedError:
+                    continue
                 undo.append(partial(lease.give_back, holder))
             for value in self._caller_inputs.values():
-                undo.append(Lease.shared(value).release)
+                try:
+                    undo.append(Lease.shared(value).release)
+                except ClosedError:
+                    continue
         except BaseException:
-            self.end_run_holds(undo)
+            self._end_run_holds(undo)
             raise
         return undo
 
-    def holding(self, work: Callable[..., T]) -> Callable[..., T]:
-        """``work`` (the bound run's C call) wrapped in :meth:`run_holds`."""
+    def _holding(self, work: Callable[..., T]) -> Callable[..., T]:
+        """``work`` (the bound run's C call) wrapped in :meth:`_run_holds`."""
         def run(*args: Any) -> T:
-            undo = self.run_holds()
+            undo = self._run_holds()
             try:
                 return work(*args)
             finally:
-                self.end_run_holds(undo)
+                self._end_run_holds(undo)
         return run
 
     @staticmethod
-    def end_run_holds(undo: list[Callable[[], None]]) -> None:
+    def _end_run_holds(undo: list[Callable[[], None]]) -> None:
         for step in reversed(undo):
             step()
 
     def _note_values_bound(self) -> None:
-        self.values_bound = bool(self._caller_inputs or self._output_leases)
+        self._values_bound = bool(self._caller_inputs or self._output_leases)
 
     def _bind(self, table: dict[str, Any], name: str, value: Value | None) -> None:
         """Record a bound value. ORT's binding refers to the value's memory until it is

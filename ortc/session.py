@@ -551,7 +551,7 @@ class Session(Handle):
         if not self._run_exclusive:
             # the session shared, the binding alone: a binding is not Sync, two runs on one
             # binding overwrite each other's outputs
-            if timeout is None and run_options is None and not binding.values_bound and (
+            if timeout is None and run_options is None and not binding._values_bound and (
                     _get_ident() != MAIN_THREAD or not watcher.sigint_ready):
                 # nothing can stop this run but run options it has none of: the C call alone
                 # (bench: the tiny model's bound run is 1.7 µs, each frame here ~0.07)
@@ -591,9 +591,9 @@ class Session(Handle):
 
     def _bound_work(self, binding: IoBinding) -> Callable[..., None]:
         """The bound run's call, wrapped to hold the caller's bound Values when there are any
-        (IoBinding.run_holds); the fast path above has none."""
+        (IoBinding._run_holds); the fast path above has none."""
         work = self._engine.call_bound
-        return binding.holding(work) if binding.values_bound else work
+        return binding._holding(work) if binding._values_bound else work
 
     @exclusive("SessionEndProfiling")
     def end_profiling(self) -> str:

@@ -371,7 +371,7 @@ class World:
     def op_opts_set(self, i: int, k: int) -> None:
         e = self.objs[i]
         name, value = SETTERS[k]
-        bad = ValueError if name == "graph_optimization_level" and value == 98 else OK
+        bad = ortc.InvalidArgument if name == "graph_optimization_level" and value == 98 else OK
         self.expect(f"opts.{name} = {value!r}", self.closed_or(e, then=bad),
                     lambda: setattr(e.obj, name, value))
 
