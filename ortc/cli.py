@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 from typing import Any
 
 import numpy as np
 
 import ortc
 from ._cmdline import UsageError, _Parser, prog
+
 
 def _model_path(path: str) -> str:
     if not os.path.exists(path):
