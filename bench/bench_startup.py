@@ -11,7 +11,8 @@ Each repeat starts a new interpreter per binding, the two interleaved, after one
 each (the OS file cache, the bytecode cache). With numpy already imported, a child times
 ``import``, the first session on the tiny Add model (default options) and its first ``run()``;
 ``sum`` is the three, ``cpu`` the same span in CPU time (less sensitive to a busy machine),
-``process`` the child's whole wall time, interpreter start included. Medians are printed,
+``process`` the child's whole wall time, interpreter start included. Both children run with
+ORT's telemetry off (``ORT_DISABLE_TELEMETRY=1``, ortc's default): the same ORT work in both. Medians are printed,
 never asserted (tests/test_loader.py checks what the default path imports).
 """
 

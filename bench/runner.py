@@ -654,6 +654,10 @@ def cold_start_env(workdir: str, root: str | None = ROOT) -> dict[str, str]:
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"]
                                     if env.get("PYTHONPATH") else "")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # The same ORT work in both bindings: ORT's telemetry off (ortc's default, ortc/env.py;
+    # onnxruntime's default starts it, about 3 ms of its import). Set, not inherited: a parent
+    # that created an ortc env has it set already, any other parent may not.
+    env["ORT_DISABLE_TELEMETRY"] = "1"
     env["PYTHONPYCACHEPREFIX"] = os.path.join(workdir, "pycache")
     return env
 
@@ -943,7 +947,9 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append("\n### Cold start\n")
         out.append(f"Fresh interpreters ({cold['runs']} per binding, interleaved), numpy already "
                    "imported when the clock starts, both packages' bytecode cached; the tiny Add "
-                   "model, default session options; medians, ms.\n")
+                   "model, default session options; ORT's telemetry off in both "
+                   "(ORT_DISABLE_TELEMETRY=1: ortc's default, onnxruntime's when set); medians, "
+                   "ms.\n")
         out.append("| | import | first session | first run | sum | whole process | RSS after "
                    "import | RSS with the session | RSS with the last model's session |")
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
