@@ -123,8 +123,9 @@ else:
     print("hung", started)
 """
 
-#: environment variables under which ORT's telemetry stays off by itself (ORT checks for CI)
-_QUIETING = ("ORT_DISABLE_TELEMETRY", "CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS",
+#: environment variables under which ORT's telemetry stays off by itself (ORT checks for CI):
+#: a run that tests ORT's default drops them
+TELEMETRY_QUIETING = ("ORT_DISABLE_TELEMETRY", "CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS",
              "TF_BUILD", "GITLAB_CI", "JENKINS_URL", "TRAVIS", "CIRCLECI", "APPVEYOR",
              "BUILDKITE", "TEAMCITY_VERSION", "CODEBUILD_BUILD_ID")
 
@@ -134,7 +135,7 @@ def _fork_exit(ctx: Ctx, extra: dict[str, str]) -> tuple[str, str]:
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k not in _QUIETING}
+    env = {k: v for k, v in os.environ.items() if k not in TELEMETRY_QUIETING}
     env.update(extra)
     proc = subprocess.run([sys.executable, "-c", _FORK_EXIT, ctx.info.path, "5"],
                           capture_output=True, text=True, env=env, timeout=120)
