@@ -845,6 +845,32 @@ def feeds_that_are_not_data(ort: Any) -> Any:
 
 
 @scenario
+def run_log_severity_out_of_range(ort: Any) -> Any:
+    # onnxruntime's setter takes any int; each run entry refuses one outside -1 and 0-4 (Fail;
+    # the binding's RuntimeError "Error in execution"), and a valid level set again runs
+    sess = ort.InferenceSession(ADD)
+    ro = ort.RunOptions()
+    out: list[Any] = []
+    for level in (9, -5, 3):
+        ro.log_severity_level = level
+        binding = sess.io_binding()
+        binding.bind_cpu_input("a", AB["a"])
+        binding.bind_cpu_input("b", AB["b"])
+        binding.bind_output("c")
+        values = {k: ort.OrtValue.ortvalue_from_numpy(v) for k, v in AB.items()}
+        for run in (lambda: sess.run(None, AB, ro),
+                    lambda: sess.run_with_ort_values(None, values, ro)[0].numpy(),
+                    lambda: sess.run_with_iobinding(binding, ro)):
+            try:
+                got = run()
+                out.append(["ok", None if got is None else np.asarray(got).tolist()])
+            except Exception as err:  # noqa: BLE001 - compared
+                out.append([type(err).__name__, "Invalid run log severity level" in str(err)])
+        out.append(ro.log_severity_level)
+    return out
+
+
+@scenario
 def lists_that_do_not_convert(ort: Any) -> Any:
     # ragged, out of the type's range, NaN for ints: onnxruntime's RuntimeError for each
     cases = [(models.T.FLOAT, [[1.0, 2.0], [3.0]]), (models.T.INT64, [2**70, 1, 2]),

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import ortc
 
-from ._errors import PYBIND_MODULE, translate
+from ._errors import PYBIND_MODULE, Fail, translate
 from ._options import checked, config_pair, no_attribute
 
 
@@ -44,8 +44,9 @@ class RunOptions:
     def __setattr__(self, name: str, value: Any) -> None:
         native = self._native
         if name == "log_severity_level":
+            # onnxruntime takes any int here; a run with one outside -1 and 0-4 fails (_for_run)
             value = checked("log_severity_level", value)
-            if value >= 0:
+            if 0 <= value <= 4:
                 native.log_severity_level = value
             object.__setattr__(self, "_log_severity_level", value)
         elif name == "log_verbosity_level":
@@ -64,6 +65,15 @@ class RunOptions:
             object.__setattr__(self, "_terminate", flag)
         else:
             raise no_attribute(self, name)
+
+    def _for_run(self) -> ortc.RunOptions:
+        """The native options a run uses. A log severity outside -1 and 0-4 fails the run, as
+        onnxruntime's run does (its setter accepts it)."""
+        level = self._log_severity_level
+        if not -1 <= level <= 4:
+            raise Fail(f"Invalid run log severity level. Not a valid "
+                       f"onnxruntime::logging::Severity value: {level}", 1)
+        return cast(ortc.RunOptions, self._native)
 
     def __dir__(self) -> list[str]:
         return sorted({*object.__dir__(self), *self._ATTRS})

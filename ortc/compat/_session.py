@@ -168,7 +168,7 @@ class InferenceSession:
                     output_names = _names(output_names)
                 if run_options is None:
                     return native_run(output_names or None, input_feed)
-                return native_run(output_names or None, input_feed, run_options._native)
+                return native_run(output_names or None, input_feed, run_options._for_run())
             except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
                 if isinstance(err, ortc.ClosedError) and native_run is not self._run:
                     # this caller took run() just before set_providers() replaced the session
@@ -207,7 +207,7 @@ class InferenceSession:
         try:
             feeds = {k: v._value for k, v in input_dict_ort_values.items()}
             values = self._sess.run_with_values(
-                output_names or None, feeds, None if run_options is None else run_options._native)
+                output_names or None, feeds, None if run_options is None else run_options._for_run())
         except BaseException as err:  # noqa: BLE001
             raise explain(self._sess, self._required, err, output_names, input_dict_ort_values,
                           run_options) from None
@@ -252,7 +252,7 @@ class InferenceSession:
     def _start_async(self, output_names: Any, feeds: Any, run_options: Any) -> Any:
         try:
             return self._sess.run_async(output_names or None, feeds,
-                                        None if run_options is None else run_options._native)
+                                        None if run_options is None else run_options._for_run())
         except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
             again = self._taken_as_pybind_takes(err, output_names, feeds)
             if again is not None:  # as run() takes them
@@ -270,7 +270,7 @@ class InferenceSession:
             raise ValueError("IOBinding must be used with the session that created it.")
         try:
             self._sess.run_with_binding(iobinding._binding,
-                                        None if run_options is None else run_options._native)
+                                        None if run_options is None else run_options._for_run())
         except ortc.OrtError as err:  # onnxruntime's words and class for a failure of the run
             raise RuntimeError(f"Error in execution: {err.message}") from err
 
