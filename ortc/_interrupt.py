@@ -91,7 +91,7 @@ class Watcher:
             try:
                 signal.set_wakeup_fd(self._forward_fd)
             except (ValueError, OSError):
-                pass
+                return  # the wakeup fd still writes into the pipe: keep it open, shared
             for fd in (self._sig_r, self._sig_w):
                 try:
                     os.close(fd)
