@@ -171,7 +171,7 @@ class Guard:
     """
 
     __slots__ = ("lock", "cond", "users", "owner", "depth", "creator", "gen", "pid", "send",
-                 "sync", "closed", "slow", "shared_slow", "watch", "on_idle")
+                 "sync", "closed", "slow", "shared_slow", "watch", "on_idle", "lent_by")
 
     #: how long a serialize-mode waiter sleeps before it looks again on its own
     wait_slice = 0.05
@@ -198,13 +198,15 @@ class Guard:
         self.watch = 0
         #: called (once) when the last call leaves an object whose release was deferred
         self.on_idle: Callable[[], None] | None = None
+        #: the thread whose exclusive hold the owner borrowed (:meth:`borrow`), else 0
+        self.lent_by = 0
 
     def _renew(self) -> None:
         # in a forked child: the parent's threads are gone, and so are their calls and locks
         self.lock = threading.RLock()
         self.cond = None
         self.users = []
-        self.owner = self.depth = self.watch = 0
+        self.owner = self.depth = self.watch = self.lent_by = 0
         self.gen = _generation
         self.pid = os.getpid()
 
@@ -386,12 +388,12 @@ class Guard:
                 return -me
             return me
 
-    def borrow(self, obj: Any, holder: int) -> int:
+    def borrow(self, obj: Any, holder: int) -> None:
         """Make this thread the owner of the exclusive hold that thread ``holder`` keeps (a
         Lease, one entry, depth 1), for a call made on the holder's behalf: a run with an
         IoBinding writes the Values bound as its outputs, which the binding holds on the
-        thread that bound them. Returns the thread to :meth:`give_back` to, 0 when nothing
-        was borrowed (``holder`` is this thread, or checks are off).
+        thread that bound them. Nothing happens when ``holder`` is this thread, or checks are
+        off. :meth:`give_back` ends it.
 
         A holder in a call on the object (more than its one entry) is a conflict, as for any
         entry: refused in strict mode, waited for in serialize mode. While borrowed, the
@@ -399,7 +401,7 @@ class Guard:
         me = _get_ident()
         mode = policy.mode
         if holder == me or mode == OFF:
-            return 0
+            return
         with self.lock:
             while True:
                 if self.closed:
@@ -410,20 +412,25 @@ class Guard:
                 if mode == STRICT or in_ort_callback():
                     raise ConcurrentUseError(self._describe(obj, True))
                 self._wait_locked(me, True)
-            self.owner = me  # claim first, then swap the entries (see enter_shared)
-            users.append(me)
-            users.remove(holder)
-        return holder
+            # The swap has no point where an interrupt is raised (none after a store), so the
+            # hold is the holder's or the borrower's, never half of each (see "Interrupts")
+            i = users.index(holder)
+            users[i] = me
+            self.owner = me
+            self.lent_by = holder
 
-    def give_back(self, holder: int) -> None:
-        """End a :meth:`borrow`: the hold is ``holder``'s again."""
-        if not holder:
-            return
+    def give_back(self) -> None:
+        """End this thread's :meth:`borrow`, if it has one: the hold is the holder's again.
+        Idempotent, so a cleanup run again after an interrupt does nothing twice."""
         me = _get_ident()
         with self.lock:
-            self.users.append(holder)
+            holder = self.lent_by
+            if self.owner != me or not holder:
+                return
+            i = self.users.index(me)
+            self.users[i] = holder
             self.owner = holder
-            self.users.remove(me)
+            self.lent_by = 0
             on_idle = self._woken_locked()
         if on_idle is not None:
             on_idle()
@@ -608,18 +615,19 @@ class Lease:
     def exclusive(cls, obj: Any) -> Lease:
         return cls(obj, True)
 
-    def borrow(self) -> int:
+    def borrow(self) -> None:
         """Make this thread the holder for a call made on the lease holder's behalf (see
-        :meth:`Guard.borrow`); returns what :meth:`give_back` takes."""
+        :meth:`Guard.borrow`); :meth:`give_back` ends it."""
         guard = self.guard
         if guard is None:
             raise ClosedError(f"{type(self.obj).__name__} is no longer held")
-        return guard.borrow(self.obj, -self.token if self.token < 0 else self.token)
+        guard.borrow(self.obj, -self.token if self.token < 0 else self.token)
 
-    def give_back(self, holder: int) -> None:
+    def give_back(self) -> None:
+        """End this thread's borrow of the lease, if any (idempotent)."""
         guard = self.guard
         if guard is not None:
-            guard.give_back(holder)
+            guard.give_back()
 
     def release(self) -> None:
         """End the lease (idempotent). The claim (``guard`` set to None) and the entry's

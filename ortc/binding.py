@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Callable, TypeVar, cast
 
 import numpy as np
@@ -119,11 +118,11 @@ class IoBinding(Handle):
         undo: list[Callable[[], None]] = []
         try:
             for lease in (self._output_leases or {}).values():
+                undo.append(lease.give_back)  # first: a borrow an interrupt ends is undone too
                 try:
-                    holder = lease.borrow()
+                    lease.borrow()
                 except ClosedError:
                     continue
-                undo.append(partial(lease.give_back, holder))
             for value in self._caller_inputs.values():
                 try:
                     undo.append(Lease.shared(value).release)
@@ -146,8 +145,15 @@ class IoBinding(Handle):
 
     @staticmethod
     def _end_run_holds(undo: list[Callable[[], None]]) -> None:
-        for step in reversed(undo):
-            step()
+        # Every step is idempotent: one an interrupt cut short is run again, then the
+        # interrupt goes on (as the binding's output release does)
+        try:
+            for step in reversed(undo):
+                step()
+        except KeyboardInterrupt:
+            for step in reversed(undo):
+                step()
+            raise
 
     def _note_values_bound(self) -> None:
         self._values_bound = bool(self._caller_inputs or self._output_leases)
