@@ -171,7 +171,7 @@ class Guard:
     """
 
     __slots__ = ("lock", "cond", "users", "owner", "depth", "creator", "gen", "pid", "send",
-                 "sync", "closed", "slow", "shared_slow", "watch", "on_idle")
+                 "sync", "closed", "slow", "shared_slow", "watch", "on_idle", "leased")
 
     #: how long a serialize-mode waiter sleeps before it looks again on its own
     wait_slice = 0.05
@@ -198,13 +198,17 @@ class Guard:
         self.watch = 0
         #: called (once) when the last call leaves an object whose release was deferred
         self.on_idle: Callable[[], None] | None = None
+        #: how many of the owner's entries are exclusive Leases (holds, not calls): what a
+        #: borrow takes over and gives back, all of them (a Value bound as the output of two
+        #: bindings is held twice by the thread that bound it)
+        self.leased = 0
 
     def _renew(self) -> None:
         # in a forked child: the parent's threads are gone, and so are their calls and locks
         self.lock = threading.RLock()
         self.cond = None
         self.users = []
-        self.owner = self.depth = self.watch = 0
+        self.owner = self.depth = self.watch = self.leased = 0
         self.gen = _generation
         self.pid = os.getpid()
 
@@ -387,13 +391,14 @@ class Guard:
             return me
 
     def borrow(self, obj: Any, holder: int) -> int:
-        """Make this thread the owner of the exclusive hold that thread ``holder`` keeps (a
-        Lease, one entry, depth 1), for a call made on the holder's behalf: a run with an
-        IoBinding writes the Values bound as its outputs, which the binding holds on the
-        thread that bound them. Returns the thread to :meth:`give_back` to, 0 when nothing
-        was borrowed (``holder`` is this thread, or checks are off).
+        """Make this thread the owner of the exclusive hold that thread ``holder`` keeps (its
+        exclusive Leases, ``leased`` entries: one per binding of the Value as an output), for a
+        call made on the holder's behalf: a run with an IoBinding writes the Values bound as
+        its outputs, which the binding holds on the thread that bound them. Returns the thread
+        to :meth:`give_back` to, 0 when nothing was borrowed (``holder`` is this thread, or
+        checks are off).
 
-        A holder in a call on the object (more than its one entry) is a conflict, as for any
+        A holder in a call on the object (an entry beyond its leases) is a conflict, as for any
         entry: refused in strict mode, waited for in serialize mode. While borrowed, the
         holder's own calls conflict with the borrower's: they see another owner."""
         me = _get_ident()
@@ -405,14 +410,17 @@ class Guard:
                 if self.closed:
                     raise ClosedError(f"{type(obj).__name__} is closed")
                 users = self.users
-                if self.owner == holder and self.depth == 1 and tuple(users) == (holder,):
+                held = self.leased
+                if self.owner == holder and held and self.depth == held and \
+                        tuple(users) == (holder,) * held:
                     break
                 if mode == STRICT or in_ort_callback():
                     raise ConcurrentUseError(self._describe(obj, True))
                 self._wait_locked(me, True)
             self.owner = me  # claim first, then swap the entries (see enter_shared)
-            users.append(me)
-            users.remove(holder)
+            for _ in range(held):
+                users.append(me)
+                users.remove(holder)
         return holder
 
     def give_back(self, holder: int) -> None:
@@ -421,9 +429,11 @@ class Guard:
             return
         me = _get_ident()
         with self.lock:
-            self.users.append(holder)
+            users = self.users
+            for _ in range(self.leased):
+                users.append(holder)
+                users.remove(me)
             self.owner = holder
-            self.users.remove(me)
             on_idle = self._woken_locked()
         if on_idle is not None:
             on_idle()
@@ -596,7 +606,12 @@ class Lease:
         guard = obj._guard
         if guard is None:
             raise ClosedError(f"{type(obj).__name__} is closed")
-        self.token = guard.enter_exclusive(obj) if exclusive else guard.enter_shared(obj)
+        if exclusive:
+            token = guard.enter_exclusive(obj)
+            guard.leased += 1  # a hold, not a call: what Guard.borrow may take over
+            self.token = token
+        else:
+            self.token = guard.enter_shared(obj)
         self.obj = obj
         self.guard: Guard | None = guard
 
@@ -636,6 +651,7 @@ class Lease:
                     if guard.watch:
                         guard._wake()
             else:
+                guard.leased -= 1
                 guard.leave(token)
 
     def __enter__(self) -> Any:
