@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from functools import partial
 from typing import Any, Callable, TypeVar
 
 from . import _exit
@@ -417,23 +418,42 @@ class Guard:
                 if mode == STRICT or in_ort_callback():
                     raise ConcurrentUseError(self._describe(obj, True))
                 self._wait_locked(me, True)
-            self.owner = me  # claim first, then swap the entries (see enter_shared)
-            for _ in range(held):
-                users.append(me)
-                users.remove(holder)
+            try:
+                self._move_hold(holder, me, held)
+            except KeyboardInterrupt:  # a half-moved hold is nobody's: finish it, then go on
+                self._move_hold(holder, me, held)
+                raise
         return holder
 
+    def _move_hold(self, src: int, dst: int, held: int) -> None:
+        """Make ``dst`` the owner of ``src``'s ``held`` lease entries; run again after an
+        interrupt, it completes the move (each step looks at what is left to do)."""
+        users = self.users
+        self.owner = dst  # claim first, then swap the entries (see enter_shared)
+        while users.count(dst) < held:
+            users.append(dst)
+        while src in users:
+            users.remove(src)
+
     def give_back(self, holder: int) -> None:
-        """End a :meth:`borrow`: the hold is ``holder``'s again."""
+        """End a :meth:`borrow`: the hold is ``holder``'s again. A no-op unless this thread
+        holds ``holder``'s hold, so the step can be registered before the borrow (that a
+        KeyboardInterrupt raised as the borrow returns cannot leave the hold with this
+        thread, the holder's own calls refused for good)."""
         if not holder:
             return
         me = _get_ident()
+        if holder == me:
+            return
         with self.lock:
-            users = self.users
-            for _ in range(self.leased):
-                users.append(holder)
-                users.remove(me)
-            self.owner = holder
+            held = self.leased
+            if self.owner != me or holder in self.users or not held:
+                return  # not borrowed (refused, waited out by an interrupt, or checks off)
+            try:
+                self._move_hold(me, holder, held)
+            except KeyboardInterrupt:
+                self._move_hold(me, holder, held)
+                raise
             on_idle = self._woken_locked()
         if on_idle is not None:
             on_idle()
@@ -630,6 +650,17 @@ class Lease:
         if guard is None:
             raise ClosedError(f"{type(self.obj).__name__} is no longer held")
         return guard.borrow(self.obj, -self.token if self.token < 0 else self.token)
+
+    def borrow_into(self, undo: list[Callable[[], None]]) -> None:
+        """:meth:`borrow`, its give-back appended to ``undo`` before the borrow starts (the
+        give-back is a no-op for a hold not borrowed): an interrupt at any point leaves
+        ``undo`` able to end what was done."""
+        guard = self.guard
+        if guard is None:
+            raise ClosedError(f"{type(self.obj).__name__} is no longer held")
+        holder = -self.token if self.token < 0 else self.token
+        undo.append(partial(guard.give_back, holder))
+        guard.borrow(self.obj, holder)
 
     def give_back(self, holder: int) -> None:
         guard = self.guard

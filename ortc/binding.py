@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Callable, TypeVar, cast
 
 import numpy as np
@@ -120,10 +119,9 @@ class IoBinding(Handle):
         try:
             for lease in (self._output_leases or {}).values():
                 try:
-                    holder = lease.borrow()
+                    lease.borrow_into(undo)  # its give-back is in undo before it borrows
                 except ClosedError:
                     continue
-                undo.append(partial(lease.give_back, holder))
             for value in self._caller_inputs.values():
                 try:
                     undo.append(Lease.shared(value).release)

@@ -242,3 +242,65 @@ def test_a_value_bound_as_the_output_of_two_bindings_is_written_by_runs_from_oth
         out.close()
     finally:
         ortc.set_thread_checks(old)
+
+
+@pytest.mark.parametrize("where", ["as-borrow-returns", "mid-move"])
+def test_a_keyboard_interrupt_during_a_bound_runs_holds_leaves_the_hold_with_its_holder(
+        monkeypatch: Any, where: str) -> None:
+    # A run from another thread takes over the binding thread's hold on a bound output Value.
+    # A Ctrl-C raised as that takeover returned (before the run registered its undo step) left
+    # the hold with the run's thread for good: the binding thread's own reads were refused and
+    # unbinding raised. The give-back is registered before the takeover and ends whatever part
+    # of it was done.
+    import threading
+
+    from ortc import _guard
+
+    s = ortc.Session(models.add_model())
+    name = s.outputs[0].name
+    out = ortc.Value.from_numpy(np.zeros(1, np.float32))
+    b = s.io_binding()
+    b.bind_input("a", np.ones(1, np.float32))
+    b.bind_input("b", np.ones(1, np.float32))
+    b.bind_output(name, out)
+    g = out._guard
+    if where == "as-borrow-returns":
+        original = _guard.Guard.borrow
+
+        def borrow(self: Any, obj: Any, holder: int) -> int:
+            original(self, obj, holder)
+            raise KeyboardInterrupt  # as at the exit of borrow's lock, after the move
+        monkeypatch.setattr(_guard.Guard, "borrow", borrow)
+    else:
+        original_move = _guard.Guard._move_hold
+        interrupted = []
+
+        def move(self: Any, src: int, dst: int, held: int) -> None:
+            if not interrupted:  # the first move stops after the claim and one entry
+                interrupted.append(1)
+                self.owner = dst
+                self.users.append(dst)
+                raise KeyboardInterrupt
+            original_move(self, src, dst, held)
+        monkeypatch.setattr(_guard.Guard, "_move_hold", move)
+    caught: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            s.run_with_binding(b)
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            caught.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(20)
+    monkeypatch.undo()
+    assert [type(e) for e in caught] == [KeyboardInterrupt]
+    me = threading.get_ident()
+    assert (g.owner, g.users, g.depth, g.leased) == (me, [me], 1, 1)  # the binding thread's
+    out.numpy()  # its reads are its own again
+    b.clear_binding_outputs()
+    assert (g.owner, g.users, g.depth, g.leased) == (0, [], 0, 0)
+    b.bind_output(name, out)
+    s.run_with_binding(b)  # and the session and binding are usable
+    assert out.numpy().tolist() == [2.0]
