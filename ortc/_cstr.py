@@ -50,7 +50,15 @@ def c_integer(value: Any, what: str, low: int, high: int) -> int:
 
 def c_enum(value: Any, enum: type[E], what: str) -> E:
     """``value`` as a member of ``enum`` (a member or its int), or InvalidArgument naming
-    ``what`` and the members."""
+    ``what`` and the members. A member of another of ortc's enums is refused even when its
+    number is one of ``enum``'s (``MemoryInfo.cpu(MemType.DEFAULT, AllocatorType.DEVICE_ALLOCATOR)``,
+    its arguments swapped, was accepted as both are 0); ortc.compat's mirrors of onnxruntime's
+    enums (``OrtMemType`` for ``MemType``) are the same enum. Other IntEnums pass by number."""
+    kind = type(value)
+    if isinstance(value, IntEnum) and kind is not enum and \
+            kind.__module__.split(".")[0] == "ortc" and _enum_name(kind) != _enum_name(enum):
+        raise InvalidArgument(f"{what}: expected a {enum.__name__}, got {kind.__name__}."
+                              f"{value.name} ({', '.join(f'{m.value} {m.name}' for m in enum)})")
     number = c_integer(value, what, *INT32)
     try:
         return enum(number)
@@ -140,3 +148,9 @@ def read_key_values(api: Api, kvp: Any, release: bool) -> dict[str, str]:
     finally:
         if release:
             api.ReleaseKeyValuePairs(kvp)
+
+
+def _enum_name(kind: type) -> str:
+    # ortc.compat spells the C enums as onnxruntime does (OrtMemType where ortc has MemType)
+    name = kind.__name__
+    return name[3:] if name.startswith("Ort") else name

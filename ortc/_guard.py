@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from functools import partial
 from typing import Any, Callable, TypeVar
 
 from . import _exit
@@ -171,7 +172,7 @@ class Guard:
     """
 
     __slots__ = ("lock", "cond", "users", "owner", "depth", "creator", "gen", "pid", "send",
-                 "sync", "closed", "slow", "shared_slow", "watch", "on_idle", "lent_by")
+                 "sync", "closed", "slow", "shared_slow", "watch", "on_idle", "leased")
 
     #: how long a serialize-mode waiter sleeps before it looks again on its own
     wait_slice = 0.05
@@ -198,15 +199,17 @@ class Guard:
         self.watch = 0
         #: called (once) when the last call leaves an object whose release was deferred
         self.on_idle: Callable[[], None] | None = None
-        #: the thread whose exclusive hold the owner borrowed (:meth:`borrow`), else 0
-        self.lent_by = 0
+        #: how many of the owner's entries are exclusive Leases (holds, not calls): what a
+        #: borrow takes over and gives back, all of them (a Value bound as the output of two
+        #: bindings is held twice by the thread that bound it)
+        self.leased = 0
 
     def _renew(self) -> None:
         # in a forked child: the parent's threads are gone, and so are their calls and locks
         self.lock = threading.RLock()
         self.cond = None
         self.users = []
-        self.owner = self.depth = self.watch = self.lent_by = 0
+        self.owner = self.depth = self.watch = self.leased = 0
         self.gen = _generation
         self.pid = os.getpid()
 
@@ -388,49 +391,69 @@ class Guard:
                 return -me
             return me
 
-    def borrow(self, obj: Any, holder: int) -> None:
-        """Make this thread the owner of the exclusive hold that thread ``holder`` keeps (a
-        Lease, one entry, depth 1), for a call made on the holder's behalf: a run with an
-        IoBinding writes the Values bound as its outputs, which the binding holds on the
-        thread that bound them. Nothing happens when ``holder`` is this thread, or checks are
-        off. :meth:`give_back` ends it.
+    def borrow(self, obj: Any, holder: int) -> int:
+        """Make this thread the owner of the exclusive hold that thread ``holder`` keeps (its
+        exclusive Leases, ``leased`` entries: one per binding of the Value as an output), for a
+        call made on the holder's behalf: a run with an IoBinding writes the Values bound as
+        its outputs, which the binding holds on the thread that bound them. Returns the thread
+        to :meth:`give_back` to, 0 when nothing was borrowed (``holder`` is this thread, or
+        checks are off).
 
-        A holder in a call on the object (more than its one entry) is a conflict, as for any
+        A holder in a call on the object (an entry beyond its leases) is a conflict, as for any
         entry: refused in strict mode, waited for in serialize mode. While borrowed, the
         holder's own calls conflict with the borrower's: they see another owner."""
         me = _get_ident()
         mode = policy.mode
         if holder == me or mode == OFF:
-            return
+            return 0
         with self.lock:
             while True:
                 if self.closed:
                     raise ClosedError(f"{type(obj).__name__} is closed")
                 users = self.users
-                if self.owner == holder and self.depth == 1 and tuple(users) == (holder,):
+                held = self.leased
+                if self.owner == holder and held and self.depth == held and \
+                        tuple(users) == (holder,) * held:
                     break
                 if mode == STRICT or in_ort_callback():
                     raise ConcurrentUseError(self._describe(obj, True))
                 self._wait_locked(me, True)
-            # The swap has no point where an interrupt is raised (none after a store), so the
-            # hold is the holder's or the borrower's, never half of each (see "Interrupts")
-            i = users.index(holder)
-            users[i] = me
-            self.owner = me
-            self.lent_by = holder
+            try:
+                self._move_hold(holder, me, held)
+            except KeyboardInterrupt:  # a half-moved hold is nobody's: finish it, then go on
+                self._move_hold(holder, me, held)
+                raise
+        return holder
 
-    def give_back(self) -> None:
-        """End this thread's :meth:`borrow`, if it has one: the hold is the holder's again.
-        Idempotent, so a cleanup run again after an interrupt does nothing twice."""
+    def _move_hold(self, src: int, dst: int, held: int) -> None:
+        """Make ``dst`` the owner of ``src``'s ``held`` lease entries; run again after an
+        interrupt, it completes the move (each step looks at what is left to do)."""
+        users = self.users
+        self.owner = dst  # claim first, then swap the entries (see enter_shared)
+        while users.count(dst) < held:
+            users.append(dst)
+        while src in users:
+            users.remove(src)
+
+    def give_back(self, holder: int) -> None:
+        """End a :meth:`borrow`: the hold is ``holder``'s again. A no-op unless this thread
+        holds ``holder``'s hold, so the step can be registered before the borrow (that a
+        KeyboardInterrupt raised as the borrow returns cannot leave the hold with this
+        thread, the holder's own calls refused for good)."""
+        if not holder:
+            return
         me = _get_ident()
+        if holder == me:
+            return
         with self.lock:
-            holder = self.lent_by
-            if self.owner != me or not holder:
-                return
-            i = self.users.index(me)
-            self.users[i] = holder
-            self.owner = holder
-            self.lent_by = 0
+            held = self.leased
+            if self.owner != me or holder in self.users or not held:
+                return  # not borrowed (refused, waited out by an interrupt, or checks off)
+            try:
+                self._move_hold(me, holder, held)
+            except KeyboardInterrupt:
+                self._move_hold(me, holder, held)
+                raise
             on_idle = self._woken_locked()
         if on_idle is not None:
             on_idle()
@@ -603,7 +626,12 @@ class Lease:
         guard = obj._guard
         if guard is None:
             raise ClosedError(f"{type(obj).__name__} is closed")
-        self.token = guard.enter_exclusive(obj) if exclusive else guard.enter_shared(obj)
+        if exclusive:
+            token = guard.enter_exclusive(obj)
+            guard.leased += 1  # a hold, not a call: what Guard.borrow may take over
+            self.token = token
+        else:
+            self.token = guard.enter_shared(obj)
         self.obj = obj
         self.guard: Guard | None = guard
 
@@ -615,19 +643,29 @@ class Lease:
     def exclusive(cls, obj: Any) -> Lease:
         return cls(obj, True)
 
-    def borrow(self) -> None:
+    def borrow(self) -> int:
         """Make this thread the holder for a call made on the lease holder's behalf (see
-        :meth:`Guard.borrow`); :meth:`give_back` ends it."""
+        :meth:`Guard.borrow`); returns what :meth:`give_back` takes."""
         guard = self.guard
         if guard is None:
             raise ClosedError(f"{type(self.obj).__name__} is no longer held")
-        guard.borrow(self.obj, -self.token if self.token < 0 else self.token)
+        return guard.borrow(self.obj, -self.token if self.token < 0 else self.token)
 
-    def give_back(self) -> None:
-        """End this thread's borrow of the lease, if any (idempotent)."""
+    def borrow_into(self, undo: list[Callable[[], None]]) -> None:
+        """:meth:`borrow`, its give-back appended to ``undo`` before the borrow starts (the
+        give-back is a no-op for a hold not borrowed): an interrupt at any point leaves
+        ``undo`` able to end what was done."""
+        guard = self.guard
+        if guard is None:
+            raise ClosedError(f"{type(self.obj).__name__} is no longer held")
+        holder = -self.token if self.token < 0 else self.token
+        undo.append(partial(guard.give_back, holder))
+        guard.borrow(self.obj, holder)
+
+    def give_back(self, holder: int) -> None:
         guard = self.guard
         if guard is not None:
-            guard.give_back()
+            guard.give_back(holder)
 
     def release(self) -> None:
         """End the lease (idempotent). The claim (``guard`` set to None) and the entry's
@@ -644,6 +682,7 @@ class Lease:
                     if guard.watch:
                         guard._wake()
             else:
+                guard.leased -= 1
                 guard.leave(token)
 
     def __enter__(self) -> Any:

@@ -32,10 +32,18 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["Watcher", "watcher", "MAIN_THREAD"]
+__all__ = ["Watcher", "watcher", "MAIN_THREAD", "main_thread_after_fork"]
 
-#: the main thread's ident: the thread Python runs signal handlers on, whose runs Ctrl-C stops
+#: the main thread's ident: the thread Python runs signal handlers on, whose runs Ctrl-C stops.
+#: A child forked from another thread has that thread as its main thread (Python runs signal
+#: handlers there): :meth:`Watcher.after_fork_in_child` renews this, and every module that copies
+#: it renews its copy in its own fork hook (:func:`main_thread_after_fork`).
 MAIN_THREAD = threading.main_thread().ident
+
+
+def main_thread_after_fork() -> int:
+    """The child's main thread after a fork: the thread that forked."""
+    return threading.get_ident()
 
 
 class Watcher:
@@ -76,9 +84,15 @@ class Watcher:
     def after_fork_in_child(self) -> None:
         # Only the forking thread survives a fork: the watcher thread is gone and its lock may
         # have been held at that instant. The parent's deadlines belong to the parent's runs.
+        global MAIN_THREAD
+        MAIN_THREAD = main_thread_after_fork()
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self.sigint_lock = threading.Lock()
+        # what belonged to the parent's other threads' calls: a Ctrl-C deferred in a callback
+        # of the parent's main thread, options its Ctrl-C terminated
+        self.deferred = None
+        self.interrupted = []
         self._heap = []
         self._cancelled.clear()
         self._fired.clear()

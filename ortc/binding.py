@@ -118,9 +118,8 @@ class IoBinding(Handle):
         undo: list[Callable[[], None]] = []
         try:
             for lease in (self._output_leases or {}).values():
-                undo.append(lease.give_back)  # first: a borrow an interrupt ends is undone too
                 try:
-                    lease.borrow()
+                    lease.borrow_into(undo)  # its give-back is in undo before it borrows
                 except ClosedError:
                     continue
             for value in self._caller_inputs.values():
@@ -145,15 +144,8 @@ class IoBinding(Handle):
 
     @staticmethod
     def _end_run_holds(undo: list[Callable[[], None]]) -> None:
-        # Every step is idempotent: one an interrupt cut short is run again, then the
-        # interrupt goes on (as the binding's output release does)
-        try:
-            for step in reversed(undo):
-                step()
-        except KeyboardInterrupt:
-            for step in reversed(undo):
-                step()
-            raise
+        for step in reversed(undo):
+            step()
 
     def _note_values_bound(self) -> None:
         self._values_bound = bool(self._caller_inputs or self._output_leases)

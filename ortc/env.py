@@ -28,7 +28,8 @@ from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._guard import survive_fork
 from ._handle import Handle
-from ._interrupt import MAIN_THREAD, watcher
+from . import _interrupt
+from ._interrupt import watcher
 from ._status import call_out, check
 from .errors import InvalidArgument
 from .threads import exclusive, ort_callback, shared
@@ -138,7 +139,7 @@ def _log_failed(_kind: Any, exc: BaseException | None, _tb: Any) -> None:
     # it: nothing may unwind into ORT. On the main thread that is usually a signal handler's
     # exception (Ctrl-C while ORT logs): kept and raised when the ORT call returns. Elsewhere (ORT's
     # pool threads) there is no caller to raise it to.
-    if exc is not None and threading.get_ident() == MAIN_THREAD:
+    if exc is not None and threading.get_ident() == _interrupt.MAIN_THREAD:
         watcher.defer(exc)
 
 

@@ -8,6 +8,7 @@ checks every run entry point makes of the ``run_options`` it is given.
 from __future__ import annotations
 
 import numbers
+import os
 import threading
 from typing import Any, cast
 
@@ -229,3 +230,16 @@ def main_run_options() -> RunOptions:
                 _main_options = options
             options = _main_options
     return options
+
+
+def _main_options_after_fork() -> None:
+    # The child's main thread is the one that forked, and the parent's options may be in any
+    # state at that instant (terminated by a Ctrl-C its main thread's run has not yet re-armed):
+    # the child makes its own on first use (the parent's are not released there, _handle).
+    global _main_options, _main_options_lock
+    _main_options = None
+    _main_options_lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_main_options_after_fork)

@@ -22,7 +22,7 @@ from ._cstr import fspath
 from ._ffi import ffi
 from ._guard import Guard, Lease
 from ._handle import Handle
-from ._interrupt import MAIN_THREAD, watcher
+from ._interrupt import MAIN_THREAD, main_thread_after_fork, watcher
 from ._loader import Api
 from ._run import RunEngine
 from ._status import call_out, check, ignore, raise_status
@@ -57,7 +57,9 @@ _fork_lock = [threading.Lock()]
 
 
 def _new_fork_lock() -> None:
+    global MAIN_THREAD
     _fork_lock[0] = threading.Lock()
+    MAIN_THREAD = main_thread_after_fork()  # a fork from another thread made it the main one
 
 
 if hasattr(os, "register_at_fork"):

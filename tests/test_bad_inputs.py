@@ -783,3 +783,46 @@ if __name__ == "__main__":
     with open(DOC, "w", encoding="utf-8") as f:
         f.write(render())
     print(f"wrote {DOC} ({len(ROWS)} rows)")
+
+
+def _wrong_enum_calls() -> list[Any]:
+    from ortc._enums import AllocatorType, ExecutionMode, GraphOptimizationLevel, LoggingLevel, \
+        MemType
+
+    def run_options_level(v: Any) -> None:
+        ortc.RunOptions().log_severity_level = v
+
+    # each: a member of another enum whose number the target enum has
+    return [
+        pytest.param(lambda v: ortc.MemoryInfo.cpu(v), MemType.DEFAULT, id="cpu-allocator_type"),
+        pytest.param(lambda v: ortc.MemoryInfo.cpu(mem_type=v), AllocatorType.DEVICE_ALLOCATOR,
+                     id="cpu-mem_type"),
+        pytest.param(lambda v: ortc.MemoryInfo("Cpu", v), MemType.DEFAULT, id="allocator_type"),
+        pytest.param(lambda v: ortc.MemoryInfo("Cpu", mem_type=v),
+                     AllocatorType.DEVICE_ALLOCATOR, id="mem_type"),
+        pytest.param(lambda v: ortc.SessionOptions(graph_optimization_level=v),
+                     ExecutionMode.PARALLEL, id="graph_optimization_level"),
+        pytest.param(lambda v: ortc.SessionOptions(execution_mode=v),
+                     GraphOptimizationLevel.ENABLE_BASIC, id="execution_mode"),
+        pytest.param(lambda v: ortc.SessionOptions(log_severity_level=v),
+                     GraphOptimizationLevel.ENABLE_BASIC, id="session-log_severity_level"),
+        pytest.param(run_options_level, ExecutionMode.PARALLEL, id="run-log_severity_level"),
+        pytest.param(lambda v: ortc.SessionOptions(execution_mode=v), LoggingLevel.INFO,
+                     id="execution_mode-from-logging"),
+    ]
+
+
+@pytest.mark.parametrize("call, member", _wrong_enum_calls())
+def test_a_member_of_another_enum_is_refused_even_when_its_number_fits(call: Any,
+                                                                         member: Any) -> None:
+    # swapped arguments (MemoryInfo.cpu(MemType.DEFAULT, AllocatorType...)) were accepted
+    with pytest.raises(InvalidArgument, match=type(member).__name__):
+        call(member)
+    call(int(member))  # its number alone is a member of the target enum: accepted
+
+
+def test_compat_enums_and_plain_ints_still_reach_the_native_enums() -> None:
+    from ortc.compat import ExecutionMode as OrtExecutionMode, OrtMemType
+
+    assert ortc.MemoryInfo.cpu(mem_type=OrtMemType.DEFAULT).mem_type == 0
+    assert ortc.SessionOptions(execution_mode=OrtExecutionMode.ORT_PARALLEL).execution_mode == 1

@@ -189,3 +189,118 @@ def test_a_run_from_another_thread_holds_the_callers_bound_values() -> None:
     finally:
         ortc.set_thread_checks(old)
     b.close()
+
+
+@pytest.mark.parametrize("mode", ["strict", "serialize"])
+def test_a_value_bound_as_the_output_of_two_bindings_is_written_by_runs_from_other_threads(
+        mode: str) -> None:
+    # The binding thread holds such a Value twice (one hold per binding); a run from another
+    # thread takes over both holds for its length. Taking over one hold only was refused as a
+    # call in flight (strict) or waited for forever (serialize).
+    import threading
+
+    old = ortc.set_thread_checks(mode)
+    try:
+        s = ortc.Session(models.add_model())
+        name = s.outputs[0].name
+        out = ortc.Value.from_numpy(np.zeros(1, np.float32))
+        bindings = []
+        for k in (1.0, 2.0):
+            b = s.io_binding()
+            b.bind_input("a", np.full(1, k, np.float32))
+            b.bind_input("b", np.ones(1, np.float32))
+            b.bind_output(name, out)
+            bindings.append(b)
+        results: list[Any] = []
+
+        def run(b: ortc.IoBinding) -> None:
+            try:
+                s.run_with_binding(b)
+                results.append("ran")
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                results.append(exc)
+
+        for b, expected in zip(bindings, (2.0, 3.0)):
+            t = threading.Thread(target=run, args=(b,))
+            t.start()
+            t.join(20)
+            assert not t.is_alive(), "the run from another thread never started"
+            assert results.pop() == "ran"
+            assert out.numpy().tolist() == [expected]  # the binding thread reads it between runs
+        if mode == "serialize":  # both bindings run at once from two threads: one at a time
+            threads = [threading.Thread(target=run, args=(b,)) for b in bindings * 5]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(20)
+            assert not any(t.is_alive() for t in threads)
+            assert results == ["ran"] * 10
+        for b in bindings:
+            b.clear_binding_outputs()
+        g = out._guard
+        assert (g.users, g.owner, g.depth, g.leased) == ([], 0, 0, 0)  # no hold left behind
+        out.close()
+    finally:
+        ortc.set_thread_checks(old)
+
+
+@pytest.mark.parametrize("where", ["as-borrow-returns", "mid-move"])
+def test_a_keyboard_interrupt_during_a_bound_runs_holds_leaves_the_hold_with_its_holder(
+        monkeypatch: Any, where: str) -> None:
+    # A run from another thread takes over the binding thread's hold on a bound output Value.
+    # A Ctrl-C raised as that takeover returned (before the run registered its undo step) left
+    # the hold with the run's thread for good: the binding thread's own reads were refused and
+    # unbinding raised. The give-back is registered before the takeover and ends whatever part
+    # of it was done.
+    import threading
+
+    from ortc import _guard
+
+    s = ortc.Session(models.add_model())
+    name = s.outputs[0].name
+    out = ortc.Value.from_numpy(np.zeros(1, np.float32))
+    b = s.io_binding()
+    b.bind_input("a", np.ones(1, np.float32))
+    b.bind_input("b", np.ones(1, np.float32))
+    b.bind_output(name, out)
+    g = out._guard
+    if where == "as-borrow-returns":
+        original = _guard.Guard.borrow
+
+        def borrow(self: Any, obj: Any, holder: int) -> int:
+            original(self, obj, holder)
+            raise KeyboardInterrupt  # as at the exit of borrow's lock, after the move
+        monkeypatch.setattr(_guard.Guard, "borrow", borrow)
+    else:
+        original_move = _guard.Guard._move_hold
+        interrupted = []
+
+        def move(self: Any, src: int, dst: int, held: int) -> None:
+            if not interrupted:  # the first move stops after the claim and one entry
+                interrupted.append(1)
+                self.owner = dst
+                self.users.append(dst)
+                raise KeyboardInterrupt
+            original_move(self, src, dst, held)
+        monkeypatch.setattr(_guard.Guard, "_move_hold", move)
+    caught: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            s.run_with_binding(b)
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            caught.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(20)
+    monkeypatch.undo()
+    assert [type(e) for e in caught] == [KeyboardInterrupt]
+    me = threading.get_ident()
+    assert (g.owner, g.users, g.depth, g.leased) == (me, [me], 1, 1)  # the binding thread's
+    out.numpy()  # its reads are its own again
+    b.clear_binding_outputs()
+    assert (g.owner, g.users, g.depth, g.leased) == (0, [], 0, 0)
+    b.bind_output(name, out)
+    s.run_with_binding(b)  # and the session and binding are usable
+    assert out.numpy().tolist() == [2.0]

@@ -219,3 +219,105 @@ def test_a_zero_timeout_always_ends_in_run_timeout_on_every_entry_point() -> Non
                     outcomes.add("RunTimeout")
             assert outcomes == {"RunTimeout"}, (name, options)
     assert s.run(None, feeds, run_options=ro)[0].tolist() == [2.0]
+
+
+THREAD_FORKED_CHILD = r"""
+import json, os, signal, sys, threading, time, numpy as np, ortc, models
+s = ortc.Session(models.endless_model(), intra_op_num_threads=1)
+x = np.ones((256, 256), np.float32)
+small = ortc.Session(models.add_model())
+one = np.ones(1, np.float32)
+small.run(None, {"a": one, "b": one}, timeout=30)  # the parent's Ctrl-C bridge is installed
+from ortc import _interrupt
+_interrupt.watcher.deferred = KeyboardInterrupt("the parent's, deferred in a callback")
+
+
+def forker():
+    pid = os.fork()
+    if pid == 0:
+        import faulthandler
+        faulthandler.dump_traceback_later(60, exit=True)  # a run nothing stopped must not outlive us
+        result = {}
+        # every ortc module's copy of the main thread is this thread now (Python runs signal
+        # handlers on the thread that forked)
+        result["stale"] = sorted(name for name, mod in list(sys.modules.items())
+                                 if name.startswith("ortc") and
+                                 getattr(mod, "MAIN_THREAD", None) not in (None, threading.get_ident()))
+        result["small"] = small.run(None, {"a": one, "b": one})[0].tolist()  # nothing deferred
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            s.run(None, {"x": x})
+            result["outcome"] = "finished"
+        except KeyboardInterrupt:
+            result["outcome"] = "KeyboardInterrupt"
+        print(json.dumps(result), flush=True)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    code.append(os.waitstatus_to_exitcode(status))
+
+
+code = []
+t = threading.Thread(target=forker)
+t.start()
+t.join()
+sys.exit(code[0])
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_ctrl_c_stops_a_run_in_a_child_forked_from_another_thread() -> None:
+    # The child's main thread is the thread that forked: a copy of the parent's main thread's
+    # id made Ctrl-C leave the child's runs going (and its watcher held the parent's deferred
+    # KeyboardInterrupt for the child's next run).
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
+    proc = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c",
+                           THREAD_FORKED_CHILD], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result == {"stale": [], "small": [2.0], "outcome": "KeyboardInterrupt"}
+
+
+MAIN_OPTIONS_CHILD = r"""
+import os, signal, sys, threading, numpy as np, ortc, models
+from ortc import _interrupt, run_options
+small = ortc.Session(models.add_model())
+one = np.ones(1, np.float32)
+small.run(None, {"a": one, "b": one})  # the main thread's private RunOptions exist
+# the instant a Ctrl-C has terminated the main thread's run and the run has not yet re-armed
+# its options: another thread forks then
+options = run_options.main_run_options()
+options._terminate_now()
+_interrupt.watcher.interrupted.append(options)
+code = []
+
+
+def forker():
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)  # bounded: the default action ends the child
+        try:
+            out = small.run(None, {"a": one, "b": one})[0].tolist()  # the child's main thread
+        except BaseException as exc:  # noqa: BLE001 - reported, and the child must end
+            print(repr(exc), file=sys.stderr, flush=True)
+            out = None
+        os._exit(0 if out == [2.0] else 3)
+    code.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+
+
+t = threading.Thread(target=forker)
+t.start()
+t.join()
+sys.exit(code[0])
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_child_forked_while_the_main_run_is_interrupted_runs_on_its_main_thread() -> None:
+    # The parent's private main-thread RunOptions, copied in whatever state they were in at the
+    # fork, are not the child's: the child makes its own.
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
+    proc = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c",
+                           MAIN_OPTIONS_CHILD], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
