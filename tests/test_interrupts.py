@@ -14,7 +14,7 @@ import pytest
 
 import models
 import ortc
-from conftest import ROOT
+from conftest import ROOT, run_python
 
 CHILD = r'''
 import json, sys, time, numpy as np, ortc, models
@@ -94,9 +94,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 def test_ctrl_c_and_deadlines_stop_runs_in_a_forked_child() -> None:
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
-    proc = subprocess.run([sys.executable, "-c", FORKED_CHILD], capture_output=True, text=True,
-                          env=env, timeout=120)
+    proc = run_python(FORKED_CHILD)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result == {"outcome": "KeyboardInterrupt", "deadline": "RunTimeout"}
@@ -179,9 +177,7 @@ one = np.ones(1, np.float32)
 res["after"] = small.run(None, {"a": one, "b": one})[0].tolist()  # nothing left pending
 print(json.dumps(res), flush=True)
 '''
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=120)
+    proc = run_python(code)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Exception ignored" not in proc.stderr, proc.stderr[-2000:]
     res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -269,10 +265,7 @@ def test_ctrl_c_stops_a_run_in_a_child_forked_from_another_thread() -> None:
     # The child's main thread is the thread that forked: a copy of the parent's main thread's
     # id made Ctrl-C leave the child's runs going (and its watcher held the parent's deferred
     # KeyboardInterrupt for the child's next run).
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
-    proc = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c",
-                           THREAD_FORKED_CHILD], capture_output=True, text=True, env=env,
-                          timeout=120)
+    proc = run_python(THREAD_FORKED_CHILD, python_args=("-W", "ignore::DeprecationWarning"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result == {"stale": [], "small": [2.0], "outcome": "KeyboardInterrupt"}
@@ -316,8 +309,5 @@ sys.exit(code[0])
 def test_a_child_forked_while_the_main_run_is_interrupted_runs_on_its_main_thread() -> None:
     # The parent's private main-thread RunOptions, copied in whatever state they were in at the
     # fork, are not the child's: the child makes its own.
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
-    proc = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c",
-                           MAIN_OPTIONS_CHILD], capture_output=True, text=True, env=env,
-                          timeout=120)
+    proc = run_python(MAIN_OPTIONS_CHILD, python_args=("-W", "ignore::DeprecationWarning"))
     assert proc.returncode == 0, proc.stderr[-2000:]
