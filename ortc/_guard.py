@@ -643,29 +643,16 @@ class Lease:
     def exclusive(cls, obj: Any) -> Lease:
         return cls(obj, True)
 
-    def borrow(self) -> int:
-        """Make this thread the holder for a call made on the lease holder's behalf (see
-        :meth:`Guard.borrow`); returns what :meth:`give_back` takes."""
-        guard = self.guard
-        if guard is None:
-            raise ClosedError(f"{type(self.obj).__name__} is no longer held")
-        return guard.borrow(self.obj, -self.token if self.token < 0 else self.token)
-
     def borrow_into(self, undo: list[Callable[[], None]]) -> None:
-        """:meth:`borrow`, its give-back appended to ``undo`` before the borrow starts (the
-        give-back is a no-op for a hold not borrowed): an interrupt at any point leaves
-        ``undo`` able to end what was done."""
+        """:meth:`Guard.borrow` of this lease's hold for this thread, its give-back appended to
+        ``undo`` before the borrow starts (the give-back is a no-op for a hold not borrowed):
+        an interrupt at any point leaves ``undo`` able to end what was done."""
         guard = self.guard
         if guard is None:
             raise ClosedError(f"{type(self.obj).__name__} is no longer held")
         holder = -self.token if self.token < 0 else self.token
         undo.append(partial(guard.give_back, holder))
         guard.borrow(self.obj, holder)
-
-    def give_back(self, holder: int) -> None:
-        guard = self.guard
-        if guard is not None:
-            guard.give_back(holder)
 
     def release(self) -> None:
         """End the lease (idempotent). The claim (``guard`` set to None) and the entry's
