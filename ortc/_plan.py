@@ -35,7 +35,7 @@ class OutputPlan:
     """
 
     __slots__ = ("names", "count", "tensor", "preallocate", "etypes", "learnable", "learned",
-                 "seen", "stageable", "too_big", "confirmed")
+                 "seen", "stageable", "confirmed")
 
     def __init__(self, names: NameArray, tensor: list[bool],
                  preallocate: list[tuple[Any, ...]],
@@ -56,8 +56,6 @@ class OutputPlan:
         self.seen: Any = None if learnable else False
         #: every output can be preallocated (a stage may serve the runs)
         self.stageable = len(self.etypes) == self.count > 0
-        #: runs whose tensors were too large to stage (past a few, staging is not tried again)
-        self.too_big = 0
         #: a run on preallocated outputs has worked: the declared shapes hold (until then ORT's
         #: messages from such a run are held, as it may be refused and made again)
         self.confirmed = False

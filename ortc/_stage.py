@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ._plan import OutputPlan
     from ._run import RunEngine
 
-__all__ = ["Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
+__all__ = ["Lane", "Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
            "this_threads"]
 
 #: tensors up to this size may be staged (copying them costs less than a value per call)
@@ -37,6 +37,8 @@ STAGE_MAX_MISSES = 8
 
 _get_ident = threading.get_ident
 _ndarray = np.ndarray
+_empty = np.empty
+_from_buffer = ffi.from_buffer
 
 
 def this_threads(tables: dict[int, dict[Any, Any]]) -> dict[Any, Any]:
@@ -109,35 +111,125 @@ class Stage:
                     self.misses += 1
                     return None
                 buf[...] = data
-            # learned shapes may be refused: ORT's messages wait until that is known (_run.py)
-            held = hold_ort_logs() if self.guessed_for is not None else None
-            retry = False
-            try:
-                if run_options is None:  # the C call itself: engine.call's frame costs 0.1 µs
-                    status = self.run_c(sess_ptr, raw_run_options, self.names.ptr, self.values,
-                                        self.names.count, self.out_names.ptr,
-                                        self.out_names.count, self.outvals)
-                else:
-                    status = self.engine.call(sess_ptr, self.names, self.values,
-                                              self.out_names, self.outvals, run_options,
-                                              raw_run_options)
-                if status:
-                    err = error_from_status(status)
-                    retry = self.guessed_for is not None and (isinstance(err, InvalidArgument)
-                                                              or refused_buffer(err.message))
-            finally:
-                if held is not None:
-                    release_ort_logs(held, retry)
-            if status:
-                if retry:
-                    # a learned shape that depends on the input values: the general path runs
-                    # these feeds again without the guess, and this stage is given up
-                    self.guessed_for.unlearn()  # type: ignore[union-attr]
-                    self.misses = STAGE_MAX_MISSES + 1
-                    return None
-                raise err
+            if not self.call(sess_ptr, run_options, raw_run_options):
+                return None
             self.misses = 0
             return [b.copy() for b in self.outputs]
+        finally:
+            self.busy = False
+
+    def call(self, sess_ptr: Any, run_options: Any, raw_run_options: Any) -> bool:
+        """ORT's Run over the stage's values: True when it worked, False when ORT refused a
+        learned output shape (the stage is given up and the caller's general path runs the
+        feeds again, without the guess); ORT's other errors are raised."""
+        # learned shapes may be refused: ORT's messages wait until that is known (_run.py)
+        held = hold_ort_logs() if self.guessed_for is not None else None
+        retry = False
+        try:
+            if run_options is None:  # the C call itself: engine.call's frame costs 0.1 µs
+                status = self.run_c(sess_ptr, raw_run_options, self.names.ptr, self.values,
+                                    self.names.count, self.out_names.ptr,
+                                    self.out_names.count, self.outvals)
+            else:
+                status = self.engine.call(sess_ptr, self.names, self.values, self.out_names,
+                                          self.outvals, run_options, raw_run_options)
+            if status:
+                err = error_from_status(status)
+                retry = self.guessed_for is not None and (isinstance(err, InvalidArgument)
+                                                          or refused_buffer(err.message))
+        finally:
+            if held is not None:
+                release_ort_logs(held, retry)
+        if status:
+            if retry:
+                # a learned shape that depends on the input values: the general path runs
+                # these feeds again without the guess, and this stage is given up
+                self.guessed_for.unlearn()  # type: ignore[union-attr]
+                self.misses = STAGE_MAX_MISSES + 1
+                return False
+            raise err
+        return True
+
+
+class Lane(Stage):
+    """A stage for tensors too large to copy: the feeds' own memory goes to ORT, and each run
+    writes into new output arrays.
+
+    It serves the same feeds a stage would (exact names, dtypes and shapes, and C-contiguous),
+    so it knows every output's shape without deriving it: per run, it takes an OrtValue per
+    input and output from the engine's value cache (:meth:`~ortc._run.RunEngine.tensor_value`:
+    one C call saved per tensor whose address recurs, as a stream of fresh arrays' addresses
+    do), fills the C arrays it keeps, and makes the one Run call. The general path does the
+    same work in more steps (the feeds' snapshot, the plan's shape derivation, the release of
+    what a run made): bench/bench_overhead.py measures both.
+    """
+
+    def __init__(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...],
+                 data: tuple[Any, ...], arrays: list[Any]) -> None:
+        self.engine = engine
+        self.run_c = engine.api.Run
+        self.busy = False
+        self.misses = 0
+        self.names = engine.name_array(names)
+        self.out_names = plan.names
+        fast = engine.fast_inputs
+        #: input name -> (its index, the dtype and shape a feed must have, its element type)
+        self.lanes: dict[str, tuple[int, np.dtype[Any], tuple[int, ...], int]] = {
+            name: (i, array.dtype, array.shape, fast[name][1])
+            for i, (name, array) in enumerate(zip(names, data))}
+        #: (shape, dtype, element type) of each output
+        self.made = [(a.shape, a.dtype, plan.etypes[i]) for i, a in enumerate(arrays)]
+        self.guessed_for = plan if plan.learned is not None else None
+        # filled per run with values from the cache: pointers only, nothing owned here
+        self.values = ffi.new("OrtValue*[]", len(names))
+        self.outvals = ffi.new("OrtValue*[]", len(arrays))
+
+    def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
+            raw_run_options: Any) -> list[Any] | None:
+        """The outputs, or None when these feeds do not fit the lane."""
+        lanes = self.lanes
+        if type(feeds) is not dict or len(feeds) != len(lanes):
+            self.misses += 1
+            return None
+        items = list(feeds.items())  # read once, and held: their memory is the run's input
+        self.busy = True  # a run a signal handler starts on this thread takes the general path
+        try:
+            engine = self.engine
+            cache = this_threads(engine.value_cache)
+            held: list[Any] = []  # this run's values: a cache restart must not release them
+            values = self.values
+            for name, data in items:
+                spec = lanes.get(name)
+                if spec is None or type(data) is not _ndarray:
+                    self.misses += 1
+                    return None
+                index, dtype, shape, et = spec
+                if data.dtype is not dtype or data.shape != shape \
+                        or not data.flags.c_contiguous:
+                    self.misses += 1
+                    return None
+                owner = cache.get((_from_buffer(data), shape, et))
+                if owner is None:
+                    owner = engine.tensor_value(data, et, f"input {name!r}", held, cache)
+                else:
+                    held.append(owner)
+                values[index] = owner
+            arrays = []
+            outvals = self.outvals
+            for index, (shape, dtype, et) in enumerate(self.made):
+                array = _empty(shape, dtype)
+                owner = cache.get((_from_buffer(array), shape, et))
+                if owner is None:
+                    owner = engine.tensor_value(array, et, "preallocating an output", held,
+                                                cache)
+                else:
+                    held.append(owner)
+                outvals[index] = owner
+                arrays.append(array)
+            if not self.call(sess_ptr, run_options, raw_run_options):
+                return None
+            self.misses = 0
+            return arrays
         finally:
             self.busy = False
 
@@ -153,35 +245,31 @@ class Stages:
 
     def offer(self, key: Any, plan: OutputPlan, names: tuple[str, ...], data: tuple[Any, ...],
               arrays: list[Any]) -> None:
-        """After a run whose outputs were all preallocated: stage the next runs with the same
-        input shapes on this thread, when every tensor is small."""
+        """After a run whose outputs were all preallocated: serve the next runs with the same
+        input shapes on this thread by a stage when every tensor is small, else by a lane."""
         stages = this_threads(self.by_thread)
         old = stages.get(key)
         if old is False or (old is not None and old.busy):
             return
         fast = self.engine.fast_inputs
+        small = True
         for name, array in zip(names, data):
             spec = fast.get(name)
             if spec is None or type(array) is not np.ndarray or array.dtype is not spec[0]:
                 return
             if array.nbytes > STAGE_MAX_BYTES:
-                self._refused(plan)
-                return
-        if any(a.nbytes > STAGE_MAX_BYTES for a in arrays):
-            self._refused(plan)
+                if not array.flags.c_contiguous:  # a lane passes the feed's own memory
+                    return
+                small = False
+        if small and all(a.nbytes <= STAGE_MAX_BYTES for a in arrays):
+            stage: Stage = Stage(self.engine, plan, names, data, arrays)
+        elif all(type(a) is np.ndarray and a.flags.c_contiguous for a in data):
+            stage = Lane(self.engine, plan, names, data, arrays)
+        else:
             return
-        stage = Stage(self.engine, plan, names, data, arrays)
         if old is not None:
             stage.misses = old.misses
         stages[key] = stage
-
-    @staticmethod
-    def _refused(plan: OutputPlan) -> None:
-        # A model whose tensors are large (the usual case: one shape) would try, and fail, to
-        # stage after every run; past a few such runs, stop trying for this output list.
-        plan.too_big += 1
-        if plan.too_big > STAGE_MAX_MISSES:
-            plan.stageable = False
 
     def clear(self) -> None:
         self.by_thread = {}  # their OrtValues are over numpy buffers: freed with them

@@ -1,4 +1,9 @@
-"""The staged fast path for small tensors: same results as the general path, never aliased."""
+"""The staged fast paths: a stage (small tensors, copied) and a lane (any size, the feeds' own
+memory). Same results as the general path, never aliased.
+
+Every test here runs twice: once as the code ships (small tensors staged) and once with the
+stage's size limit below every tensor, so that the same runs go through lanes.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,18 @@ import pytest
 
 import models
 import ortc
+import ortc._stage
 from ortc._stage import STAGE_MAX_MISSES as _STAGE_MAX_MISSES
+from ortc._stage import Lane, Stage
+
+
+@pytest.fixture(autouse=True, params=["stage", "lane"])
+def served_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> type:
+    """The class that serves repeated runs of small tensors in this test."""
+    if request.param == "lane":
+        monkeypatch.setattr(ortc._stage, "STAGE_MAX_BYTES", -1)
+        return Lane
+    return Stage
 
 
 def _ab(n: int, seed: int) -> dict[str, np.ndarray]:
@@ -432,3 +448,99 @@ def test_a_guessed_run_holds_only_its_error_messages() -> None:
     assert errors and not any(errors), seen  # the refusal: held until Run had returned
     # ORT's VERBOSE/INFO lines of the guessed run: passed on while it was inside ORT
     assert [severity for severity, run in seen if run == 1], seen
+
+
+# -- lanes: repeated runs on tensors too large to copy -------------------------------------------
+
+def _big(seed: int, n: int = 64 * 1024) -> dict[str, np.ndarray]:
+    return _ab(n, seed)  # 256 KiB a feed: above the stage's limit
+
+
+def test_which_class_serves_follows_the_size(served_by: type) -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    s.run(None, _ab(4, 0))
+    assert type(s._engine.stages.by_thread[threading.get_ident()][None]) is served_by
+    t = ortc.Session(models.add_model(np.float32, ["n"]))
+    t.run(None, _big(0))
+    assert type(t._engine.stages.by_thread[threading.get_ident()][None]) is Lane
+
+
+def test_a_lane_runs_on_the_feeds_memory_and_returns_new_arrays_each_run() -> None:
+    from ortc._loader import api
+
+    calls: list[str] = []
+
+    def counting(name: str, fn: Any) -> Any:
+        def call(*args: Any) -> Any:
+            calls.append(name)
+            return fn(*args)
+        return call
+
+    undo = api().instrument(counting, ["Run", "CreateTensorWithDataAsOrtValue", "ReleaseValue"])
+    try:
+        s = ortc.Session(models.add_model(np.float32, ["n"]))
+        s.run(None, _big(0))
+        lane = s._engine.stages.by_thread[threading.get_ident()][None]
+        assert type(lane) is Lane
+        pool = [_big(seed) for seed in range(3)]
+        results = [s.run(None, pool[k % 3])[0] for k in range(12)]
+        del calls[:]
+        again = [s.run(None, pool[k % 3])[0] for k in range(6)]
+    finally:
+        undo()
+    # the pool's inputs come from the value cache (made in the first round); each output is a
+    # new array the caller keeps, so its value is new too: nothing else but Run
+    assert calls.count("Run") == 6 and calls.count("CreateTensorWithDataAsOrtValue") <= 6, calls
+    assert "ReleaseValue" not in calls, calls
+    for k, c in enumerate(results + again):  # no later run wrote into an earlier result
+        np.testing.assert_array_equal(c, pool[k % 3]["a"] + pool[k % 3]["b"])
+    assert len({id(c) for c in results + again}) == 18
+    assert s._engine.stages.by_thread[threading.get_ident()][None] is lane
+
+
+def test_a_lane_leaves_feeds_it_cannot_pass_as_they_are_to_the_general_path() -> None:
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    feeds = _big(0)
+    s.run(None, feeds)
+    n = feeds["a"].size
+    strided = np.arange(2 * n, dtype=np.float32)[::2]  # not contiguous: no lane may take it
+    other = _big(1, n // 2)                           # another shape
+    read_only = _big(2)
+    for arr in read_only.values():
+        arr.flags.writeable = False                   # ORT only reads inputs: taken as is
+    for f in ({"a": strided, "b": feeds["b"]}, other, read_only, feeds,
+              {"a": feeds["a"].astype(np.float64), "b": feeds["b"]}):
+        try:
+            [c] = s.run(None, f)
+        except ortc.InvalidArgument:
+            assert f["a"].dtype == np.float64
+            continue
+        np.testing.assert_array_equal(c, f["a"] + f["b"])
+
+
+def test_fortran_ordered_large_feeds_are_never_given_a_lane() -> None:
+    s = ortc.Session(models.add_model(np.float32, [256, 256]))
+    a = np.asfortranarray(np.arange(256 * 256, dtype=np.float32).reshape(256, 256))
+    for _ in range(3):
+        [c] = s.run(None, {"a": a, "b": a})
+        np.testing.assert_array_equal(c, a * 2)
+    assert not s._engine.stages.by_thread.get(threading.get_ident(), {}).get(None)
+
+
+def test_the_value_cache_finds_a_buffer_by_its_address() -> None:
+    """The value cache looks a key up with ``ffi.from_buffer``'s cdata and stores it with a
+    plain pointer (RunEngine.tensor_value): cffi must compare and hash both by address, and the
+    stored key must not keep the array alive."""
+    import sys
+
+    from ortc._ffi import ffi
+
+    arr = np.ones(8, np.float32)
+    buf = ffi.from_buffer(arr)
+    stored = ffi.cast("char*", buf)
+    assert stored == buf and hash(stored) == hash(buf)
+    assert {(stored, (8,), 1): "owner"}.get((ffi.from_buffer(arr), (8,), 1)) == "owner"
+    assert ffi.from_buffer(arr[1:]) != stored
+    refs = sys.getrefcount(arr)
+    del buf
+    assert sys.getrefcount(arr) == refs - 1  # only the buffer cdata held the array

@@ -12,7 +12,7 @@ import models
 import ortc
 from ortc._run import _VALUE_CACHE_MAX
 
-N = 8192  # 32 KB float32 tensors: above the stage's limit, so every run takes the general path
+N = 8192  # 32 KB float32 tensors: above the stage's limit (the general path and lanes share the cache)
 
 
 def _creates(s: ortc.Session, monkeypatch) -> list[int]:
