@@ -544,3 +544,24 @@ def test_the_value_cache_finds_a_buffer_by_its_address() -> None:
     refs = sys.getrefcount(arr)
     del buf
     assert sys.getrefcount(arr) == refs - 1  # only the buffer cdata held the array
+
+
+def test_an_error_in_a_served_run_is_raised_and_the_next_run_is_right() -> None:
+    """ORT fails a run for the feeds' values (an index out of range) after earlier runs with the
+    same shapes made a stage or a lane: the error reaches the caller, nothing is retried, and
+    the next good run is right."""
+    from onnx import TensorProto, helper
+
+    model = models._bytes(models.make_model(
+        [helper.make_node("Gather", ["data", "idx"], ["y"])],
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("idx", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], []))
+    s = ortc.Session(model)
+    data = np.arange(4, dtype=np.float32)
+    for _ in range(3):
+        assert s.run(None, {"data": data, "idx": np.array([3, 0], np.int64)})[0].tolist() == [3, 0]
+    assert s._engine.stages.by_thread[threading.get_ident()][None]
+    with pytest.raises(ortc.OrtError, match="out of bounds|out of range|idx"):
+        s.run(None, {"data": data, "idx": np.array([7, 0], np.int64)})
+    assert s.run(None, {"data": data, "idx": np.array([1, 2], np.int64)})[0].tolist() == [1, 2]
