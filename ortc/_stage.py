@@ -91,6 +91,10 @@ class Stage:
         self.owned = owned  # ffi.gc'd: released with the stage
         self.values = ffi.new("OrtValue*[]", owned[:len(self.inputs)])
         self.outvals = ffi.new("OrtValue*[]", owned[len(self.inputs):])
+        self.only_output = self.outputs[0] if len(self.outputs) == 1 else None
+        #: Run's arguments after the session and the run options, read once (0.1 µs a run)
+        self.c_args = (self.names.ptr, self.values, self.names.count, self.out_names.ptr,
+                       self.out_names.count, self.outvals)
 
     def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
             raw_run_options: Any) -> list[Any] | None:
@@ -113,14 +117,15 @@ class Stage:
                 buf[...] = data
             if run_options is None and self.guessed_for is None:
                 # the common case inline: self.call's frame is 0.1 µs of a ~4 µs tiny run()
-                status = self.run_c(sess_ptr, raw_run_options, self.names.ptr, self.values,
-                                    self.names.count, self.out_names.ptr,
-                                    self.out_names.count, self.outvals)
+                status = self.run_c(sess_ptr, raw_run_options, *self.c_args)
                 if status:
                     raise error_from_status(status)  # no learned shape: nothing to retry
             elif not self.call(sess_ptr, run_options, raw_run_options):
                 return None
             self.misses = 0
+            only = self.only_output
+            if only is not None:  # a comprehension's frame is 0.12 µs of a ~4 µs tiny run()
+                return [only.copy()]
             return [b.copy() for b in self.outputs]
         finally:
             self.busy = False
