@@ -255,6 +255,54 @@ print(json.dumps({"first": first[0], "handler_runs": len(got), "handler_ok": all
     assert r["first"] == [2.0] and r["handler_ok"] and r["handler_runs"] > 0
 
 
+
+def test_signal_handler_runs_inside_a_lane_run_and_churns_the_value_cache() -> None:
+    # Tensors above the stage's limit: the outer runs are served by a lane, whose C arrays a
+    # nested run must not share (it takes the general path while the lane is busy), and the
+    # handler's runs on ever-new arrays restart the value cache the lane's run is using.
+    r = child(r"""
+import threading
+from ortc._run import _VALUE_CACHE_MAX
+s = ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1)
+n = 16384  # 64 KiB a feed
+pool = [{"a": np.full(n, k, np.float32), "b": np.full(n, 1, np.float32)} for k in range(4)]
+inner = {"runs": 0, "bad": 0, "busy": False}
+keep = []
+def handler(signum, frame):
+    if inner["busy"]:
+        return
+    inner["busy"] = True
+    try:
+        for _ in range(3):
+            a = np.full(n, 7, np.float32)
+            keep.append(a)  # new memory each time: new cache entries, restarts past the limit
+            del keep[:-(_VALUE_CACHE_MAX + 8)]
+            y = s.run(None, {"a": a, "b": pool[0]["b"]})[0]
+            inner["runs"] += 1
+            if float(y.min()) != 8.0 or float(y.max()) != 8.0:
+                inner["bad"] += 1
+    finally:
+        inner["busy"] = False
+s.run(None, pool[0])
+lane = type(s._engine.stages.by_thread[threading.get_ident()][None]).__name__
+signal.signal(signal.SIGALRM, handler)
+signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+bad = 0
+t0 = time.time()
+k = 0
+while (k < 400 or inner["runs"] < 150) and time.time() - t0 < 120:  # counts, not a time
+    k += 1
+    y = s.run(None, pool[k % 4])[0]
+    if float(y.min()) != k % 4 + 1 or float(y.max()) != k % 4 + 1:
+        bad += 1
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+del inner["busy"]
+print(json.dumps({"lane": lane, "outer_runs": k, "outer_bad": bad, **inner}))
+""", timeout=150)
+    assert r["lane"] == "Lane", r
+    assert r["outer_bad"] == 0 and r["bad"] == 0, r
+    assert r["runs"] > 100 and r["outer_runs"] > 100, r
+
 # -- empty optional values ------------------------------------------------------------------------
 
 def test_empty_optional_values_are_refused_not_crashed_on() -> None:
