@@ -11,9 +11,13 @@ total is a loop mean, so the inside is one too. Medians over rounds. Cases:
 
 * ``add staged``: the tiny model through a stage (the default: one C call per run);
 * ``add general``: the same model with stages off (values, preallocated output, Run, releases);
-* ``matmul 16x64x64``: the general path on a small MatMul;
-* ``matmul 64x256x256``, ``mlp 3x512 b32``: the bench's rows (a larger kernel between runs
-  leaves the binding's Python objects out of the CPU caches: "around" grows).
+* ``matmul 16x64x64 general``: the general path on a small MatMul;
+* ``matmul 64x256x256 lane``, ``mlp 3x512 b32 lane``: the bench's rows as ortc runs them (a
+  lane: tensors too large to stage, inputs and outputs in place, one C call per run);
+* ``... general``: the same two with stages and lanes off (a larger kernel between runs leaves
+  the binding's Python objects out of the CPU caches: "around" grows with the kernel).
+
+A case that names a stage or a lane checks that one served its runs.
 
 Intra-op threads 1, main thread. The numbers are printed, never asserted.
 """
@@ -24,6 +28,7 @@ import argparse
 import os
 import statistics
 import sys
+import threading
 import time
 from typing import Any, Callable
 
@@ -40,13 +45,18 @@ from ortc._loader import api  # noqa: E402
 from bench.models import BenchModel, add_model, matmul_model, mlp_model  # noqa: E402
 
 
-def _cases() -> list[tuple[str, BenchModel, bool]]:
-    return [("add staged", add_model(), True), ("add general", add_model(), False),
-            ("matmul 16x64x64", matmul_model(16, 64, 64), False),
-            ("matmul 64x256x256", matmul_model(), False), ("mlp 3x512 b32", mlp_model(), False)]
+def _cases() -> list[tuple[str, BenchModel, str | None]]:
+    """(name, model, the class that must serve the runs: "Stage", "Lane", or None for the
+    general path, with stages and lanes off)."""
+    matmul, mlp = matmul_model(), mlp_model()
+    return [("add staged", add_model(), "Stage"), ("add general", add_model(), None),
+            ("matmul 16x64x64 general", matmul_model(16, 64, 64), None),
+            ("matmul 64x256x256 lane", matmul, "Lane"),
+            ("matmul 64x256x256 general", matmul, None),
+            ("mlp 3x512 b32 lane", mlp, "Lane"), ("mlp 3x512 b32 general", mlp, None)]
 
 
-def measure(model: BenchModel, staged: bool, rounds: int, calls: int
+def measure(model: BenchModel, served_by: str | None, rounds: int, calls: int
             ) -> tuple[float, float, float]:
     """(µs per call unwrapped, in all, inside Run): medians over rounds of loop means."""
     rng = np.random.default_rng(0)
@@ -69,11 +79,15 @@ def measure(model: BenchModel, staged: bool, rounds: int, calls: int
     plain_sess = ortc.Session(model.model, intra_op_num_threads=1)
     timed_sess = ortc.Session(model.model, intra_op_num_threads=1)
     for sess in (plain_sess, timed_sess):
-        sess._engine.stages.active = staged
+        sess._engine.stages.active = served_by is not None
 
     def loop(sess: ortc.Session) -> float:
         for i in range(calls // 10):  # warm: caches, learned shapes, stages
             sess.run(None, pool[i % 4])
+        if served_by is not None:
+            served = sess._engine.stages.by_thread[threading.get_ident()].get(None)
+            if type(served).__name__ != served_by:
+                raise RuntimeError(f"runs served by {served!r}, not a {served_by}")
         inside.clear()
         t0 = clock()
         for i in range(calls):
@@ -105,11 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.rounds < 1 or args.calls < 10:
         ap.error("--rounds needs at least 1 and --calls at least 10")
-    print(f"{'case':<20} {'plain':>9} {'total':>9} {'inside Run':>11} {'around':>8}"
+    print(f"{'case':<26} {'plain':>9} {'total':>9} {'inside Run':>11} {'around':>8}"
           "   (µs per call)")
-    for name, model, staged in _cases():
-        plain, total, inside = measure(model, staged, args.rounds, args.calls)
-        print(f"{name:<20} {plain:9.2f} {total:9.2f} {inside:11.2f} {total - inside:8.2f}")
+    for name, model, served_by in _cases():
+        plain, total, inside = measure(model, served_by, args.rounds, args.calls)
+        print(f"{name:<26} {plain:9.2f} {total:9.2f} {inside:11.2f} {total - inside:8.2f}")
     return 0
 
 

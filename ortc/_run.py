@@ -235,7 +235,7 @@ class RunEngine:
             raise_status(status, context)
         return _gc(out[0], self.api.ReleaseValue)
 
-    def tensor_value(self, array: np.ndarray[Any, Any], et: int, context: str,
+    def tensor_value(self, array: np.ndarray[Any, Any], et: int, name: str | None,
                      keep: list[Any], cache: dict[Any, Any]) -> Any:
         """An OrtValue over ``array``'s memory (a C-contiguous numpy array of ORT type ``et``),
         from this thread's value cache (``cache``, :func:`~ortc._stage.this_threads` of
@@ -253,12 +253,15 @@ class RunEngine:
         A key is (address, shape, element type). Looked up with the buffer itself: cffi
         compares and hashes a pointer or buffer cdata by its address (tests/test_value_cache.py
         holds cffi to that), which spares a cast per tensor (0.1 µs); stored with a plain
-        pointer, which does not keep the array alive as the buffer would.
+        pointer, which does not keep the array alive as the buffer would. The run paths look
+        a hit up themselves (a frame less per tensor) and call this on a miss. ``name``: the
+        input's, or None for an output (for the error message).
         """
         buf = _from_buffer(array)
         owner = cache.get((buf, array.shape, et))
         if owner is None:
-            owner = self.value_over(array, et, context, buf)
+            owner = self.value_over(array, et, "preallocating an output" if name is None
+                                    else f"input {name!r}", buf)
             if len(cache) >= _VALUE_CACHE_MAX:
                 cache.clear()  # entries in use are held by their runs' ``keep``
             cache[(_cast("char*", buf), array.shape, et)] = owner
@@ -285,8 +288,14 @@ class RunEngine:
                     and array.flags.c_contiguous:
                 if cache is None:
                     cache = this_threads(self.value_cache)
-                values[i] = self.tensor_value(array, spec[1], f"input {name!r}", keep, cache)
-                shapes[name] = array.shape
+                shape = array.shape
+                owner = cache.get((_from_buffer(array), shape, spec[1]))
+                if owner is None:
+                    owner = self.tensor_value(array, spec[1], name, keep, cache)
+                else:
+                    keep.append(owner)
+                values[i] = owner
+                shapes[name] = shape
             else:
                 values[i] = self.feed_value(name, array, keep, created)
                 if isinstance(array, np.ndarray):
@@ -374,7 +383,11 @@ class RunEngine:
                 arr = np.empty(shape, dtype)
                 if cache is None:
                     cache = this_threads(self.value_cache)
-                owner = self.tensor_value(arr, et, "preallocating an output", keep, cache)
+                owner = cache.get((_from_buffer(arr), arr.shape, et))
+                if owner is None:
+                    owner = self.tensor_value(arr, et, None, keep, cache)
+                else:
+                    keep.append(owner)
                 # The slot is filled only now, with its array, both with no point between them
                 # where an interrupt could surface: release_run releases a slot whose array is
                 # unset, and the owner (held by ``keep`` and the cache) releases this value,

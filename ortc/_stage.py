@@ -229,7 +229,7 @@ class Lane(Stage):
                     return None
                 owner = cache.get((buf, shape, et))
                 if owner is None:
-                    owner = engine.tensor_value(data, et, f"input {name!r}", held, cache)
+                    owner = engine.tensor_value(data, et, name, held, cache)
                 else:
                     held.append(owner)
                 values[index] = owner
@@ -239,8 +239,7 @@ class Lane(Stage):
                 array = _empty(shape, dtype)
                 owner = cache.get((_from_buffer(array), shape, et))
                 if owner is None:
-                    owner = engine.tensor_value(array, et, "preallocating an output", held,
-                                                cache)
+                    owner = engine.tensor_value(array, et, None, held, cache)
                 else:
                     held.append(owner)
                 outvals[index] = owner
