@@ -27,7 +27,7 @@ from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
                             ortvalue_to_python, take_output, tensor_to_numpy)
 from ._plan import OutputPlan, derive_output_shapes
-from ._stage import STAGE_MAX_MISSES, Stages, refused_buffer, this_threads
+from ._stage import PREALLOCATE_MAX, STAGE_MAX_MISSES, Stages, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
 from .env import hold_ort_logs, release_ort_logs
 from .dlpack import dlpack_array, is_dlpack_producer
@@ -44,10 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RunEngine", "release_run"]
 
-#: outputs above this size are left to ORT to allocate (bytes)
-_PREALLOCATE_MAX = 1 << 26
 #: OrtValues kept per thread for reuse (see RunEngine.tensor_value); past this, the cache restarts
-_VALUE_CACHE_MAX = 64
+_VALUE_CACHE_MAX = 256
 _get_ident = threading.get_ident
 _NULL = ffi.NULL
 _gc = ffi.gc
@@ -376,10 +374,8 @@ class RunEngine:
                 count = 1
                 for d in shape:
                     count *= d
-                if count * dtype.itemsize > _PREALLOCATE_MAX:
-                    # a large output gains little, and a model may declare an absurd shape
-                    # (found by tests/test_malformed.py): ORT allocates the real one
-                    continue
+                if count * dtype.itemsize > PREALLOCATE_MAX:
+                    continue  # ORT allocates the real one
                 arr = np.empty(shape, dtype)
                 if cache is None:
                     cache = this_threads(self.value_cache)
@@ -437,7 +433,7 @@ class RunEngine:
                 if result is not None:
                     return result
                 if stage.misses > STAGE_MAX_MISSES:  # shapes keep changing: stop staging
-                    stages[key] = False
+                    stages[key] = self.stages.after_misses(stage)  # an open lane, or False
         plan = self.plans.get(key)
         if plan is None:
             key, plan = self.plan(key)

@@ -27,13 +27,19 @@ if TYPE_CHECKING:
     from ._plan import OutputPlan
     from ._run import RunEngine
 
-__all__ = ["Lane", "Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
+__all__ = ["Lane", "OpenLane", "PREALLOCATE_MAX", "Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
            "this_threads"]
 
 #: tensors up to this size may be staged (copying them costs less than a value per call)
 STAGE_MAX_BYTES = 1 << 14
-#: a stage that misses this many runs in a row (shapes keep changing) is given up
+#: a stage that misses this many more runs than it serves (shapes keep changing) is given up,
+#: for an open lane or the general path. A hit pays one miss back rather than all of them: two
+#: shapes in turn, or a few at random, would otherwise make a new stage (its OrtValues made
+#: anew) nearly every run and never give up
 STAGE_MAX_MISSES = 8
+#: outputs above this size are left to ORT to allocate (bytes): a large output gains little, and
+#: a model may declare an absurd shape (found by tests/test_malformed.py)
+PREALLOCATE_MAX = 1 << 26
 
 _get_ident = threading.get_ident
 _ndarray = np.ndarray
@@ -68,12 +74,17 @@ def refused_buffer(message: str) -> bool:
 class Stage:
     """Buffers and OrtValues for one thread, session and output list."""
 
+    #: whether it serves feeds of any shape (an :class:`OpenLane`)
+    open = False
+
     def __init__(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...],
                  data: tuple[Any, ...], arrays: list[Any]) -> None:
         self.engine = engine
         self.run_c = engine.api.Run
         self.busy = False
         self.misses = 0
+        self.plan = plan
+        self.input_names = names
         self.names = engine.name_array(names)
         self.out_names = plan.names
         #: input name -> (its buffer, the dtype and shape a feed must have)
@@ -122,7 +133,8 @@ class Stage:
                     raise error_from_status(status)  # no learned shape: nothing to retry
             elif not self.call(sess_ptr, run_options, raw_run_options):
                 return None
-            self.misses = 0
+            if self.misses:  # a hit pays one miss back: see STAGE_MAX_MISSES
+                self.misses -= 1
             only = self.only_output
             if only is not None:  # a comprehension's frame is 0.12 µs of a ~4 µs tiny run()
                 return [only.copy()]
@@ -131,11 +143,13 @@ class Stage:
             self.busy = False
 
     def call(self, sess_ptr: Any, run_options: Any, raw_run_options: Any) -> bool:
-        """ORT's Run over the stage's values: True when it worked, False when ORT refused a
-        learned output shape (the stage is given up and the caller's general path runs the
-        feeds again, without the guess); ORT's other errors are raised."""
-        # learned shapes may be refused: ORT's messages wait until that is known (_run.py)
-        held = hold_ort_logs() if self.guessed_for is not None else None
+        """ORT's Run over the stage's values: True when it worked, False when ORT refused an
+        output buffer whose shape ortc chose (a learned shape, or an open lane's derived one):
+        the stage is given up and the caller's general path runs the feeds again, without the
+        guess. ORT's other errors are raised."""
+        guessed = self.guessed_for
+        # ORT's messages wait until it is known whether the run is made again (_run.py)
+        held = hold_ort_logs() if guessed is not None or self.open else None
         retry = False
         try:
             if run_options is None:  # the C call itself, not through engine.call's frame
@@ -147,17 +161,21 @@ class Stage:
                                           self.outvals, run_options, raw_run_options)
             if status:
                 err = error_from_status(status)
-                retry = self.guessed_for is not None and (isinstance(err, InvalidArgument)
-                                                          or refused_buffer(err.message))
+                retry = held is not None and (refused_buffer(err.message) or (
+                    guessed is not None and isinstance(err, InvalidArgument)))
         finally:
             if held is not None:
                 release_ort_logs(held, retry)
         if status:
             if retry:
-                # a learned shape that depends on the input values: the general path runs
-                # these feeds again without the guess, and this stage is given up
-                self.guessed_for.unlearn()  # type: ignore[union-attr]
-                self.misses = STAGE_MAX_MISSES + 1
+                if guessed is not None:
+                    # a learned shape that depends on the input values: never guessed again
+                    guessed.unlearn()
+                else:
+                    # a declared shape that is wrong for some input shapes: as when the general
+                    # path meets it (_run.py), stop preallocating for this session
+                    self.engine.preallocate = False
+                self.misses = STAGE_MAX_MISSES + 1  # given up
                 return False
             raise err
         return True
@@ -182,6 +200,8 @@ class Lane(Stage):
         self.run_c = engine.api.Run
         self.busy = False
         self.misses = 0
+        self.plan = plan
+        self.input_names = names
         self.names = engine.name_array(names)
         self.out_names = plan.names
         fast = engine.fast_inputs
@@ -246,7 +266,110 @@ class Lane(Stage):
                 arrays.append(array)
             if not self.call(sess_ptr, run_options, raw_run_options):
                 return None
-            self.misses = 0
+            if self.misses:  # a hit pays one miss back: see STAGE_MAX_MISSES
+                self.misses -= 1
+            return arrays
+        finally:
+            self.busy = False
+
+
+class OpenLane(Lane):
+    """A lane for feeds whose shapes change from run to run (a batch size, a sequence length),
+    made once a stage or lane has missed too often, when every output's shape follows from the
+    input shapes (the plan's ``preallocate``: fixed dims, or dims an input's dims name).
+
+    Per run it derives each output's shape from the feeds' shapes, as the general path does, and
+    takes every OrtValue from the engine's value cache: one C call when the feeds' addresses and
+    shapes have been seen before, one more per tensor when not. Should ORT refuse a buffer (a
+    model whose declared output shape is wrong for some input shapes), the lane is given up and
+    the general path runs the feeds again, as it does on its own refusals.
+    """
+
+    open = True
+
+    def __init__(self, engine: RunEngine, plan: OutputPlan,
+                 names: tuple[str, ...]) -> None:  # not Lane's: nothing is pinned to a shape
+        self.engine = engine
+        self.run_c = engine.api.Run
+        self.busy = False
+        self.misses = 0
+        self.plan = plan
+        self.input_names = names
+        self.names = engine.name_array(names)
+        self.out_names = plan.names
+        fast = engine.fast_inputs
+        #: input name -> (its index, the dtype a feed must have, its element type)
+        self.open_lanes = {name: (i, *fast[name]) for i, name in enumerate(names)}
+        self.specs = plan.preallocate  # (output index, dtype, element type, dims)
+        self.count = plan.count
+        self.guessed_for = None
+        self.cache = this_threads(engine.value_cache)
+        self.values = ffi.new("OrtValue*[]", len(names))
+        self.outvals = ffi.new("OrtValue*[]", plan.count)
+
+    def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
+            raw_run_options: Any) -> list[Any] | None:
+        """The outputs, or None when these feeds do not fit the lane."""
+        lanes = self.open_lanes
+        engine = self.engine
+        if type(feeds) is not dict or len(feeds) != len(lanes) or not engine.preallocate:
+            self.misses += 1
+            return None
+        items = list(feeds.items())  # read once, and held: their memory is the run's input
+        self.busy = True  # a run a signal handler starts on this thread takes the general path
+        try:
+            cache = self.cache
+            held: list[Any] = []  # this run's values: a cache restart must not release them
+            values = self.values
+            shapes = {}
+            for name, data in items:
+                spec = lanes.get(name)
+                if spec is None or type(data) is not _ndarray or data.dtype is not spec[1]:
+                    self.misses += 1
+                    return None
+                try:  # numpy refuses a plain buffer of an array that is not C-contiguous
+                    buf = _from_buffer(data)
+                except ValueError:
+                    self.misses += 1
+                    return None
+                index, _dtype, et = spec
+                shape = shapes[name] = data.shape
+                owner = cache.get((buf, shape, et))
+                if owner is None:
+                    owner = engine.tensor_value(data, et, name, held, cache)
+                else:
+                    held.append(owner)
+                values[index] = owner
+            arrays: list[Any] = [None] * self.count
+            outvals = self.outvals
+            for index, dtype, et, dims in self.specs:
+                out_shape = []
+                size = dtype.itemsize
+                for d in dims:
+                    if type(d) is not int:
+                        source = shapes.get(d[0])
+                        if source is None or len(source) <= d[1]:
+                            # an optional input left out, or a feed of another rank
+                            self.misses += 1
+                            return None
+                        d = source[d[1]]
+                    out_shape.append(d)
+                    size *= d
+                if size > PREALLOCATE_MAX:  # the general path leaves such outputs to ORT
+                    self.misses += 1
+                    return None
+                array = _empty(out_shape, dtype)
+                owner = cache.get((_from_buffer(array), array.shape, et))
+                if owner is None:
+                    owner = engine.tensor_value(array, et, None, held, cache)
+                else:
+                    held.append(owner)
+                outvals[index] = owner
+                arrays[index] = array
+            if not self.call(sess_ptr, run_options, raw_run_options):
+                return None
+            if self.misses:  # a hit pays one miss back: see STAGE_MAX_MISSES
+                self.misses -= 1
             return arrays
         finally:
             self.busy = False
@@ -267,8 +390,8 @@ class Stages:
         input shapes on this thread by a stage when every tensor is small, else by a lane."""
         stages = this_threads(self.by_thread)
         old = stages.get(key)
-        if old is False or (old is not None and old.busy):
-            return
+        if old is False or (old is not None and (old.busy or old.open)):
+            return  # given up, in use (a nested run), or an open lane: it stays
         fast = self.engine.fast_inputs
         small = True
         for name, array in zip(names, data):
@@ -288,6 +411,16 @@ class Stages:
         if old is not None:
             stage.misses = old.misses
         stages[key] = stage
+
+    def after_misses(self, missed: Stage) -> OpenLane | bool:
+        """What serves an output list after its stage or lane missed too often: an open lane
+        when every output's shape follows from the input shapes, else False (the general path)."""
+        plan = missed.plan
+        if missed.open or len(plan.preallocate) != plan.count \
+                or not self.engine.preallocate \
+                or any(n not in self.engine.fast_inputs for n in missed.input_names):
+            return False
+        return OpenLane(self.engine, plan, missed.input_names)
 
     def clear(self) -> None:
         self.by_thread = {}  # their OrtValues are over numpy buffers: freed with them
