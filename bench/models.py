@@ -40,6 +40,9 @@ class BenchModel:
     feedback: dict[str, str] = field(default_factory=dict)
     #: one line saying what the row measures, shown with its table
     note: str = ""
+    #: a model called with shapes that change from call to call: one call's input shapes (the
+    #: ``inputs`` above are then the largest, for sizing the pool)
+    shapes: Callable[[np.random.Generator], dict[str, tuple[int, ...]]] | None = None
 
     def dtype(self, name: str) -> np.dtype[Any]:
         return np.dtype(self.dtypes.get(name, "float32"))
@@ -48,7 +51,8 @@ class BenchModel:
     def floor_feeds(self) -> bool:
         """Whether the C floor can feed it (float32 inputs only, no state carried between
         calls)."""
-        return not self.feedback and all(self.dtype(n) == np.float32 for n in self.inputs)
+        return not self.feedback and self.shapes is None and \
+            all(self.dtype(n) == np.float32 for n in self.inputs)
 
     def input_bytes(self) -> int:
         return sum(int(np.prod(s)) * self.dtype(n).itemsize for n, s in self.inputs.items())
@@ -57,7 +61,8 @@ class BenchModel:
         """A fresh set of input arrays (new objects every call)."""
         rng = np.random.default_rng(seed)
         out: dict[str, Array] = {}
-        for name, shape in self.inputs.items():
+        shapes = self.inputs if self.shapes is None else self.shapes(rng)
+        for name, shape in shapes.items():
             make = self.makers.get(name)
             dt = self.dtype(name)
             if make is not None:
@@ -239,6 +244,31 @@ def mixed_model(rows: int = 8, cols: int = 32) -> BenchModel:
                       note="4 inputs and 4 outputs of five dtypes, small tensors, run()")
 
 
+def batch_model(width: int = 16, hidden: int = 32, max_batch: int = 32,
+                seed: int = 0) -> BenchModel:
+    """A small dense model called with a batch size that changes from call to call (requests
+    batched as they arrive): ``x`` float32 [batch, width] -> MatMul -> Relu -> MatMul ->
+    ``y`` [batch, 4]; each call's batch size is drawn from 1..max_batch. The output's shape
+    follows from the input's (the symbol ``batch``), so a binding can allocate it before the
+    run, but no two calls in a row need to have the same shapes."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    w1 = numpy_helper.from_array(rng.standard_normal((width, hidden)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((hidden, 4)).astype(np.float32), "w2")
+    N = helper.make_node
+    nodes = [N("MatMul", ["x", "w1"], ["h"]), N("Relu", ["h"], ["r"]),
+             N("MatMul", ["r", "w2"], ["y"])]
+    data = _build(nodes, {"x": ("batch", width)}, {"y": ("batch", 4)},  # type: ignore[dict-item]
+                  [w1, w2])
+    return BenchModel(
+        "batch", f"batch changing per call [1..{max_batch}x{width}]", data,
+        {"x": (max_batch, width)}, ["y"],
+        shapes=lambda r: {"x": (int(r.integers(1, max_batch + 1)), width)},
+        note=f"2-layer MLP, x [batch, {width}] with the batch size drawn from 1..{max_batch} "
+             f"for every call (the pool's inputs), run()")
+
+
 #: the onnx package's test networks the bench runs (each loads in both bindings and runs in a
 #: few ms on one thread); light_resnet50 and the others there take 25-250 ms a call
 ONNX_TEST_MODELS = ("squeezenet", "shufflenet")
@@ -277,8 +307,8 @@ def all_models(keys: list[str] | None = None) -> list[BenchModel]:
     """The benchmark's models, smallest first (``keys`` picks some, by the names in MODEL_KEYS).
     A test network the installed onnx does not ship is left out."""
     makers: dict[str, Callable[[], BenchModel | None]] = {
-        "tiny": add_model, "mixed": mixed_model, "matmul": matmul_model, "vad": vad_model,
-        "mlp": mlp_model}
+        "tiny": add_model, "mixed": mixed_model, "batch": batch_model, "matmul": matmul_model,
+        "vad": vad_model, "mlp": mlp_model}
     for name in ONNX_TEST_MODELS:
         makers[name] = lambda name=name: onnx_test_model(name)  # type: ignore[misc]
     out = []
@@ -292,4 +322,4 @@ def all_models(keys: list[str] | None = None) -> list[BenchModel]:
 
 
 #: every model key --models accepts, in the order the bench runs them
-MODEL_KEYS = ("tiny", "mixed", "matmul", "vad", "mlp") + ONNX_TEST_MODELS
+MODEL_KEYS = ("tiny", "mixed", "batch", "matmul", "vad", "mlp") + ONNX_TEST_MODELS

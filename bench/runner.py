@@ -1,9 +1,10 @@
 """ortc's benchmark: per-call latency against onnxruntime's own binding and a C loop.
 
     python -m ortc bench [--quick | --smoke] [--json FILE] [--markdown FILE]
-                         [--models tiny,mixed,matmul,vad,mlp,squeezenet,shufflenet]
+                         [--models tiny,mixed,batch,matmul,vad,mlp,squeezenet,shufflenet]
 
-The models are in bench/models.py: an Add on one float, a mixed-dtype model, a MatMul, a
+The models are in bench/models.py: an Add on one float, a mixed-dtype model, a small MLP whose
+batch size changes from call to call, a MatMul, a
 streaming voice-activity-like model whose outputs have no static shape (called once per frame,
 its state fed back), an MLP, and two networks from the onnx package's test data.
 
@@ -33,7 +34,8 @@ Paths (µs per call, median and p99 over all calls of all rounds):
 "Fresh" arrays come from a pool of distinct arrays made before timing (so their creation is
 not timed) that is cycled through: no two consecutive calls see the same array object. The
 streaming model has ``ortc_run``, ``compat_run`` and ``ort_run`` only, each a stream (the state
-fed back); the C floor feeds float32 inputs only.
+fed back), and so has the model whose batch size changes per call (each set of the pool its own
+batch size); the C floor feeds fixed-shape float32 inputs only.
 
 Also measured: throughput of one session driven by 1 and by 2 threads (C, onnxruntime, ortc)
 on every model, and the cold start in fresh interpreters (numpy already imported, bytecode
@@ -390,6 +392,9 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
     outputs = {}
     stream = bool(model.feedback)
     loop = _t_stream if stream else _t_run
+    # a stream's later calls depend on the earlier ones, and a model whose shapes change per
+    # call has no one shape to bind: both take run() only, as their users call them
+    run_only = stream or model.shapes is not None
 
     # ortc
     sess = ortc.Session(model.model, intra_op_num_threads=1)
@@ -397,8 +402,7 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
         outputs[name] = arr
     paths: dict[str, Callable[[int], list[int]]] = {
         "ortc_run": lambda n: loop(sess, fresh, mask, n)}
-    if not stream:
-        # a stream's later calls depend on the earlier ones: only run() as a user streams
+    if not run_only:
         values = [{k: ortc.Value.from_numpy(v) for k, v in fresh[0].items()}] * pool_n
         binding = sess.io_binding()
         for k, v in fresh[0].items():
@@ -438,6 +442,9 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
         paths["ort_run"] = lambda n: loop(osess, fresh, mask, n)
         if stream:
             _check_agree(model, _stream(osess, fresh[:4]), _stream(sess, fresh[:4]))
+        elif run_only:
+            for f in fresh[:4]:
+                _check_agree(model, osess.run(None, f), sess.run(None, f))
         else:
             io = osess.io_binding()
             for k, v in fresh[0].items():
@@ -538,18 +545,18 @@ def _model_ratios(paths: dict[str, Any]) -> dict[str, Any]:
 
 # -- threads --------------------------------------------------------------------------------------
 
-def _py_tput(sess: Any, feeds: list[dict[str, Any]], threads: int, n: int,
+def _py_tput(sess: Any, pools: list[list[dict[str, Any]]], threads: int, n: int,
              loop: Callable[[Any, list[Any], int, int], list[int]] = _t_run) -> float:
-    """Calls per second of ``threads`` Python threads each calling sess.run ``n`` times (a
-    streaming model: each thread its own stream)."""
+    """Calls per second of ``threads`` Python threads each calling sess.run ``n`` times over
+    its own pool of feeds (of a power-of-two length; a streaming model: each thread its own
+    stream)."""
     barrier = threading.Barrier(threads + 1)
 
-    def work(f: dict[str, Any]) -> None:
+    def work(pool: list[dict[str, Any]]) -> None:
         barrier.wait()
-        pool = [f]
-        loop(sess, pool, 0, n)
+        loop(sess, pool, len(pool) - 1, n)
 
-    ts = [threading.Thread(target=work, args=(feeds[i],)) for i in range(threads)]
+    ts = [threading.Thread(target=work, args=(pools[i],)) for i in range(threads)]
     for t in ts:
         t.start()
     barrier.wait()
@@ -562,7 +569,10 @@ def _py_tput(sess: Any, feeds: list[dict[str, Any]], threads: int, n: int,
 def bench_threads(model: BenchModel, model_path: str, res: dict[str, Any], cfg: Config,
                   floor_lib: str | None, log: Callable[[str], None]) -> dict[str, Any]:
     sess, osess = res["_sessions"]
-    feeds = [model.feeds(seed=100 + i) for i in range(2)]
+    # each thread its own feeds; shapes that change per call: a pool of them per thread
+    per_thread = 16 if model.shapes is not None else 1
+    feeds = [[model.feeds(seed=100 + per_thread * i + j) for j in range(per_thread)]
+             for i in range(2)]
     est = max(v["median_us"] for k, v in res["paths"].items()) * 1e-6
     n = int(max(cfg.min_calls, min(50000, cfg.thread_round_s / max(est, 1e-9))))
     loop = _t_stream if model.feedback else _t_run

@@ -14,7 +14,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.models import ONNX_TEST_MODELS, all_models, mixed_model, vad_model  # noqa: E402
+from bench.models import (ONNX_TEST_MODELS, all_models, batch_model, mixed_model,  # noqa: E402
+                          vad_model)
 
 try:
     import onnxruntime  # noqa: F401
@@ -23,7 +24,7 @@ except ImportError:
     HAVE_ORT = False
 
 #: every row the smoke run below asks for; the onnx package's networks when it ships them
-SMOKE_MODELS = ["tiny", "mixed", "vad", *ONNX_TEST_MODELS]
+SMOKE_MODELS = ["tiny", "mixed", "batch", "vad", *ONNX_TEST_MODELS]
 
 
 def _env() -> dict[str, str]:
@@ -82,7 +83,7 @@ def test_bench_smoke_writes_json(smoke: tuple[dict[str, Any], str]) -> None:
 def test_bench_smoke_has_every_row(smoke: tuple[dict[str, Any], str]) -> None:
     data, stdout = smoke
     shipped = [m.key for m in all_models(SMOKE_MODELS)]
-    assert len(shipped) >= 4  # tiny, mixed, vad and at least one network of the onnx package
+    assert len(shipped) >= 5  # tiny, mixed, batch, vad and a network of the onnx package
     assert list(data["models"]) == shipped
     for key in shipped:
         res = data["models"][key]
@@ -100,7 +101,7 @@ def test_bench_smoke_has_every_row(smoke: tuple[dict[str, Any], str]) -> None:
                 assert "ortc run()" in t["basis"] and "onnxruntime run()" in t["basis"]
             assert f"{key}: 2-thread scaling ortc >= onnxruntime" in targets
     # models with inputs the C floor cannot feed have no C floor row, and say why
-    for key in ("mixed", "vad"):
+    for key in ("mixed", "batch", "vad"):
         assert "c_floor" not in data["models"][key]["paths"]
         assert data["models"][key]["c_floor"].startswith("not applicable")
 
@@ -119,6 +120,25 @@ def test_vad_row_outputs_have_no_static_shape(smoke: tuple[dict[str, Any], str])
         assert outs[name]["static_shape"] is False
         assert not all(isinstance(d, int) for d in outs[name]["shape"] or [None])
         assert outs[name]["run_shape"] == shape and outs[name]["run_dtype"] == "float32"
+
+
+def test_batch_row_runs_changing_shapes(smoke: tuple[dict[str, Any], str]) -> None:
+    """The row's calls are made with batch sizes that change from call to call (run() only, as
+    users call such a model), and its output's shape follows the input's."""
+    data, _ = smoke
+    batch = data["models"]["batch"]
+    assert set(batch["paths"]) == (
+        {"ortc_run", "compat_run"} | ({"ort_run"} if HAVE_ORT else set()))
+    assert batch["io"]["outputs"]["y"]["shape"] == ["batch", 4]
+    m = batch_model()
+    sizes = {m.feeds(seed)["x"].shape[0] for seed in range(16)}
+    assert len(sizes) > 8 and all(1 <= b <= 32 for b in sizes)
+    import ortc
+
+    with ortc.Session(m.model) as sess:
+        for seed in range(4):
+            x = m.feeds(seed)["x"]
+            assert sess.run(None, {"x": x})[0].shape == (x.shape[0], 4)
 
 
 def test_vad_model_streams_its_state() -> None:
