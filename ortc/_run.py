@@ -27,7 +27,7 @@ from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
                             ortvalue_to_python, take_output, tensor_to_numpy)
 from ._plan import OutputPlan, derive_output_shapes
-from ._stage import PREALLOCATE_MAX, STAGE_MAX_MISSES, Stages, refused_buffer, this_threads
+from ._stage import PREALLOCATE_MAX, Stages, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
 from .env import hold_ort_logs, release_ort_logs
 from .dlpack import dlpack_array, is_dlpack_producer
@@ -432,7 +432,7 @@ class RunEngine:
                                                      raw_run_options)
                 if result is not None:
                     return result
-                if stage.misses > STAGE_MAX_MISSES:  # shapes keep changing: stop staging
+                if stage.misses > stage.max_misses:  # shapes keep changing: stop staging
                     stages[key] = self.stages.after_misses(stage)  # an open lane, or False
         plan = self.plans.get(key)
         if plan is None:

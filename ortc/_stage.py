@@ -13,6 +13,7 @@ which inputs are plain arrays, the Run call) and the session pointer each run pa
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from ._plan import OutputPlan
     from ._run import RunEngine
 
-__all__ = ["Lane", "OpenLane", "PREALLOCATE_MAX", "Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
+__all__ = ["Lane", "OpenLane", "PREALLOCATE_MAX", "ShapeStages", "Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
            "this_threads"]
 
 #: tensors up to this size may be staged (copying them costs less than a value per call)
@@ -37,6 +38,8 @@ STAGE_MAX_BYTES = 1 << 14
 #: shapes in turn, or a few at random, would otherwise make a new stage (its OrtValues made
 #: anew) nearly every run and never give up
 STAGE_MAX_MISSES = 8
+#: stages kept per output list for shapes that change (ShapeStages); past this, it restarts
+SHAPE_STAGES_MAX = 64
 #: outputs above this size are left to ORT to allocate (bytes): a large output gains little, and
 #: a model may declare an absurd shape (found by tests/test_malformed.py)
 PREALLOCATE_MAX = 1 << 26
@@ -44,6 +47,7 @@ PREALLOCATE_MAX = 1 << 26
 _get_ident = threading.get_ident
 _ndarray = np.ndarray
 _empty = np.empty
+_shape_of = operator.attrgetter("shape")
 _from_buffer = ffi.from_buffer
 
 
@@ -76,6 +80,8 @@ class Stage:
 
     #: whether it serves feeds of any shape (an :class:`OpenLane`)
     open = False
+    #: misses beyond hits after which it is given up
+    max_misses = STAGE_MAX_MISSES
 
     def __init__(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...],
                  data: tuple[Any, ...], arrays: list[Any]) -> None:
@@ -377,6 +383,57 @@ class OpenLane(Lane):
             self.busy = False
 
 
+class ShapeStages:
+    """Stages for small tensors whose shapes change from run to run among a few (a batch size,
+    requests batched as they come): one :class:`Stage` per tuple of the feeds' shapes, found
+    per run by that tuple. A shape not seen yet takes the general path once, after which
+    :meth:`Stages.offer` adds its stage. Made when a stage misses more than it serves; when
+    this misses more than it serves too (shapes that are new every time), an open lane or
+    the general path takes over.
+    """
+
+    open = False
+    busy = False  # its stages are; a nested run finds the one it needs busy and misses
+    #: each shape's first run is a miss (the general path makes its stage): a few dozen
+    #: shapes are its use, so it gives up only when new shapes keep coming past that
+    max_misses = SHAPE_STAGES_MAX
+
+    def __init__(self, first: Stage) -> None:
+        self.plan = first.plan
+        self.input_names = first.input_names
+        self.misses = 0
+        self.by_shape: dict[tuple[Any, ...], Stage] = {}
+        self.add(first, tuple(first.inputs[n][2] for n in first.input_names))
+
+    def add(self, stage: Stage, shapes: tuple[Any, ...]) -> None:
+        if len(self.by_shape) >= SHAPE_STAGES_MAX:
+            self.by_shape.clear()  # a stage in use is held by its run
+        stage.misses = 0
+        self.by_shape[shapes] = stage
+
+    def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
+            raw_run_options: Any) -> list[Any] | None:
+        """The outputs, or None when no stage here fits these feeds."""
+        stage = None
+        if type(feeds) is dict:
+            try:
+                stage = self.by_shape.get(tuple(map(_shape_of, feeds.values())))
+            except AttributeError:  # a feed that is not an array
+                pass
+        if stage is None or stage.busy:
+            self.misses += 1
+            return None
+        result: list[Any] | None = stage.run(sess_ptr, feeds, run_options, raw_run_options)
+        if result is None:
+            self.misses += 1
+            if stage.misses > STAGE_MAX_MISSES:  # ORT refused a learned shape: not again
+                self.by_shape = {k: v for k, v in self.by_shape.items() if v is not stage}
+            return None
+        if self.misses:  # a hit pays one miss back: see STAGE_MAX_MISSES
+            self.misses -= 1
+        return result
+
+
 class Stages:
     """A session's stages: thread id -> output-list key -> Stage (False: given up)."""
 
@@ -394,6 +451,12 @@ class Stages:
         old = stages.get(key)
         if old is False or (old is not None and (old.busy or old.open)):
             return  # given up, in use (a nested run), or an open lane: it stays
+        if type(old) is ShapeStages:
+            shapes = tuple(a.shape for a in data)
+            there = old.by_shape.get(shapes)
+            if (there is None or not there.busy) and self._all_small(names, data, arrays):
+                old.add(Stage(self.engine, plan, names, data, arrays), shapes)
+            return
         fast = self.engine.fast_inputs
         small = True
         for name, array in zip(names, data):
@@ -414,9 +477,23 @@ class Stages:
             stage.misses = old.misses
         stages[key] = stage
 
-    def after_misses(self, missed: Stage) -> OpenLane | bool:
-        """What serves an output list after its stage or lane missed too often: an open lane
-        when every output's shape follows from the input shapes, else False (the general path)."""
+    def _all_small(self, names: tuple[str, ...], data: tuple[Any, ...],
+                   arrays: list[Any]) -> bool:
+        fast = self.engine.fast_inputs
+        for name, array in zip(names, data):
+            spec = fast.get(name)
+            if spec is None or type(array) is not np.ndarray or array.dtype is not spec[0] \
+                    or array.nbytes > STAGE_MAX_BYTES:
+                return False
+        return all(a.nbytes <= STAGE_MAX_BYTES for a in arrays)
+
+    def after_misses(self, missed: Stage | ShapeStages) -> Stage | ShapeStages | bool:
+        """What serves an output list after its stage or lane missed more than it served: a
+        stage per shape after a stage (small tensors, shapes among a few), then an open lane
+        when every output's shape follows from the input shapes, else False (the general
+        path)."""
+        if type(missed) is Stage:
+            return ShapeStages(missed)
         plan = missed.plan
         if missed.open or len(plan.preallocate) != plan.count \
                 or not self.engine.preallocate \
