@@ -243,8 +243,12 @@ class Guard:
         else:
             with self.lock:
                 if not self.owner and not self.shared_slow:
-                    self.users.append(me)
-                    return me
+                    try:
+                        self.users.append(me)
+                        return me
+                    except BaseException:  # an interrupt right after the append
+                        self.users.remove(me)
+                        raise
         return self._enter(obj, me, False)
 
     def enter_exclusive(self, obj: Any) -> int:
@@ -306,12 +310,15 @@ class Guard:
         if LOCK_FREE and self.gen == _generation and alone.gen == _generation:
             me = _get_ident()
             users = self.users
-            users.append(me)
+            alone_users = alone.users
+            # Each append inside its try: an interrupt may surface right after the append's C
+            # call returns ("Interrupts" above), and must find the finally that undoes it. (An
+            # append before its try left an entry behind under a storm of KeyboardInterrupts.)
             try:
+                users.append(me)
                 if not self.owner and not self.shared_slow:
-                    alone_users = alone.users
-                    alone_users.append(me)
                     try:
+                        alone_users.append(me)
                         if len(alone_users) == 1 and not alone.slow and not alone.sync:
                             return fn(*args)
                     finally:
@@ -328,9 +335,23 @@ class Guard:
             try:
                 return fn(*args)
             finally:
-                alone.leave(alone_token)
+                if alone_token > 0:  # inline, one C call: an interrupt cannot skip it (leave)
+                    try:
+                        alone.users.remove(alone_token)
+                    finally:
+                        if alone.watch:
+                            alone._wake()
+                else:
+                    alone.leave(alone_token)
         finally:
-            self.leave(token)
+            if token > 0:
+                try:
+                    self.users.remove(token)
+                finally:
+                    if self.watch:
+                        self._wake()
+            else:
+                self.leave(token)
 
     def _enter(self, obj: Any, me: int, exclusive: bool) -> int:
         if _exiting and me != _exit_thread:
