@@ -27,7 +27,7 @@ from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
                             ortvalue_to_python, take_output, tensor_to_numpy)
 from ._plan import OutputPlan, derive_output_shapes
-from ._stage import PREALLOCATE_MAX, Stages, refused_buffer, this_threads
+from ._stage import Stages, derived_shape, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
 from .env import hold_ort_logs, release_ort_logs
 from .dlpack import dlpack_array, is_dlpack_producer
@@ -361,21 +361,8 @@ class RunEngine:
         made = 0
         cache: dict[Any, Any] | None = None  # this thread's value cache, looked up once
         for index, dtype, et, dims in specs:
-            shape = []
-            for d in dims:
-                if type(d) is int:
-                    shape.append(d)
-                else:
-                    source = shapes.get(d[0])
-                    if source is None or len(source) <= d[1]:
-                        break  # not derivable this time: ORT allocates this output
-                    shape.append(source[d[1]])
-            else:
-                count = 1
-                for d in shape:
-                    count *= d
-                if count * dtype.itemsize > PREALLOCATE_MAX:
-                    continue  # ORT allocates the real one
+            shape = derived_shape(dims, shapes, dtype)
+            if shape is not None:  # else ORT allocates this output
                 arr = np.empty(shape, dtype)
                 if cache is None:
                     cache = this_threads(self.value_cache)

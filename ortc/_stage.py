@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from ._plan import OutputPlan
     from ._run import RunEngine
 
-__all__ = ["Lane", "OpenLane", "PREALLOCATE_MAX", "ShapeStages", "Stage", "Stages", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
+__all__ = ["Lane", "OpenLane", "PREALLOCATE_MAX", "ShapeStages", "Stage", "Stages",
+           "derived_shape", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
            "this_threads"]
 
 #: tensors up to this size may be staged (copying them costs less than a value per call)
@@ -64,6 +65,24 @@ def this_threads(tables: dict[int, dict[Any, Any]]) -> dict[Any, Any]:
     return table
 
 
+def derived_shape(dims: tuple[Any, ...], shapes: dict[str, tuple[int, ...]],
+                  dtype: np.dtype[Any]) -> list[int] | None:
+    """An output's shape from a plan's dims (ints, or (input name, axis)) and this run's input
+    shapes; None when it cannot be told this time (an input left out, a feed of another rank)
+    or is above PREALLOCATE_MAX (ORT allocates it then)."""
+    shape = []
+    size = dtype.itemsize
+    for d in dims:
+        if type(d) is not int:
+            source = shapes.get(d[0])
+            if source is None or len(source) <= d[1]:
+                return None
+            d = source[d[1]]
+        shape.append(d)
+        size *= d
+    return shape if size <= PREALLOCATE_MAX else None
+
+
 def refused_buffer(message: str) -> bool:
     """Whether ORT refused a preallocated output for its shape (wording differs by version and
     by the check: a kernel's output, or the caller's buffers against the model's declared
@@ -85,14 +104,7 @@ class Stage:
 
     def __init__(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...],
                  data: tuple[Any, ...], arrays: list[Any]) -> None:
-        self.engine = engine
-        self.run_c = engine.api.Run
-        self.busy = False
-        self.misses = 0
-        self.plan = plan
-        self.input_names = names
-        self.names = engine.name_array(names)
-        self.out_names = plan.names
+        self._serve(engine, plan, names)
         #: input name -> (its buffer, the dtype and shape a feed must have)
         self.inputs: dict[str, tuple[np.ndarray[Any, Any], np.dtype[Any], tuple[int, ...]]] = {}
         owned = []
@@ -112,6 +124,18 @@ class Stage:
         #: Run's arguments after the session and the run options, read once (0.1 µs a run)
         self.c_args = (self.names.ptr, self.values, self.names.count, self.out_names.ptr,
                        self.out_names.count, self.outvals)
+
+    def _serve(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...]) -> None:
+        """What every stage and lane keeps: the engine, the plan, the input names in the order
+        of its C array, and its state (busy: in a run; misses beyond hits)."""
+        self.engine = engine
+        self.run_c = engine.api.Run
+        self.busy = False
+        self.misses = 0
+        self.plan = plan
+        self.input_names = names
+        self.names = engine.name_array(names)
+        self.out_names = plan.names
 
     def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
             raw_run_options: Any) -> list[Any] | None:
@@ -204,14 +228,7 @@ class Lane(Stage):
 
     def __init__(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...],
                  data: tuple[Any, ...], arrays: list[Any]) -> None:
-        self.engine = engine
-        self.run_c = engine.api.Run
-        self.busy = False
-        self.misses = 0
-        self.plan = plan
-        self.input_names = names
-        self.names = engine.name_array(names)
-        self.out_names = plan.names
+        self._serve(engine, plan, names)
         fast = engine.fast_inputs
         #: input name -> (its index, the dtype and shape a feed must have, its element type)
         self.lanes: dict[str, tuple[int, np.dtype[Any], tuple[int, ...], int]] = {
@@ -297,14 +314,7 @@ class OpenLane(Lane):
 
     def __init__(self, engine: RunEngine, plan: OutputPlan,
                  names: tuple[str, ...]) -> None:  # not Lane's: nothing is pinned to a shape
-        self.engine = engine
-        self.run_c = engine.api.Run
-        self.busy = False
-        self.misses = 0
-        self.plan = plan
-        self.input_names = names
-        self.names = engine.name_array(names)
-        self.out_names = plan.names
+        self._serve(engine, plan, names)
         fast = engine.fast_inputs
         #: input name -> (its index, the dtype a feed must have, its element type)
         self.open_lanes = {name: (i, *fast[name]) for i, name in enumerate(names)}
@@ -351,19 +361,8 @@ class OpenLane(Lane):
             arrays: list[Any] = [None] * self.count
             outvals = self.outvals
             for index, dtype, et, dims in self.specs:
-                out_shape = []
-                size = dtype.itemsize
-                for d in dims:
-                    if type(d) is not int:
-                        source = shapes.get(d[0])
-                        if source is None or len(source) <= d[1]:
-                            # an optional input left out, or a feed of another rank
-                            self.misses += 1
-                            return None
-                        d = source[d[1]]
-                    out_shape.append(d)
-                    size *= d
-                if size > PREALLOCATE_MAX:  # the general path leaves such outputs to ORT
+                out_shape = derived_shape(dims, shapes, dtype)
+                if out_shape is None:  # the general path leaves such an output to ORT
                     self.misses += 1
                     return None
                 array = _empty(out_shape, dtype)
