@@ -56,6 +56,7 @@ def pypy_python() -> str:
 def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
     built = {
         "add": models.add_model(np.float32, [4]),
+        "add_n": models.add_model(np.float32, ["n"]),
         "strings": models.identity_model(np.str_, (3,)),
         "sequence": models.sequence_construct_model(np.float32),
         "zipmap": models.zipmap_model(),
@@ -95,6 +96,7 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
     assert got["concurrent_runs"] is True
     assert got["pickle_and_fork"] == [expected["add"], expected["add"]]
     assert got["dlpack"] == ["float64", True, "float64", True]
+    assert got["served_paths"] == [["Lane", "OpenLane", "ShapeStages"], 0], got["served_paths"]
     assert got["handles_released"] == {}
 
 
