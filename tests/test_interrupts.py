@@ -311,3 +311,44 @@ def test_a_child_forked_while_the_main_run_is_interrupted_runs_on_its_main_threa
     # fork, are not the child's: the child makes its own.
     proc = run_python(MAIN_OPTIONS_CHILD, python_args=("-W", "ignore::DeprecationWarning"))
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+# -- an interrupt right after a guard entry is made -------------------------------------------
+# CPython may run a signal handler right after a call into C returns (an unspecialized
+# list.append among them, before the interpreter has warmed the call site up), so each entry a
+# guard appends must already be inside the try that removes it. Driven without signals: the
+# guard's list raises KeyboardInterrupt right after its first append, as a handler would.
+
+class _InterruptAfterAppend(list):  # type: ignore[type-arg]
+    armed = True
+
+    def append(self, item: object) -> None:
+        super().append(item)
+        if self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("entry", ["run", "run_with_values", "bound_session", "bound_binding"])
+def test_an_interrupt_right_after_a_guard_entry_leaves_no_entry_behind(entry: str) -> None:
+    s = ortc.Session(models.add_model(), intra_op_num_threads=1)
+    one = np.ones(1, np.float32)
+    feeds = {"a": one, "b": one}
+    b = s.io_binding()
+    b.bind_input("a", one)
+    b.bind_input("b", one)
+    b.bind_output("c", np.empty(1, np.float32))
+    call = {"run": lambda: s.run(None, feeds),
+            "run_with_values": lambda: s.run_with_values(None, feeds),
+            "bound_session": lambda: s.run_with_binding(b),
+            "bound_binding": lambda: s.run_with_binding(b)}[entry]
+    call()  # warm: the first run makes what later runs reuse
+    guard = b._guard if entry == "bound_binding" else s._guard
+    guard.users = _InterruptAfterAppend(guard.users)
+    with pytest.raises(KeyboardInterrupt):
+        call()
+    assert list(guard.users) == [], f"{entry}: an entry was left behind"
+    guard.users = list(guard.users)
+    call()  # and the objects are usable: nothing believes a call is still in flight
+    s.close()
+    assert s.closed
