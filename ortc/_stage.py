@@ -1,14 +1,25 @@
-"""The staged path: per-thread buffers that serve repeated runs on small tensors.
+"""The paths for repeated runs: one C call a run, per thread and requested output list.
 
 Creating and releasing an OrtValue per input and output costs more than the run itself on a
-small model (bench: ~1.7 µs a pair through cffi). After a run whose tensors were all small and
-whose outputs were all preallocated, a :class:`Stage` creates those OrtValues once, over numpy
-buffers it owns: each later run copies the feeds into the input buffers, makes the one Run
-call, and returns copies of the output buffers. It serves only feeds with the exact names,
-dtypes and shapes it was built for; anything else takes the general path.
+small model (bench: ~1.7 µs a pair through cffi), and the general path's Python around Run is
+several µs. After a run whose outputs were all preallocated, :meth:`Stages.offer` sets one of
+these up for the next runs on the same thread:
 
-A stage reaches its session only through the :class:`~ortc._run.RunEngine` (names, memory info,
-which inputs are plain arrays, the Run call) and the session pointer each run passes in.
+* :class:`Stage`: every tensor small. OrtValues made once over numpy buffers it owns; each run
+  copies the feeds in, makes the one Run call and returns copies of the outputs. It serves only
+  feeds with the exact names, dtypes and shapes it was built for.
+* :class:`Lane`: the same feeds, some tensors larger. The feeds' own memory and new output
+  arrays, OrtValues from the engine's value cache.
+
+When a stage or lane misses more runs than it serves (shapes that change from call to call),
+:meth:`Stages.after_misses` replaces it: a stage by :class:`ShapeStages` (a stage per tuple of
+feed shapes), that or a lane by an :class:`OpenLane` (any shapes, outputs derived per run) when
+every output's shape follows from the inputs', else the general path for good.
+
+All of them reach the session only through the :class:`~ortc._run.RunEngine` (names, memory
+info, which inputs are plain arrays, the value cache, the Run call) and the session pointer
+each run passes in; a run on this thread that starts while one is busy (a signal handler's)
+takes the general path.
 """
 
 from __future__ import annotations
@@ -417,7 +428,7 @@ class ShapeStages:
         if type(feeds) is dict:
             try:
                 stage = self.by_shape.get(tuple(map(_shape_of, feeds.values())))
-            except AttributeError:  # a feed that is not an array
+            except Exception:  # a feed that is not an array (its error is the general path's)
                 pass
         if stage is None or stage.busy:
             self.misses += 1

@@ -736,3 +736,32 @@ def test_a_run_started_just_before_a_served_runs_c_call_takes_the_general_path(
     [c] = s.run(None, {"a": np.full(n, 2, np.float32), "b": np.full(n, 3, np.float32)})
     assert nested and np.all(nested[0] == 8)
     assert np.all(c == 5), "the nested run overwrote the served run's inputs"
+
+
+def test_feeds_a_stage_per_shape_cannot_key_get_the_general_paths_answer(
+        served_by: type) -> None:
+    """A feed whose ``shape`` cannot be read (a closed Value, an object whose property raises)
+    while stages per shape serve: the general path answers, as it would without them."""
+    from ortc._stage import ShapeStages
+
+    s = ortc.Session(models.add_model(np.float32, ["n"]))
+    for k in range(3 * _STAGE_MAX_MISSES):
+        feeds = _ab(1 + k % 3, k)
+        np.testing.assert_array_equal(s.run(None, feeds)[0], feeds["a"] + feeds["b"])
+    served = s._engine.stages.by_thread[threading.get_ident()][None]
+    if served_by is Stage:
+        assert type(served) is ShapeStages
+    closed = ortc.Value.from_numpy(np.ones(2, np.float32))
+    closed.close()
+    with pytest.raises(ortc.ClosedError):
+        s.run(None, {"a": closed, "b": np.ones(2, np.float32)})
+
+    class Odd:
+        @property
+        def shape(self) -> tuple[int, ...]:
+            raise RuntimeError("no shape here")
+
+    with pytest.raises(ortc.InvalidArgument):
+        s.run(None, {"a": Odd(), "b": np.ones(2, np.float32)})
+    feeds = _ab(2, 99)
+    np.testing.assert_array_equal(s.run(None, feeds)[0], feeds["a"] + feeds["b"])
