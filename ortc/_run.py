@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RunEngine", "release_run"]
 
-#: OrtValues kept per thread for reuse (see RunEngine.tensor_value); past this, the cache restarts
+#: OrtValues kept per thread for reuse (see RunEngine.new_cached_value); past this, the cache restarts
 _VALUE_CACHE_MAX = 256
 _get_ident = threading.get_ident
 _NULL = ffi.NULL
@@ -233,11 +233,12 @@ class RunEngine:
             raise_status(status, context)
         return _gc(out[0], self.api.ReleaseValue)
 
-    def tensor_value(self, array: np.ndarray[Any, Any], et: int, name: str | None,
-                     keep: list[Any], cache: dict[Any, Any]) -> Any:
-        """An OrtValue over ``array``'s memory (a C-contiguous numpy array of ORT type ``et``),
-        from this thread's value cache (``cache``, :func:`~ortc._stage.this_threads` of
-        ``value_cache``, looked up once per run) or made and kept there.
+    def new_cached_value(self, array: np.ndarray[Any, Any], buf: Any, et: int,
+                         name: str | None, keep: list[Any], cache: dict[Any, Any]) -> Any:
+        """A new OrtValue over ``array``'s memory (a C-contiguous numpy array of ORT type
+        ``et``; ``buf`` its ``ffi.from_buffer``), kept in this thread's value cache (``cache``,
+        :func:`~ortc._stage.this_threads` of ``value_cache``) for later runs: what a run path
+        calls when its lookup of ``(buf, shape, et)`` there missed.
 
         ORT's value over caller memory holds only the address, the shape and the type, so one
         made for an earlier run serves any later array at the same address with the same shape
@@ -249,20 +250,17 @@ class RunEngine:
         never releases a value a run is using.
 
         A key is (address, shape, element type). Looked up with the buffer itself: cffi
-        compares and hashes a pointer or buffer cdata by its address (tests/test_value_cache.py
+        compares and hashes a pointer or buffer cdata by its address (tests/test_staging.py
         holds cffi to that), which spares a cast per tensor (0.1 µs); stored with a plain
         pointer, which does not keep the array alive as the buffer would. The run paths look
-        a hit up themselves (a frame less per tensor) and call this on a miss. ``name``: the
-        input's, or None for an output (for the error message).
+        a hit up themselves (a frame less per tensor). ``name``: the input's, or None for an
+        output (for the error message).
         """
-        buf = _from_buffer(array)
-        owner = cache.get((buf, array.shape, et))
-        if owner is None:
-            owner = self.value_over(array, et, "preallocating an output" if name is None
-                                    else f"input {name!r}", buf)
-            if len(cache) >= _VALUE_CACHE_MAX:
-                cache.clear()  # entries in use are held by their runs' ``keep``
-            cache[(_cast("char*", buf), array.shape, et)] = owner
+        owner = self.value_over(array, et, "preallocating an output" if name is None
+                                else f"input {name!r}", buf)
+        if len(cache) >= _VALUE_CACHE_MAX:
+            cache.clear()  # entries in use are held by their runs' ``keep``
+        cache[(_cast("char*", buf), array.shape, et)] = owner
         keep.append(owner)
         return owner
 
@@ -287,9 +285,10 @@ class RunEngine:
                 if cache is None:
                     cache = this_threads(self.value_cache)
                 shape = array.shape
-                owner = cache.get((_from_buffer(array), shape, spec[1]))
+                buf = _from_buffer(array)
+                owner = cache.get((buf, shape, spec[1]))
                 if owner is None:
-                    owner = self.tensor_value(array, spec[1], name, keep, cache)
+                    owner = self.new_cached_value(array, buf, spec[1], name, keep, cache)
                 else:
                     keep.append(owner)
                 values[i] = owner
@@ -366,9 +365,10 @@ class RunEngine:
                 arr = np.empty(shape, dtype)
                 if cache is None:
                     cache = this_threads(self.value_cache)
-                owner = cache.get((_from_buffer(arr), arr.shape, et))
+                buf = _from_buffer(arr)
+                owner = cache.get((buf, arr.shape, et))
                 if owner is None:
-                    owner = self.tensor_value(arr, et, None, keep, cache)
+                    owner = self.new_cached_value(arr, buf, et, None, keep, cache)
                 else:
                     keep.append(owner)
                 # The slot is filled only now, with its array, both with no point between them

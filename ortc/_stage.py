@@ -230,7 +230,7 @@ class Lane(Stage):
 
     It serves the same feeds a stage would (exact names, dtypes and shapes, and C-contiguous),
     so it knows every output's shape without deriving it: per run, it takes an OrtValue per
-    input and output from the engine's value cache (:meth:`~ortc._run.RunEngine.tensor_value`:
+    input and output from the engine's value cache (:meth:`~ortc._run.RunEngine.new_cached_value`:
     one C call saved per tensor whose address recurs, as a stream of fresh arrays' addresses
     do), fills the C arrays it keeps, and makes the one Run call. The general path does the
     same work in more steps (the feeds' snapshot, the plan's shape derivation, the release of
@@ -285,7 +285,7 @@ class Lane(Stage):
                     return None
                 owner = cache.get((buf, shape, et))
                 if owner is None:
-                    owner = engine.tensor_value(data, et, name, held, cache)
+                    owner = engine.new_cached_value(data, buf, et, name, held, cache)
                 else:
                     held.append(owner)
                 values[index] = owner
@@ -293,9 +293,10 @@ class Lane(Stage):
             outvals = self.outvals
             for index, (shape, dtype, et) in enumerate(self.made):
                 array = _empty(shape, dtype)
-                owner = cache.get((_from_buffer(array), shape, et))
+                buf = _from_buffer(array)
+                owner = cache.get((buf, shape, et))
                 if owner is None:
-                    owner = engine.tensor_value(array, et, None, held, cache)
+                    owner = engine.new_cached_value(array, buf, et, None, held, cache)
                 else:
                     held.append(owner)
                 outvals[index] = owner
@@ -365,7 +366,7 @@ class OpenLane(Lane):
                 shape = shapes[name] = data.shape
                 owner = cache.get((buf, shape, et))
                 if owner is None:
-                    owner = engine.tensor_value(data, et, name, held, cache)
+                    owner = engine.new_cached_value(data, buf, et, name, held, cache)
                 else:
                     held.append(owner)
                 values[index] = owner
@@ -377,9 +378,10 @@ class OpenLane(Lane):
                     self.misses += 1
                     return None
                 array = _empty(out_shape, dtype)
-                owner = cache.get((_from_buffer(array), array.shape, et))
+                buf = _from_buffer(array)
+                owner = cache.get((buf, array.shape, et))
                 if owner is None:
-                    owner = engine.tensor_value(array, et, None, held, cache)
+                    owner = engine.new_cached_value(array, buf, et, None, held, cache)
                 else:
                     held.append(owner)
                 outvals[index] = owner

@@ -586,7 +586,7 @@ def test_fortran_ordered_large_feeds_are_never_given_a_lane() -> None:
 
 def test_the_value_cache_finds_a_buffer_by_its_address() -> None:
     """The value cache looks a key up with ``ffi.from_buffer``'s cdata and stores it with a
-    plain pointer (RunEngine.tensor_value): cffi must compare and hash both by address, and the
+    plain pointer (RunEngine.new_cached_value): cffi must compare and hash both by address, and the
     stored key must not keep the array alive."""
     import sys
 

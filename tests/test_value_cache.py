@@ -1,6 +1,6 @@
-"""The general run path's per-thread cache of OrtValues over caller memory (RunEngine.tensor_value):
-an OrtValue is reused only for the same address, shape and type, results are never shared or
-stale, and the cache stays bounded."""
+"""The per-thread cache of OrtValues over caller memory (RunEngine.new_cached_value), which the
+general path and the lanes share: an OrtValue is reused only for the same address, shape and
+type, results are never shared or stale, and the cache stays bounded."""
 
 from __future__ import annotations
 
