@@ -129,12 +129,8 @@ class Stage:
         #: the plan, when some output shapes are learned ones (ORT may refuse them one day)
         self.guessed_for = plan if plan.learned is not None else None
         self.owned = owned  # ffi.gc'd: released with the stage
-        self.values = ffi.new("OrtValue*[]", owned[:len(self.inputs)])
-        self.outvals = ffi.new("OrtValue*[]", owned[len(self.inputs):])
+        self._c_arrays(owned[:len(self.inputs)], owned[len(self.inputs):])
         self.only_output = self.outputs[0] if len(self.outputs) == 1 else None
-        #: Run's arguments after the session and the run options, read once (0.1 µs a run)
-        self.c_args = (self.names.ptr, self.values, self.names.count, self.out_names.ptr,
-                       self.out_names.count, self.outvals)
 
     def _serve(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...]) -> None:
         """What every stage and lane keeps: the engine, the plan, the input names in the order
@@ -147,6 +143,15 @@ class Stage:
         self.input_names = names
         self.names = engine.name_array(names)
         self.out_names = plan.names
+
+    def _c_arrays(self, inputs: Any, outputs: Any) -> None:
+        """The C arrays of input and output values Run takes (``inputs``, ``outputs``: the
+        values, or how many slots a lane fills per run), and Run's arguments after the session
+        and the run options, read once (0.1 µs a run)."""
+        self.values = ffi.new("OrtValue*[]", inputs)
+        self.outvals = ffi.new("OrtValue*[]", outputs)
+        self.c_args = (self.names.ptr, self.values, self.names.count, self.out_names.ptr,
+                       self.out_names.count, self.outvals)
 
     def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
             raw_run_options: Any) -> list[Any] | None:
@@ -196,9 +201,7 @@ class Stage:
         retry = False
         try:
             if run_options is None:  # the C call itself, not through engine.call's frame
-                status = self.run_c(sess_ptr, raw_run_options, self.names.ptr, self.values,
-                                    self.names.count, self.out_names.ptr,
-                                    self.out_names.count, self.outvals)
+                status = self.run_c(sess_ptr, raw_run_options, *self.c_args)
             else:
                 status = self.engine.call(sess_ptr, self.names, self.values, self.out_names,
                                           self.outvals, run_options, raw_run_options)
@@ -252,8 +255,7 @@ class Lane(Stage):
         #: looked up per run; should the engine's tables restart, it goes on as this lane's own
         self.cache = this_threads(engine.value_cache)
         # filled per run with values from the cache: pointers only, nothing owned here
-        self.values = ffi.new("OrtValue*[]", len(names))
-        self.outvals = ffi.new("OrtValue*[]", len(arrays))
+        self._c_arrays(len(names), len(arrays))
 
     def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
             raw_run_options: Any) -> list[Any] | None:
@@ -334,8 +336,7 @@ class OpenLane(Lane):
         self.count = plan.count
         self.guessed_for = None
         self.cache = this_threads(engine.value_cache)
-        self.values = ffi.new("OrtValue*[]", len(names))
-        self.outvals = ffi.new("OrtValue*[]", plan.count)
+        self._c_arrays(len(names), plan.count)
 
     def run(self, sess_ptr: Any, feeds: Mapping[str, Any], run_options: Any,
             raw_run_options: Any) -> list[Any] | None:
