@@ -448,7 +448,8 @@ class ShapeStages:
 
 
 class Stages:
-    """A session's stages: thread id -> output-list key -> Stage (False: given up)."""
+    """A session's stages: thread id -> output-list key -> what serves its runs (a Stage, Lane,
+    ShapeStages or OpenLane; False: given up, the general path)."""
 
     def __init__(self, engine: RunEngine) -> None:
         self.engine = engine
@@ -464,41 +465,36 @@ class Stages:
         old = stages.get(key)
         if old is False or (old is not None and (old.busy or old.open)):
             return  # given up, in use (a nested run), or an open lane: it stays
+        kind = self._kind(names, data, arrays)
         if type(old) is ShapeStages:
             shapes = tuple(a.shape for a in data)
             there = old.by_shape.get(shapes)
-            if (there is None or not there.busy) and self._all_small(names, data, arrays):
+            if kind is Stage and (there is None or not there.busy):
                 old.add(Stage(self.engine, plan, names, data, arrays), shapes)
             return
-        fast = self.engine.fast_inputs
-        small = True
-        for name, array in zip(names, data):
-            spec = fast.get(name)
-            if spec is None or type(array) is not np.ndarray or array.dtype is not spec[0]:
-                return
-            if array.nbytes > STAGE_MAX_BYTES:
-                if not array.flags.c_contiguous:  # a lane passes the feed's own memory
-                    return
-                small = False
-        if small and all(a.nbytes <= STAGE_MAX_BYTES for a in arrays):
-            stage: Stage = Stage(self.engine, plan, names, data, arrays)
-        elif all(type(a) is np.ndarray and a.flags.c_contiguous for a in data):
-            stage = Lane(self.engine, plan, names, data, arrays)
-        else:
+        if kind is None:
             return
+        stage = kind(self.engine, plan, names, data, arrays)
         if old is not None:
             stage.misses = old.misses
         stages[key] = stage
 
-    def _all_small(self, names: tuple[str, ...], data: tuple[Any, ...],
-                   arrays: list[Any]) -> bool:
+    def _kind(self, names: tuple[str, ...], data: tuple[Any, ...],
+              arrays: list[Any]) -> type[Stage] | None:
+        """What may serve runs with these feeds and outputs: a Stage when every tensor is
+        small, a Lane when some are larger and every feed is C-contiguous (a lane passes the
+        feed's own memory), None when a feed is not a plain array of its input's dtype."""
         fast = self.engine.fast_inputs
+        small = contiguous = True
         for name, array in zip(names, data):
             spec = fast.get(name)
-            if spec is None or type(array) is not np.ndarray or array.dtype is not spec[0] \
-                    or array.nbytes > STAGE_MAX_BYTES:
-                return False
-        return all(a.nbytes <= STAGE_MAX_BYTES for a in arrays)
+            if spec is None or type(array) is not np.ndarray or array.dtype is not spec[0]:
+                return None
+            small = small and array.nbytes <= STAGE_MAX_BYTES
+            contiguous = contiguous and array.flags.c_contiguous
+        if small and all(a.nbytes <= STAGE_MAX_BYTES for a in arrays):
+            return Stage
+        return Lane if contiguous else None
 
     def after_misses(self, missed: Stage | ShapeStages) -> Stage | ShapeStages | bool:
         """What serves an output list after its stage or lane missed more than it served: a
