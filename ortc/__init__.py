@@ -22,7 +22,6 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
                      ModelRequiresCompilation, NoModel, NoSuchFile, NotSupportedError, OrtError,
                      OrtNotFound, OrtNotImplementedError, RuntimeException, RunTimeout, ThreadRuleError,
                      WrongThreadError)
-from .lora import LoraAdapter
 from .memory import Allocator, MemoryInfo, default_allocator
 from .run_options import RunOptions
 from .session import Session
@@ -34,15 +33,18 @@ from .value import Value
 if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
     from ._version import VersionInfo, version
     from .binding import IoBinding
+    from .lora import LoraAdapter
     from .metadata import ModelMetadata
     from .recipe import OptionsRecipe, RecipeError, SessionRecipe
     from .rules_table import rules
     from .sparse import SparseTensor
 
 #: names loaded on first use, and their modules: ``import ortc`` does not pay for the rules
-#: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, nor the
-#: dataclasses of version(), recipes and model metadata (making a dataclass costs ~0.4 ms)
+#: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, LoRA adapters,
+#: nor the dataclasses of version(), recipes and model metadata (making a dataclass costs
+#: ~0.4 ms)
 _LAZY = {"rules": "rules_table", "SparseTensor": "sparse", "IoBinding": "binding",
+         "LoraAdapter": "lora",
          "version": "_version", "VersionInfo": "_version", "OptionsRecipe": "recipe",
          "SessionRecipe": "recipe", "RecipeError": "recipe", "ModelMetadata": "metadata"}
 

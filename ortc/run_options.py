@@ -19,7 +19,6 @@ from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check
 from .errors import closest_name
-from .lora import check_adapter
 from .threads import exclusive, shared
 
 __all__ = ["RunOptions", "checked_run_options", "checked_timeout", "main_run_options"]
@@ -131,6 +130,8 @@ class RunOptions(Handle):
     def add_active_lora_adapter(self, adapter: Any) -> None:
         """Make ``adapter`` (an :class:`ortc.LoraAdapter`) active for every run using these
         options: its tensors feed the inputs of their names. The options keep it alive."""
+        from .lora import check_adapter  # a first session does not import lora
+
         check_adapter(adapter)
         check(self._api.RunOptionsAddActiveLoraAdapter(self._ptr, adapter._ptr))
         self._hold(adapter)

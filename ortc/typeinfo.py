@@ -1,4 +1,4 @@
-"""ORT's type objects, converted at once into plain frozen dataclasses.
+"""ORT's type objects, converted at once into immutable records (``_record.Record``).
 
 ``OrtTypeInfo`` is a read-only snapshot in ORT (Send and Sync). ortc copies it into Python
 values and releases the C object immediately, so nothing here holds a handle.
@@ -6,7 +6,6 @@ values and releases the C object immediately, so nothing here holds a handle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional, Union, cast
 
 import numpy as np
@@ -14,6 +13,7 @@ import numpy as np
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._loader import Api
+from ._record import Record
 from ._status import call_out, check
 from .dtypes import dtype_for
 
@@ -28,8 +28,7 @@ _TYPE_STR = {
 }
 
 
-@dataclass(frozen=True)
-class TypeInfo:
+class TypeInfo(Record):
     """The type of a model input/output or a value.
 
     ``kind`` says which fields apply: tensors and sparse tensors have ``element_type``,
@@ -37,12 +36,18 @@ class TypeInfo:
     maps have ``key_type`` and ``element`` (the value type).
     """
 
+    __slots__ = ("kind", "element_type", "shape", "element", "key_type", "denotation")
     kind: ValueKind
-    element_type: Optional[ElementType] = None
-    shape: Optional[tuple[Dim, ...]] = None
-    element: Optional["TypeInfo"] = None
-    key_type: Optional[ElementType] = None
-    denotation: str = ""
+    element_type: Optional[ElementType]
+    shape: Optional[tuple[Dim, ...]]
+    element: Optional[TypeInfo]
+    key_type: Optional[ElementType]
+    denotation: str
+
+    def __init__(self, kind: ValueKind, element_type: Optional[ElementType] = None,
+                 shape: Optional[tuple[Dim, ...]] = None, element: Optional[TypeInfo] = None,
+                 key_type: Optional[ElementType] = None, denotation: str = "") -> None:
+        self._init(kind, element_type, shape, element, key_type, denotation)
 
     @property
     def dtype(self) -> np.dtype[Any] | None:
@@ -71,12 +76,15 @@ class TypeInfo:
         return self.kind.name.lower()
 
 
-@dataclass(frozen=True)
-class NodeArg:
+class NodeArg(Record):
     """A model input, output or overridable initializer: its name and type."""
 
+    __slots__ = ("name", "type")
     name: str
     type: TypeInfo
+
+    def __init__(self, name: str, type: TypeInfo) -> None:  # noqa: A002 - the field's name
+        self._init(name, type)
 
     @property
     def dtype(self) -> np.dtype[Any] | None:

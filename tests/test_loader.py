@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -204,3 +205,24 @@ print(json.dumps(out))
     assert out["not_supported_stats"].startswith(
         f"AllocatorGetStats needs ORT API {SINCE['AllocatorGetStats']}, the loaded library has "
         f"{OLD_API}")
+
+
+def test_a_wheels_folder_is_matched_by_its_file_names(tmp_path) -> None:
+    """The wheel's capi folder is listed and matched by name: the versioned library first, the
+    plain name after it, never a provider library, nor a name that only starts alike."""
+    from ortc import _loader
+
+    names = ["libonnxruntime.so.1.32.0", "libonnxruntime.so", "libonnxruntime.so.1.9.0",
+             "libonnxruntime_providers_shared.so", "libonnxruntime.sox", "onnxruntime.dll",
+             "libonnxruntime.1.32.0.dylib", "libonnxruntime.dylib", "libonnxruntime.so.providers"]
+    for n in names:
+        (tmp_path / n).write_bytes(b"")
+    got = [os.path.basename(p) for p in _loader._capi_hits(str(tmp_path))]
+    expected = {"linux": ["libonnxruntime.so.1.32.0", "libonnxruntime.so.1.9.0",
+                          "libonnxruntime.so"],
+                "darwin": ["libonnxruntime.1.32.0.dylib", "libonnxruntime.dylib"],
+                "win32": ["onnxruntime.dll"]}
+    assert got == expected.get(sys.platform, expected["linux"])
+    assert _loader._capi_hits(str(tmp_path / "missing")) == []
+    assert _loader._matches("libonnxruntime.so.", "libonnxruntime.so.*")
+    assert not _loader._matches("libonnxruntime.dylib", "libonnxruntime.*.dylib")

@@ -12,6 +12,7 @@ import pytest
 
 import ortc
 from ortc._handle import Handle
+from ortc._record import Record
 from ortc._slots import SLOTS
 from ortc.threads import MethodRule, registry
 
@@ -178,8 +179,10 @@ def test_markers_wrap_with_the_guard() -> None:
 
 
 def test_plain_types_hold_no_handle() -> None:
-    """Types ORT has that ortc exposes as plain values are frozen dataclasses (or enums and
-    exceptions); the ORT types behind them are in the rules as unwrapped."""
+    """Types ORT has that ortc exposes as plain values are immutable: frozen dataclasses, or
+    records (``_record.Record``, the ones a first session makes, lighter to import) that refuse
+    assignment; enums and exceptions aside. The ORT types behind them are in the rules as
+    unwrapped."""
     plain = []
     for name in ortc.__all__:
         obj = getattr(ortc, name)
@@ -187,10 +190,42 @@ def test_plain_types_hold_no_handle() -> None:
             continue
         if issubclass(obj, (enum.Enum, BaseException)):
             continue
-        assert dataclasses.is_dataclass(obj), f"ortc.{name} is neither a handle nor plain data"
-        assert obj.__dataclass_params__.frozen, f"ortc.{name} is not frozen"  # type: ignore
+        if issubclass(obj, Record):
+            assert obj.__slots__ and "__dict__" not in dir(obj), f"ortc.{name} has no fields"
+        else:
+            assert dataclasses.is_dataclass(obj), f"ortc.{name} is neither a handle nor plain data"
+            assert obj.__dataclass_params__.frozen, f"ortc.{name} is not frozen"  # type: ignore
         plain.append(name)
     assert {"TypeInfo", "ModelMetadata", "NodeArg"} <= set(plain)
     unwrapped = {r["type"]: r for r in ortc.rules() if not r["wrapped"]}
     assert "ortc.TypeInfo" in unwrapped["OrtTypeInfo"]["python"]
     assert "ortc.ModelMetadata" in unwrapped["OrtModelMetadata"]["python"]
+
+
+def test_records_behave_as_frozen_dataclasses_do() -> None:
+    """The records a first session makes compare, hash, print, pickle and copy by their fields
+    and refuse assignment and deletion, like the frozen dataclasses they replaced."""
+    import copy
+    import pickle
+
+    tensor = ortc.TypeInfo(ortc.ValueKind.TENSOR, ortc.ElementType.FLOAT, (1, "N", None))
+    arg = ortc.NodeArg("x", tensor)
+    info = ortc.load()
+    for rec in (tensor, arg, info, ortc.TypeInfo(ortc.ValueKind.SEQUENCE, element=tensor)):
+        again = pickle.loads(pickle.dumps(rec))
+        assert again == rec and hash(again) == hash(rec) and again is not rec
+        assert copy.copy(rec) == rec and copy.deepcopy(rec) == rec
+        name = type(rec).__slots__[0]
+        with pytest.raises(AttributeError, match=f"immutable: cannot assign to '{name}'"):
+            setattr(rec, name, None)
+        with pytest.raises(AttributeError, match="immutable: cannot delete"):
+            delattr(rec, name)
+        with pytest.raises(AttributeError):
+            rec.not_a_field = 1
+    assert repr(arg) == ("NodeArg(name='x', type=TypeInfo(kind=<ValueKind.TENSOR: 1>, "
+                         "element_type=<ElementType.FLOAT: 1>, shape=(1, 'N', None), "
+                         "element=None, key_type=None, denotation=''))")
+    assert arg != ortc.NodeArg("y", tensor) and arg != ("x", tensor)
+    assert tensor != ortc.TypeInfo(ortc.ValueKind.TENSOR, ortc.ElementType.FLOAT, (1, "N", 2))
+    assert ortc.TypeInfo(ortc.ValueKind.TENSOR) == ortc.TypeInfo(kind=ortc.ValueKind.TENSOR)
+    assert info.api_version == min(info.library_api, info.declared_api)

@@ -346,5 +346,5 @@ def test_session_rule_reads_the_loaded_library_version(monkeypatch: Any) -> None
 
     info = _loader.library_info()
     monkeypatch.setattr(_loader, "library_info", lambda: type(info)(
-        **{**info.__dict__, "version": "1.16.2"}))
+        **{**{n: getattr(info, n) for n in info.__slots__}, "version": "1.16.2"}))
     assert session_run_rule(["TensorrtExecutionProvider"])["run"] == "exclusive"
