@@ -12,8 +12,10 @@ each (the OS file cache, the bytecode cache). With numpy already imported, a chi
 ``import``, the first session on the tiny Add model (default options) and its first ``run()``;
 ``sum`` is the three, ``cpu`` the same span in CPU time (less sensitive to a busy machine),
 ``process`` the child's whole wall time, interpreter start included. Both children run with
-ORT's telemetry off (``ORT_DISABLE_TELEMETRY=1``, ortc's default): the same ORT work in both. Medians are printed,
-never asserted (tests/test_loader.py checks what the default path imports).
+ORT's telemetry off (``ORT_DISABLE_TELEMETRY=1``, ortc's default): the same ORT work in both;
+and with one OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``: numpy's BLAS threads spin through the
+measured span otherwise; bench/runner.py, ``cold_start_env``). Medians are printed, never
+asserted (tests/test_loader.py checks what the default path imports).
 """
 
 from __future__ import annotations

@@ -668,6 +668,12 @@ def cold_start_env(workdir: str, root: str | None = ROOT) -> dict[str, str]:
     # onnxruntime's default starts it, about 3 ms of its import). Set, not inherited: a parent
     # that created an ortc env has it set already, any other parent may not.
     env["ORT_DISABLE_TELEMETRY"] = "1"
+    # numpy's OpenBLAS starts a thread per core at import, and they spin (sched_yield) for about
+    # 0.1 s before they sleep: the whole measured span. On two cores they took a third of the
+    # CPU samples (perf) and swung the paired ratio between 1.05 and 1.24 from one run to the
+    # next; with one BLAS thread both children's CPU time equals their wall time and three runs
+    # agreed within 0.01. Neither binding calls BLAS here.
+    env["OPENBLAS_NUM_THREADS"] = "1"
     env["PYTHONPYCACHEPREFIX"] = os.path.join(workdir, "pycache")
     return env
 
@@ -958,8 +964,9 @@ def render_markdown(result: dict[str, Any]) -> str:
         out.append(f"Fresh interpreters ({cold['runs']} per binding, interleaved), numpy already "
                    "imported when the clock starts, both packages' bytecode cached; the tiny Add "
                    "model, default session options; ORT's telemetry off in both "
-                   "(ORT_DISABLE_TELEMETRY=1: ortc's default, onnxruntime's when set); medians, "
-                   "ms.\n")
+                   "(ORT_DISABLE_TELEMETRY=1: ortc's default, onnxruntime's when set) and one "
+                   "OpenBLAS thread (OPENBLAS_NUM_THREADS=1: numpy's BLAS threads spin through "
+                   "the measured span otherwise); medians, ms.\n")
         out.append("| | import | first session | first run | sum | whole process | RSS after "
                    "import | RSS with the session | RSS with the last model's session |")
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")

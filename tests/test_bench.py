@@ -193,6 +193,22 @@ def test_bench_smoke_cold_start(smoke: tuple[dict[str, Any], str]) -> None:
         assert t["value"] == cold["ratio_total"] and "import" in t["basis"]
 
 
+def test_cold_start_children_run_alike(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both bindings' cold-start children get the same conditions: bytecode cached (not the
+    caller's PYTHONDONTWRITEBYTECODE), ORT's telemetry off, and one OpenBLAS thread (numpy's
+    BLAS threads spin through the measured span otherwise), whatever the caller had set."""
+    from bench.runner import cold_start_env
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
+    monkeypatch.delenv("ORT_DISABLE_TELEMETRY", raising=False)
+    env = cold_start_env(str(tmp_path), root="/some/tree")
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["OPENBLAS_NUM_THREADS"] == "1" and env["ORT_DISABLE_TELEMETRY"] == "1"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == "/some/tree"
+    assert env["PYTHONPYCACHEPREFIX"].startswith(str(tmp_path))
+
+
 def test_bench_unknown_model_is_a_usage_error() -> None:
     proc = subprocess.run([sys.executable, "-m", "ortc", "bench", "--smoke", "--models",
                            "tiny,nosuch"], cwd=ROOT, env=_env(), capture_output=True, text=True,
