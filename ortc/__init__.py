@@ -25,7 +25,6 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
 from .memory import Allocator, MemoryInfo, default_allocator
 from .run_options import RunOptions
 from .session import Session
-from .session_options import SessionOptions
 from .threads import set_thread_checks, thread_checks
 from .typeinfo import NodeArg, TypeInfo
 from .value import Value
@@ -34,6 +33,7 @@ if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
     from ._version import VersionInfo, version
     from .binding import IoBinding
     from .lora import LoraAdapter
+    from .session_options import SessionOptions
     from .metadata import ModelMetadata
     from .recipe import OptionsRecipe, RecipeError, SessionRecipe
     from .rules_table import rules
@@ -41,10 +41,10 @@ if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
 
 #: names loaded on first use, and their modules: ``import ortc`` does not pay for the rules
 #: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, LoRA adapters,
-#: nor the dataclasses of version(), recipes and model metadata (making a dataclass costs
-#: ~0.4 ms)
+#: session options (a session with default options makes none), nor the dataclasses of
+#: version(), recipes and model metadata (making a dataclass costs ~0.4 ms)
 _LAZY = {"rules": "rules_table", "SparseTensor": "sparse", "IoBinding": "binding",
-         "LoraAdapter": "lora",
+         "LoraAdapter": "lora", "SessionOptions": "session_options",
          "version": "_version", "VersionInfo": "_version", "OptionsRecipe": "recipe",
          "SessionRecipe": "recipe", "RecipeError": "recipe", "ModelMetadata": "metadata"}
 
