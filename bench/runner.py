@@ -8,7 +8,7 @@ batch size changes from call to call, a MatMul, a
 streaming voice-activity-like model whose outputs have no static shape (called once per frame,
 its state fed back), an MLP, and two networks from the onnx package's test data.
 
-Everything runs in one process, in interleaved rounds: every round runs each path once, in a rotated order, so drift of
+Everything runs in one process, in interleaved rounds: every round runs each path once, in a shuffled order, so drift of
 the machine (frequency, noisy neighbours) falls on all paths alike. Each call is timed on its own
 (``perf_counter_ns`` around it, the C floor ``clock_gettime``); the timing loop's own overhead,
 measured with an empty loop of the same shape, is subtracted. Latency runs use
@@ -50,6 +50,7 @@ import gc
 import json
 import os
 import platform
+import random
 import shutil
 import statistics
 import subprocess
@@ -484,9 +485,15 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
         samples: dict[str, list[float]] = {k: [] for k in order}
         medians: dict[str, list[float]] = {k: [] for k in order}
         gc.collect()
+        # Each round in its own shuffled order (seeded: a rerun repeats it). A rotated order
+        # gives every path the same predecessor round after round, and what ran just before
+        # moves a path's time: on the MatMul, a fixed order put one session's run() 5-10 % above
+        # the same model's other sessions, a shuffled one brought all within 0.5 %.
+        shuffle = random.Random(f"{model.key}:{cfg.rounds}").shuffle
         for r in range(cfg.rounds):
-            start = r % len(order)
-            for name in order[start:] + order[:start]:
+            round_order = list(order)
+            shuffle(round_order)
+            for name in round_order:
                 raw = paths[name](n)
                 cal = c_cal if name == "c_floor" else py_cal
                 adj = [max(0.0, x - cal) for x in raw]
