@@ -1,6 +1,7 @@
 """The bench scripts beside the runner: bench_file.py (a user's own model file, both bindings,
-outputs fed back), bench_guard.py (the guard's cost) and bench_overhead.py (a run's time inside
-ORT's Run and around it): they run and print what they claim."""
+outputs fed back), bench_guard.py (the guard's cost), bench_overhead.py (a run's time inside
+ORT's Run and around it) and bench_sessions.py (how sessions of one model differ): they run
+and print what they claim."""
 
 from __future__ import annotations
 
@@ -10,10 +11,18 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from onnx import TensorProto, helper
 
 import models
 from conftest import ROOT
+
+try:
+    import onnxruntime  # noqa: F401
+
+    HAVE_ORT = True
+except ImportError:
+    HAVE_ORT = False
 
 
 def _recurrent_model() -> bytes:
@@ -87,3 +96,23 @@ def test_bench_overhead_splits_each_run_into_inside_and_around() -> None:
         # every run went through the timed Run (inside > 0) and took longer than it
         assert 0 < inside < total and plain > 0, (name, proc.stdout)
         assert np.isclose(around, total - inside, atol=0.011), (name, proc.stdout)
+
+
+@pytest.mark.parametrize("model, order", [("vad", "fixed"), ("matmul", "shuffled")])
+def test_bench_sessions_times_every_session_of_both_bindings(model: str, order: str) -> None:
+    """bench_sessions.py times each of the sessions of each binding (the stream with its state
+    fed back) and prints each binding's spread."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_sessions.py"),
+                           "--model", model, "--order", order, "--sessions", "2", "--rounds",
+                           "2", "--calls", "5"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert f"2 sessions per binding, {order} order" in lines[0]
+    bindings = ["ortc"] + (["onnxruntime"] if HAVE_ORT else [])
+    for b in bindings:
+        for i in range(2):
+            [line] = [x for x in lines if x.strip().startswith(f"{b} {i}:")]
+            assert float(line.split(":")[1]) > 0, line
+        assert any(x.startswith(f"{b}: ") and "spread" in x for x in lines), proc.stdout
