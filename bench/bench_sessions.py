@@ -9,7 +9,8 @@ Makes ``--sessions`` sessions of the model per binding (ortc and, when installed
 ``intra_op_num_threads=1``), then for each round times ``--calls`` calls of ``run()`` on every
 session, the sessions in the same order every round (``fixed``) or in a new seeded shuffle each
 round (``shuffled``). Prints each session's median over rounds of its per-call median, in µs,
-and each binding's spread; nothing is asserted.
+with the page faults per call (a fresh output array faulting in new pages would show here), and
+each binding's spread; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import sys
 import time
@@ -70,17 +72,23 @@ def main(argv: list[str] | None = None) -> int:
         timed(sess, 20)
     shuffle = random.Random(0).shuffle
     per: dict[str, list[float]] = {name: [] for name, _ in sessions}
+    faults = dict.fromkeys(per, 0)
     for _ in range(args.rounds):
         order = list(sessions)
         if args.order == "shuffled":
             shuffle(order)
         for name, sess in order:
+            before = resource.getrusage(resource.RUSAGE_SELF)
             per[name].append(timed(sess, args.calls))
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            faults[name] += (after.ru_minflt - before.ru_minflt) + (after.ru_majflt
+                                                                    - before.ru_majflt)
     medians = {name: statistics.median(v) for name, v in per.items()}
     print(f"{model.label}, {args.sessions} sessions per binding, {args.order} order, "
           f"{args.rounds} rounds of {args.calls} calls; µs per call:")
     for name, v in medians.items():
-        print(f"  {name}: {v:.2f}")
+        print(f"  {name}: {v:.2f} ({faults[name] / (args.rounds * args.calls):.2f} page faults "
+              f"per call)")
     for binding in ("ortc", "onnxruntime"):
         got = [v for name, v in medians.items() if name.startswith(binding + " ")]
         if got:
