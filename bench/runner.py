@@ -457,6 +457,7 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
 
     # onnxruntime
     osess = None
+    osessions: list[Any] | None = None
     if ort is not None:
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
@@ -542,7 +543,7 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
     log(f"  {model.label}: {n} calls x {cfg.rounds} rounds; {log_line}")
     res["ratios"] = _model_ratios(res["paths"])
     # keep the sessions for the thread runs
-    res["_sessions"] = (sess, osess)
+    res["_sessions"] = (sessions, osessions)
     return res
 
 
@@ -597,7 +598,9 @@ def _py_tput(sess: Any, pools: list[list[dict[str, Any]]], threads: int, n: int,
 
 def bench_threads(model: BenchModel, model_path: str, res: dict[str, Any], cfg: Config,
                   floor_lib: str | None, log: Callable[[str], None]) -> dict[str, Any]:
-    sess, osess = res["_sessions"]
+    # the run() paths' sessions, one per round in turn (RUN_SESSIONS): one and two threads on
+    # the same session back to back, so each round's ratio compares like with like
+    sessions, osessions = res["_sessions"]
     # each thread its own feeds; shapes that change per call: a pool of them per thread
     per_thread = 16 if model.shapes is not None else 1
     feeds = [[model.feeds(seed=100 + per_thread * i + j) for j in range(per_thread)]
@@ -605,24 +608,26 @@ def bench_threads(model: BenchModel, model_path: str, res: dict[str, Any], cfg: 
     est = max(v["median_us"] for k, v in res["paths"].items()) * 1e-6
     n = int(max(cfg.min_calls, min(50000, cfg.thread_round_s / max(est, 1e-9))))
     loop = _t_stream if model.feedback else _t_run
-    runners: dict[str, Callable[[int], float]] = {
-        "ortc": lambda t: _py_tput(sess, feeds, t, n, loop)}
-    if osess is not None:
-        runners["onnxruntime"] = lambda t: _py_tput(osess, feeds, t, n, loop)
+    runners: dict[str, Callable[[int, int], float]] = {
+        "ortc": lambda t, r: _py_tput(sessions[r % len(sessions)], feeds, t, n, loop)}
+    if osessions is not None:
+        runners["onnxruntime"] = lambda t, r: _py_tput(osessions[r % len(osessions)], feeds, t,
+                                                       n, loop)
     floor = (Floor(floor_lib, model_path, model)
              if floor_lib is not None and model.floor_feeds else None)
     try:
         if floor is not None:
-            runners["c"] = lambda t: floor.tput(t, n)
-        for fn in runners.values():  # warm the threads' first calls
-            fn(1), fn(2)
+            runners["c"] = lambda t, r: floor.tput(t, n)
+        for fn in runners.values():  # warm the threads' first calls, on every session
+            for r in range(RUN_SESSIONS):
+                fn(1, r), fn(2, r)
         got: dict[str, dict[int, list[float]]] = {k: {1: [], 2: []} for k in runners}
         for r in range(cfg.thread_rounds):
             names = list(runners)
             k = r % len(names)
             for name in names[k:] + names[:k]:
                 for t in ((1, 2) if r % 2 == 0 else (2, 1)):
-                    got[name][t].append(runners[name](t))
+                    got[name][t].append(runners[name](t, r))
     finally:
         if floor is not None:
             floor.close()
