@@ -13,7 +13,7 @@ it part way:
   to the run's return with its error.
 
 ORT checks the terminate flag between kernels, so the latency is about one kernel (a 256x256
-MatMul here, well under a millisecond) plus ortc's watcher. Issue 5's bound is 200 ms. The
+MatMul here, well under a millisecond) plus ortc's watcher; the project's bound is 200 ms. The
 numbers are printed, never asserted (tests/test_interrupts.py checks the behaviour).
 """
 

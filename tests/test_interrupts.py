@@ -54,7 +54,7 @@ def test_ctrl_c_stops_a_long_run_quickly() -> None:
     result = json.loads(out.strip().splitlines()[-1])
     assert result["outcome"] == "KeyboardInterrupt"
     latency = result["caught_at"] - sent
-    # The bound is 200 ms; this asserts behaviour (the run, which has no natural
+    # The project's bound is 200 ms; this asserts behaviour (the run, which has no natural
     # end, stopped), the latency itself is measured by bench/bench_interrupt.py, not timed here.
     assert latency < 5.0, latency
     assert result["after"] == [2.0]
