@@ -125,7 +125,7 @@ TYPE_NOTES: dict[str, list[str]] = {
 #: them only inside one call, or does not expose them). ``wrapped`` is False for every one;
 #: their evidence records are in ortc/evidence.py.
 UNWRAPPED: list[dict[str, Any]] = [
-    {"type": "OrtTypeInfo", "python": "ortc.TypeInfo (a frozen dataclass copy)",
+    {"type": "OrtTypeInfo", "python": "ortc.TypeInfo (an immutable copy)",
      "send": True, "sync": True,
      "methods": {"GetOnnxTypeFromTypeInfo": "shared", "CastTypeInfoToTensorInfo": "shared",
                  "CastTypeInfoToMapTypeInfo": "shared",
@@ -136,7 +136,7 @@ UNWRAPPED: list[dict[str, Any]] = [
      "evidence": "read-only; infos returned by session and value getters are independent "
                  "objects the caller owns; ortc converts and releases them at once "
                  "(ortc/typeinfo.py take_type_info)"},
-    {"type": "OrtTensorTypeAndShapeInfo", "python": "ortc.TypeInfo (a frozen dataclass copy)",
+    {"type": "OrtTensorTypeAndShapeInfo", "python": "ortc.TypeInfo (an immutable copy)",
      "send": True, "sync": True,
      "methods": {"GetTensorElementType": "shared", "GetDimensionsCount": "shared",
                  "GetDimensions": "shared", "GetSymbolicDimensions": "shared",
