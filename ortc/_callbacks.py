@@ -10,8 +10,10 @@ counts the job as a live child, so closing it meanwhile defers its release to th
 
 from __future__ import annotations
 
+import _thread
 import os
 import threading
+import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
@@ -23,6 +25,10 @@ __all__ = ["AsyncJob", "run_async_callback", "pending_jobs", "releaser"]
 
 _pending_lock = threading.Lock()
 _pending: set[AsyncJob] = set()
+#: ORT threads inside a completion now (ident -> True), and whether any completion ever ran:
+#: the exit drain waits for both (see _drain_at_exit)
+_in_completion: dict[int, bool] = {}
+_completions_seen = False
 
 
 class AsyncJob:
@@ -63,14 +69,21 @@ class AsyncJob:
 
 
 def _on_run_async_done(user_data: Any, outputs: Any, count: int, status: Any) -> None:
+    global _completions_seen
+    me = _thread.get_ident()
+    _in_completion[me] = True
+    _completions_seen = True
     try:
-        job = ffi.from_handle(user_data)
-    except BaseException:  # noqa: BLE001 - nothing to report to
-        return
-    try:
-        job.complete(outputs, count, status)
-    except BaseException:  # noqa: BLE001 - never unwind into ORT's thread pool
-        pass
+        try:
+            job = ffi.from_handle(user_data)
+        except BaseException:  # noqa: BLE001 - nothing to report to
+            return
+        try:
+            job.complete(outputs, count, status)
+        except BaseException:  # noqa: BLE001 - never unwind into ORT's thread pool
+            pass
+    finally:
+        _in_completion.pop(me, None)
 
 
 #: kept for the life of the process: ORT may call it until the last job completes
@@ -116,6 +129,7 @@ def _forget_the_parents_runs() -> None:
     global _pending_lock
     _pending_lock = threading.Lock()
     _pending.clear()
+    _in_completion.clear()
     releaser.__init__()  # type: ignore[misc]  # a new lock and queue, no thread
 
 
@@ -129,16 +143,31 @@ def pending_jobs() -> int:
         return len(_pending)
 
 
-def _drain_at_exit() -> None:
-    # A completion arriving after the interpreter is torn down would call into a dead
-    # interpreter: give in-flight runs a bounded time to finish first.
+def _drain_at_exit(limit: float = 30.0) -> None:
+    """Give the runs in flight, and the completions still running, ``limit`` seconds in all.
+
+    A completion arriving after the interpreter is torn down would call into a dead
+    interpreter. One that is still running Python when it is torn down is worse: its thread
+    is ORT's, and Python 3.11 ends a thread that asks for the GIL during finalization with
+    pthread_exit, whose unwinding through ORT's thread pool aborts the process ("FATAL:
+    exception not rethrown"). A completion runs on after its Future is set: the Future's
+    done-callbacks run there, then the job's releases (tests/test_async.py).
+    """
+    deadline = time.monotonic() + limit
     with _pending_lock:
         jobs = list(_pending)
     for job in jobs:
         try:
-            job.future.exception(timeout=30)
+            job.future.exception(timeout=max(0.0, deadline - time.monotonic()))
         except BaseException:  # noqa: BLE001
             pass
+    while _in_completion and time.monotonic() < deadline:
+        time.sleep(0.001)  # the GIL released: the completions' threads can finish
+    if _completions_seen:
+        # A thread that has just left a completion may still be returning through cffi,
+        # waiting for the GIL it gave up at its last bytecodes: a moment without the GIL
+        # lets it through before finalization starts.
+        time.sleep(0.005)
 
 
 _exit.register(_exit.ASYNC_JOBS, _drain_at_exit)

@@ -123,3 +123,31 @@ print("parent result", f.result(60)[0].shape)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == ["child pending 0", "child exited 0",
                                         "parent result (64, 64)"], proc.stdout
+
+
+def test_the_interpreter_waits_for_a_completion_still_running_python_at_exit() -> None:
+    """A Future's done-callback runs on ORT's thread, after the result is set; when the main
+    thread exits meanwhile, the exit waits for it. Without that wait the callback's thread asked
+    for the GIL during finalization, Python ended it with pthread_exit, and the unwinding through
+    ORT's thread pool aborted the process ("FATAL: exception not rethrown")."""
+    from conftest import run_python
+
+    code = r"""
+import threading, time, numpy as np, ortc, models
+s = ortc.Session(models.loop_chain_model(64), intra_op_num_threads=2)
+n = models.loop_iterations_for(s, 0.3, 64)
+f = s.run_async(None, {"x": np.ones((64, 64), np.float32), "n": np.array(n, np.int64)})
+def busy(fut):
+    on = "main" if threading.current_thread() is threading.main_thread() else "another"
+    t = time.monotonic()
+    while time.monotonic() - t < 0.5:  # Python, asking for the GIL again and again
+        pass
+    print("callback done on", on, "thread", flush=True)
+f.add_done_callback(busy)
+print("result", f.result(30)[0].shape, flush=True)
+"""
+    for _ in range(2):
+        proc = run_python(code)
+        assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+        assert sorted(proc.stdout.splitlines()) == ["callback done on another thread",
+                                                    "result (64, 64)"], proc.stdout
