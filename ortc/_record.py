@@ -5,7 +5,8 @@ A frozen dataclass compiles its generated methods with ``exec`` when the class i
 (:class:`~ortc.LibraryInfo`, :class:`~ortc.TypeInfo`, :class:`~ortc.NodeArg`) cost 2.4 ms of a
 10 ms ``import ortc`` (``python -X importtime``; docs/PERFORMANCE.md, cold start). A
 :class:`Record` behaves as a frozen dataclass does where users can tell: it compares, hashes,
-prints, pickles and copies by its fields and refuses assignment. Its fields are its
+prints, pickles and copies by its fields, matches positional class patterns, and refuses
+assignment (``dataclasses.replace`` and ``asdict`` do not apply). Its fields are its
 ``__slots__``, in the order its ``__init__`` takes them; records made later than a first
 session (recipes, metadata, version) stay frozen dataclasses.
 """
@@ -19,6 +20,11 @@ class Record:
     """Base of ortc's immutable records; a subclass lists its fields in ``__slots__``."""
 
     __slots__: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # positional class patterns (``case NodeArg(name, type)``), as a dataclass has
+        setattr(cls, "__match_args__", cls.__slots__)
 
     def _init(self, *values: Any) -> None:
         # the one way fields are set: __setattr__ below refuses every assignment

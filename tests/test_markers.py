@@ -228,4 +228,6 @@ def test_records_behave_as_frozen_dataclasses_do() -> None:
     assert arg != ortc.NodeArg("y", tensor) and arg != ("x", tensor)
     assert tensor != ortc.TypeInfo(ortc.ValueKind.TENSOR, ortc.ElementType.FLOAT, (1, "N", 2))
     assert ortc.TypeInfo(ortc.ValueKind.TENSOR) == ortc.TypeInfo(kind=ortc.ValueKind.TENSOR)
+    assert ortc.NodeArg.__match_args__ == ("name", "type")  # class patterns: NodeArg(n, t)
+    assert ortc.TypeInfo.__match_args__[:3] == ("kind", "element_type", "shape")
     assert info.api_version == min(info.library_api, info.declared_api)
