@@ -5,8 +5,9 @@ A frozen dataclass compiles its generated methods with ``exec`` when the class i
 (:class:`~ortc.LibraryInfo`, :class:`~ortc.TypeInfo`, :class:`~ortc.NodeArg`) cost 2.4 ms of a
 10 ms ``import ortc`` (``python -X importtime``; docs/PERFORMANCE.md, cold start). A
 :class:`Record` behaves as a frozen dataclass does where users can tell: it compares, hashes,
-prints, pickles and copies by its fields, matches positional class patterns, and refuses
-assignment (``dataclasses.replace`` and ``asdict`` do not apply). Its fields are its
+prints, pickles and copies by its fields, matches positional class patterns, loads pickles made
+while it was a dataclass, and refuses assignment (``dataclasses.replace`` and ``asdict`` do not
+apply). Its fields are its
 ``__slots__``, in the order its ``__init__`` takes them; records made later than a first
 session (recipes, metadata, version) stay frozen dataclasses.
 """
@@ -55,3 +56,14 @@ class Record:
     def __reduce__(self) -> tuple[Any, ...]:
         # pickle and copy rebuild through __init__ (slots would be restored by assignment)
         return type(self), self._fields()
+
+    def __setstate__(self, state: Any) -> None:
+        # A pickle made while the class was a frozen dataclass: the fields as its instance
+        # dict (pickles made since rebuild through __reduce__ and never come here).
+        fields = state[0] if isinstance(state, tuple) else state
+        missing = [n for n in self.__slots__ if not isinstance(fields, dict) or n not in fields]
+        if missing:
+            raise TypeError(f"cannot unpickle {type(self).__name__}: no field "
+                            f"{', '.join(map(repr, missing))} in its pickled state")
+        for name in self.__slots__:
+            object.__setattr__(self, name, fields[name])

@@ -231,3 +231,37 @@ def test_records_behave_as_frozen_dataclasses_do() -> None:
     assert ortc.NodeArg.__match_args__ == ("name", "type")  # class patterns: NodeArg(n, t)
     assert ortc.TypeInfo.__match_args__[:3] == ("kind", "element_type", "shape")
     assert info.api_version == min(info.library_api, info.declared_api)
+
+
+#: a NodeArg and a LibraryInfo pickled by ortc while they were frozen dataclasses (42cd3aa)
+_DATACLASS_ERA_PICKLES = (
+    b'\x80\x04\x95\xd5\x00\x00\x00\x00\x00\x00\x00\x8c\rortc.typeinfo\x94\x8c\x07NodeArg\x94\x93'
+    b'\x94)\x81\x94}\x94(\x8c\x04name\x94\x8c\x01x\x94\x8c\x04type\x94h\x00\x8c\x08TypeInfo\x94'
+    b'\x93\x94)\x81\x94}\x94(\x8c\x04kind\x94\x8c\x0bortc._enums\x94\x8c\tValueKind\x94\x93\x94K'
+    b'\x01\x85\x94R\x94\x8c\x0celement_type\x94h\r\x8c\x0bElementType\x94\x93\x94K\x01\x85\x94R'
+    b'\x94\x8c\x05shape\x94K\x01\x8c\x01N\x94\x86\x94\x8c\x07element\x94N\x8c\x08key_type\x94N'
+    b'\x8c\ndenotation\x94\x8c\x00\x94ubub.',
+    b'\x80\x04\x95\xc0\x00\x00\x00\x00\x00\x00\x00\x8c\x0cortc._loader\x94\x8c\x0bLibraryInfo'
+    b'\x94\x93\x94)\x81\x94}\x94(\x8c\x04path\x94\x8c\x14/x/libonnxruntime.so\x94\x8c\x07versio'
+    b'n\x94\x8c\x061.32.0\x94\x8c\x0blibrary_api\x94K \x8c\x0cdeclared_api\x94K \x8c\x0bapi_vers'
+    b'ion\x94K \x8c\x06source\x94\x8c\x08explicit\x94\x8c\x08searched\x94\x8c\x01a\x94\x85\x94'
+    b'\x8c\nbuild_info\x94\x8c\x01b\x94ub.',
+)
+
+
+def test_records_load_pickles_made_while_they_were_dataclasses() -> None:
+    """A NodeArg (with its TypeInfo) or a LibraryInfo pickled by an ortc whose records were
+    frozen dataclasses loads as the record, equal to the same one made now; a pickled state
+    that lacks a field is refused naming it."""
+    import pickle
+
+    arg, info = (pickle.loads(p) for p in _DATACLASS_ERA_PICKLES)
+    assert arg == ortc.NodeArg("x", ortc.TypeInfo(ortc.ValueKind.TENSOR, ortc.ElementType.FLOAT,
+                                                  (1, "N")))
+    assert info == ortc.LibraryInfo("/x/libonnxruntime.so", "1.32.0", 32, 32, 32, "explicit",
+                                    ("a",), "b")
+    with pytest.raises(AttributeError, match="immutable"):
+        arg.name = "y"  # type: ignore[misc]
+    partial = ortc.NodeArg.__new__(ortc.NodeArg)
+    with pytest.raises(TypeError, match="no field 'type' in its pickled state"):
+        partial.__setstate__({"name": "x"})
