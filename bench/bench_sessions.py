@@ -21,7 +21,6 @@ import random
 import resource
 import statistics
 import sys
-import time
 from typing import Any
 
 
@@ -38,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import ortc
     from bench.models import matmul_model, mlp_model, vad_model
+    from bench.runner import _t_run, _t_stream
 
     model = {"vad": vad_model, "matmul": matmul_model, "mlp": mlp_model}[args.model]()
     sessions: list[tuple[str, Any]] = [
@@ -53,20 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("onnxruntime is not installed: ortc only", file=sys.stderr)
     pool = [model.feeds(seed=i) for i in range(8)]
+    loop = _t_stream if model.feedback else _t_run  # the runner's loops: a stream feeds back
 
     def timed(sess: Any, n: int) -> float:
-        times = []
-        state = pool[0]["state"] if model.feedback else None
-        for i in range(n):
-            feeds = pool[i & 7]
-            if state is not None:  # the stream: the state the previous call returned
-                feeds = {**feeds, "state": state}
-            t = time.perf_counter_ns()
-            out = sess.run(None, feeds)
-            times.append(time.perf_counter_ns() - t)
-            if state is not None:
-                state = out[1]
-        return statistics.median(times) / 1e3
+        return statistics.median(loop(sess, pool, len(pool) - 1, n)) / 1e3
 
     for _, sess in sessions:
         timed(sess, 20)

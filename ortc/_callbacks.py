@@ -25,9 +25,9 @@ __all__ = ["AsyncJob", "run_async_callback", "pending_jobs", "releaser"]
 
 _pending_lock = threading.Lock()
 _pending: set[AsyncJob] = set()
-#: ORT threads inside a completion now (ident -> True), and whether any completion ever ran:
-#: the exit drain waits for both (see _drain_at_exit)
-_in_completion: dict[int, bool] = {}
+#: idents of the ORT threads inside a completion now, and whether any completion ever ran: the
+#: exit drain waits for both (see _drain_at_exit)
+_in_completion: set[int] = set()
 _completions_seen = False
 
 
@@ -71,7 +71,7 @@ class AsyncJob:
 def _on_run_async_done(user_data: Any, outputs: Any, count: int, status: Any) -> None:
     global _completions_seen
     me = _thread.get_ident()
-    _in_completion[me] = True
+    _in_completion.add(me)
     _completions_seen = True
     try:
         try:
@@ -83,7 +83,7 @@ def _on_run_async_done(user_data: Any, outputs: Any, count: int, status: Any) ->
         except BaseException:  # noqa: BLE001 - never unwind into ORT's thread pool
             pass
     finally:
-        _in_completion.pop(me, None)
+        _in_completion.discard(me)
 
 
 #: kept for the life of the process: ORT may call it until the last job completes

@@ -7,9 +7,8 @@ A frozen dataclass compiles its generated methods with ``exec`` when the class i
 :class:`Record` behaves as a frozen dataclass does where users can tell: it compares, hashes,
 prints, pickles and copies by its fields, matches positional class patterns, loads pickles made
 while it was a dataclass, and refuses assignment (``dataclasses.replace`` and ``asdict`` do not
-apply). Its fields are its
-``__slots__``, in the order its ``__init__`` takes them; records made later than a first
-session (recipes, metadata, version) stay frozen dataclasses.
+apply). Its fields are its ``__slots__``, in the order its ``__init__`` takes them; records made
+later than a first session (recipes, metadata, version) stay frozen dataclasses.
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ from . import evidence, slot_rules
 from .threads import registry
 
 # A handle class registers its rules when its module is imported, and `import ortc` leaves some
-# of those modules for first use (binding, lora, session_options): the table imports them, or it would miss their rules.
+# of those modules for first use (binding, lora, session_options): the table imports them, or
+# it would miss their rules.
 
 __all__ = ["rules", "UNWRAPPED", "CALLBACKS"]
 

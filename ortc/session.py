@@ -300,7 +300,6 @@ class Session(Handle):
         """A new session built from ``recipe``. A path recipe whose file is missing raises
         NoSuchFile naming it; a recipe of a newer format raises ortc.recipe.RecipeError."""
         from .recipe import check_recipe
-
         from .session_options import SessionOptions
 
         r = check_recipe(recipe)
