@@ -195,6 +195,13 @@ class Session(Handle):
                  providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
                  **option_kwargs: Any) -> None:
         self._api = api = _loader.api()
+        if _get_ident() == MAIN_THREAD:
+            # The Ctrl-C bridge, before the first run needs it. Installed before the env: its
+            # watcher thread starts and settles (imports, first select) while the first
+            # session's CreateEnv runs with the GIL released. Started after CreateSession, it
+            # competed with the rest of __init__ for the GIL: 1 in 3 first sessions took 5 ms
+            # longer (bench/bench_startup.py).
+            watcher.sigint_supported()
         env = get_env()
         model, path, data = model_source(model)
         raw, taken, used = _create_session(api, env, model, options, providers, option_kwargs)
@@ -211,8 +218,6 @@ class Session(Handle):
         # Run is shared only when every provider of the session allows concurrent runs.
         self._run_exclusive = self.thread_rules()["run"] == "exclusive"
         self._run_with_binding_c = api.RunWithBinding  # the bound run's one C call
-        if _get_ident() == MAIN_THREAD:
-            watcher.sigint_supported()  # the Ctrl-C bridge, before the first run needs it
         self._load_io()
 
     @staticmethod
