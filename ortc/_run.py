@@ -30,7 +30,6 @@ from ._plan import OutputPlan, derive_output_shapes
 from ._stage import Stages, derived_shape, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
 from .env import hold_ort_logs, release_ort_logs
-from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, element_type_for
 from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
@@ -313,10 +312,14 @@ class RunEngine:
             declared = declared.element
         kind = declared.kind
         if kind == ValueKind.TENSOR:
-            if is_dlpack_producer(data):  # torch & co: their memory, their dtype, no cast
-                data = dlpack_array(data, f"input {name!r}")
-                keep.append(data)
-            elif not isinstance(data, (np.ndarray, *PYTHON_DATA)) and is_array_like(data):
+            if type(data) is not np.ndarray and hasattr(data, "__dlpack__"):
+                # ortc.dlpack loads with the first such feed: a first session has no use for it
+                from .dlpack import dlpack_array, is_dlpack_producer
+
+                if is_dlpack_producer(data):  # torch & co: their memory, their dtype, no cast
+                    data = dlpack_array(data, f"input {name!r}")
+                    keep.append(data)
+            if not isinstance(data, (np.ndarray, *PYTHON_DATA)) and is_array_like(data):
                 # another array producer (__array_interface__, ...): held to the dtype like numpy's
                 data = as_array(data, f"input {name!r}")[0]
                 keep.append(data)
