@@ -100,6 +100,47 @@ def test_ctrl_c_and_deadlines_stop_runs_in_a_forked_child() -> None:
     assert result == {"outcome": "KeyboardInterrupt", "deadline": "RunTimeout"}
 
 
+_RECORD_BRIDGE_AT_CREATION = """
+import threading, ortc, models
+from ortc import _loader
+from ortc._interrupt import watcher
+seen = []
+def wrap(name, fn):
+    def call(*args):
+        seen.append((name, watcher.sigint_ready, watcher._thread_pid != 0))
+        return fn(*args)
+    return call
+_loader.api().instrument(wrap, ['CreateEnvWithCustomLogger', 'CreateSessionFromArray'])
+"""
+
+
+def test_the_first_session_starts_the_watcher_before_it_creates_the_env() -> None:
+    """The Ctrl-C bridge's watcher thread needs the GIL for its first steps (imports, its first
+    select). Started while the first CreateEnv runs with the GIL released, they cost the session
+    nothing; started after CreateSession, as it was, they stalled about one first session in
+    three by a GIL switch interval (docs/PERFORMANCE.md, "Start-up"). A session made on another
+    thread installs no bridge (only the main thread gets SIGINT): the main thread's first session
+    does, before its CreateSession."""
+    proc = run_python(_RECORD_BRIDGE_AT_CREATION +
+                      "ortc.Session(models.add_model())\n"
+                      "print(seen)\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        "[('CreateEnvWithCustomLogger', True, True), ('CreateSessionFromArray', True, True)]"), \
+        proc.stdout
+    proc = run_python(_RECORD_BRIDGE_AT_CREATION +
+                      "t = threading.Thread(target=lambda: ortc.Session(models.add_model()))\n"
+                      "t.start(); t.join()\n"
+                      "print(seen)\n"
+                      "seen.clear()\n"
+                      "ortc.Session(models.add_model())\n"
+                      "print(seen)\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "[('CreateEnvWithCustomLogger', False, False), ('CreateSessionFromArray', False, False)]",
+        "[('CreateSessionFromArray', True, True)]"], proc.stdout
+
+
 def test_timeout_terminates_and_session_stays_usable() -> None:
     s = ortc.Session(models.endless_model(), intra_op_num_threads=1)
     x = np.ones((256, 256), np.float32)
