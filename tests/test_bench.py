@@ -209,6 +209,71 @@ def test_cold_start_children_run_alike(tmp_path, monkeypatch: pytest.MonkeyPatch
     assert env["PYTHONPYCACHEPREFIX"].startswith(str(tmp_path))
 
 
+def test_targets_are_judged_on_the_median_over_processes() -> None:
+    from bench.runner import combine_targets
+
+    def t(name: str, value: float | None, limit: float, op: str = "<=",
+          met: bool | None = True, detail: str = "") -> dict[str, Any]:
+        if met is not None and value is not None:
+            met = value <= limit if op == "<=" else value >= limit
+        return {"target": name, "value": value, "limit": limit, "op": op, "met": met,
+                "detail": detail, "basis": ""}
+
+    busy = "not judged: C itself scales at most x1.20 (no free core)"
+    runs = [[t("tiny", 0.74, 0.75), t("scaling", 1.8, 1.9, ">="),
+             t("busy", 1.0, 1.1, ">=", None, busy), t("cold", None, 1.0)],
+            [t("tiny", 0.77, 0.75), t("scaling", 1.95, 1.85, ">="),
+             t("busy", 1.2, 1.0, ">="), t("cold", 1.2, 1.0)],
+            [t("tiny", 0.76, 0.75), t("scaling", 1.9, 1.8, ">="),
+             t("busy", 0.9, 1.0, ">=", None, busy), t("cold", 1.1, 1.0)]]
+    got = {x["target"]: x for x in combine_targets(runs)}
+    assert list(got) == ["tiny", "scaling", "busy", "cold"]
+    tiny = got["tiny"]  # met in one process of three: the median (0.76) decides
+    assert (tiny["value"], tiny["met"], tiny["met_in"], tiny["judged_in"]) == (0.76, False, 1, 3)
+    assert tiny["values"] == [0.74, 0.77, 0.76] and tiny["detail"] == ""
+    assert "0.740, 0.770, 0.760" in tiny["basis"] and "met in 1 of 3" in tiny["basis"]
+    scaling = got["scaling"]  # a measured limit (onnxruntime's scaling): its median too
+    assert (scaling["value"], scaling["limit"], scaling["met"]) == (1.9, 1.85, True)
+    busy_row = got["busy"]  # judged in one process of three: left unjudged, and says why
+    assert busy_row["met"] is None and busy_row["judged_in"] == 1
+    assert busy_row["detail"] == f"not judged in 2 of 3 processes: {busy}"
+    cold = got["cold"]  # one process did not measure it: the others decide
+    assert (cold["value"], cold["met"], cold["values"]) == (1.15, False, [1.2, 1.1])
+
+
+def test_bench_over_processes_writes_every_run_and_the_combined_verdicts(tmp_path) -> None:
+    out, md = tmp_path / "p.json", tmp_path / "p.md"
+    proc = subprocess.run([sys.executable, "-m", "ortc", "bench", "--smoke", "--models", "tiny",
+                           "--no-cold-start", "--no-threads", "--processes", "2",
+                           "--json", str(out), "--markdown", str(md)],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Targets judged over 2 processes" in proc.stdout
+    assert "process 1 of 2" in proc.stderr and "process 2 of 2" in proc.stderr
+    data = json.loads(out.read_text())
+    assert data["processes"] == 2 and len(data["runs"]) == 2
+    assert all(r["mode"] == "smoke" and list(r["models"]) == ["tiny"] and not r["threads"]
+               and r["cold_start"] is None for r in data["runs"])
+    for target in data["targets"]:
+        each = [next(x for x in r["targets"] if x["target"] == target["target"])
+                for r in data["runs"]]
+        assert target["values"] == [x["value"] for x in each]
+        assert target["value"] == pytest.approx(float(np.median(target["values"])))
+        op = (lambda a, b: a <= b) if target["op"] == "<=" else (lambda a, b: a >= b)
+        assert target["met"] == op(target["value"], target["limit"])
+        assert target["met_in"] == sum(bool(x["met"]) for x in each)
+    text = md.read_text()
+    assert "### Targets over the processes" in text and "## Process 2" in text
+    assert text.count("### Add [1]") == 2
+
+
+def test_bench_processes_needs_at_least_one() -> None:
+    proc = subprocess.run([sys.executable, "-m", "ortc", "bench", "--smoke", "--processes", "0"],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "--processes 0: needs at least 1" in proc.stderr
+
+
 def test_bench_unknown_model_is_a_usage_error() -> None:
     proc = subprocess.run([sys.executable, "-m", "ortc", "bench", "--smoke", "--models",
                            "tiny,nosuch"], cwd=ROOT, env=_env(), capture_output=True, text=True,
