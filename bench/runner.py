@@ -1189,14 +1189,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m ortc bench " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.processes is not None and args.processes > 1:
         combined = run_processes(args.processes, args, command, log)
-        print(render_processes(combined))
-        if args.json:
-            with open(args.json, "w") as jf:
-                json.dump(combined, jf, indent=1)
-        if args.markdown:
-            with open(args.markdown, "w") as mf:
-                mf.write(render_processes_markdown(combined))
-        return 0
+        return _report(args, combined, render_processes, render_processes_markdown)
 
     import ortc
 
@@ -1266,11 +1259,18 @@ def main(argv: list[str] | None = None) -> int:
         "cold_start": cold,
     }
     result["targets"] = evaluate_targets(results, threads, cold)
-    print(render(result))
+    return _report(args, result, render, render_markdown)
+
+
+def _report(args: argparse.Namespace, result: dict[str, Any],
+            text: Callable[[dict[str, Any]], str],
+            markdown: Callable[[dict[str, Any]], str]) -> int:
+    """Print the report and write the files asked for."""
+    print(text(result))
     if args.json:
         with open(args.json, "w") as jf:
             json.dump(result, jf, indent=1)
     if args.markdown:
         with open(args.markdown, "w") as mf:
-            mf.write(render_markdown(result))
+            mf.write(markdown(result))
     return 0
