@@ -692,16 +692,21 @@ COLD_KEYS = ("import_ms", "session_ms", "first_run_ms", "total_ms", "cpu_ms", "n
              "process_ms")
 
 
+def _env_with_root(root: str) -> dict[str, str]:
+    """This process's environment with ``root`` first on PYTHONPATH (a child then imports the
+    ortc and bench/ of that tree)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
 def cold_start_env(workdir: str, root: str | None = ROOT) -> dict[str, str]:
     """The children's environment: ``root`` first on PYTHONPATH (None: the caller's
     PYTHONPATH and working folder pick the ortc), and bytecode cached for both packages, as
     after a pip install (PYTHONDONTWRITEBYTECODE would have ortc, run from its source tree,
     compile every module on every import while onnxruntime's wheel ships .pyc): the warm-up
     start writes it into a private cache."""
-    env = dict(os.environ)
-    if root is not None:
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"]
-                                    if env.get("PYTHONPATH") else "")
+    env = _env_with_root(root) if root is not None else dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     # The same ORT work in both bindings: ORT's telemetry off (ortc's default, ortc/env.py;
     # onnxruntime's default starts it, about 3 ms of its import). Set, not inherited: a parent
@@ -928,13 +933,20 @@ def render(result: dict[str, Any]) -> str:
         if cold.get("ratio_total") is not None:
             lines.append(f"  ortc / onnxruntime (sum, paired): {cold['ratio_total']:.2f}")
     lines.append("\nTargets")
-    for t in result["targets"]:
+    lines += _target_lines(result["targets"])
+    return "\n".join(lines)
+
+
+def _target_lines(targets: list[dict[str, Any]]) -> list[str]:
+    """Each target's verdict line and, under it, what it was judged on."""
+    lines = []
+    for t in targets:
         mark = {True: "met", False: "MISSED", None: "n/a"}[t["met"]]
         lines.append(f"  [{mark:>6}] {t['target']}: {_fmt(t['value'], '.3f')} "
                      f"({t['op']} {t['limit']:.3g})" + (f"; {t['detail']}" if t["detail"] else ""))
         if t.get("basis"):
             lines.append(f"           {t['basis']}")
-    return "\n".join(lines)
+    return lines
 
 
 def _cold_mods(cold: dict[str, Any]) -> list[str]:
@@ -1057,16 +1069,17 @@ def combine_targets(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         if value is not None and 2 * len(judged) >= len(measured):
             met = value <= limit if op == "<=" else value >= limit
         values = [t["value"] for t in measured]
+        met_in = sum(1 for t in judged if t["met"])
         out.append({
             "target": name, "value": value, "limit": limit, "op": op, "met": met,
             "values": values, "limits": [t["limit"] for t in measured],
-            "met_in": sum(1 for t in judged if t["met"]), "judged_in": len(judged),
+            "met_in": met_in, "judged_in": len(judged),
             "detail": (f"not judged in {len(measured) - len(judged)} of {len(measured)} "
                        f"processes: {next(t['detail'] for t in measured if t['met'] is None)}"
                        if len(judged) < len(measured) else ""),
             "basis": (f"median over {len(measured)} processes: "
                       + ", ".join(f"{v:.3f}" for v in values)
-                      + f"; met in {sum(1 for t in judged if t['met'])} of {len(judged)}")})
+                      + f"; met in {met_in} of {len(judged)}")})
     return out
 
 
@@ -1090,8 +1103,7 @@ def run_processes(n: int, args: argparse.Namespace, command: str,
                   log: Callable[[str], None]) -> dict[str, Any]:
     """The whole bench in ``n`` fresh processes, one after the other, and its targets judged
     over them (:func:`combine_targets`)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = _env_with_root(ROOT)
     started = time.time()
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ortc-bench-runs-") as work:
@@ -1112,14 +1124,9 @@ def run_processes(n: int, args: argparse.Namespace, command: str,
 
 
 def render_processes(result: dict[str, Any]) -> str:
-    lines = [f"Targets judged over {result['processes']} processes (median of the processes' "
-             f"values; each process's below it)"]
-    for t in result["targets"]:
-        mark = {True: "met", False: "MISSED", None: "n/a"}[t["met"]]
-        lines.append(f"  [{mark:>6}] {t['target']}: {_fmt(t['value'], '.3f')} "
-                     f"({t['op']} {t['limit']:.3g})" + (f"; {t['detail']}" if t["detail"] else ""))
-        lines.append(f"           {t['basis']}")
-    return "\n".join(lines)
+    return "\n".join([f"Targets judged over {result['processes']} processes (median of the "
+                      f"processes' values; each process's below it)",
+                      *_target_lines(result["targets"])])
 
 
 def render_processes_markdown(result: dict[str, Any]) -> str:
