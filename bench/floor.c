@@ -5,13 +5,17 @@
  * each input buffer in a fresh OrtValue (CreateTensorWithDataAsOrtValue), Run with outputs
  * allocated by ORT, release inputs and outputs.
  *
+ * floor_bound is the bound floor: inputs and outputs bound once to an OrtIoBinding (the outputs to
+ * values made once with the shapes a first run returned), then RunWithBinding alone per call:
+ * what no binding's bound run can go below.
+ *
  * Built as a shared library (the default) the runner calls it in its own process through
  * ctypes, so the C loop is scheduled exactly like the Python paths it is compared with (a
  * child process that sleeps between rounds is favoured by the scheduler on a busy machine).
  * Built with -DFLOOR_MAIN it is a program that serves the same measurements on stdin:
  *
  *   floor MODEL INTRA_THREADS NAME:D0,D1,... [...] -- OUTPUT [...]   (float32 inputs)
- *   lat N | cal N | tput THREADS N | quit
+ *   lat N | cal N | bound N | tput THREADS N | quit
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -33,6 +37,8 @@ typedef struct floor_t {
   size_t *in_bytes;
   int64_t **in_shape;
   size_t *in_rank;
+  OrtIoBinding *binding;   /* floor_bound's, made on its first use */
+  OrtValue **bound;        /* the values bound to it: n_in inputs, then n_out outputs */
   char error[512];
 } floor_t;
 
@@ -145,6 +151,65 @@ static int timed(floor_t *f, long n, long long *times, int work) {
 }
 
 int floor_lat(floor_t *f, long n, long long *times) { return timed(f, n, times, 1); }
+
+/* Bind the inputs (values over their buffers) and the outputs (values ORT allocates with the
+   type and shape one plain run returned) once. */
+static int bind_once(floor_t *f) {
+  const OrtApi *api = f->api;
+  if (f->binding) return 0;
+  OrtAllocator *alloc = NULL;
+  f->bound = calloc(f->n_in + f->n_out + 1, sizeof(OrtValue *));
+  OrtValue **in = f->bound, **out = f->bound + f->n_in;
+  if (failed(f, api->GetAllocatorWithDefaultOptions(&alloc), "GetAllocatorWithDefaultOptions") ||
+      failed(f, api->CreateIoBinding(f->session, &f->binding), "CreateIoBinding"))
+    return -1;
+  for (size_t i = 0; i < f->n_in; i++)
+    if (failed(f, api->CreateTensorWithDataAsOrtValue(f->info, f->in_data[i], f->in_bytes[i],
+                                                      f->in_shape[i], f->in_rank[i],
+                                                      ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &in[i]),
+               "CreateTensorWithDataAsOrtValue") ||
+        failed(f, api->BindInput(f->binding, f->in_names[i], in[i]), "BindInput"))
+      return -1;
+  if (failed(f, api->Run(f->session, NULL, (const char *const *)f->in_names,
+                         (const OrtValue *const *)in, f->n_in,
+                         (const char *const *)f->out_names, f->n_out, out), "Run"))
+    return -1;
+  for (size_t j = 0; j < f->n_out; j++) {  /* each output's shape, then a value of it */
+    OrtTensorTypeAndShapeInfo *ts = NULL;
+    ONNXTensorElementDataType type;
+    size_t rank = 0;
+    int64_t dims[16];
+    int bad = failed(f, api->GetTensorTypeAndShape(out[j], &ts), "GetTensorTypeAndShape") ||
+              failed(f, api->GetTensorElementType(ts, &type), "GetTensorElementType") ||
+              failed(f, api->GetDimensionsCount(ts, &rank), "GetDimensionsCount") ||
+              (rank > 16 && (snprintf(f->error, sizeof f->error, "output rank %zu", rank), 1)) ||
+              failed(f, api->GetDimensions(ts, dims, rank), "GetDimensions");
+    if (ts) api->ReleaseTensorTypeAndShapeInfo(ts);
+    api->ReleaseValue(out[j]);
+    out[j] = NULL;
+    if (bad ||
+        failed(f, api->CreateTensorAsOrtValue(alloc, dims, rank, type, &out[j]),
+               "CreateTensorAsOrtValue") ||
+        failed(f, api->BindOutput(f->binding, f->out_names[j], out[j]), "BindOutput"))
+      return -1;
+  }
+  return 0;
+}
+
+/* n timed RunWithBinding calls, per-call ns into times */
+int floor_bound(floor_t *f, long n, long long *times) {
+  if (bind_once(f)) return -1;
+  const OrtApi *api = f->api;
+  long long prev = now_ns();
+  for (long k = 0; k < n; k++) {
+    if (failed(f, api->RunWithBinding(f->session, NULL, f->binding), "RunWithBinding"))
+      return -1;
+    long long t = now_ns();
+    times[k] = t - prev;
+    prev = t;
+  }
+  return 0;
+}
 int floor_cal(floor_t *f, long n, long long *times) { return timed(f, n, times, 0); }
 
 typedef struct {
@@ -190,6 +255,9 @@ long long floor_tput(floor_t *f, int threads, long n) {
 void floor_close(floor_t *f) {
   const OrtApi *api = f->api;
   if (api) {
+    if (f->binding) api->ReleaseIoBinding(f->binding);
+    for (size_t k = 0; f->bound && k < f->n_in + f->n_out; k++)
+      if (f->bound[k]) api->ReleaseValue(f->bound[k]);
     if (f->info) api->ReleaseMemoryInfo(f->info);
     if (f->session) api->ReleaseSession(f->session);
     if (f->env) api->ReleaseEnv(f->env);
@@ -206,6 +274,7 @@ void floor_close(floor_t *f) {
   free(f->in_shape);
   free(f->in_rank);
   free(f->out_names);
+  free(f->bound);
   free(f);
 }
 
@@ -251,12 +320,13 @@ int main(int argc, char **argv) {
     long a = 0, b = 0;
     int got = sscanf(line, "%15s %ld %ld", cmd, &a, &b);
     if (got < 1 || strcmp(cmd, "quit") == 0) break;
-    if ((strcmp(cmd, "lat") == 0 || strcmp(cmd, "cal") == 0) && got >= 2 && a > 0) {
+    int bound = strcmp(cmd, "bound") == 0;
+    if ((strcmp(cmd, "lat") == 0 || strcmp(cmd, "cal") == 0 || bound) && got >= 2 && a > 0) {
       if (a > cap) {
         cap = a;
         times = realloc(times, (size_t)cap * sizeof(long long));
       }
-      if (timed(f, a, times, strcmp(cmd, "lat") == 0)) {
+      if (bound ? floor_bound(f, a, times) : timed(f, a, times, strcmp(cmd, "lat") == 0)) {
         fprintf(stderr, "floor: %s\n", f->error);
         return 1;
       }

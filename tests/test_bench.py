@@ -55,7 +55,7 @@ def test_bench_smoke_writes_json(smoke: tuple[dict[str, Any], str]) -> None:
     tiny = data["models"]["tiny"]
     paths = tiny["paths"]
     for name in ("ortc_run", "ortc_run_reused", "ortc_run_nochecks", "ortc_run_with_values",
-                 "ortc_bound", "compat_run"):
+                 "ortc_bound", "cffi_bound", "compat_run"):
         assert name in paths
     assert tiny["ratios"]["compat_run"]["vs_ortc"] > 0
     if HAVE_ORT:
@@ -73,6 +73,12 @@ def test_bench_smoke_writes_json(smoke: tuple[dict[str, Any], str]) -> None:
     else:
         assert "c_floor" in paths
         assert tiny["ratios"]["ortc_bound"]["vs_c_floor"] > 0
+        # the bound floor: RunWithBinding alone in C, on inputs and outputs bound once
+        assert "c_bound" in paths and tiny["ratios"]["c_bound"]["vs_c_floor"] > 0
+    if HAVE_ORT:
+        # the bound target says what it asks in µs against the floors under it
+        bound = next(t for t in data["targets"] if t["target"].startswith("tiny: ortc bound <="))
+        assert "the target is" in bound["detail"] and "through cffi" in bound["detail"]
     assert data["threads"]["tiny"]["ortc"]["scaling"] > 0
     for target in data["targets"]:
         assert set(target) >= {"target", "value", "limit", "met", "basis"}
