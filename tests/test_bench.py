@@ -311,3 +311,33 @@ def test_bench_startup_runs() -> None:
         assert line.startswith(f"{mod}: median of 1 fresh interpreters, ms: import "), line
         for key in ("session", "run", "sum", "cpu", "numpy", "process"):
             assert f" {key} " in line, (key, line)
+
+
+def test_bench_startup_split_adds_up() -> None:
+    """--split: each binding's start part by part, in more fresh interpreters; ortc's parts
+    (import, library, CreateEnv, CreateSession, its Python in the session, first run) add up
+    to its sum, which they are taken from."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_startup.py"),
+                           "--repeats", "1", "--split"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.strip().splitlines()
+
+    def parts(mod: str) -> dict[str, float]:
+        line = next(x for x in lines if x.startswith(f"{mod}, part by part: "))
+        pairs = line.split("ms: ", 1)[1].split(", ")
+        return {p.rsplit(" ", 1)[0]: float(p.rsplit(" ", 1)[1]) for p in pairs}
+
+    got = parts("ortc")
+    assert list(got) == ["import (Python)", "find and open the library", "CreateEnv (ORT)",
+                         "CreateSession (ORT)", "Python in the first session", "first run",
+                         "sum"]
+    assert all(v > 0 for k, v in got.items() if k != "Python in the first session"), got
+    # one interpreter: the medians are its own figures, rounded to 0.1 ms each
+    assert abs(sum(v for k, v in got.items() if k != "sum") - got["sum"]) < 0.5, got
+    if HAVE_ORT:
+        ort = parts("onnxruntime")
+        assert list(ort) == ["import (Python)", "extension module (ORT and its env)", "first session",
+                             "first run", "sum"]
+        assert ort["extension module (ORT and its env)"] > 0 and ort["import (Python)"] > 0, ort
