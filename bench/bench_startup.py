@@ -20,8 +20,9 @@ asserted (tests/test_loader.py checks what the default path imports).
 ``--split`` adds, in as many more fresh interpreters per binding, where each binding's start
 goes, as medians: for ortc the import (Python), finding and opening the library (its first
 ``ortc._loader.api()``), ORT's ``CreateEnvWithCustomLogger`` and ``CreateSession`` (the slots
-timed through ``Api.instrument``), ortc's own Python in the first session (the rest of it)
-and the first run; for onnxruntime its Python import (its import less its extension module's,
+timed through ``Api.instrument``), the rest of the first session (ortc's Python, cffi's
+first use of each slot's function type, and the other C calls: the model's inputs and outputs,
+the memory info) and the first run; for onnxruntime its Python import (its import less its extension module's,
 as ``-X importtime`` reports them), the extension module (ORT's library and env set-up, which
 onnxruntime does at import), the first session and the first run. These children are not the
 ones timed above: the timing of the slots costs microseconds, the parts are in milliseconds.
@@ -65,7 +66,7 @@ t4 = time.perf_counter()
 env, create = ort_ms["CreateEnvWithCustomLogger"], ort_ms["CreateSession"]
 print(json.dumps({"import (Python)": (t1 - t0) * 1e3, "find and open the library": (t2 - t1) * 1e3,
                   "CreateEnv (ORT)": env, "CreateSession (ORT)": create,
-                  "Python in the first session": (t3 - t2) * 1e3 - env - create,
+                  "rest of the first session": (t3 - t2) * 1e3 - env - create,
                   "first run": (t4 - t3) * 1e3, "sum": (t4 - t0) * 1e3}))
 """
 
