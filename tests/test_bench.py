@@ -65,6 +65,8 @@ def test_bench_smoke_writes_json(smoke: tuple[dict[str, Any], str]) -> None:
         # run_with_values is compared with onnxruntime's run_with_ort_values
         assert tiny["ratios"]["ortc_run_with_values"]["vs_onnxruntime"] > 0
         assert "onnxruntime" in data["threads"]["tiny"]
+        # two threads' throughput, ortc over onnxruntime, paired per round
+        assert data["threads"]["tiny"]["ortc"]["vs_onnxruntime_2"] > 0
     for stats in paths.values():
         assert stats["calls"] > 0
         assert 0 < stats["median_us"] <= stats["p99_us"]
