@@ -939,6 +939,22 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
+def _default_sigint() -> str:
+    """Give SIGINT Python's default handler (the disposition most users' processes have);
+    returns what it replaced ("" when nothing)."""
+    import signal
+
+    was = signal.getsignal(signal.SIGINT)
+    if was is signal.default_int_handler:
+        return ""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if was is None:
+        return "a handler not set from Python"
+    if was == signal.SIG_IGN:
+        return "SIGINT ignored"
+    return "SIGINT's system default" if was == signal.SIG_DFL else "a handler of its own"
+
+
 def _fmt(x: float | None, spec: str = ".2f") -> str:
     return "—" if x is None else format(x, spec)
 
@@ -1033,6 +1049,8 @@ def render_markdown(result: dict[str, Any]) -> str:
                f"the start, {load_end[0]:.2f} / {load_end[1]:.2f} / {load_end[2]:.2f} at the end")
     compiled = any("c_floor" in res["paths"] for res in result["models"].values())
     out.append(f"- C floor: {'compiled' if compiled else result['c_floor']}")
+    if ms.get("sigint"):
+        out.append(f"- SIGINT: {ms['sigint']}")
     for key, res in result["models"].items():
         out.append(f"\n### {res['label']}\n")
         if res.get("note"):
@@ -1254,6 +1272,13 @@ def main(argv: list[str] | None = None) -> int:
         combined = run_processes(args.processes, args, command, log)
         return _report(args, combined, render_processes, render_processes_markdown)
 
+    # The process's SIGINT disposition decides what a main-thread run of ortc does: with
+    # Python's handler ortc bridges Ctrl-C (run options on every run), with SIGINT ignored (a
+    # background job of a script) or a handler of the user's own it does not, and the bound
+    # path was 2.3 µs instead of 2.7 (bench/bench_handlers.py). Measure the default, whatever
+    # this process was started with.
+    sigint_was = _default_sigint()
+
     import ortc
 
     lib = ortc.load()
@@ -1265,6 +1290,8 @@ def main(argv: list[str] | None = None) -> int:
             log("onnxruntime is not installed: its paths are skipped")
     machine = machine_info()
     machine["library"] = {"path": lib.path, "version": lib.version, "api": lib.api_version}
+    machine["sigint"] = "Python's default handler (ortc bridges Ctrl-C)" + (
+        f"; set by the bench, the process started with {sigint_was}" if sigint_was else "")
     started = time.time()
     log(f"ortc bench ({cfg.mode}): {machine['cpu']}, {machine['cores']} cores, "
         f"load {machine['loadavg']}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -273,6 +274,22 @@ def test_bench_over_processes_writes_every_run_and_the_combined_verdicts(tmp_pat
     text = md.read_text()
     assert "### Targets over the processes" in text and "## Process 2" in text
     assert text.count("### Add [1]") == 2
+
+
+def test_bench_measures_with_pythons_sigint_handler_whatever_it_started_with(tmp_path) -> None:
+    """A main-thread run of ortc takes another path when SIGINT is ignored (a background job of
+    a script) than under Python's handler: the bench gives the process Python's handler, so
+    runs started either way measure the same code, and records what it replaced."""
+    out = tmp_path / "out.json"
+    proc = subprocess.run([sys.executable, "-m", "ortc", "bench", "--smoke", "--no-c",
+                           "--no-onnxruntime", "--no-threads", "--no-cold-start", "--json",
+                           str(out)], cwd=ROOT, env=_env(), capture_output=True, text=True,
+                          timeout=300,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sigint = json.loads(out.read_text())["machine"]["sigint"]
+    assert sigint == ("Python's default handler (ortc bridges Ctrl-C); set by the bench, the "
+                      "process started with SIGINT ignored"), sigint
 
 
 def test_bench_processes_needs_at_least_one() -> None:

@@ -1,7 +1,7 @@
 """The bench scripts beside the runner: bench_file.py (a user's own model file, both bindings,
 outputs fed back), bench_guard.py (the guard's cost), bench_overhead.py (a run's time inside
-ORT's Run and around it) and bench_sessions.py (how sessions of one model differ): they run
-and print what they claim."""
+ORT's Run and around it), bench_sessions.py (how sessions of one model differ) and
+bench_handlers.py (a run under each SIGINT disposition): they run and print what they claim."""
 
 from __future__ import annotations
 
@@ -118,3 +118,21 @@ def test_bench_sessions_times_every_session_of_both_bindings(model: str, order: 
                                       line).groups()  # type: ignore[union-attr]
             assert float(us) > 0 and float(faults) >= 0, line
         assert any(x.startswith(f"{b}: ") and "spread" in x for x in lines), proc.stdout
+
+
+def test_bench_handlers_runs_each_sigint_disposition() -> None:
+    """bench_handlers.py: each disposition in its own interpreter; ortc bridges Ctrl-C under
+    Python's handler only, and says so."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_handlers.py"),
+                           "--rounds", "1", "--calls", "200"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = {line.split(":")[0]: line for line in proc.stdout.strip().splitlines()}
+    assert set(lines) == {"default", "ignored", "handler"}, proc.stdout
+    assert "Ctrl-C bridged yes" in lines["default"], proc.stdout
+    for name in ("ignored", "handler"):
+        assert "Ctrl-C bridged no" in lines[name], proc.stdout
+    for line in lines.values():
+        figures = re.findall(r"(?:run\(\)|bound|ns:) ([0-9.]+)", line)
+        assert len(figures) == 3 and all(float(x) > 0 for x in figures), line
