@@ -466,13 +466,13 @@ class Stages:
         if old is False or (old is not None and (old.busy or old.open)):
             return  # given up, in use (a nested run), or an open lane: it stays
         kind = self._kind(names, data, arrays)
+        if kind is None:
+            return  # a feed that is not a plain array (a list, a Value...): nothing to learn
         if type(old) is ShapeStages:
             shapes = tuple(a.shape for a in data)
             there = old.by_shape.get(shapes)
             if kind is Stage and (there is None or not there.busy):
                 old.add(Stage(self.engine, plan, names, data, arrays), shapes)
-            return
-        if kind is None:
             return
         stage = kind(self.engine, plan, names, data, arrays)
         if old is not None:

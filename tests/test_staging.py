@@ -765,3 +765,58 @@ def test_feeds_a_stage_per_shape_cannot_key_get_the_general_paths_answer(
         s.run(None, {"a": Odd(), "b": np.ones(2, np.float32)})
     feeds = _ab(2, 99)
     np.testing.assert_array_equal(s.run(None, feeds)[0], feeds["a"] + feeds["b"])
+
+
+def _other_feeds() -> dict[str, Any]:
+    """Valid feeds of three float32 elements that are not plain float32 ndarrays, as users bring
+    them: each runs through the general path (1, 2, 3 each)."""
+    import array
+    import ctypes
+
+    class Sub(np.ndarray):
+        pass
+
+    values = [1.0, 2.0, 3.0]
+    strided = np.array([1, 0, 2, 0, 3, 0], np.float32)[::2]
+    readonly = np.array(values, np.float32)
+    readonly.flags.writeable = False
+    return {
+        "list": values,
+        "tuple": tuple(values),
+        "array.array": array.array("f", values),
+        "memoryview": memoryview(array.array("f", values)),
+        "ctypes": (ctypes.c_float * 3)(*values),
+        "ndarray subclass": np.array(values, np.float32).view(Sub),
+        "strided view": strided,
+        "read-only": readonly,
+        "Value": ortc.Value.from_numpy(np.array(values, np.float32)),
+    }
+
+
+@pytest.mark.parametrize("dims,state", [
+    ([3], "fresh"), ([3], "served"),
+    (["n"], "fresh"), (["n"], "served"), (["n"], "shapes changing")])
+@pytest.mark.parametrize("kind", list(_other_feeds()))
+def test_other_feed_kinds_give_the_right_answer_in_every_state_of_the_served_paths(
+        dims: list[Any], state: str, kind: str) -> None:
+    """Feeds of other kinds, given again and again (now and then a plain array between them),
+    whatever serves the session's runs so far (nothing yet; a stage or lane; stages per shape
+    or an open lane, after shapes kept changing), on a model with a fixed and one with a
+    symbolic dimension: every run answers right. Found from outside: once the misses of a list
+    feed had replaced a session's stage by stages per shape, the list's run succeeded and then
+    raised AttributeError while the session looked for a stage to learn from it
+    (``Stages.offer`` read the feeds' ``.shape``)."""
+    s = ortc.Session(models.add_model(np.float32, dims))
+    changing = state == "shapes changing"
+    warm = {"fresh": 0, "served": 3, "shapes changing": 3 * _STAGE_MAX_MISSES}[state]
+    for k in range(warm):
+        feeds = _ab(1 + k % 3 if changing else 3, k)
+        np.testing.assert_array_equal(s.run(None, feeds)[0], feeds["a"] + feeds["b"])
+    other = _other_feeds()[kind]
+    for k in range(3 * _STAGE_MAX_MISSES):
+        b = np.full(3, k, np.float32)
+        [c] = s.run(None, {"a": other, "b": b})
+        assert c.tolist() == [1 + k, 2 + k, 3 + k], (kind, state, k)
+        if k % 4 == 3:  # a plain array now and then (of another shape, when shapes change)
+            feeds = _ab(1 + k % 2 if changing else 3, k)
+            np.testing.assert_array_equal(s.run(None, feeds)[0], feeds["a"] + feeds["b"])
