@@ -467,6 +467,34 @@ def ortvalues(ort: Any) -> Any:
 
 
 @scenario
+def update_inplace_takes_any_shape_of_the_same_size_and_no_strings(ort: Any) -> Any:
+    # onnxruntime copies numeric data of the value's element count whatever its shape, and
+    # refuses strings; compat once refused the first and silently dropped updates of a string
+    # tensor (its numpy() is a copy)
+    from onnx import TensorProto, helper
+
+    v = ort.OrtValue.ortvalue_from_numpy(np.zeros((1, 3), F32))
+    v.update_inplace(np.array([1, 2, 3], F32))
+    out: list[Any] = [v.numpy().copy()]
+    v.update_inplace(np.arange(6, dtype=F32)[::2])  # a strided view
+    out.append(v.numpy().copy())
+    sess = ort.InferenceSession(models._bytes(models.make_model(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.STRING)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [2])])))
+    [strings] = sess.run_with_ort_values(["y"], {"x": ort.OrtValue.ortvalue_from_numpy(
+        np.array([1, 2], F32))})
+    calls: list[Callable[[], Any]] = [
+        lambda: v.update_inplace(np.array([1, 2], F32)),
+        lambda: v.update_inplace(np.array(["a", "b", "c"], object)),
+        lambda: v.update_inplace(np.array(["a", "b", "c"])),
+        lambda: strings.update_inplace(np.array(["p", "q"], object))]
+    out.append(_outcomes(lambda call: call(), calls))
+    out.append(strings.numpy().tolist())
+    return out
+
+
+@scenario
 def run_with_ort_values(ort: Any) -> Any:
     sess = ort.InferenceSession(ADD)
     feeds = {k: ort.OrtValue.ortvalue_from_numpy(v) for k, v in AB.items()}

@@ -147,9 +147,15 @@ class OrtValue:
         if isinstance(data, OrtValue):
             data = data.numpy()
         view = self.numpy()
-        if view.shape != np.shape(data):
-            raise RuntimeError("update_inplace: the new data's shape differs from the value's")
-        np.copyto(view, data, casting="no")
+        # onnxruntime's rules: numeric data of as many elements (any shape: the value keeps
+        # its own). A string tensor's numpy() is a copy: writing it would update nothing.
+        if data.dtype.kind in "OSU" or view.dtype.kind in "OSU":
+            raise RuntimeError("Inplace update of OrtValues is currently only supported from "
+                               "non-string numpy arrays")
+        if data.size != view.size:
+            raise RuntimeError("The input size of numpy arrays does not match the size of the "
+                               "OrtValue.")
+        np.copyto(view, data.reshape(view.shape), casting="no")
 
     def __repr__(self) -> str:
         return f"<onnxruntime.OrtValue over {self._value!r}>"
