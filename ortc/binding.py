@@ -17,6 +17,7 @@ from ._guard import Lease
 from ._handle import Handle
 from ._numpy_bridge import as_array, is_array_like, ortvalue_to_python, take_output
 from .dlpack import dlpack_array, is_dlpack_producer
+from ._cstr import utf8
 from ._status import call_out, check, ignore
 from .errors import ClosedError, InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
@@ -26,6 +27,13 @@ from .value import Value
 __all__ = ["IoBinding"]
 
 T = TypeVar("T")
+
+
+def _model_name(name: str) -> bytes:
+    """An input or output name the model declares (checked by the caller), as its C string:
+    a name that is not UTF-8 in the model reads back as surrogate escapes, which encode back to
+    the model's own bytes (as the run paths' names do)."""
+    return utf8(name, "name", surrogates=True)
 
 
 def _free(api: Any, alloc: Any, ptr: Any) -> None:
@@ -207,7 +215,7 @@ class IoBinding(Handle):
             raise InvalidArgument(f"bind_input {name!r}: expected {arg.type.type_str}, got "
                                   f"dtype {data.dtype}")
         value = self._value_for(data, f"input {name!r}")
-        check(self._api.BindInput(self._ptr, name.encode(), value._ptr), f"bind_input {name!r}")
+        check(self._api.BindInput(self._ptr, _model_name(name), value._ptr), f"bind_input {name!r}")
         self._bind(self._bound_inputs, name, value)
         if isinstance(data, Value):
             self._caller_inputs[name] = value
@@ -240,7 +248,7 @@ class IoBinding(Handle):
             # (a conflict raises before ORT refers to it); an array's Value is ours alone
             lease = Lease.exclusive(value) if isinstance(data, Value) else None
             try:
-                check(self._api.BindOutput(self._ptr, name.encode(), value._ptr),
+                check(self._api.BindOutput(self._ptr, _model_name(name), value._ptr),
                       f"bind_output {name!r}")
             except BaseException:
                 if lease is not None:
@@ -251,7 +259,7 @@ class IoBinding(Handle):
         else:
             info = memory_info or cpu_memory_info()
             info._check_open()
-            check(self._api.BindOutputToDevice(self._ptr, name.encode(), info._ptr),
+            check(self._api.BindOutputToDevice(self._ptr, _model_name(name), info._ptr),
                   f"bind_output {name!r}")
             self._bind(self._bound_outputs, name, None)
             self._set_output_lease(name, None)

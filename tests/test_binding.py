@@ -304,3 +304,38 @@ def test_a_keyboard_interrupt_during_a_bound_runs_holds_leaves_the_hold_with_its
     b.bind_output(name, out)
     s.run_with_binding(b)  # and the session and binding are usable
     assert out.numpy().tolist() == [2.0]
+
+
+def test_names_that_are_not_utf8_bind_as_they_run() -> None:
+    """A model whose input and output names are not UTF-8 (byte surgery: protobuf does not
+    check) reads them back as surrogate escapes; run() took them, the binding raised
+    UnicodeEncodeError (found from outside). Every bind takes them now, ortc.compat's too."""
+    from onnx import TensorProto, helper
+
+    import ortc.compat as compat
+
+    m = models.make_model([helper.make_node("Abs", ["xQ"], ["yQ"])],
+                          [models._vi("xQ", TensorProto.FLOAT, [2])],
+                          [models._vi("yQ", TensorProto.FLOAT, [2])],
+                          check=False).SerializeToString()
+    m = m.replace(b"xQ", b"x\xff").replace(b"yQ", b"y\xfe")
+    x = np.array([-1, 2], np.float32)
+    with ortc.Session(m) as s:
+        name_in, name_out = s.inputs[0].name, s.outputs[0].name
+        assert (name_in, name_out) == ("x\udcff", "y\udcfe")
+        assert s.run(None, {name_in: x})[0].tolist() == [1, 2]
+        y = np.empty(2, np.float32)
+        with s.io_binding() as b:
+            b.bind_input(name_in, x)
+            b.bind_output(name_out, y)
+            s.run_with_binding(b)
+            assert y.tolist() == [1, 2]
+            b.bind_output(name_out)  # ORT allocates it
+            s.run_with_binding(b)
+            assert b.get_outputs()[0].tolist() == [1, 2]
+    cs = compat.InferenceSession(m, providers=["CPUExecutionProvider"])
+    io = cs.io_binding()
+    io.bind_cpu_input(name_in, x)
+    io.bind_output(name_out)
+    cs.run_with_iobinding(io)
+    assert io.copy_outputs_to_cpu()[0].tolist() == [1, 2]
