@@ -15,10 +15,11 @@ import numpy as np
 from . import _loader
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
+from ._cstr import c_enum
 from ._handle import Handle
 from ._loader import Api
-from ._numpy_bridge import array_to_ortvalue, convert_python_data, is_empty_optional, \
-    ortvalue_to_python, tensor_shape_and_type, tensor_view, value_count, value_kind
+from ._numpy_bridge import array_to_ortvalue, as_array, convert_python_data, \
+    is_empty_optional, ortvalue_to_python, tensor_shape_and_type, tensor_view, value_count, value_kind
 from ._status import call_out, check
 from .dtypes import bits_for, dtype_for
 from .env import get_env
@@ -184,6 +185,8 @@ class Value(Handle):
     def from_numpy(cls, array: Any, element_type: ElementType | int | None = None) -> Value:
         """A tensor over ``array``'s memory (copied only when not C-contiguous, or sub-byte)."""
         api = _loader.api()
+        if element_type is not None:  # a member of another of ortc's enums is refused
+            element_type = c_enum(element_type, ElementType, "Value.from_numpy element_type")
         raw, keep = array_to_ortvalue(api, array, "Value.from_numpy", element_type)
         return cls._own(raw, keep, writable=keep is None or bool(keep.flags.writeable))
 
@@ -209,6 +212,8 @@ class Value(Handle):
         non-empty one, it converts Python data (lists, numbers) and every item must have it."""
         if not isinstance(items, (list, tuple)):
             raise InvalidArgument(f"from_sequence: expected a list, got {type(items).__name__}")
+        if element_type is not None:
+            element_type = c_enum(element_type, ElementType, "from_sequence element_type")
         if not items:
             if element_type is None:
                 raise InvalidArgument("from_sequence: an empty sequence needs its "
@@ -409,7 +414,13 @@ class Value(Handle):
             raise InvalidArgument(f"fill(): only tensors of whole-byte numbers can be filled, "
                                   f"this one is {et.name}")
         view = self.numpy()
-        np.copyto(view, np.asarray(data, dtype=view.dtype), casting="same_kind")
+        # the conversions of a run's Python data: none that changes a value (floats into ints,
+        # strings into numbers, numbers out of range; numpy's own cast wrapped and truncated)
+        arr = convert_python_data(as_array(data, "fill()")[0], view.dtype, "fill()", et.name)
+        try:
+            np.copyto(view, arr)
+        except ValueError as exc:  # shapes that do not broadcast
+            raise InvalidArgument(f"fill(): {exc}") from None
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
         arr = self.numpy()

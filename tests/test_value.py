@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import re
 import weakref
 
 import ml_dtypes
@@ -136,6 +137,50 @@ def test_writes_through_the_numpy_view_reach_ort() -> None:
     v = ortc.Value.from_numpy(np.zeros(3, np.int32))
     v.fill([1, 2, 3])
     assert v.numpy().tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("dtype,data,message", [
+    (np.int32, np.array([2.7, 1e20, -1.5]), "cannot convert float64 data to INT32"),
+    (np.uint8, np.array([-1.0, 300.0]), "cannot convert float64 data to UINT8"),
+    (np.float32, ["1.5", "2"], "cannot convert <U3 data to FLOAT"),
+    (np.int8, [1, 200], "value 200 is out of range for INT8"),
+    (np.int32, np.array([2**40, 1], np.int64), "value 1099511627776 is out of range for INT32"),
+    (np.float16, [1e6, 1.0], "value 1000000.0 is out of range for FLOAT16"),
+    (np.float32, np.ones(4, np.float32), "could not broadcast"),
+])
+def test_fill_refuses_what_would_change_values(dtype: type, data: object, message: str) -> None:
+    """fill() converts like a run's Python data: no floats into ints, no strings into numbers,
+    nothing out of range. It used numpy's unsafe cast, which truncated, wrapped and parsed
+    (found from outside: [2.7, 1e20, -1.5] into int32 gave [2, -2147483648, -1])."""
+    v = ortc.Value.from_numpy(np.zeros(2 if np.ndim(data) and len(data) == 2 else 3, dtype))
+    before = v.numpy().copy()
+    with pytest.raises(ortc.InvalidArgument, match=re.escape(message)):
+        v.fill(data)
+    assert v.numpy().tolist() == before.tolist(), "a refused fill writes nothing"
+
+
+def test_fill_takes_data_that_keeps_its_values() -> None:
+    v = ortc.Value.from_numpy(np.zeros(3, np.float32))
+    v.fill(np.array([1.5, 2.5, 3.5]))  # float64 into float32: the same kind
+    v.fill(2.0)  # broadcast
+    assert v.numpy().tolist() == [2, 2, 2]
+    u = ortc.Value.from_numpy(np.zeros(3, np.uint8))
+    u.fill([0, 255, 7])  # ints into an unsigned type, in range
+    assert u.numpy().tolist() == [0, 255, 7]
+
+
+def test_element_type_must_be_an_element_type() -> None:
+    """A member of another of ortc's enums is refused even when its number is an element
+    type's (ExecutionMode.PARALLEL is 1, FLOAT's number); found from outside."""
+    x = np.ones(2, np.float32)
+    for make in (lambda et: ortc.Value.from_numpy(x, et),
+                 lambda et: ortc.Value.from_sequence([x], et)):
+        with pytest.raises(ortc.InvalidArgument, match="expected a ElementType, got "
+                                                       "ExecutionMode.PARALLEL"):
+            make(ortc.ExecutionMode.PARALLEL)
+        with pytest.raises(ortc.InvalidArgument, match="999 is not a ElementType"):
+            make(999)
+        assert make(ElementType.FLOAT) is not None and make(1) is not None
 
 
 def test_sequence_and_map_values() -> None:
