@@ -495,6 +495,31 @@ def update_inplace_takes_any_shape_of_the_same_size_and_no_strings(ort: Any) -> 
 
 
 @scenario
+def free_dimension_overrides_take_integers_only(ort: Any) -> Any:
+    # onnxruntime's argument rules (pybind11): an int, a bool or a numpy int; a float or a str
+    # is a TypeError, as a name that is not a str is (compat once truncated 2.7 and parsed "3")
+    from onnx import TensorProto, helper
+
+    model = models._bytes(models.make_model(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])]))
+    out = []
+    for name, value in [("batch", 2.7), ("batch", "3"), (1, 3), ("batch", 2**70),
+                        ("batch", True), ("batch", np.int64(3)), ("batch", 5)]:
+        so = ort.SessionOptions()
+        try:
+            so.add_free_dimension_override_by_name(name, value)
+            so.add_free_dimension_override_by_denotation("DATA_BATCH", value)
+        except TypeError:
+            out.append("TypeError")
+            continue
+        out.append(ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+                   .get_inputs()[0].shape)
+    return out
+
+
+@scenario
 def run_with_ort_values(ort: Any) -> Any:
     sess = ort.InferenceSession(ADD)
     feeds = {k: ort.OrtValue.ortvalue_from_numpy(v) for k, v in AB.items()}

@@ -7,6 +7,7 @@ changing the options afterwards does not change existing sessions).
 
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any, cast
 
@@ -132,10 +133,11 @@ class SessionOptions:
             self._external[name] = value
 
     def add_free_dimension_override_by_name(self, name: str, value: int) -> None:
-        self._dim_names[name] = int(value)
+        self._dim_names[name] = _dim_override("add_free_dimension_override_by_name", name, value)
 
     def add_free_dimension_override_by_denotation(self, denotation: str, value: int) -> None:
-        self._dim_denotations[denotation] = int(value)
+        self._dim_denotations[denotation] = _dim_override(
+            "add_free_dimension_override_by_denotation", denotation, value)
 
     def register_custom_ops_library(self, path: str) -> None:
         path = os.fspath(path)
@@ -216,3 +218,19 @@ SessionOptions.__module__ = PYBIND_MODULE
 
 def get_default_session_options() -> SessionOptions:
     return SessionOptions()
+
+
+def _dim_override(method: str, name: Any, value: Any) -> int:
+    """onnxruntime's argument rules for a free dimension override: a str and an integer that
+    fits int64 (anything with ``__index__``: a bool or a numpy int too, not a float or a
+    str); its TypeError otherwise. int() truncated 2.7 to 2 and parsed "3"."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = None
+    if not isinstance(name, str) or number is None or not -2**63 <= number < 2**63:
+        raise TypeError(f"{method}(): incompatible function arguments. The following argument "
+                        f"types are supported: (self, arg0: str, arg1: int) -> None; invoked "
+                        f"with: {name!r}, {value!r}")
+    return number
+
