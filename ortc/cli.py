@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from typing import Any
@@ -67,6 +68,9 @@ def _random_input(arg: ortc.NodeArg, rng: np.random.Generator) -> Any:
     shape = [d if isinstance(d, int) else 1 for d in (arg.shape or ())]
     dt = arg.dtype
     if dt is None:
+        if arg.type.kind != ortc.ValueKind.TENSOR:  # a .npy file holds one array, not these
+            raise UsageError(f"input {arg.name}: ortc run feeds tensors only, this input is a "
+                             f"{arg.type.type_str}; run the model from Python (ortc.Session)")
         raise UsageError(f"input {arg.name}: cannot make random data for {arg.type.type_str}; "
                          f"give it with --input {arg.name}=FILE.npy")
     if dt.kind == "O":
@@ -75,6 +79,30 @@ def _random_input(arg: ortc.NodeArg, rng: np.random.Generator) -> Any:
         return rng.random(shape) < 0.5
     return rng.standard_normal(shape).astype(dt) if dt.kind in "fc" else \
         rng.integers(0, 10, shape).astype(dt)
+
+
+def _seed(text: str) -> int:
+    """--seed: numpy's generators take 0 or more."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer of 0 or more, got {text!r}"
+                                         ) from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {seed}")
+    return seed
+
+
+def _load_npy(name: str, path: str) -> Any:
+    """The array in a .npy file given for input ``name``; a file that is not one is a usage
+    error naming both (numpy's own text named neither)."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError:  # not .npy (numpy then speaks of pickles), or an object array
+        raise UsageError(f"--input {name}: {path} is not a .npy file of one array of numbers, "
+                         f"bools or text (numpy.save writes one)") from None
+    except (OSError, EOFError) as exc:
+        raise UsageError(f"--input {name}: {path}: cannot read it ({exc})") from None
 
 
 def _given_inputs(items: list[str]) -> dict[str, str]:
@@ -94,7 +122,7 @@ def main_run(argv: list[str]) -> int:
                  description="Run a model on random or .npy inputs and print the outputs.")
     ap.add_argument("model")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=_seed, default=0)
     args = ap.parse_args(argv)
     given = _given_inputs(args.input)
     rng = np.random.default_rng(args.seed)
@@ -104,8 +132,8 @@ def main_run(argv: list[str]) -> int:
         if unknown:
             raise UsageError(f"--input {unknown[0]}: the model has no such input "
                              f"(inputs: {', '.join(names) or 'none'})")
-        feeds = {a.name: np.load(given[a.name]) if a.name in given else _random_input(a, rng)
-                 for a in sess.inputs}
+        feeds = {a.name: _load_npy(a.name, given[a.name]) if a.name in given else
+                 _random_input(a, rng) for a in sess.inputs}
         for arg, out in zip(sess.outputs, sess.run(None, feeds)):
             print(f"{arg.name} =", out)
     return 0

@@ -81,6 +81,20 @@ def test_usage_errors_exit_2_in_one_line(add_path: str, tmp_path: Path) -> None:
     np.save(tmp_path / "z.npy", np.ones(3, np.float32))
     one_line_error(ortc_cmd("run", add_path, "--input", f"z={tmp_path / 'z.npy'}"), 2,
                    "ortc run", "the model has no such input", "inputs: a, b")
+    # found from outside: numpy's texts named neither the option nor the input, and exit 1
+    one_line_error(ortc_cmd("run", add_path, "--seed", "-1"), 2, "ortc run",
+                   "argument --seed: must be 0 or more, got -1")
+    one_line_error(ortc_cmd("run", add_path, "--seed", "x"), 2, "ortc run",
+                   "argument --seed: expected an integer of 0 or more, got 'x'")
+    one_line_error(ortc_cmd("run", add_path, "--input", f"a={add_path}"), 2, "ortc run",
+                   f"--input a: {add_path} is not a .npy file")
+    np.save(tmp_path / "objects.npy", np.array([{"k": 1}], dtype=object), allow_pickle=True)
+    one_line_error(ortc_cmd("run", add_path, "--input", f"a={tmp_path / 'objects.npy'}"), 2,
+                   "ortc run", "is not a .npy file of one array of numbers, bools or text")
+    seq = tmp_path / "seq.onnx"
+    seq.write_bytes(models.sequence_identity_model())
+    one_line_error(ortc_cmd("run", str(seq)), 2, "ortc run", "ortc run feeds tensors only",
+                   "seq(tensor(float))")
     one_line_error(ortc_cmd("rules", "--format", "yaml"), 2, "ortc rules", "invalid choice")
     one_line_error(ortc_cmd("version", "--library", "typo"), 2, "ortc version",
                    "--library typo: cannot load library")
