@@ -18,7 +18,8 @@ PICKLE_AND_FORK: tuple[dict[str, object], ...] = (
      "unread; every option; providers); unpickling builds an equal session",
      "fork": "rebuilt from its recipe on first use in the child, once per child whichever "
      "thread comes first (a lock made fresh in the child); the parent's OrtSession is never "
-     "called or released there (ORT's thread pools did not survive the fork)",
+     "called or released there (ORT's thread pools did not survive the fork); a model file "
+     "changed since the parent read it is refused (RecipeError), not rebuilt",
      "evidence": [_R + "test_from_recipe_builds_an_equal_session",
                   _R + "test_the_model_bytes_travel_once_per_pickle",
                   _R + "test_path_recipe_is_absolute_and_never_reads_the_file",
@@ -26,7 +27,8 @@ PICKLE_AND_FORK: tuple[dict[str, object], ...] = (
                   _P + "test_multiprocessing_pool_runs_the_module_level_session",
                   _P + "test_process_pool_executor_with_a_pickled_session",
                   _P + "test_a_pool_initializer_ships_the_session_once_per_worker",
-                  _P + "test_rebuild_failure_in_the_child_names_the_missing_file"]},
+                  _P + "test_rebuild_failure_in_the_child_names_the_missing_file",
+                  _P + "test_a_child_refuses_to_rebuild_from_a_model_file_that_changed"]},
     {"type": "SessionRecipe", "pickle": "plain frozen data; unpickling checks every field's "
      "type and the format version, and calls nothing but ortc's own builders",
      "fork": "plain Python data: usable anywhere, immutable (Send and Sync)",

@@ -162,6 +162,16 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
             temporary.close()
 
 
+def _file_identity(path: str) -> tuple[int, ...] | None:
+    """Which file ``path`` is and what it was (device, inode, size, modification time), or
+    None when it cannot be read (ORT then names the problem)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class Session(Handle):
     """A model loaded for inference.
 
@@ -204,6 +214,9 @@ class Session(Handle):
             watcher.sigint_supported()
         env = get_env()
         model, path, data = model_source(model)
+        #: the model file as this session read it: a forked child rebuilds from the file, and
+        #: must not build another model silently (_rebuild_after_fork)
+        self._model_file = _file_identity(path) if path is not None else None
         raw, taken, used = _create_session(api, env, model, options, providers, option_kwargs)
         self._adopt(raw, api.ReleaseSession, (env, *taken))
         # what pickling and a forked child rebuild from (``used`` may be closed by now: read
@@ -331,6 +344,15 @@ class Session(Handle):
             from .session_options import SessionOptions
 
             r = check_recipe(self._made_recipe())
+            if r.model_path is not None and self._model_file is not None and \
+                    _file_identity(r.model_path) != self._model_file:
+                from .recipe import RecipeError
+
+                raise RecipeError(
+                    f"the model file {r.model_path!r} changed after this session read it (pid "
+                    f"{os.getpid()} is a forked child, which rebuilds the session from the "
+                    f"file): keep the file as it was while children may start, or make the "
+                    f"session from the model's bytes (Session(open(path, 'rb').read()))")
             env = get_env()
             opts = SessionOptions.from_recipe(r.options)
             try:

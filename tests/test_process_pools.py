@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import _pool_worker as worker
+import models
 import ortc
 
 BATCHES = [np.random.default_rng(k).standard_normal((4, 16)).astype(np.float32)
@@ -112,3 +113,41 @@ def test_rebuild_failure_in_the_child_names_the_missing_file(tmp_path: Any) -> N
     assert msg.startswith("NoSuchFile") and str(path) in msg, msg
     np.testing.assert_array_equal(s.run(None, {"x": x})[0], want)  # the parent's still works
     s.close()
+
+
+def test_a_child_refuses_to_rebuild_from_a_model_file_that_changed(tmp_path: Any) -> None:
+    """A forked child rebuilds its inherited sessions from the model file. Replaced after the
+    parent loaded it (a deploy writing the next model to the same path), the child ran the new
+    model with the parent's session object, silently (found from outside: an Add session gave
+    a Sub's results). Now its first use raises RecipeError naming the file; the parent's
+    session is untouched."""
+    from onnx import TensorProto, helper
+
+    def model(op: str) -> bytes:
+        vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in "abc"]
+        return models._bytes(models.make_model([helper.make_node(op, ["a", "b"], ["c"])],
+                                               vi[:2], vi[2:]))
+
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model("Add"))
+    s = ortc.Session(str(path), intra_op_num_threads=1)
+    feeds = {"a": np.ones(3, np.float32), "b": np.ones(3, np.float32)}
+    assert s.run(None, feeds)[0].tolist() == [2, 2, 2]
+    path.write_bytes(model("Sub"))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            msg = f"ran: {s.run(None, feeds)[0].tolist()}"
+        except BaseException as exc:  # noqa: BLE001
+            msg = f"{type(exc).__name__} {exc}"
+        os.write(w, msg.encode()[:4000])
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        msg = f.read().decode()
+    os.waitpid(pid, 0)
+    assert msg.startswith("RecipeError") and str(path) in msg and "changed" in msg, msg
+    assert s.run(None, feeds)[0].tolist() == [2, 2, 2]  # the parent's still runs its model
+    s.close()
+
