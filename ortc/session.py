@@ -547,6 +547,11 @@ class Session(Handle):
         stops the run as in :meth:`run`; the Future then raises :class:`ortc.RunTimeout`.
         Ctrl-C interrupts a wait on the Future, not the run: the run is not on the main
         thread; ``run_options.terminate()`` stops it.
+
+        Done-callbacks (``Future.add_done_callback``) run on that ORT thread too: one that
+        waits for another ``run_async`` of this session can wait forever, since that run may
+        need the very thread the callback holds (with ``intra_op_num_threads=2`` it does).
+        Hand such work to an executor of your own from the callback.
         """
         checked_run_options(run_options)
         return self._engine.start_async(self, output_names, feeds, run_options, timeout)
