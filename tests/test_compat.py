@@ -887,6 +887,17 @@ def _outcomes(run: Callable[[Any], Any], feeds: list[Any]) -> list[Any]:
 
 
 @scenario
+def arrays_of_types_onnxruntime_cannot_convert(ort: Any) -> Any:
+    # datetime, timedelta and complex arrays: onnxruntime's RuntimeError "Numpy_type N can't
+    # be converted" (compat raised numpy's ValueError for a datetime, found from outside)
+    sess = ort.InferenceSession(ADD)
+    return _outcomes(lambda x: sess.run(None, {"a": x, "b": AB["b"]}),
+                     [np.array(["2020-01-01", "2020-01-02", "2020-01-03"], "datetime64[D]"),
+                      np.array([1, 2, 3], "timedelta64[s]"), np.ones(3, np.complex64),
+                      np.ones(3, np.complex128)])
+
+
+@scenario
 def feeds_that_are_not_data(ort: Any) -> Any:
     # iterables onnxruntime takes for a list of maps, and objects it has no conversion for
     import onnx

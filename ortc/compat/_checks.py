@@ -134,6 +134,9 @@ def scalar_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseExceptio
     take scalars, as in run()."""
     known = feedable(sess)
     for name, data in feeds.items():
+        unconvertible = _numpy_type_refused(data)
+        if unconvertible:  # (a datetime's buffer raised numpy's ValueError in ortc's run)
+            return unconvertible
         if isinstance(data, (str, bytes)):
             return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
                                 f"array for input '{name}'.")
@@ -141,6 +144,14 @@ def scalar_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseExceptio
             arg = known.get(name)
             if arg is None or arg.shape != ():
                 return RuntimeError(f"Unable to handle object of type {type(data)}")
+    return None
+
+
+def _numpy_type_refused(data: Any) -> RuntimeError | None:
+    """onnxruntime's error for an array its numpy conversion has no type for (complex,
+    datetime, timedelta), whatever the input's type; None for any other feed."""
+    if isinstance(data, np.ndarray) and data.dtype.kind in "cmM":
+        return RuntimeError(f"Numpy_type {data.dtype.num} can't be converted to MLDataType.")
     return None
 
 
@@ -171,6 +182,9 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
                 return InvalidArgument(f"Invalid output name:{name}", 2)
         for name, data in feeds.items():
             arg = known[name]
+            unconvertible = _numpy_type_refused(data)
+            if unconvertible:
+                return unconvertible
             if arg.type.kind == ortc.ValueKind.MAP and isinstance(data, Mapping):
                 wrong_item = _map_item_refused(data, arg.type)
                 if wrong_item:  # onnxruntime's class; its text names a C type
@@ -183,6 +197,9 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
             if wrong:
                 return InvalidArgument(wrong, 2)
     for name, data in feeds.items():
+        unconvertible = _numpy_type_refused(data)
+        if unconvertible:  # (a datetime's buffer raised numpy's ValueError in ortc's run)
+            return unconvertible
         if isinstance(data, (str, bytes)):
             return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
                                 f"array for input '{name}'.")
