@@ -887,6 +887,24 @@ def _outcomes(run: Callable[[Any], Any], feeds: list[Any]) -> list[Any]:
 
 
 @scenario
+def refused_at_the_call_not_later(ort: Any) -> Any:
+    # onnxruntime refuses these where they are given (compat accepted them: set_providers fell
+    # back to the CPU with a warning, a config key failed only when a session was made)
+    sess = ort.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+    calls: list[Callable[[], Any]] = [
+        lambda: sess.set_providers(["FooExecutionProvider"]),
+        lambda: sess.set_providers([("FooExecutionProvider", {})]),
+        lambda: ort.SessionOptions().add_session_config_entry("", "1"),
+        lambda: ort.SessionOptions().add_session_config_entry("k" * 1025, "1"),
+        lambda: ort.SessionOptions().add_session_config_entry("é" * 513, "1"),  # 1026 bytes
+        lambda: ort.RunOptions().add_run_config_entry("", "1"),
+        lambda: ort.SessionOptions().add_session_config_entry("k" * 1024, "1")]
+    # (after the refused set_providers onnxruntime's session reports no providers at all;
+    # compat's keeps its session, which is not compared)
+    return _outcomes(lambda call: call(), calls)
+
+
+@scenario
 def arrays_of_types_onnxruntime_cannot_convert(ort: Any) -> Any:
     # datetime, timedelta and complex arrays: onnxruntime's RuntimeError "Numpy_type N can't
     # be converted" (compat raised numpy's ValueError for a datetime, found from outside)

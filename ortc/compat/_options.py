@@ -85,6 +85,9 @@ def config_pair(method: str, key: Any, value: Any) -> None:
     if not isinstance(key, str) or not isinstance(value, str):
         raise TypeError(f"{method}(): incompatible function arguments: the key and the value "
                         f"must be str, not {type(key).__name__} and {type(value).__name__}")
+    if not key or len(key.encode("utf-8", "surrogatepass")) > 1024:  # ORT's check (bytes),
+        # which onnxruntime makes at the call
+        raise RuntimeError("Config key is empty or longer than maximum length 1024")
 
 
 class SessionOptions:

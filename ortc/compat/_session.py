@@ -17,6 +17,7 @@ import ortc
 
 from ._checks import explain, lists_converted, scalar_refused, validate_input
 from ._errors import EPFail, _OrtStyle, translate
+from ._functions import ALL_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
 from ._options import SessionOptions
 from ._run_options import RunOptions
@@ -134,6 +135,11 @@ class InferenceSession:
 
     def set_providers(self, providers: Sequence[Any] | None = None,
                       provider_options: Sequence[dict[Any, Any]] | None = None) -> None:
+        for p in providers or ():  # onnxruntime refuses a name it does not know of here
+            name = p if isinstance(p, str) else (
+                p[0] if isinstance(p, tuple) and p and isinstance(p[0], str) else None)
+            if name is not None and name not in ALL_PROVIDERS:
+                raise RuntimeError(f"Unknown Provider Type: {name}")
         old = self._sess
         self._create(providers, provider_options)
         try:
