@@ -62,11 +62,16 @@ class InferenceSession:
             self._enable_fallback = False
 
     def _create(self, providers: Any, provider_options: Any,
-                disabled_optimizers: list[str] | None = None) -> None:
+                disabled_optimizers: list[str] | None = None, *,
+                refuse_unknown: bool = False) -> None:
         # onnxruntime reads the names first: a non-iterable raises TypeError here, unretried
         _ = [p[0] if isinstance(p, tuple) else p for p in providers or []]
         available = ortc.available_providers()
         names, options = normalize_providers(providers, provider_options, available)
+        if refuse_unknown:  # set_providers: after the same warnings, onnxruntime's C++ refuses
+            unknown = [n for n in names if n not in ALL_PROVIDERS]  # a name it does not know
+            if unknown:
+                raise RuntimeError(f"Unknown Provider Type: {unknown[0]}")
         native_opts = self._sess_options.native()
         try:
             if disabled_optimizers:
@@ -135,13 +140,8 @@ class InferenceSession:
 
     def set_providers(self, providers: Sequence[Any] | None = None,
                       provider_options: Sequence[dict[Any, Any]] | None = None) -> None:
-        for p in providers or ():  # onnxruntime refuses a name it does not know of here
-            name = p if isinstance(p, str) else (
-                p[0] if isinstance(p, tuple) and p and isinstance(p[0], str) else None)
-            if name is not None and name not in ALL_PROVIDERS:
-                raise RuntimeError(f"Unknown Provider Type: {name}")
         old = self._sess
-        self._create(providers, provider_options)
+        self._create(providers, provider_options, refuse_unknown=True)
         try:
             old.close()
         except ortc.ConcurrentUseError:
