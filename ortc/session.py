@@ -167,7 +167,7 @@ def _file_identity(path: str) -> tuple[int, ...] | None:
     None when it cannot be read (ORT then names the problem)."""
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path (refused by _create)
         return None
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
