@@ -300,7 +300,7 @@ class SessionOptions(Handle):
                                   ) -> None:
         """Add an execution provider by name (``"CUDAExecutionProvider"``, ``"XNNPACK"``, ...)
         with string options. The CPU provider is always present as the fallback."""
-        opts = {str(k): str(v) for k, v in (options or {}).items()}
+        opts = _provider_options(name, options)
         given = dict(opts)
         short, canonical = provider_names(name)
         api = self._api
@@ -457,3 +457,24 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (os.PathLike, bytes)):
         return os.fsdecode(os.fspath(value))
     return value
+
+
+def _provider_options(name: str, options: Any) -> dict[str, str]:
+    """A provider's options as the strings ORT takes: str keys; str, int or float values.
+    ``None`` and bools are refused rather than written as words ORT reads as neither on nor
+    off (``{"use_arena": None}`` left the arena on without a word: found from outside)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"{name}: provider options must be a mapping of str to str, not "
+                        f"{type(options).__name__}")
+    out = {}
+    for k, v in options.items():
+        if not isinstance(k, str):
+            raise InvalidArgument(f"{name}: provider option names must be str, got {k!r}")
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise InvalidArgument(f"{name} option {k!r}: expected a str or a number (switches "
+                                  f"are '1' or '0'), got {type(v).__name__} {v!r}")
+        out[k] = str(v)
+    return out
+
