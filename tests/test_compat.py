@@ -887,6 +887,21 @@ def _outcomes(run: Callable[[Any], Any], feeds: list[Any]) -> list[Any]:
 
 
 @scenario
+def get_session_options_is_the_sessions_own_copy(ort: Any) -> Any:
+    # one object on every call (an attribute set on it reads back), not the caller's options,
+    # and taken when the session was made (compat returned a new copy on each call)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(ADD, so, providers=["CPUExecutionProvider"])
+    so.intra_op_num_threads = 2  # after the session was made
+    got = sess.get_session_options()
+    first = got.intra_op_num_threads
+    got.inter_op_num_threads = 3
+    again = sess.get_session_options()
+    return [got is again, got is so, first, again.inter_op_num_threads]
+
+
+@scenario
 def refused_at_the_call_not_later(ort: Any) -> Any:
     # onnxruntime refuses these where they are given (compat accepted them: set_providers fell
     # back to the CPU with a warning, a config key failed only when a session was made)

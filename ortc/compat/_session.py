@@ -60,6 +60,9 @@ class InferenceSession:
             print("****************************************")
             self._create(self._fallback_providers, None)
             self._enable_fallback = False
+        # the session's own copy, the same object on every get_session_options() (as in
+        # onnxruntime: an attribute set on it reads back; the caller's options stay theirs)
+        self._options_copy = self._sess_options.copy()
 
     def _create(self, providers: Any, provider_options: Any,
                 disabled_optimizers: list[str] | None = None, *,
@@ -118,7 +121,7 @@ class InferenceSession:
 
     # -- description ---------------------------------------------------------------------------
     def get_session_options(self) -> SessionOptions:
-        return self._sess_options.copy()  # as onnxruntime: the session's copy, not the input
+        return self._options_copy
 
     def get_inputs(self) -> list[NodeArg]:
         return self._inputs_meta
