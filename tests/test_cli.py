@@ -100,6 +100,13 @@ def test_usage_errors_exit_2_in_one_line(add_path: str, tmp_path: Path) -> None:
                    "--library typo: cannot load library")
     one_line_error(ortc_cmd("conformance", "--bogus", module=True), 2,
                    "python -m ortc conformance", "unrecognized arguments: --bogus")
+    # one mode's options given to the other were ignored (--list with --matrix downloaded)
+    one_line_error(ortc_cmd("conformance", "--output", "x.md"), 2, "ortc conformance",
+                   "--output goes with --matrix")
+    one_line_error(ortc_cmd("conformance", "--coverage", "c.json"), 2, "ortc conformance",
+                   "--coverage goes with --matrix")
+    one_line_error(ortc_cmd("conformance", "--matrix", "1.20", "--list"), 2,
+                   "ortc conformance", "--list lists the checks of one library")
 
 
 def test_failed_work_exits_1_in_one_line(add_path: str, tmp_path: Path) -> None:

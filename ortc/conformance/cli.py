@@ -65,7 +65,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    ap = _parser()
+    args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
+    # options of one mode given to the other were ignored without a word (found from outside)
+    if not args.matrix:
+        for flag, value in (("--output", args.output), ("--coverage", args.coverage)):
+            if value is not None:
+                ap.error(f"{flag} goes with --matrix (without it: --json or --markdown)")
+    elif args.list:
+        ap.error("--list lists the checks of one library: without --matrix")
     if args.matrix:
         return _matrix(args)
     from .. import _loader
