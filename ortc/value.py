@@ -247,7 +247,7 @@ class Value(Handle):
     def empty_sequence(cls, element_type: ElementType | int) -> Value:
         """An empty sequence of tensors of ``element_type``. CreateValue refuses zero items,
         so the value comes from running ONNX's SequenceEmpty in a cached one-node session."""
-        et = ElementType(element_type)
+        et = c_enum(element_type, ElementType, "empty_sequence element_type")
         if et == ElementType.UNDEFINED:
             raise InvalidArgument("empty_sequence: element_type must be a tensor element type")
         api = _loader.api()
@@ -266,8 +266,9 @@ class Value(Handle):
         :meth:`from_numpy` converts Python data; a value that would change is refused) and
         every key / value array must have them."""
         api = _loader.api()
-        kt = None if key_type is None else ElementType(key_type)
-        vt = None if value_type is None else ElementType(value_type)
+        kt = None if key_type is None else c_enum(key_type, ElementType, "from_map key_type")
+        vt = None if value_type is None else c_enum(value_type, ElementType,
+                                                      "from_map value_type")
         if isinstance(mapping, Mapping):
             items = list(mapping.items())  # one snapshot, whatever the mapping does later
             keys_list = [k for k, _ in items]
