@@ -9,6 +9,7 @@ flight are terminated). :class:`Lease` holds a guard for the length of another o
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -25,6 +26,9 @@ __all__ = ["Guard", "Lease", "LOCK_FREE", "survive_fork", "releasing"]
 T = TypeVar("T")
 
 _get_ident = threading.get_ident
+#: tokens of the entries a run_async job holds once its caller has handed them off
+#: (:meth:`Guard.hand_off`): above any thread's ident (pthread addresses; 32-bit thread ids)
+_job_tokens = itertools.count(1 << 62)
 
 #: Whether entries may skip the lock ("announce, then look": see Guard). That is sound while a
 #: GIL runs one thread's bytecode at a time, which orders every update before the next read. A
@@ -576,6 +580,23 @@ class Guard:
         return (f"{name}: {kind} call while {what}{why}{where}; use one object per thread, "
                 f"or ortc.set_thread_checks('serialize') to make such calls wait")
 
+    def hand_off(self, token: int) -> int:
+        """Give this thread's shared entry ``token`` to a run that goes on without the thread
+        (a run_async job): the entry becomes the job's, so the thread's own later calls
+        conflict with it as another thread's would (a fill() of an input the run still reads),
+        where as the thread's entry they passed as re-entry. Returns the job's token, for
+        :meth:`leave` from whichever thread ends the job. The swap is one store into
+        ``users``: an interrupt finds the entry whole, before or after it."""
+        job = next(_job_tokens)
+        users = self.users
+        with self.lock:
+            try:
+                where = users.index(token)
+            except ValueError:  # not there (nothing to give): the token stays the caller's
+                return token
+            users[where] = job
+        return job
+
     def busy_elsewhere(self) -> bool:
         """True when a thread other than the caller is inside one of the object's methods."""
         users = tuple(self.users)
@@ -663,6 +684,12 @@ class Lease:
     @classmethod
     def exclusive(cls, obj: Any) -> Lease:
         return cls(obj, True)
+
+    def hand_off(self) -> None:
+        """This shared lease becomes a run_async job's (:meth:`Guard.hand_off`)."""
+        guard = self.guard
+        if guard is not None and self.token > 0:
+            self.token = guard.hand_off(self.token)
 
     def borrow_into(self, undo: list[Callable[[], None]]) -> None:
         """:meth:`Guard.borrow` of this lease's hold for this thread, its give-back appended to

@@ -82,6 +82,43 @@ def test_close_while_in_flight_defers_the_release() -> None:
     assert s._ptr == ffi.NULL and s._children == 0
 
 
+@pytest.mark.parametrize("mode", ["strict", "serialize"])
+def test_the_caller_of_run_async_cannot_write_what_the_run_reads(mode: str) -> None:
+    """run_async's holds on its input Values and run options are the job's, not the calling
+    thread's: the caller's own fill() of an input while the run reads it is refused (strict) or
+    waits for the run (serialize), as another thread's would be. As the caller's entries they
+    passed as re-entry, and the run read the new values (found from outside: 20 of 20 runs
+    gave other outputs)."""
+    s = ortc.Session(models.loop_chain_model(128), intra_op_num_threads=2)
+    n = models.loop_iterations_for(s, 0.3, 128)
+    ones = np.ones((128, 128), np.float32)
+    want = s.run(None, {"x": ones, "n": np.array(n, np.int64)})[0]
+    old = ortc.set_thread_checks(mode)
+    try:
+        x = ortc.Value.from_numpy(ones.copy())
+        ro = ortc.RunOptions()
+        f = s.run_async(None, {"x": x, "n": ortc.Value.from_numpy(np.array(n, np.int64))}, ro)
+        assert not f.done()
+        if mode == "strict":
+            with pytest.raises(ortc.ConcurrentUseError):
+                x.fill(100.0)
+            with pytest.raises(ortc.ConcurrentUseError):
+                ro.tag = "other"  # an exclusive setter of the run's options
+        else:
+            x.fill(100.0)  # waits until the job has let go of x
+            assert f.done()
+        np.testing.assert_array_equal(f.result(timeout=120)[0], want)
+        for _ in range(200):  # the job's holds end on ortc's releaser thread
+            try:
+                x.fill(1.0)
+                break
+            except ortc.ConcurrentUseError:
+                threading.Event().wait(0.05)
+        assert x.numpy()[0, 0] == 1.0
+    finally:
+        ortc.set_thread_checks(old)
+
+
 def test_asyncio_wrap(mlp) -> None:
     async def main() -> list[np.ndarray]:
         return await asyncio.wrap_future(mlp.run_async(None, {"x": np.ones((1, 32),
