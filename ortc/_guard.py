@@ -28,7 +28,8 @@ T = TypeVar("T")
 _get_ident = threading.get_ident
 #: tokens of the entries a run_async job holds once its caller has handed them off
 #: (:meth:`Guard.hand_off`): above any thread's ident (pthread addresses; 32-bit thread ids)
-_job_tokens = itertools.count(1 << 62)
+_JOB_TOKENS_FROM = 1 << 62
+_job_tokens = itertools.count(_JOB_TOKENS_FROM)
 
 #: Whether entries may skip the lock ("announce, then look": see Guard). That is sound while a
 #: GIL runs one thread's bytecode at a time, which orders every update before the next read. A
@@ -567,12 +568,16 @@ class Guard:
 
     def _describe(self, obj: Any, exclusive: bool) -> str:
         me = _get_ident()
-        others = sorted({t for t in tuple(self.users) if t != me})
+        entries = {t for t in tuple(self.users) if t != me}
+        others = sorted(t for t in entries if t < _JOB_TOKENS_FROM)
         name = type(obj).__name__
         if self.owner and self.owner != me:
             what = f"an exclusive call is in flight on thread {self.owner}"
+        elif not others:
+            what = "a run_async run still uses it (wait for its Future)"
         else:
-            what = f"another call is in flight on thread(s) {others}"
+            what = f"another call is in flight on thread(s) {others}" + (
+                ", and a run_async run still uses it" if len(others) < len(entries) else "")
         kind = "an exclusive" if exclusive else "a shared"
         why = "" if self.sync or exclusive else f" ({name} is not Sync)"
         where = (" from inside an ORT callback (callbacks never wait)"
@@ -596,6 +601,16 @@ class Guard:
                 return token
             users[where] = job
         return job
+
+    def leave_quietly(self, token: int, later: Callable[[Callable[[], None]], None]) -> None:
+        """End the shared entry ``token`` on a thread that must not run what a wake-up may
+        run (ORT's, at a run_async completion: a release deferred to the last call's end):
+        the entry goes now, the wake-up (waiters, that release) through ``later``."""
+        try:
+            self.users.remove(token)
+        finally:
+            if self.watch:
+                later(self._wake)
 
     def busy_elsewhere(self) -> bool:
         """True when a thread other than the caller is inside one of the object's methods."""
@@ -690,6 +705,14 @@ class Lease:
         guard = self.guard
         if guard is not None and self.token > 0:
             self.token = guard.hand_off(self.token)
+
+    def end_quietly(self, later: Callable[[Callable[[], None]], None]) -> None:
+        """End this shared lease now, its wake-up through ``later``
+        (:meth:`Guard.leave_quietly`); :meth:`release` is then a no-op."""
+        guard = self.guard
+        if guard is not None and self.token > 0:
+            self.guard = None
+            guard.leave_quietly(self.token, later)
 
     def borrow_into(self, undo: list[Callable[[], None]]) -> None:
         """:meth:`Guard.borrow` of this lease's hold for this thread, its give-back appended to

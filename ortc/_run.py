@@ -592,6 +592,7 @@ class RunEngine:
         outputs = ffi.new("OrtValue*[]", count)
         result: list[Any] = [None] * count
         deadline = [-1]
+        ro_hold: list[int | None] = [None]  # the job's entry in the options' guard, until ended
 
         def finish(_out_ptr: Any, _n: int, status: Any) -> list[Any]:
             # runs on an ORT thread, once; releases everything the run needed
@@ -612,14 +613,22 @@ class RunEngine:
                             api, owner, owner, True)
                 return result
             finally:
+                # The run holds nothing once it is done: its holds end before the Future
+                # completes, so a thread that waited for it finds the Values and options free
+                # (they ended on the releaser, after the result: a fill() right after result()
+                # was refused). Their wake-ups may release what a close deferred: not here.
+                for held in keep:
+                    if type(held) is Lease:
+                        held.end_quietly(releaser.submit)
+                ro_token, ro_hold[0] = ro_hold[0], None
+                if ro_token is not None:
+                    ro_guard.leave_quietly(ro_token, releaser.submit)  # type: ignore[union-attr]
                 release_run(release, created, [], outputs, count, result)
 
         def done() -> None:  # on the ORT thread, after finish()
             fired = False
             if deadline[0] >= 0:  # the run ended (well or not) before finish saw the deadline
                 fired = watcher.finish_deadline(deadline[0])
-            if token is not None:
-                ro_guard.leave(token)  # type: ignore[union-attr]
             # ending a lease may run a deferred release, and releasing the session's last
             # child may release the session: neither on ORT's own thread
             releaser.submit(lambda: release_run(release, [], keep))
@@ -635,6 +644,7 @@ class RunEngine:
         # as another thread's would (as this thread's entries they passed as re-entry)
         if token is not None:
             token = ro_guard.hand_off(token)  # type: ignore[union-attr]
+        ro_hold[0] = token
         for held in keep:
             if type(held) is Lease:
                 held.hand_off()
@@ -650,8 +660,9 @@ class RunEngine:
             if deadline[0] >= 0:
                 watcher.finish_deadline(deadline[0])
             release_run(release, created, keep)
-            if token is not None:
-                ro_guard.leave(token)  # type: ignore[union-attr]
+            ro_token, ro_hold[0] = ro_hold[0], None
+            if ro_token is not None:
+                ro_guard.leave(ro_token)  # type: ignore[union-attr]
             if private:
                 ro.close()
             session._child_released()
