@@ -87,21 +87,14 @@ def test_other_inherited_handles_still_raise_in_the_child() -> None:
                    "closed-session": "ClosedError"}
 
 
-def test_rebuild_failure_in_the_child_names_the_missing_file(tmp_path: Any) -> None:
-    path = tmp_path / "m.onnx"
-    path.write_bytes(worker.MODEL)
-    s = ortc.Session(str(path), intra_op_num_threads=1)
-    x = BATCHES[0]
-    want = s.run(None, {"x": x})[0]
-    os.remove(path)  # the child rebuilds from the path, which is gone
+def _in_a_forked_child(work: Any) -> str:
+    """``work()`` in a forked child: "ran: <its result>", or the class and text of what it
+    raised (reported through a pipe; the child exits at once)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
-        msg = "no error"
         try:
-            s.run(None, {"x": x})
-        except ortc.NoSuchFile as exc:
-            msg = "NoSuchFile " + str(exc)
+            msg = f"ran: {work()}"
         except BaseException as exc:  # noqa: BLE001
             msg = f"{type(exc).__name__} {exc}"
         os.write(w, msg.encode()[:4000])
@@ -110,6 +103,17 @@ def test_rebuild_failure_in_the_child_names_the_missing_file(tmp_path: Any) -> N
     with os.fdopen(r, "rb") as f:
         msg = f.read().decode()
     os.waitpid(pid, 0)
+    return msg
+
+
+def test_rebuild_failure_in_the_child_names_the_missing_file(tmp_path: Any) -> None:
+    path = tmp_path / "m.onnx"
+    path.write_bytes(worker.MODEL)
+    s = ortc.Session(str(path), intra_op_num_threads=1)
+    x = BATCHES[0]
+    want = s.run(None, {"x": x})[0]
+    os.remove(path)  # the child rebuilds from the path, which is gone
+    msg = _in_a_forked_child(lambda: s.run(None, {"x": x}))
     assert msg.startswith("NoSuchFile") and str(path) in msg, msg
     np.testing.assert_array_equal(s.run(None, {"x": x})[0], want)  # the parent's still works
     s.close()
@@ -134,19 +138,7 @@ def test_a_child_refuses_to_rebuild_from_a_model_file_that_changed(tmp_path: Any
     feeds = {"a": np.ones(3, np.float32), "b": np.ones(3, np.float32)}
     assert s.run(None, feeds)[0].tolist() == [2, 2, 2]
     path.write_bytes(model("Sub"))
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child reports through the pipe
-        try:
-            msg = f"ran: {s.run(None, feeds)[0].tolist()}"
-        except BaseException as exc:  # noqa: BLE001
-            msg = f"{type(exc).__name__} {exc}"
-        os.write(w, msg.encode()[:4000])
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        msg = f.read().decode()
-    os.waitpid(pid, 0)
+    msg = _in_a_forked_child(lambda: s.run(None, feeds)[0].tolist())
     assert msg.startswith("RecipeError") and str(path) in msg and "changed" in msg, msg
     assert s.run(None, feeds)[0].tolist() == [2, 2, 2]  # the parent's still runs its model
     s.close()
