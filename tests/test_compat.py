@@ -923,11 +923,16 @@ def refused_at_the_call_not_later(ort: Any) -> Any:
 def arrays_of_types_onnxruntime_cannot_convert(ort: Any) -> Any:
     # datetime, timedelta and complex arrays: onnxruntime's RuntimeError "Numpy_type N can't
     # be converted" (compat raised numpy's ValueError for a datetime, found from outside)
-    sess = ort.InferenceSession(ADD)
-    return _outcomes(lambda x: sess.run(None, {"a": x, "b": AB["b"]}),
-                     [np.array(["2020-01-01", "2020-01-02", "2020-01-03"], "datetime64[D]"),
-                      np.array([1, 2, 3], "timedelta64[s]"), np.ones(3, np.complex64),
-                      np.ones(3, np.complex128)])
+    # run_async converts the feeds at the call too, and raises there
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 2
+    sess = ort.InferenceSession(ADD, so)
+    feeds = [np.array(["2020-01-01", "2020-01-02", "2020-01-03"], "datetime64[D]"),
+             np.array([1, 2, 3], "timedelta64[s]"), np.ones(3, np.complex64),
+             np.ones(3, np.complex128)]
+    return [_outcomes(lambda x: sess.run(None, {"a": x, "b": AB["b"]}), feeds),
+            _outcomes(lambda x: sess.run_async(None, {"a": x, "b": AB["b"]},
+                                               lambda *_: None, None), feeds)]
 
 
 @scenario

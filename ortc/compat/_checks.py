@@ -128,14 +128,16 @@ def _as_strings(data: Any) -> np.ndarray[Any, Any] | None:
     return out.reshape(data.shape)
 
 
-def scalar_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseException | None:
-    """onnxruntime's error for a Python or numpy scalar fed to an input with dimensions (ortc
-    would take it as a 0-d array, which that input's rank refuses later). Scalar-shaped inputs
-    take scalars, as in run()."""
+def conversion_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseException | None:
+    """onnxruntime's error for a feed its conversion refuses before a run starts (run_async
+    raises it at the call): an array of a type it has no conversion for (complex, datetime),
+    a str, or a Python or numpy scalar fed to an input with dimensions (ortc would take it as a
+    0-d array, which that input's rank refuses later). Scalar-shaped inputs take scalars, as
+    in run()."""
     known = feedable(sess)
     for name, data in feeds.items():
         unconvertible = _numpy_type_refused(data)
-        if unconvertible:  # (a datetime's buffer raised numpy's ValueError in ortc's run)
+        if unconvertible:
             return unconvertible
         if isinstance(data, (str, bytes)):
             return RuntimeError(f"Input must be a list of dictionaries or a single numpy "

@@ -15,7 +15,7 @@ import numpy as np
 
 import ortc
 
-from ._checks import explain, lists_converted, scalar_refused, validate_input
+from ._checks import explain, lists_converted, conversion_refused, validate_input
 from ._errors import EPFail, _OrtStyle, translate
 from ._functions import ALL_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
@@ -233,7 +233,7 @@ class InferenceSession:
         validate_input(self._required, list(input_feed.keys()))
         if output_names is not None:
             output_names = _names(output_names)
-        refused = scalar_refused(self._sess, input_feed)
+        refused = conversion_refused(self._sess, input_feed)
         if refused is not None:
             raise refused
         try:
