@@ -638,13 +638,11 @@ class RunEngine:
                 ro._unset_now()
             releaser.submit(session._child_released)
 
-        token = ro_guard.enter_shared(ro) if ro_guard is not None else None
         # The run goes on without this thread: its holds on the options and the input Values
         # become the job's, so this thread's own fill() or close() of them meanwhile conflicts
         # as another thread's would (as this thread's entries they passed as re-entry)
-        if token is not None:
-            token = ro_guard.hand_off(token)  # type: ignore[union-attr]
-        ro_hold[0] = token
+        if ro_guard is not None:
+            ro_hold[0] = ro_guard.hand_off(ro_guard.enter_shared(ro))
         for held in keep:
             if type(held) is Lease:
                 held.hand_off()

@@ -225,7 +225,7 @@ class Value(Handle):
                      (cls.from_map(it) if isinstance(it, Mapping) else cls.from_numpy(it))
                      for it in items]
         else:  # it converts Python data and must match every item; never silently ignored
-            et = ElementType(element_type)
+            et = element_type  # an ElementType (c_enum above)
             parts = []
             for i, it in enumerate(items):
                 if isinstance(it, Mapping):
