@@ -68,14 +68,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = _parser()
     args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
     # options of one mode given to the other were ignored without a word (found from outside)
-    if not args.matrix:
-        for flag, value in (("--output", args.output), ("--coverage", args.coverage)):
-            if value is not None:
-                ap.error(f"{flag} goes with --matrix (without it: --json or --markdown)")
-    elif args.list:
-        ap.error("--list lists the checks of one library: without --matrix")
     if args.matrix:
+        if args.list:
+            ap.error("--list lists the checks of one library: without --matrix")
         return _matrix(args)
+    for flag, value in (("--output", args.output), ("--coverage", args.coverage)):
+        if value is not None:
+            ap.error(f"{flag} goes with --matrix (without it: --json or --markdown)")
     from .. import _loader
     from ..errors import LibraryNotFoundError
 
