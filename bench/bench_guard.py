@@ -27,13 +27,10 @@ import threading
 import time
 from typing import Any, Callable
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-for path in (ROOT, os.path.join(ROOT, "tests")):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 import ortc  # noqa: E402
 from ortc._ffi import ffi  # noqa: E402
@@ -41,15 +38,9 @@ from ortc._guard import Guard  # noqa: E402
 
 
 def _variants() -> dict[str, Callable[[], Any]]:
-    import models
+    from bench.models import tiny_bound_session
 
-    s = ortc.Session(models.add_model(np.float32, (1,)), intra_op_num_threads=1)
-    a = np.ones(1, np.float32)
-    feeds = {"a": a, "b": a}
-    b = s.io_binding()
-    b.bind_input("a", a)
-    b.bind_input("b", a)
-    b.bind_output("c", np.empty(1, np.float32))
+    s, feeds, b = tiny_bound_session(intra_op_num_threads=1)
     api = s._api
 
     def binding_raw() -> None:

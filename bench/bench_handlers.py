@@ -42,14 +42,8 @@ else:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 import ortc
 from ortc._interrupt import watcher
-from bench.models import add_model
-sess = ortc.Session(add_model().model, intra_op_num_threads=1)
-a = np.ones(1, np.float32)
-feeds = {"a": a, "b": a}
-binding = sess.io_binding()
-binding.bind_input("a", a)
-binding.bind_input("b", a)
-binding.bind_output("c", np.empty(1, np.float32))
+from bench.models import tiny_bound_session
+sess, feeds, binding = tiny_bound_session(intra_op_num_threads=1)
 for _ in range(2000):
     sess.run(None, feeds)
     sess.run_with_binding(binding)

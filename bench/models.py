@@ -113,6 +113,21 @@ def add_model(shape: tuple[int, ...] = (1,)) -> BenchModel:
     return BenchModel("tiny", f"Add [{dims}]", data, io, ["c"])
 
 
+def tiny_bound_session(**options: Any) -> tuple[Any, dict[str, Array], Any]:
+    """An ortc session of :func:`add_model` (``options`` as Session keywords), feeds of one
+    array for both inputs, and an IoBinding with both inputs and the output bound once: the
+    smallest run and bound run, for the scripts that time what ortc adds to them."""
+    import ortc
+
+    sess = ortc.Session(add_model().model, **options)
+    a = np.ones(1, np.float32)
+    binding = sess.io_binding()
+    binding.bind_input("a", a)
+    binding.bind_input("b", a)
+    binding.bind_output("c", np.empty(1, np.float32))
+    return sess, {"a": a, "b": a}, binding
+
+
 def matmul_model(m: int = 64, k: int = 256, n: int = 256) -> BenchModel:
     """``y = a @ b`` with both operands as inputs."""
     from onnx import helper

@@ -207,9 +207,11 @@ def _t_cffi_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
     """The bound run's one C call as ortc makes it (the cffi function of the RunWithBinding
     slot, no run options) with nothing around it: no guard, no Ctrl-C wiring, no checks. What
     a bound run through cffi cannot go below."""
+    from ortc._ffi import ffi
+
     out = [0] * n
     pc = _pc
-    run_c, sess_ptr, null = sess._run_with_binding_c, sess._ptr, _ffi_null()
+    run_c, sess_ptr, null = sess._run_with_binding_c, sess._ptr, ffi.NULL
     ptrs = [b._ptr for b in pool]
     prev = pc()
     for i in range(n):
@@ -219,12 +221,6 @@ def _t_cffi_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
         out[i] = t - prev
         prev = t
     return out
-
-
-def _ffi_null() -> Any:
-    from ortc._ffi import ffi
-
-    return ffi.NULL
 
 
 def _t_ort_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
