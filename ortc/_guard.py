@@ -572,17 +572,19 @@ class Guard:
         others = sorted(t for t in entries if t < _JOB_TOKENS_FROM)
         name = type(obj).__name__
         if self.owner and self.owner != me:
-            what = f"an exclusive call is in flight on thread {self.owner}"
+            what = f"an exclusive call is in flight on {_on_thread(self.owner)}"
         elif not others:
             what = "a run_async run still uses it (wait for its Future)"
         else:
-            what = f"another call is in flight on thread(s) {others}" + (
+            what = f"another call is in flight on {', '.join(map(_on_thread, others))}" + (
                 ", and a run_async run still uses it" if len(others) < len(entries) else "")
         kind = "an exclusive" if exclusive else "a shared"
+        refused = _entry_call(sys._getframe(1), own=True)
+        call = f"call ({refused})" if refused else "call"
         why = "" if self.sync or exclusive else f" ({name} is not Sync)"
         where = (" from inside an ORT callback (callbacks never wait)"
                  if policy.mode == SERIALIZE else "")
-        return (f"{name}: {kind} call while {what}{why}{where}; use one object per thread, "
+        return (f"{name}: {kind} {call} while {what}{why}{where}; use one object per thread, "
                 f"or ortc.set_thread_checks('serialize') to make such calls wait")
 
     def hand_off(self, token: int) -> int:
@@ -641,9 +643,12 @@ class Guard:
                 if users.count(me) == len(users):
                     break
                 if mode == STRICT or in_ort_callback():
+                    inside = sorted({t for t in users if t != me and t < _JOB_TOKENS_FROM})
                     raise ConcurrentUseError(
                         f"{type(obj).__name__}.close() while another thread is inside one of "
-                        f"its calls; close it after those calls return")
+                        f"its calls" + (f" ({', '.join(map(_on_thread, inside))})" if inside
+                                        else " (a run_async run)") +
+                        "; close it after those calls return")
                 if self.cond is None:
                     self.cond = threading.Condition(self.lock)
                 self.watch += 1
@@ -666,6 +671,51 @@ class Guard:
             self.on_idle = None
             self.watch -= 1
         release()
+
+
+# -- naming the calls in a conflict (the error path only) ------------------------------------
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PROTOCOL_FILES = {os.path.abspath(__file__), os.path.join(_PACKAGE, "threads.py")}
+
+
+def _entry_call(frame: Any, own: bool = False) -> str | None:
+    """The call into ortc that a stack is in, as its user made it ("Session.run",
+    "InferenceSession.run" through ortc.compat): from the innermost frame of ortc's (this
+    module's and the markers' aside), the outermost of the run of ortc frames it starts (a
+    callback from ORT into user code ends the run). None when the stack is not in ortc.
+    ``own``: the caller's stack, where a marked method's wrapper (threads._guarded) names the
+    method it has not entered yet (read from its locals: this thread's frames only)."""
+    found = None
+    while frame is not None:
+        code = frame.f_code
+        path = code.co_filename
+        if not path.startswith(_PACKAGE):
+            if found is not None:
+                break
+        elif path not in _PROTOCOL_FILES:
+            found = _qualname(code)
+        elif own and code.co_name.startswith("call_"):
+            fn = frame.f_locals.get("fn")
+            found = getattr(fn, "__qualname__", None) or found
+        frame = frame.f_back
+    return found
+
+
+def _qualname(code: Any) -> str:
+    name: str = getattr(code, "co_qualname", None) or code.co_name  # co_qualname: 3.11+
+    if ".<locals>." in name:  # a method made per instance: "C.make.<locals>.run" is C.run
+        outer, _, inner = name.rpartition(".<locals>.")
+        name = f"{outer.split('.')[0]}.{inner}" if "." in outer else inner
+    return name
+
+
+def _on_thread(ident: int) -> str:
+    """``thread N``, with the ortc call that thread is in when it can be told."""
+    try:
+        call = _entry_call(sys._current_frames().get(ident))
+    except Exception:  # noqa: BLE001 - a diagnostic only; an interpreter may lack the frames
+        call = None
+    return f"thread {ident} ({call})" if call else f"thread {ident}"
 
 
 class Lease:

@@ -178,7 +178,8 @@ def test_strict_conflicts_raise_while_the_other_call_is_still_inside(things: Any
     held = InFlight(t.read)
     try:
         assert t.read() == "read", "shared calls overlap on a Sync object"
-        with pytest.raises(ortc.ConcurrentUseError, match="exclusive call while another call"):
+        with pytest.raises(ortc.ConcurrentUseError,
+                           match=r"exclusive call \(Thing\.write\) while another call"):
             t.write()
         with pytest.raises(ortc.ConcurrentUseError):
             t.close()
@@ -1033,6 +1034,11 @@ def chain() -> Any:
     s.close()
 
 
+#: how the call in flight on another thread is named: its code object knows its class from
+#: Python 3.11 (the refused call is named by its method on every version)
+QUAL = r"Session\." if sys.version_info >= (3, 11) else ""
+
+
 class SlowRun:
     """``call(run_options)`` on a thread; returns once the run holds every guard it takes (the
     RunOptions' is taken last, right before ORT's Run)."""
@@ -1048,16 +1054,40 @@ class SlowRun:
             self.join()
 
 
+def test_conflicts_name_the_calls_as_compat_users_made_them() -> None:
+    import ortc.compat as rt
+
+    sess = rt.InferenceSession(models.endless_model(64), providers=["CPUExecutionProvider"])
+    ro = rt.RunOptions()
+    x = np.ones((64, 64), np.float32)
+    join = in_thread(lambda: sess.run(None, {"x": x}, ro))
+    wait_until(lambda: ro._native._guard.users, "the slow run to start")
+    run_name = "Inference" + QUAL + "run" if QUAL else "run"
+    try:
+        with pytest.raises(ortc.ConcurrentUseError,
+                           match=rf"\(InferenceSession\.end_profiling\) .* thread "
+                                 rf"{join.thread.ident} \({run_name}\)"):
+            sess.end_profiling()
+    finally:
+        ro.terminate = True
+        with pytest.raises(Exception, match="terminate"):
+            join()
+
+
 def test_slow_run_refuses_exclusive_calls(chain: ortc.Session, tmp_path: Any) -> None:
     x = np.ones((512, 512), np.float32)
     v = ortc.Value.from_numpy(x)
     run = SlowRun(lambda ro: chain.run(None, {"x": v}, ro))
+    # the message names the refused call and the one in flight, as the user made them
+    run_there = rf"thread {run.join.thread.ident} \({QUAL}run\)"
     try:
-        with pytest.raises(ortc.ConcurrentUseError):
+        with pytest.raises(ortc.ConcurrentUseError,
+                           match=rf"exclusive call \(Session\.end_profiling\) .*{run_there}"):
             chain.end_profiling()
-        with pytest.raises(ortc.ConcurrentUseError):
+        with pytest.raises(ortc.ConcurrentUseError, match=rf"Session.close\(\) .*{run_there}"):
             chain.close()
-        with pytest.raises(ortc.ConcurrentUseError):
+        with pytest.raises(ortc.ConcurrentUseError,
+                           match=rf"^Value: an exclusive call \(Value\.fill\) .*{run_there}"):
             v.fill(x)  # an input of the run in flight
         with pytest.raises(ortc.ConcurrentUseError):
             v.close()
