@@ -61,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(prog: str, args: list[str]) -> int:
     from . import _cmdline
 
-    if not args or args[0] in ("-h", "--help", "help"):
+    if not args:  # no command is a usage error, as argparse treats a missing argument
+        print(_usage(prog), file=sys.stderr)
+        return 2
+    if args[0] in ("-h", "--help", "help"):
         print(_usage(prog))
         return 0
     if args[0] in ("-V", "--version"):

@@ -61,8 +61,13 @@ def test_version_flag() -> None:
 
 
 def test_usage_names_the_command_as_invoked() -> None:
-    assert ortc_cmd().stdout.startswith("usage: ortc [--version] COMMAND")
-    assert ortc_cmd(module=True).stdout.startswith("usage: python -m ortc [--version] COMMAND")
+    assert ortc_cmd("--help").stdout.startswith("usage: ortc [--version] COMMAND")
+    assert ortc_cmd("help", module=True).stdout.startswith(
+        "usage: python -m ortc [--version] COMMAND")
+    for module in (False, True):  # no command: the usage on stderr, a usage error's status
+        proc = ortc_cmd(module=module)
+        assert proc.returncode == 2 and not proc.stdout, proc
+        assert "[--version] COMMAND" in proc.stderr.splitlines()[0], proc.stderr
     proc = ortc_cmd("info", "--help")
     assert proc.returncode == 0 and proc.stdout.startswith("usage: ortc info "), proc.stdout
     proc = ortc_cmd("rules", "--help", module=True)
