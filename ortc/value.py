@@ -96,6 +96,27 @@ def _python_data_as(arr: np.ndarray[Any, Any], element_type: ElementType,
     return convert_python_data(arr, want, what, element_type.name)
 
 
+def _map_value_kind(v: Any) -> str | None:
+    if isinstance(v, (str, bytes, np.str_, np.bytes_)):
+        return "strings"
+    if isinstance(v, (int, float, np.number, np.bool_)):  # bool is an int
+        return "numbers"
+    return None
+
+
+def _check_map_values(items: list[tuple[Any, Any]]) -> None:
+    """A dict's values are all numbers or all strings: numpy would make strings of a mix
+    ({'a': 'x', 'b': 2} as 'x', '2') and a 2-D array of lists, silently or for ORT to refuse."""
+    first = None
+    for k, v in items:
+        kind = _map_value_kind(v)
+        if kind is None or (first is not None and kind != first):
+            expected = f"all {first}, as the first" if first else "all numbers or all strings"
+            raise InvalidArgument(f"from_map: the value for key {k!r} is {v!r} "
+                                  f"({type(v).__name__}); a map's values must be {expected}")
+        first = kind
+
+
 class Value(Handle):
     """An ORT value: a tensor, a sequence, a map or an optional.
 
@@ -278,6 +299,7 @@ class Value(Handle):
                     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
                         raise InvalidArgument(f"from_map: the keys must be all str or all int; "
                                               f"got the key {k!r} ({type(k).__name__})")
+            _check_map_values(items)
             try:
                 if keys_list and all(isinstance(k, str) for k in keys_list):
                     keys = np.array(keys_list, dtype=object)

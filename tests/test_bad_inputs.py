@@ -572,6 +572,11 @@ ROWS: list[Row] = [
     Row("convert", "a list bound as an input", lambda: bind("x", [[1.0] * 3] * 2),
         InvalidArgument),
     Row("convert", "float map keys", lambda: ortc.Value.from_map({1.5: 1.0}), InvalidArgument),
+    Row("convert", "map values of strings and numbers (numpy would make '2' of 2)",
+        lambda: ortc.Value.from_map({"a": "x", "b": 2}), InvalidArgument),
+    Row("convert", "a map value None", lambda: ortc.Value.from_map({1: None}), InvalidArgument),
+    Row("convert", "a map value that is a list", lambda: ortc.Value.from_map({1: [1.0, 2.0]}),
+        InvalidArgument),
     Row("convert", "copy.copy of a RunOptions (a copy by value, never the same handle)",
         lambda: _copied_run_options(), None),
 ]
