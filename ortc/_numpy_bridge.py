@@ -100,7 +100,10 @@ def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
         if isinstance(data, np.generic):
             return np.asarray(data), False
         if isinstance(data, PYTHON_DATA):
-            return np.asarray(data), True
+            arr = np.asarray(data)
+            if arr.dtype.kind in "US" and isinstance(data, (list, tuple)):
+                _refuse_numbers_among_strings(data, what)
+            return arr, True
         if is_array_like(data):
             if hasattr(data, "__dlpack__") and not (hasattr(data, "__array_interface__") or
                                                     hasattr(data, "__array__")):
@@ -115,6 +118,17 @@ def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
             from None
     raise InvalidArgument(f"{what}: expected an array (numpy, an array or DLPack producer), a "
                           f"Value or Python data (lists, numbers), not {type(data).__name__}")
+
+
+def _refuse_numbers_among_strings(data: list[Any] | tuple[Any, ...], what: str) -> None:
+    """numpy makes strings of every element of a list that holds a string ('a', 1 as 'a', '1'):
+    a value that would change, refused like any other (the compat layer makes onnxruntime's
+    conversion itself)."""
+    for i, x in enumerate(np.asarray(data, dtype=object).flat):
+        if not isinstance(x, (str, bytes)):
+            raise InvalidArgument(
+                f"{what}: Python data mixing strings and other values (element {i} is {x!r}, "
+                f"{type(x).__name__}); numpy would make a string of it: pass all strings")
 
 
 def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: str,

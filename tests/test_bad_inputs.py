@@ -256,6 +256,12 @@ ROWS: list[Row] = [
         "kept whole, as onnxruntime does"),
     Row("object", "a fixed-width bytes array ('S') for a string input",
         lambda: _strings_round_trip(np.array([b"ab", b"c"])), None),
+    Row("object", "a list of a string and a number, for a string input (numpy: 'a', '1')",
+        lambda: session("str").run(None, {"x": ["a", 1]}), InvalidArgument),
+    Row("object", "Value.from_numpy of a list of a number and a string",
+        lambda: ortc.Value.from_numpy([1.5, "b"]), InvalidArgument),
+    Row("object", "a list of strings and bytes, for a string input",
+        lambda: _strings_round_trip(["ab", b"c"]), None),
 
     # shapes and ranks
     Row("shape", "a wrong fixed dimension ([3, 2] for [2, 3])",
