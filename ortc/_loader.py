@@ -229,12 +229,64 @@ def candidate_paths() -> tuple[list[tuple[str, str]], list[str]]:
     return out, searched
 
 
+def elf_truncation(path: str) -> str | None:
+    """Why the ELF file ``path`` cannot be whole (a segment the loader maps ends past the end
+    of the file), else None; None too for what is not ELF (the loader's own error says it).
+    dlopen maps such a file and dies of SIGBUS touching the missing pages: a copy cut short
+    (a full disk, an interrupted download) would kill the process instead of raising."""
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(64)
+            if len(head) < 52 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) \
+                    or head[5] not in (1, 2):
+                return None
+            wide, order = head[4] == 2, "<" if head[5] == 1 else ">"
+            if wide:
+                phoff, shoff = struct.unpack_from(order + "QQ", head, 0x20)
+                phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", head,
+                                                                        0x36)
+            else:
+                phoff, shoff = struct.unpack_from(order + "II", head, 0x1C)
+                phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", head,
+                                                                        0x2A)
+            for what, end in (("program headers", phoff + phentsize * phnum),
+                              ("section headers", shoff + shentsize * shnum)):
+                if end > size:  # the section headers come last: the end of a whole file
+                    return f"its {what} end at byte {end}, the file has {size}"
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return None  # unreadable: the loader says why
+    # p_type, then (64-bit) p_flags, p_offset, p_vaddr, p_paddr, p_filesz; (32-bit) p_offset,
+    # p_vaddr, p_paddr, p_filesz
+    layout = order + ("IIQQQQ" if wide else "IIIII")
+    for i in range(phnum):
+        fields = struct.unpack_from(layout, table, i * phentsize)
+        offset, filesz = (fields[2], fields[5]) if wide else (fields[1], fields[4])
+        if fields[0] == 1 and offset + filesz > size:  # PT_LOAD
+            return f"a segment it maps ends at byte {offset + filesz}, the file has {size}"
+    return None
+
+
 def _open(path: str, source: str, searched: list[str]) -> Api:
+    if os.sep in path:
+        cut = elf_truncation(path)
+        if cut is not None:
+            raise LibraryNotFoundError(f"{path} is truncated ({cut}); loading it would crash "
+                                       f"the process")
     try:
         lib: Any = ffi.dlopen(path)  # its symbols are not declared to type checkers
     except OSError as exc:
         msg = str(exc)  # cffi's text names the path already ("cannot load library '...': ...")
-        raise LibraryNotFoundError(msg if path in msg else f"cannot load {path}: {msg}") from exc
+        if path not in msg:
+            msg = f"cannot load {path}: {msg}"
+        if os.sep not in path and os.path.exists(path):
+            msg += (f" (a name without '{os.sep}' is looked up on the system loader's path, "
+                    f"not in the current folder: give ./{path} for this file)")
+        raise LibraryNotFoundError(msg) from exc
     try:
         get_base = lib.OrtGetApiBase
     except (AttributeError, ffi.error) as exc:  # cffi raises ffi.error for a missing symbol

@@ -26,14 +26,15 @@ def _strict_thread_checks() -> Iterator[None]:
 
 
 def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120,
-               python_args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+               python_args: tuple[str, ...] = (), cwd: str | None = None
+               ) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter with ortc importable (``python_args`` before ``-c``,
     e.g. warning filters); returns the finished process."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = ROOT + os.pathsep + os.path.join(ROOT, "tests")
     full_env.update(env or {})
     return subprocess.run([sys.executable, *python_args, "-c", code], capture_output=True,
-                          text=True, env=full_env, timeout=timeout)
+                          text=True, env=full_env, timeout=timeout, cwd=cwd)
 
 
 @pytest.fixture

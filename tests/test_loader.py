@@ -58,11 +58,11 @@ def test_search_order_lists_every_place() -> None:
     assert cands[-1][1] == "system"
 
 
-def _load_error(code: str, env: dict[str, str] | None = None) -> str:
+def _load_error(code: str, env: dict[str, str] | None = None, cwd: str | None = None) -> str:
     """Run ``code`` in a fresh process; it must raise LibraryNotFoundError: its message."""
     proc = run_python("import ortc\ntry:\n" + "".join(f" {line}\n" for line in code.splitlines())
                       + "except ortc.LibraryNotFoundError as e:\n print('LNF', e)\n"
-                      "else:\n print('LOADED', ortc.version())", env=env)
+                      "else:\n print('LOADED', ortc.version())", env=env, cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("LNF "), proc.stdout
     return proc.stdout[4:].strip()
@@ -88,6 +88,31 @@ def test_an_explicit_choice_is_never_replaced_by_a_search(how: str, tmp_path) ->
             assert msg.startswith(f"ortc.load({path!r}): "), msg
         assert why in msg, (path, msg)
         assert "\n" not in msg, msg
+
+
+def test_a_truncated_library_is_refused_not_loaded_into_a_crash(tmp_path) -> None:
+    # dlopen maps a copy cut short and dies of SIGBUS on the missing pages (each length here
+    # did, before the check): the ELF file's own headers say how long it must be
+    whole = open(ortc.version().library_path, "rb").read()
+    for length in (70, 1000, 100_000, len(whole) // 2, len(whole) - 1):
+        path = tmp_path / f"cut{length}.so"
+        path.write_bytes(whole[:length])
+        msg = _load_error(f"ortc.load({str(path)!r})", env={"ORTC_LIBRARY": ""})
+        assert f"{path} is truncated" in msg and f"the file has {length}" in msg, msg
+    from ortc._loader import elf_truncation
+    assert elf_truncation(ortc.version().library_path) is None
+    assert elf_truncation(sys.executable) is None and elf_truncation(__file__) is None
+    # the conformance matrix's cache of fetched libraries: a damaged copy is fetched again
+    # (here the fetch of a version that does not exist fails), never handed to a runner
+    cache = tmp_path / "cache"
+    (cache / "onnxruntime-0.0.0").mkdir(parents=True)
+    (cache / "onnxruntime-0.0.0" / "libonnxruntime.so.0.0.0").write_bytes(whole[:100_000])
+    # a bare name is the system loader's to find, even when a file of that name is here
+    msg = _load_error("ortc.load('cut1000.so')", env={"ORTC_LIBRARY": ""}, cwd=str(tmp_path))
+    assert "looked up on the system loader's path" in msg and "./cut1000.so" in msg, msg
+    with pytest.raises(RuntimeError, match="pip download onnxruntime==0.0.0 failed"):
+        fetch_library("0.0.0", cache=str(cache))
+    assert not list((cache / "onnxruntime-0.0.0").iterdir())
 
 
 def test_library_not_found_says_where_it_looked_and_what_to_do() -> None:

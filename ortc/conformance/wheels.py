@@ -15,6 +15,8 @@ import sys
 import tempfile
 import zipfile
 
+from .._loader import elf_truncation
+
 __all__ = ["cache_dir", "fetch_library"]
 
 
@@ -47,9 +49,12 @@ def fetch_library(version: str, package: str = "onnxruntime", cache: str | None 
     wheel_package, wheel_version = package, version
     if package == "onnxruntime" and version in OTHER_SOURCES:
         wheel_package, wheel_version = OTHER_SOURCES[version]
-    found = glob.glob(os.path.join(dest, "libonnxruntime.so*"))
-    if found:
+    found = [p for p in glob.glob(os.path.join(dest, "libonnxruntime.so*"))
+             if not p.endswith(".part")]
+    if found and elf_truncation(found[0]) is None:
         return found[0]
+    for damaged in found:  # cut short (a full disk): fetched again, not run into a crash
+        os.remove(damaged)
     os.makedirs(dest, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
