@@ -90,6 +90,10 @@ class Handle:
     _holds: ClassVar[bool] = False
     _held: list[Handle] | None = None
     _net: Any = None
+    #: an object the whole process shares (the default allocator, the CPU memory info every
+    #: tensor over numpy memory uses): close() does nothing, as the env's, since releasing it
+    #: under its other users (a with-block's exit) crashed the next of them
+    _process_wide = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -138,7 +142,7 @@ class Handle:
     def close(self) -> None:
         """Release the ORT object now (idempotent). Children keep it alive until they go."""
         guard = self._guard
-        if guard is None or guard.closed:
+        if guard is None or guard.closed or self._process_wide:
             return
         guard.close_when_idle(self, self._release_if_childless)
 

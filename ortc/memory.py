@@ -192,17 +192,22 @@ _default_allocator: Allocator | None = None
 
 
 def cpu_memory_info() -> MemoryInfo:
-    """The shared CPU memory description used for tensors over numpy memory."""
+    """The shared CPU memory description used for tensors over numpy memory (process-wide,
+    never released: its close() does nothing)."""
     global _cpu_info
     if _cpu_info is None:
-        _cpu_info = MemoryInfo.cpu(AllocatorType.ARENA_ALLOCATOR, MemType.DEFAULT)
+        info = MemoryInfo.cpu(AllocatorType.ARENA_ALLOCATOR, MemType.DEFAULT)
+        info._process_wide = True
+        _cpu_info = info
     return _cpu_info
 
 
 def default_allocator() -> Allocator:
-    """ORT's default CPU allocator (process-wide, never released)."""
+    """ORT's default CPU allocator (process-wide, never released: its close() does nothing)."""
     global _default_allocator
     if _default_allocator is None:
         raw = call_out(_loader.api().GetAllocatorWithDefaultOptions, "OrtAllocator*")
-        _default_allocator = Allocator._wrap(raw, None, ())
+        alloc = Allocator._wrap(raw, None, ())
+        alloc._process_wide = True
+        _default_allocator = alloc
     return _default_allocator

@@ -337,6 +337,32 @@ print(json.dumps(res))
 
 # -- the allocator's raw addresses ----------------------------------------------------------------
 
+def test_closing_the_process_wide_allocator_and_memory_info_releases_nothing() -> None:
+    # Each close() released the object every tensor over numpy memory, string value and
+    # session output uses: the next of them crashed (SIGSEGV) or ran on freed memory.
+    r = child(r'''
+from ortc.memory import cpu_memory_info
+s = ortc.Session(models.add_model(np.float32, [3]))
+x = np.ones(3, np.float32)
+with ortc.default_allocator() as a:
+    a.free(a.alloc(16))
+a.close()
+with cpu_memory_info() as info:
+    pass
+info.close()
+res = {"closed": [a.closed, info.closed],
+       "same": ortc.default_allocator() is a and cpu_memory_info() is info,
+       "strings": ortc.Value.from_numpy(np.array(["a", "b"])).to_python().tolist(),
+       "run": s.run(None, {"a": x, "b": x})[0].tolist(),
+       "new_session": ortc.Session(models.add_model(np.float32, [3])).run(
+           None, {"a": x, "b": x})[0].tolist(),
+       "alloc": a.alloc(8) > 0}
+print(json.dumps(res))
+''')
+    assert r == {"closed": [False, False], "same": True, "strings": ["a", "b"],
+                 "run": [2.0, 2.0, 2.0], "new_session": [2.0, 2.0, 2.0], "alloc": True}, r
+
+
 def test_allocator_free_refuses_addresses_it_did_not_hand_out() -> None:
     r = child(r'''
 s = ortc.Session(models.add_model())
