@@ -35,7 +35,7 @@ class OutputPlan:
     """
 
     __slots__ = ("names", "count", "tensor", "preallocate", "etypes", "learnable", "learned",
-                 "seen", "stageable", "confirmed")
+                 "seen", "stageable", "confirmed", "unique", "positions")
 
     def __init__(self, names: NameArray, tensor: list[bool],
                  preallocate: list[tuple[Any, ...]],
@@ -59,6 +59,23 @@ class OutputPlan:
         #: a run on preallocated outputs has worked: the declared shapes hold (until then ORT's
         #: messages from such a run are held, as it may be refused and made again)
         self.confirmed = False
+        #: a list that names an output twice: the names once each, and for each requested
+        #: position the index of its name among them. run() runs the names once (ORT writes
+        #: one of two buffers given for one name) and fills every position (:meth:`repeat`).
+        self.unique: tuple[str, ...] | None = None
+        self.positions: tuple[int, ...] = ()
+
+    def repeat(self, arrays: list[Any]) -> list[Any]:
+        """The results of a run of ``unique`` at every requested position: a repeated array
+        as another view of the same memory, as onnxruntime gives it."""
+        out, given = [], set()
+        for j in self.positions:
+            result = arrays[j]
+            if j in given and isinstance(result, np.ndarray):
+                result = result.view()
+            given.add(j)
+            out.append(result)
+        return out
 
     def learn(self, shapes: dict[str, tuple[int, ...]], arrays: list[Any]) -> None:
         """After a run in which ORT allocated the open outputs: count the shapes they had."""

@@ -173,6 +173,10 @@ class RunEngine:
                                if n in self.output_alloc],
                               [(i, *self.output_open[n]) for i, n in enumerate(names)
                                if n in self.output_open])
+            if len(set(names)) < len(names):
+                plan.unique = unique = tuple(dict.fromkeys(names))
+                plan.positions = tuple(unique.index(n) for n in names)
+                plan.stageable = False
             if len(self.plans) > 256:  # bound the cache for callers with ever-new name lists
                 self.plans.clear()
             self.plans[key] = plan
@@ -427,6 +431,9 @@ class RunEngine:
         plan = self.plans.get(key)
         if plan is None:
             key, plan = self.plan(key)
+        if plan.unique is not None:  # an output named twice
+            return plan.repeat(self.run(sess_ptr, plan.unique, feeds, run_options,
+                                        raw_run_options))
         api = self.api
         release = api.ReleaseValue
         created: list[Any] = []
