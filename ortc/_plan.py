@@ -143,7 +143,16 @@ def derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
             else:
                 break
         else:
-            out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
-            continue
+            if not _one_element(dims):
+                out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
+                continue
         open_[a.name] = (dt, int(a.element_type), tuple(a.shape))  # type: ignore[arg-type]
     return out, open_
+
+
+def _one_element(dims: list[Any]) -> bool:
+    """A declared shape of one element ((), (1,), (1, 1)): ORT writes a one-element result of
+    any shape into a buffer of one element (a scalar fed as [1], a ReduceSum declared scalar
+    with keepdims) and the array would keep the declared shape; such outputs are learned from
+    what ORT gives instead (ORT refuses a buffer of any other wrong shape)."""
+    return all(type(d) is int and d == 1 for d in dims)

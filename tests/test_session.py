@@ -557,3 +557,27 @@ def test_an_output_named_twice_is_at_both_positions_in_every_run(shape: list[Any
             assert got[0] is not got[1] and np.shares_memory(got[0], got[1])  # as onnxruntime
         values = s.run_with_values(["c", "c"], {"a": x, "b": x})
         assert [v.numpy().tolist() for v in values] == [(2 * x).tolist()] * 2
+
+
+def test_a_one_element_output_has_the_shape_ort_made_not_the_declared_one() -> None:
+    # ORT writes a one-element result of any shape into a one-element buffer: preallocated
+    # with the declared shape, the array kept it ((), where ORT and onnxruntime give (1,))
+    import onnxruntime
+    from onnx import helper
+
+    def model(x_shape: list[int], node: Any) -> bytes:
+        return models.make_model([node], [models._vi("x", models.T.FLOAT, x_shape)],
+                                 [models._vi("y", models.T.FLOAT, [])],
+                                 check=False).SerializeToString()
+
+    cases = [(model([], helper.make_node("Neg", ["x"], ["y"])),  # a scalar fed as [1]
+              [np.array(2.0, np.float32), np.array([2.0], np.float32)]),
+             (model([3], helper.make_node("ReduceSum", ["x"], ["y"], keepdims=1)),
+              [np.ones(3, np.float32)])]
+    for m, xs in cases:
+        ref = onnxruntime.InferenceSession(m, providers=["CPUExecutionProvider"])
+        with ortc.Session(m) as s:
+            for _ in range(12):  # past learning and staging
+                for x in xs:
+                    [got], [want] = s.run(None, {"x": x}), ref.run(None, {"x": x})
+                    assert got.shape == want.shape and got.tolist() == want.tolist(), (got, want)
