@@ -17,7 +17,9 @@ from ._guard import Lease
 from ._handle import Handle
 from ._numpy_bridge import as_array, is_array_like, ortvalue_to_python, take_output
 from .dlpack import dlpack_array, is_dlpack_producer
+from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
+from ._enums import ElementType
 from ._status import call_out, check, ignore
 from .errors import ClosedError, InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
@@ -232,6 +234,9 @@ class IoBinding(Handle):
         if not isinstance(data, Value) and is_dlpack_producer(data):  # ORT writes into it
             data = dlpack_array(data, f"bind_output {name!r}")
         if data is not None:
+            if memory_info is not None:
+                raise InvalidArgument(f"bind_output {name!r}: memory_info is for an output ORT "
+                                      f"allocates (no data); given data is where it is")
             data = self._array_for(data, f"bind_output {name!r}")
             if isinstance(data, Value) and not data._writable:
                 raise InvalidArgument(f"bind_output {name!r}: this Value is over read-only "
@@ -240,6 +245,14 @@ class IoBinding(Handle):
                 if not data.flags.c_contiguous or not data.flags.writeable:
                     raise InvalidArgument(f"bind_output {name!r}: the array must be "
                                           f"C-contiguous and writeable (ORT writes into it)")
+                et = arg.element_type
+                if data.dtype.kind in STRING_KINDS or (et is not None and
+                                                       (et == ElementType.STRING or bits_for(et))):
+                    # such an array reaches ORT as a converted copy, which ORT would write
+                    raise InvalidArgument(
+                        f"bind_output {name!r}: ORT cannot write a {arg.type.type_str} output "
+                        f"into a numpy array in place: bind it with no array and read "
+                        f"get_outputs(), or bind an ortc.Value")
                 if arg.dtype is not None and data.dtype != arg.dtype:
                     raise InvalidArgument(f"bind_output {name!r}: expected "
                                           f"{arg.type.type_str}, got dtype {data.dtype}")

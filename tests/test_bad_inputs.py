@@ -45,6 +45,7 @@ def session(kind: str) -> ortc.Session:
         "add": lambda: models.add_model(F32, ["n"]),          # a, b: float[n] -> c
         "fixed": lambda: models.identity_model(T.FLOAT, [2, 3]),  # x: float[2,3] -> y
         "str": lambda: models.identity_model(T.STRING, [2]),     # x: string[2] -> y
+        "int4": lambda: models.identity_model(T.INT4, [2]),      # x: int4[2] -> y
         "seq": lambda: models.sequence_at_model(),                 # seq: seq(float), i -> y, len
         "seq_str": lambda: models.sequence_identity_model(np.str_),  # seq: seq(string) -> out
         "map": lambda: models.dict_vectorizer_model(),             # x: map(int64,float) -> y
@@ -87,6 +88,17 @@ def closed_value() -> ortc.Value:
     v = ortc.Value.from_numpy(np.zeros(3, F32))
     v.close()
     return v
+
+
+def _int4() -> Any:
+    import ml_dtypes
+
+    return ml_dtypes.int4
+
+
+def _bind_output_of(kind: str, data: Any, memory_info: Any = None) -> None:
+    with session(kind).io_binding() as b:
+        b.bind_output("y", data, memory_info)
 
 
 def bind(name: str, data: Any, output: bool = False) -> None:
@@ -578,6 +590,13 @@ ROWS: list[Row] = [
     Row("convert", "a list bound as an input", lambda: bind("x", [[1.0] * 3] * 2),
         InvalidArgument),
     Row("convert", "float map keys", lambda: ortc.Value.from_map({1.5: 1.0}), InvalidArgument),
+    Row("convert", "a string array bound as a string output (ORT would write a copy)",
+        lambda: _bind_output_of("str", np.array(["", ""], dtype=object)), InvalidArgument),
+    Row("convert", "an int4 array bound as an int4 output (ORT would write a packed copy)",
+        lambda: _bind_output_of("int4", np.zeros(2, _int4())), InvalidArgument),
+    Row("convert", "bind_output with an array and a memory_info (which only ORT's allocation uses)",
+        lambda: _bind_output_of("fixed", np.empty((2, 3), F32), ortc.MemoryInfo.cpu()),
+        InvalidArgument),
     Row("convert", "map values of strings and numbers (numpy would make '2' of 2)",
         lambda: ortc.Value.from_map({"a": "x", "b": 2}), InvalidArgument),
     Row("convert", "a map value None", lambda: ortc.Value.from_map({1: None}), InvalidArgument),
