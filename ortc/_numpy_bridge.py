@@ -138,6 +138,8 @@ def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: st
     got = arr.dtype
     if got == want:
         return arr
+    if want.kind == "V":  # ml_dtypes' types, which numpy's kinds and can_cast do not describe
+        return _convert_to_ml_dtype(arr, want, what, type_name)
     # ints into an unsigned type are not numpy's "same kind"; the range check below decides
     if got.kind == "O" or not (np.can_cast(got, want, "same_kind")
                                or (got.kind in "biu" and want.kind == "u")):
@@ -158,6 +160,40 @@ def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: st
             raise InvalidArgument(f"{what}: value {arr[overflow].flat[0]} is out of range for "
                                   f"{type_name}")
     return out
+
+
+def _convert_to_ml_dtype(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: str,
+                         type_name: str) -> np.ndarray[Any, Any]:
+    """convert_python_data for bfloat16, float8/float4 and int4/int2 types: their casts wrap
+    integers (100 as INT4 is 4) and saturate or make NaN of large floats, so the same rules
+    are checked by hand: integers only into the integer types, every value in range."""
+    import ml_dtypes
+
+    try:
+        info: Any = ml_dtypes.iinfo(want)  # type: ignore[no-untyped-call]
+        kinds = "biu"
+    except (ValueError, TypeError):
+        info = ml_dtypes.finfo(want)  # type: ignore[no-untyped-call]
+        kinds = "biuf"
+    got = arr.dtype
+    if got.kind not in kinds:
+        raise InvalidArgument(f"{what}: cannot convert {got} data to {type_name} without "
+                              f"changing values")
+    if arr.size:
+        bad: Any = None
+        if kinds == "biu":
+            lo, hi = int(arr.min()), int(arr.max())
+            bad = lo if lo < int(info.min) else hi if hi > int(info.max) else None
+            limits = f"[{int(info.min)}, {int(info.max)}]"
+        else:
+            outside = np.isfinite(arr) & (np.abs(arr) > float(info.max))
+            if outside.any():
+                bad = arr[outside].flat[0]
+            limits = f"magnitude up to {float(info.max)}"
+        if bad is not None:
+            raise InvalidArgument(f"{what}: value {bad} is out of range for {type_name} "
+                                  f"({limits})")
+    return arr.astype(want)
 
 
 def _has_masked_elements(array: np.ndarray[Any, Any]) -> bool:

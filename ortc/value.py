@@ -314,7 +314,10 @@ class Value(Handle):
             if vt is not None:  # the declared type decides, not the Python values' types
                 values = _python_data_as(values, vt, "from_map values")
             elif values.dtype == np.float64 and all(isinstance(v, float) for v in values_list):
-                values = values.astype(np.float32)
+                # Python floats make a float map, as from_numpy's data does: a value out of
+                # float's range is refused (astype made inf of it)
+                values = convert_python_data(values, np.dtype(np.float32), "from_map values",
+                                             "FLOAT")
         elif isinstance(mapping, tuple) and len(mapping) == 2:
             keys, values = (np.asarray(x) for x in mapping)
         else:

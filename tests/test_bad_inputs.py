@@ -90,6 +90,12 @@ def closed_value() -> ortc.Value:
     return v
 
 
+def _in_range_subbyte() -> None:
+    for et, data in ((ortc.ElementType.UINT4, [3, 15, 0]), (ortc.ElementType.UINT2, [3, 0]),
+                     (ortc.ElementType.INT4, [-8, 7])):
+        assert ortc.Value.from_numpy(data, et).to_python().tolist() == data, et
+
+
 def _int4() -> Any:
     import ml_dtypes
 
@@ -600,6 +606,18 @@ ROWS: list[Row] = [
     Row("convert", "map values of strings and numbers (numpy would make '2' of 2)",
         lambda: ortc.Value.from_map({"a": "x", "b": 2}), InvalidArgument),
     Row("convert", "a map value None", lambda: ortc.Value.from_map({1: None}), InvalidArgument),
+    Row("convert", "a Python float map value beyond float's range (astype made inf)",
+        lambda: ortc.Value.from_map({"a": 1e300}), InvalidArgument),
+    Row("convert", "100 as INT4 (the cast wraps it to 4)",
+        lambda: ortc.Value.from_numpy([1, 2, 100], ortc.ElementType.INT4), InvalidArgument),
+    Row("convert", "1000.0 as FLOAT8E4M3FN (the cast makes NaN)",
+        lambda: ortc.Value.from_numpy([1000.0], ortc.ElementType.FLOAT8E4M3FN), InvalidArgument),
+    Row("convert", "100.0 as FLOAT4E2M1 (the cast saturates to 6)",
+        lambda: ortc.Value.from_numpy([100.0], ortc.ElementType.FLOAT4E2M1), InvalidArgument),
+    Row("convert", "1.5 as INT4", lambda: ortc.Value.from_numpy([1.5], ortc.ElementType.INT4),
+        InvalidArgument),
+    Row("convert", "3 as UINT4 and UINT2 (in range: was refused)",
+        lambda: _in_range_subbyte(), None),
     Row("convert", "a map value that is a list", lambda: ortc.Value.from_map({1: [1.0, 2.0]}),
         InvalidArgument),
     Row("convert", "copy.copy of a RunOptions (a copy by value, never the same handle)",
