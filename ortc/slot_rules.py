@@ -171,6 +171,14 @@ _d("RunWithBinding", reads=("OrtSession", "OrtRunOptions"), writes=("OrtIoBindin
    evidence=(*ev.find("OrtIoBinding", "check:thread.shared-binding"),
              ev.check("binding.bound-output-written-by-every-run", "bound outputs are written "
                       "by every run", "exclusive")))
+_d("GetBoundOutputNames GetBoundOutputValues", writes=("OrtIoBinding",),
+   note="declared const, but they read the outputs every RunWithBinding with this binding "
+        "fills, and the values returned share the memory the next such run writes: "
+        "exclusive with the binding's runs (ortc holds the binding exclusively, Rust takes "
+        "&mut self while the values live); the binding is not Sync anyway",
+   evidence=(*ev.find("OrtIoBinding", ev.IOBINDING_DOC, "check:thread.shared-binding"),
+             ev.check("binding.bound-output-written-by-every-run", "bound outputs are written "
+                      "by every run", "exclusive")))
 _d("RunOptionsSetTerminate RunOptionsUnsetTerminate", reads=("OrtRunOptions",),
    note="meant to be called from another thread while runs use the options",
    evidence=ev.find("OrtRunOptions", ev.C_API, "check:thread.shared-run-options-terminate"))
@@ -188,9 +196,9 @@ _d("CreateAllocator", reads=("OrtSession", "OrtMemoryInfo"), creates=("OrtAlloca
    outlives="the session outlives the allocator and every value allocated from it",
    evidence=(*ev.find("OrtSession", "check:life.session-value-after-session-release"), ev.check(
        "alloc.session-allocator", "a session allocator allocates", "shared")))
-_d("GetTensorMutableData", reads=("OrtValue",),
-   note="returns a pointer into the value: writing through it is a write to the value "
-        "(exclusive); reading through it is shared",
+_d("GetTensorMutableData", writes=("OrtValue",),
+   note="returns a pointer into the value to write through: exclusive; a caller that only "
+        "reads through it makes a shared read (as GetTensorData)",
    evidence=ev.find("OrtValue", ev.C_API))
 _d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContainer "
    "CreateSessionFromArrayWithPrepackedWeightsContainer",
@@ -421,7 +429,14 @@ def rule(slot: str) -> SlotRule:
         return base
     kw = {k: v for k, v in over.items() if k != "evidence"}
     evidence = tuple(over.get("evidence", ())) or base.evidence
-    merged = {"reads": base.reads, "writes": base.writes, "creates": base.creates,
+    # A type the declaration reads (writes) is not also written (read) by the signature's
+    # pointer to it: kept in both, a slot read "writes X (exclusive); reads X (shared)".
+    reads, writes = base.reads, base.writes
+    if "reads" in kw and "writes" not in kw:
+        writes = tuple(t for t in writes if t not in kw["reads"])
+    if "writes" in kw and "reads" not in kw:
+        reads = tuple(t for t in reads if t not in kw["writes"])
+    merged = {"reads": reads, "writes": writes, "creates": base.creates,
               "releases": base.releases, "scope": base.scope, "relevant": base.relevant,
               "outlives": base.outlives, "note": base.note, **kw}
     if "relevant" not in kw and (merged["reads"] or merged["writes"] or merged["creates"]
