@@ -348,3 +348,67 @@ def test_session_rule_reads_the_loaded_library_version(monkeypatch: Any) -> None
     monkeypatch.setattr(_loader, "library_info", lambda: type(info)(
         **{**{n: getattr(info, n) for n in info.__slots__}, "version": "1.16.2"}))
     assert session_run_rule(["TensorrtExecutionProvider"])["run"] == "exclusive"
+
+
+# -- what differs by ORT version, from the committed matrix ----------------------------------
+
+def _matrix_rows() -> tuple[list[str], dict[str, list[str]]]:
+    """docs/CONFORMANCE.md's matrix, parsed here on its own (not by the code under test)."""
+    with open(os.path.join(ROOT, "docs", "CONFORMANCE.md"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    header = next(line for line in lines if line.startswith("| check |"))
+    versions = [c.strip() for c in header.strip("|").split("|")][1:]
+    rows = {}
+    for line in lines:
+        m = re.match(r"^\| `([\w.-]+)` \|(.*)\|$", line)
+        if m:
+            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
+    return versions, rows
+
+
+def _version_answer(md: str) -> str:
+    return next(line for line in md.splitlines() if line.startswith("- By ORT version"))
+
+
+def test_version_answer_names_every_check_whose_outcome_changes() -> None:
+    """'Every other check has one outcome on all versions' was hand-written while ten other
+    checks changed outcome with the version: the answer now names each such check of the
+    committed matrix, and no other."""
+    versions, rows = _matrix_rows()
+    answer = _version_answer(rules_render.render_markdown())
+    changing = {cid for cid, cells in rows.items()
+                if len(set(cells) - {"skip", "–", "not seen"}) > 1}
+    assert {"env.fork-child-exits", "run.kernel-shape-error", "device.selection-delegate",
+            "alloc.env-registered", "kernel.scratch-buffer"} <= changing
+    named = set(re.findall(r"\[`([\w.-]+)`\]\(CONFORMANCE\.md#", answer))
+    assert named == changing
+    assert f"{len(changing)} checks" in answer
+    assert "Every other check in [CONFORMANCE.md](CONFORMANCE.md) has one outcome" in answer
+    assert "[`env.fork-child-exits`](CONFORMANCE.md#envfork-child-exits) (pass on " \
+           f"{versions[0]}-1.28.0, known on 1.29.0-{versions[-1]})" in answer
+
+
+def test_version_answer_follows_the_matrix_file(tmp_path: Any) -> None:
+    """Computed, not kept by hand: another matrix gives another answer; without one the
+    answer points at CONFORMANCE.md and claims nothing."""
+    path = tmp_path / "CONFORMANCE.md"
+    path.write_text("| check | 1.20.1 | 1.21.1 | 1.22.1 |\n|---|---|---|---|\n"
+                    "| `a.same` | pass | pass | pass |\n"
+                    "| `b.changes` | skip | known | pass |\n"
+                    "| `c.race` | known | not seen | known |\n", encoding="utf-8")
+    answer = _version_answer(rules_render.render_markdown(str(path)))
+    assert "1 checks" in answer and "(known on 1.21.1, pass on 1.22.1)" in answer
+    assert "a.same" not in answer and "c.race" not in answer
+    gone = _version_answer(rules_render.render_markdown(str(tmp_path / "missing.md")))
+    assert "one outcome" not in gone and "CONFORMANCE.md" in gone
+
+
+def test_evidence_lines_show_the_other_versions_outcomes() -> None:
+    """A record that relies on 'pass on 1.23.2-1.32.0' no longer hides the 'known' of an
+    older version in the Markdown."""
+    md = rules_render.render_markdown()
+    assert "(CONFORMANCE.md#devicecpu-ep-device); pass on 1.23.2-1.32.0; known on 1.22.1)" in md
+    assert ("(CONFORMANCE.md#lifebinding-after-session-release); known on 1.23.2-1.32.0; "
+            "pass on 1.16.2-1.22.1)") in md
+    # no evidence line ends at "pass on 1.23.2-1.32.0": each names what 1.22.1 did
+    assert "; pass on 1.23.2-1.32.0)" not in md
