@@ -26,7 +26,8 @@ import tempfile
 import textwrap
 from typing import Any
 
-__all__ = ["CRATE", "render_sys", "render_rules", "build", "check", "main"]
+__all__ = ["CRATE", "render_sys", "render_rules", "run_rule_decisions", "build", "check",
+           "main"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRATE = os.path.join("rust", "ortc-rules")
@@ -324,8 +325,32 @@ def _is_c(name: str) -> bool:
     return bool(name) and name[0].isupper() and "." not in name and "(" not in name
 
 
+def run_rule_decisions() -> list[tuple[str, list[tuple[str, str]], str, bool]]:
+    """ortc's Run decision (:func:`ortc.providers.session_run_rule`) for every listed provider
+    and one not listed, with no options and with each exclusive option set and unset, on ORT
+    versions on both sides of every minimum version: the cases the Rust ``run_rule`` must
+    decide the same way."""
+    from .providers import (_EXCLUSIVE_OPTIONS, EP_CONCURRENT_RUN, MIN_CONCURRENT_VERSION,
+                            session_run_rule)
+
+    versions = {"1.16.2", "1.32.0"}
+    for (major, minor), _ in MIN_CONCURRENT_VERSION.values():
+        versions |= {f"{major}.{minor - 1}.3", f"{major}.{minor}.0", f"{major}.{minor}.1"}
+    out = []
+    for p in [*EP_CONCURRENT_RUN, "SomeUnlistedExecutionProvider"]:
+        option_sets: list[list[tuple[str, str]]] = [[]]
+        for key in _EXCLUSIVE_OPTIONS.get(p, {}):
+            option_sets += [[(key, "1")], [(key, "0")]]
+        for opts in option_sets:
+            for version in sorted(versions, key=lambda v: tuple(map(int, v.split(".")))):
+                rule = session_run_rule([p], {p: dict(opts)}, version)
+                out.append((p, opts, version, rule["run"] == "shared"))
+    return out
+
+
 def render_rules() -> str:
-    from .providers import _EXCLUSIVE_OPTIONS, _TRUE, EP_CONCURRENT_RUN, PROVIDERS
+    from .providers import (_EXCLUSIVE_OPTIONS, _TRUE, EP_CONCURRENT_RUN,
+                            MIN_CONCURRENT_VERSION, PROVIDERS)
     from .rules_table import rules
 
     recs = rules()
@@ -390,6 +415,21 @@ def render_rules() -> str:
             "pub const EP_CONCURRENT_RUN: &[(&str, bool, &str)] = &["]
     for p, (ok, why) in EP_CONCURRENT_RUN.items():
         out.append(f"    ({_rs_str(p)}, {'true' if ok else 'false'}, {_rs_str(why)}),")
+    out += ["];", "",
+            "/// Providers whose concurrent Run needs a minimum ORT version: (provider, major,",
+            "/// minor, why). With an older library the provider is exclusive whatever",
+            "/// [`EP_CONCURRENT_RUN`] says.",
+            "pub const EP_MIN_CONCURRENT_VERSION: &[(&str, u32, u32, &str)] = &["]
+    for p, ((major, minor), why) in MIN_CONCURRENT_VERSION.items():
+        out.append(f"    ({_rs_str(p)}, {major}, {minor}, {_rs_str(why)}),")
+    out += ["];", "",
+            "/// ortc's `session_run_rule` decisions, for `run_rule` to be tested against:",
+            "/// (provider, its options, ORT version, concurrent Run allowed).",
+            "pub const RUN_RULE_DECISIONS: &[(&str, &[(&str, &str)], &str, bool)] = &["]
+    for p, case_opts, version, ok in run_rule_decisions():
+        pairs = ", ".join(f"({_rs_str(k)}, {_rs_str(v)})" for k, v in case_opts)
+        out.append(f"    ({_rs_str(p)}, &[{pairs}], {_rs_str(version)}, "
+                   f"{'true' if ok else 'false'}),")
     out += ["];", "",
             "/// Provider options that make Run exclusive when set to a true value",
             "/// (provider, option key, why).",

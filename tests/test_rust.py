@@ -214,3 +214,37 @@ def test_missing_cargo_fails_in_ci_and_skips_elsewhere(monkeypatch: Any, tmp_pat
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="cargo not found"):
         _cargo()
+
+
+# -- the Run decision ---------------------------------------------------------------------------
+
+def _rust_run_decisions() -> list[tuple[str, list[tuple[str, str]], str, bool]]:
+    """RUN_RULE_DECISIONS as committed in rules.rs (what the Rust tests check run_rule on)."""
+    with open(os.path.join(CRATE, "src", "rules.rs"), encoding="utf-8") as f:
+        text = f.read()
+    body = text.split("pub const RUN_RULE_DECISIONS")[1].split("\n];")[0]
+    out = []
+    for m in re.finditer(r'^    \("(\w+)", &\[(.*?)\], "([\d.]+)", (true|false)\),$', body, re.M):
+        opts = re.findall(r'\("(\w+)", "(\w*)"\)', m.group(2))
+        out.append((m.group(1), opts, m.group(3), m.group(4) == "true"))
+    return out
+
+
+def test_rust_run_decisions_are_ortcs_across_versions() -> None:
+    """The Rust crate's run_rule is tested (tests/run.rs) against ortc's session_run_rule
+    decisions generated into rules.rs; those cover every provider, its exclusive options and
+    ORT versions on both sides of TensorRT's 1.17 minimum (the crate once ignored the
+    version and let TensorRT run concurrently on any library)."""
+    from ortc.providers import session_run_rule
+
+    cases = _rust_run_decisions()
+    assert len(cases) == len(rust_crate.run_rule_decisions()) > 20
+    for p, opts, version, concurrent in cases:
+        rule = session_run_rule([p], {p: dict(opts)}, version)
+        assert (rule["run"] == "shared") == concurrent, (p, opts, version)
+    trt = {v: ok for p, opts, v, ok in cases if p == "TensorrtExecutionProvider" and not opts}
+    assert trt["1.16.3"] is False and trt["1.17.0"] is True and trt["1.32.0"] is True
+    with open(os.path.join(CRATE, "src", "rules.rs"), encoding="utf-8") as f:
+        assert '("TensorrtExecutionProvider", 1, 17, ' in f.read()
+    with open(os.path.join(CRATE, "src", "session.rs"), encoding="utf-8") as f:
+        assert "rules::EP_MIN_CONCURRENT_VERSION" in f.read()

@@ -57,8 +57,9 @@
 //! * [`Session::new_concurrent`] returns a `Session<ConcurrentRun>`: `run(&self)`, so an
 //!   `Arc<Session<ConcurrentRun>>` runs from any number of threads. It is a runtime gate,
 //!   once, at creation: it checks the providers appended to the options (and their options,
-//!   e.g. `enable_cuda_graph`) against the generated provider table
-//!   ([`rules::EP_CONCURRENT_RUN`], the same decision as ortc's `session_run_rule`) and
+//!   e.g. `enable_cuda_graph`, and the loaded library's ORT version: TensorRT allows it from
+//!   1.17) against the generated provider tables ([`rules::EP_CONCURRENT_RUN`],
+//!   [`rules::EP_MIN_CONCURRENT_VERSION`]: the same decision as ortc's `session_run_rule`) and
 //!   returns [`Error::ExclusiveRun`] with the reasons when one does not allow concurrent Run.
 //!
 //! Both are `Send + Sync` (the session's verdict): everything else on a session is shared.

@@ -355,6 +355,78 @@ pub const EP_CONCURRENT_RUN: &[(&str, bool, &str)] = &[
     ("QNNExecutionProvider", true, "concurrent Run on one session is safe: a mutex (ORT PR #18981)"),
 ];
 
+/// Providers whose concurrent Run needs a minimum ORT version: (provider, major,
+/// minor, why). With an older library the provider is exclusive whatever
+/// [`EP_CONCURRENT_RUN`] says.
+pub const EP_MIN_CONCURRENT_VERSION: &[(&str, u32, u32, &str)] = &[
+    ("TensorrtExecutionProvider", 1, 17, "before ORT 1.17 concurrent TensorRT runs on one session corrupted outputs (ORT #19275)"),
+];
+
+/// ortc's `session_run_rule` decisions, for `run_rule` to be tested against:
+/// (provider, its options, ORT version, concurrent Run allowed).
+pub const RUN_RULE_DECISIONS: &[(&str, &[(&str, &str)], &str, bool)] = &[
+    ("CPUExecutionProvider", &[], "1.16.2", true),
+    ("CPUExecutionProvider", &[], "1.16.3", true),
+    ("CPUExecutionProvider", &[], "1.17.0", true),
+    ("CPUExecutionProvider", &[], "1.17.1", true),
+    ("CPUExecutionProvider", &[], "1.32.0", true),
+    ("CUDAExecutionProvider", &[], "1.16.2", false),
+    ("CUDAExecutionProvider", &[], "1.16.3", false),
+    ("CUDAExecutionProvider", &[], "1.17.0", false),
+    ("CUDAExecutionProvider", &[], "1.17.1", false),
+    ("CUDAExecutionProvider", &[], "1.32.0", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "1")], "1.16.2", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "1")], "1.16.3", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "1")], "1.17.0", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "1")], "1.17.1", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "1")], "1.32.0", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "0")], "1.16.2", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "0")], "1.16.3", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "0")], "1.17.0", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "0")], "1.17.1", false),
+    ("CUDAExecutionProvider", &[("enable_cuda_graph", "0")], "1.32.0", false),
+    ("TensorrtExecutionProvider", &[], "1.16.2", false),
+    ("TensorrtExecutionProvider", &[], "1.16.3", false),
+    ("TensorrtExecutionProvider", &[], "1.17.0", true),
+    ("TensorrtExecutionProvider", &[], "1.17.1", true),
+    ("TensorrtExecutionProvider", &[], "1.32.0", true),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "1")], "1.16.2", false),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "1")], "1.16.3", false),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "1")], "1.17.0", false),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "1")], "1.17.1", false),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "1")], "1.32.0", false),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "0")], "1.16.2", false),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "0")], "1.16.3", false),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "0")], "1.17.0", true),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "0")], "1.17.1", true),
+    ("TensorrtExecutionProvider", &[("trt_cuda_graph_enable", "0")], "1.32.0", true),
+    ("DmlExecutionProvider", &[], "1.16.2", false),
+    ("DmlExecutionProvider", &[], "1.16.3", false),
+    ("DmlExecutionProvider", &[], "1.17.0", false),
+    ("DmlExecutionProvider", &[], "1.17.1", false),
+    ("DmlExecutionProvider", &[], "1.32.0", false),
+    ("XnnpackExecutionProvider", &[], "1.16.2", true),
+    ("XnnpackExecutionProvider", &[], "1.16.3", true),
+    ("XnnpackExecutionProvider", &[], "1.17.0", true),
+    ("XnnpackExecutionProvider", &[], "1.17.1", true),
+    ("XnnpackExecutionProvider", &[], "1.32.0", true),
+    ("WebGpuExecutionProvider", &[], "1.16.2", true),
+    ("WebGpuExecutionProvider", &[], "1.16.3", true),
+    ("WebGpuExecutionProvider", &[], "1.17.0", true),
+    ("WebGpuExecutionProvider", &[], "1.17.1", true),
+    ("WebGpuExecutionProvider", &[], "1.32.0", true),
+    ("QNNExecutionProvider", &[], "1.16.2", true),
+    ("QNNExecutionProvider", &[], "1.16.3", true),
+    ("QNNExecutionProvider", &[], "1.17.0", true),
+    ("QNNExecutionProvider", &[], "1.17.1", true),
+    ("QNNExecutionProvider", &[], "1.32.0", true),
+    ("SomeUnlistedExecutionProvider", &[], "1.16.2", false),
+    ("SomeUnlistedExecutionProvider", &[], "1.16.3", false),
+    ("SomeUnlistedExecutionProvider", &[], "1.17.0", false),
+    ("SomeUnlistedExecutionProvider", &[], "1.17.1", false),
+    ("SomeUnlistedExecutionProvider", &[], "1.32.0", false),
+];
+
 /// Provider options that make Run exclusive when set to a true value
 /// (provider, option key, why).
 pub const EXCLUSIVE_PROVIDER_OPTIONS: &[(&str, &str, &str)] = &[

@@ -98,7 +98,8 @@ impl SessionOptions {
         out
     }
 
-    /// Whether sessions made from these options may run concurrently, and why.
+    /// Whether sessions made from these options may run concurrently on the loaded library's
+    /// ORT version, and why.
     pub fn run_rule(&self) -> RunRule {
         let mut provs: Vec<(String, Vec<(String, String)>)> = self.providers.clone();
         if !provs.iter().any(|(p, _)| p == "CPUExecutionProvider") {
@@ -108,7 +109,7 @@ impl SessionOptions {
             .iter()
             .map(|(p, o)| (p.as_str(), o.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()))
             .collect();
-        run_rule(&borrowed)
+        run_rule(&borrowed, &self.api.library_version)
     }
 }
 
@@ -142,10 +143,26 @@ pub struct RunRule {
     pub reasons: Vec<String>,
 }
 
-/// The Run rule for a session with these providers and options, from the generated tables
-/// (`rules::EP_CONCURRENT_RUN`, `rules::EXCLUSIVE_PROVIDER_OPTIONS`); the same decision as
-/// ortc's `session_run_rule`. A provider not listed is exclusive.
-pub fn run_rule(providers: &[(&str, Vec<(&str, &str)>)]) -> RunRule {
+/// The leading numbers of a version string ("1.17.0-dev" -> [1, 17, 0]), as ortc reads them.
+fn version_numbers(version: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for piece in version.split('.') {
+        let digits: String = piece.chars().filter(|c| c.is_ascii_digit()).collect();
+        match digits.parse() {
+            Ok(n) => out.push(n),
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// The Run rule for a session with these providers and options on ORT `ort_version` (the
+/// library's version string), from the generated tables (`rules::EP_CONCURRENT_RUN`,
+/// `rules::EP_MIN_CONCURRENT_VERSION`, `rules::EXCLUSIVE_PROVIDER_OPTIONS`); the same decision
+/// as ortc's `session_run_rule` (`rules::RUN_RULE_DECISIONS` lists ortc's answers, and the
+/// tests compare). A provider not listed is exclusive.
+pub fn run_rule(providers: &[(&str, Vec<(&str, &str)>)], ort_version: &str) -> RunRule {
+    let have = version_numbers(ort_version);
     let mut concurrent = true;
     let mut reasons = Vec::new();
     for (p, opts) in providers {
@@ -154,6 +171,12 @@ pub fn run_rule(providers: &[(&str, Vec<(&str, &str)>)]) -> RunRule {
             .find(|(name, _, _)| name == p)
             .map(|(_, ok, why)| (*ok, why.to_string()))
             .unwrap_or((false, "undocumented for this provider; serialized by default".into()));
+        for (prov, major, minor, reason) in rules::EP_MIN_CONCURRENT_VERSION {
+            if ok && prov == p && have < vec![*major, *minor] {
+                ok = false;
+                why = format!("ORT {ort_version}: {reason}");
+            }
+        }
         for (prov, key, reason) in rules::EXCLUSIVE_PROVIDER_OPTIONS {
             if prov != p {
                 continue;

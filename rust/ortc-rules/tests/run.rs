@@ -285,21 +285,50 @@ fn type_infos_memory_infos_and_allocators() {
 
 #[test]
 fn the_run_rule_follows_the_provider_table() {
-    let cpu = run_rule(&[("CPUExecutionProvider", vec![])]);
+    const NEW: &str = "1.32.0";
+    let cpu = run_rule(&[("CPUExecutionProvider", vec![])], NEW);
     assert!(cpu.concurrent, "{:?}", cpu.reasons);
     for p in ["DmlExecutionProvider", "CUDAExecutionProvider", "SomeUnknownExecutionProvider"] {
-        let r = run_rule(&[(p, vec![]), ("CPUExecutionProvider", vec![])]);
+        let r = run_rule(&[(p, vec![]), ("CPUExecutionProvider", vec![])], NEW);
         assert!(!r.concurrent, "{p}: {:?}", r.reasons);
         assert!(r.reasons[0].starts_with(&format!("{p}: exclusive")), "{:?}", r.reasons);
     }
-    let trt = run_rule(&[("TensorrtExecutionProvider", vec![])]);
+    let trt = run_rule(&[("TensorrtExecutionProvider", vec![])], NEW);
     assert!(trt.concurrent);
-    let graphs = run_rule(&[("TensorrtExecutionProvider", vec![("trt_cuda_graph_enable", "1")])]);
+    let graphs = run_rule(&[("TensorrtExecutionProvider", vec![("trt_cuda_graph_enable", "1")])], NEW);
     assert!(!graphs.concurrent && graphs.reasons[0].contains("trt_cuda_graph_enable=1"), "{:?}", graphs.reasons);
-    // every provider the generated table lists gets its verdict
+    // every provider the generated table lists gets its verdict on a new library
     for (p, ok, _) in rules::EP_CONCURRENT_RUN {
-        assert_eq!(run_rule(&[(p, vec![])]).concurrent, *ok, "{p}");
+        assert_eq!(run_rule(&[(p, vec![])], NEW).concurrent, *ok, "{p}");
     }
+}
+
+#[test]
+fn tensorrt_concurrent_run_needs_ort_1_17() {
+    // TensorRT's concurrent-Run fix shipped in 1.17: with an older library it is exclusive,
+    // and the reason names the version
+    for (version, concurrent) in [("1.16.2", false), ("1.16.3", false), ("1.17.0", true), ("1.32.0", true)] {
+        let r = run_rule(&[("TensorrtExecutionProvider", vec![]), ("CPUExecutionProvider", vec![])], version);
+        assert_eq!(r.concurrent, concurrent, "{version}: {:?}", r.reasons);
+        assert_eq!(r.reasons[0].contains("before ORT 1.17"), !concurrent, "{:?}", r.reasons);
+    }
+}
+
+#[test]
+fn the_run_rule_decides_as_ortc_does() {
+    // ortc's session_run_rule answers, generated into rules.rs: providers, options, versions
+    assert!(rules::RUN_RULE_DECISIONS.len() > 20);
+    for (p, opts, version, concurrent) in rules::RUN_RULE_DECISIONS {
+        let r = run_rule(&[(p, opts.to_vec())], version);
+        assert_eq!(r.concurrent, *concurrent, "{p} {opts:?} on {version}: {:?}", r.reasons);
+    }
+}
+
+#[test]
+fn a_sessions_run_rule_reads_the_loaded_library_version() {
+    let opts = options(1);
+    let expected = run_rule(&[("CPUExecutionProvider", vec![])], &env().api().library_version);
+    assert_eq!(opts.run_rule(), expected);
 }
 
 #[test]
