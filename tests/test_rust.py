@@ -248,3 +248,106 @@ def test_rust_run_decisions_are_ortcs_across_versions() -> None:
         assert '("TensorrtExecutionProvider", 1, 17, ' in f.read()
     with open(os.path.join(CRATE, "src", "session.rs"), encoding="utf-8") as f:
         assert "rules::EP_MIN_CONCURRENT_VERSION" in f.read()
+
+
+# -- compile_fail error codes ------------------------------------------------------------------
+
+#: error codes of a name that does not resolve: an example failing with one of these fails for
+#: a reason it does not state (a typo, a renamed item), not the rule it shows
+_UNRESOLVED = {"E0412", "E0425", "E0432", "E0433", "E0599"}
+
+
+def compile_fail_examples(crate: str = CRATE) -> list[tuple[str, int, str, str]]:
+    """(file, line, stated error code, code as rustdoc compiles it) for every
+    ``compile_fail,EXXXX`` doc example of the crate's sources: ``# `` lines unhidden and the
+    body wrapped in ``fn main`` unless it has one, as rustdoc does."""
+    out = []
+    for name in sorted(os.listdir(os.path.join(crate, "src"))):
+        with open(os.path.join(crate, "src", name), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        i = 0
+        while i < len(lines):
+            m = re.match(r"^\s*//[/!] ```compile_fail,(E\d{4})\s*$", lines[i])
+            i += 1
+            if not m:
+                continue
+            start, body = i, []
+            while not re.match(r"^\s*//[/!] ```\s*$", lines[i]):
+                text = re.sub(r"^\s*//[/!] ?", "", lines[i])
+                body.append("" if text == "#" else text[2:] if text.startswith("# ") else text)
+                i += 1
+            code = "\n".join(body)
+            if not re.search(r"\bfn main\(", code):
+                code = "fn main() {\n" + code + "\n}"
+            out.append((name, start, m.group(1), "#![allow(unused)]\n" + code + "\n"))
+    return out
+
+
+def _rustc(cargo: str) -> str:
+    exe = os.environ.get("RUSTC") or shutil.which("rustc")
+    if exe is None:
+        exe = os.path.join(os.path.dirname(cargo), "rustc")
+    return exe
+
+
+def test_compile_fail_examples_fail_with_their_stated_error_codes(tmp_path: Any) -> None:
+    """Stable rustdoc checks that a ``compile_fail,E0596`` example fails, not that it fails
+    with E0596 (the code is checked on nightly only): here each example is compiled against
+    the crate's rlib and must fail with the code it states, and for no unresolved name."""
+    import concurrent.futures
+    import json
+
+    cargo = _cargo()
+    env = _cargo_env(library=False)
+    build = subprocess.run([cargo, "build", "--offline", "--lib", "--message-format=json"],
+                           cwd=CRATE, env=env, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    rlib = next(path for line in build.stdout.splitlines() if line.startswith("{")
+                for msg in [json.loads(line)]
+                if msg.get("reason") == "compiler-artifact"
+                and msg["target"]["name"] == "ortc_rules"
+                for path in msg["filenames"] if path.endswith(".rlib"))
+    examples = compile_fail_examples()
+    assert len(examples) == _compile_fail_blocks() >= 25
+
+    def compile_one(k: int) -> tuple[int, int, str]:
+        src = tmp_path / f"ex{k}.rs"
+        src.write_text(examples[k][3], encoding="utf-8")
+        proc = subprocess.run([_rustc(cargo), "--edition", "2021", "--crate-type", "lib",
+                               "--emit=metadata", "--error-format=short", "-o",
+                               str(tmp_path / f"ex{k}.rmeta"), "--extern",
+                               f"ortc_rules={rlib}", "-L",
+                               f"dependency={os.path.dirname(rlib)}", str(src)],
+                              capture_output=True, text=True, env=env, timeout=300)
+        return k, proc.returncode, proc.stderr
+
+    bad = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for k, code, err in pool.map(compile_one, range(len(examples))):
+            name, line, stated, _ = examples[k]
+            got = set(re.findall(r"error\[(E\d{4})\]", err))
+            if code == 0:
+                bad.append(f"src/{name}:{line}: compiles; it states {stated}")
+            elif stated not in got or (got & _UNRESOLVED) - {stated}:
+                bad.append(f"src/{name}:{line}: states {stated}, rustc gave {sorted(got)}: "
+                           + " | ".join(err.strip().splitlines()[:3]))
+    assert not bad, "\n".join(bad)
+
+
+def test_a_wrong_error_code_is_caught(tmp_path: Any) -> None:
+    """The check above tells codes apart: an example stating E0499 for a move error is
+    reported (what stable rustdoc lets through)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "lib.rs").write_text("//! ```compile_fail,E0499\n//! let a = String::new();\n"
+                                "//! # let b = a;\n//! drop(a);\n//! ```\n", encoding="utf-8")
+    (name, line, stated, code), = compile_fail_examples(str(tmp_path))
+    assert stated == "E0499" and "let b = a;" in code and code.count("fn main()") == 1
+    cargo = _cargo()
+    (tmp_path / "ex.rs").write_text(code, encoding="utf-8")
+    proc = subprocess.run([_rustc(cargo), "--edition", "2021", "--crate-type", "lib",
+                           "--emit=metadata", "--error-format=short", "-o",
+                           str(tmp_path / "ex.rmeta"), str(tmp_path / "ex.rs")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and set(re.findall(r"error\[(E\d{4})\]", proc.stderr)) == {
+        "E0382"}, proc.stderr

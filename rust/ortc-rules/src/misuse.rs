@@ -1,5 +1,7 @@
 //! Misuse that does not compile: one `compile_fail` example per rule, each with the error
-//! the compiler must give. `cargo test` (rustdoc) checks every one; the per-type Send/Sync
+//! the compiler must give. `cargo test` (rustdoc) checks that every one fails to compile;
+//! stable rustdoc ignores the code, so the repository's tests/test_rust.py compiles each
+//! against the crate and checks it fails with the code it states. The per-type Send/Sync
 //! refusals are generated with the verdicts, in [`crate::rules`].
 //!
 //! Most examples are the body of
