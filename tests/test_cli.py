@@ -112,6 +112,18 @@ def test_usage_errors_exit_2_in_one_line(add_path: str, tmp_path: Path) -> None:
                    "--coverage goes with --matrix")
     one_line_error(ortc_cmd("conformance", "--matrix", "1.20", "--list"), 2,
                    "ortc conformance", "--list lists the checks of one library")
+    # options of one library were ignored by --matrix (it ran every check and exited 0)
+    for option in (["--library", "/nonexistent"], ["--markdown", str(tmp_path / "x.md")],
+                   ["--quiet"]):
+        one_line_error(ortc_cmd("conformance", "--matrix", "1.19.2", *option), 2,
+                       "ortc conformance", f"{option[0]} is not used with --matrix")
+    assert not (tmp_path / "x.md").exists()
+    # an empty version list wrote a table without columns and exited 0
+    for spec in (",", " , ", ""):
+        one_line_error(ortc_cmd("conformance", "--matrix", spec), 2, "ortc conformance",
+                       "no version given")
+    one_line_error(ortc_cmd("conformance", "--matrix", "1.19.2", "--only", "nosuch."), 2,
+                   "ortc conformance", "--only nosuch.: no check matches")
 
 
 def test_failed_work_exits_1_in_one_line(add_path: str, tmp_path: Path) -> None:

@@ -1,11 +1,13 @@
 """``python -m ortc conformance``: run the checks on one library, or a version matrix.
 
     python -m ortc conformance [--library PATH] [--json FILE] [--markdown FILE] [--only PREFIX]
-    python -m ortc conformance --matrix 1.19.2,1.32.0 [--output FILE]
+    python -m ortc conformance --matrix 1.19.2,1.32.0 [--output FILE] [--json FILE]
+                               [--only PREFIX] [--coverage FILE]
     python -m ortc conformance --list
 
 Exit status: 0 when every check passed or ended in a recorded state (known, not seen, skip);
-1 when any check failed unexpectedly; 2 for a usage error.
+1 when any check failed unexpectedly, or (--matrix) a version's library could not be fetched
+or its runner died; 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -66,12 +68,31 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = _parser()
-    args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
+    argv_used = list(sys.argv[1:] if argv is None else argv)
+    args = ap.parse_args(argv_used)
     # options of one mode given to the other were ignored without a word (found from outside)
-    if args.matrix:
+    if args.matrix is not None:
         if args.list:
             ap.error("--list lists the checks of one library: without --matrix")
-        return _matrix(args)
+        # each version's library is fetched: an option about one library would be ignored
+        for flag, value in (("--library", args.library), ("--markdown", args.markdown),
+                            ("--quiet", args.quiet or None), ("--ids", args.ids),
+                            ("--progress", args.progress)):
+            if value is not None:
+                ap.error(f"{flag} is not used with --matrix (the report is --output, "
+                         "the data --json)")
+        versions = matrix_versions(args.matrix)
+        if not versions:
+            ap.error(f"--matrix {args.matrix!r}: no version given (comma-separated versions, "
+                     "or 'all')")
+        ids = None
+        if args.only:
+            from .checks import all_checks
+
+            ids = [c.id for c in all_checks() if any(c.id.startswith(p) for p in args.only)]
+            if not ids:
+                ap.error(f"--only {' '.join(args.only)}: no check matches")
+        return _matrix(args, versions, ids, argv_used)
     for flag, value in (("--output", args.output), ("--coverage", args.coverage)):
         if value is not None:
             ap.error(f"{flag} goes with --matrix (without it: --json or --markdown)")
@@ -191,25 +212,42 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 # ---- the version matrix ----
 
-def _matrix(args: argparse.Namespace) -> int:
-    from .wheels import fetch_library
+def matrix_versions(spec: str) -> list[str]:
+    """The versions ``--matrix`` names: ``all`` or a comma-separated list (empty items
+    dropped)."""
+    if spec.strip() == "all":
+        return list(MATRIX_VERSIONS)
+    return [v.strip() for v in spec.split(",") if v.strip()]
 
-    versions = (list(MATRIX_VERSIONS) if args.matrix.strip() == "all"
-                else [v.strip() for v in args.matrix.split(",") if v.strip()])
+
+def _matrix_command(argv: Sequence[str]) -> str:
+    """The command line a report was made by, as given (the report says how to remake it)."""
+    import shlex
+
+    return " ".join(["python -m ortc conformance", *(shlex.quote(a) for a in argv)])
+
+
+def _matrix(args: argparse.Namespace, versions: list[str], ids: Sequence[str] | None,
+            argv: Sequence[str]) -> int:
+    from .wheels import fetch_library, no_source
+
     runs: dict[str, dict[str, Any]] = {}
     worst = 0
     for v in versions:
         print(f"[{v}] fetching ...", end="", flush=True)
+        why = no_source(v)
         try:
+            if why is not None:  # known before downloading a wheel that cannot have it
+                raise RuntimeError(why)
             lib = fetch_library(v)
         except Exception as exc:  # noqa: BLE001 - recorded in the report
             print(f" cannot fetch: {exc}")
-            runs[v] = {"error": f"cannot fetch: {exc}"[:300]}
+            runs[v] = {"error": f"cannot fetch: {exc}"[:400]}
             worst = 1
             continue
         print(" running ...", end="", flush=True)
         t0 = time.perf_counter()
-        runs[v] = _run_version(lib)
+        runs[v] = _run_version(lib, ids=ids)
         res = runs[v]
         if "checks" in res:
             counts = {s: sum(1 for c in res["checks"] if c["status"] == s) for s in _MARK}
@@ -225,7 +263,7 @@ def _matrix(args: argparse.Namespace) -> int:
         from . import coverage
         cov = coverage.report(coverage.read(args.coverage))
     output = args.output or default_matrix_output(versions)
-    _write(output, render_matrix(runs, cov))
+    _write(output, render_matrix(runs, cov, _matrix_command(argv), ids))
     if args.json:
         _write(args.json, json.dumps(runs, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {output}")
@@ -307,19 +345,32 @@ def default_matrix_output(versions: Sequence[str] = MATRIX_VERSIONS) -> str:
     return os.path.abspath("CONFORMANCE.md")
 
 
-def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = None) -> str:
-    """docs/CONFORMANCE.md: one row per check, one column per version, then the details."""
+#: the command the committed docs/CONFORMANCE.md is made by
+FULL_MATRIX_COMMAND = "python -m ortc conformance --matrix all --coverage FILE"
+
+
+def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = None,
+                  command: str = FULL_MATRIX_COMMAND, ids: Sequence[str] | None = None) -> str:
+    """docs/CONFORMANCE.md: one row per check, one column per version, then the details.
+    ``command`` is the command line that made it; ``ids`` the checks run (default: all)."""
     from .checks import all_checks
+    from .wheels import OTHER_SOURCES
 
     versions = list(runs)
-    checks = all_checks()
+    checks = [c for c in all_checks() if ids is None or c.id in ids]
+    others = sorted(OTHER_SOURCES)
+    packages = sorted({pkg for pkg, _ in OTHER_SOURCES.values()})
     by_version = {v: {c["id"]: c for c in r.get("checks", [])} for v, r in runs.items()}
     lines = [
         "# ONNX Runtime C API conformance",
         "",
-        "Generated by `python -m ortc conformance --matrix all --coverage FILE` "
-        "(ortc/conformance); do not edit by hand. Each row is a claim about the C API, checked by calling the OrtApi slots "
-        "through cffi against the libonnxruntime.so of each version (the onnxruntime wheel; for 1.16 and 1.17, whose wheels carry no shared library, the one in a sherpa-onnx wheel: ortc.conformance.wheels.OTHER_SOURCES; no 1.18 library was found on PyPI) "
+        f"Generated by `{command}` "
+        "(ortc/conformance); do not edit by hand. Each row is a claim about the C API, "
+        "checked by calling the OrtApi slots through cffi against the libonnxruntime.so of "
+        "each version (the onnxruntime wheel; for "
+        f"{' and '.join(others)}, whose onnxruntime wheels carry no shared library, the one in "
+        f"a {', '.join(packages)} wheel: ortc.conformance.wheels.OTHER_SOURCES; no other "
+        "library before 1.19, and no 1.18 one, was found on PyPI) "
         "(Linux x86_64, CPU provider).",
         "",
         "Results: **pass** the claim holds; **known** it does not, and that is a recorded fact "

@@ -17,7 +17,7 @@ import zipfile
 
 from .._loader import elf_truncation
 
-__all__ = ["cache_dir", "fetch_library"]
+__all__ = ["cache_dir", "fetch_library", "no_source"]
 
 
 #: ORT versions whose onnxruntime wheel has no libonnxruntime.so (1.16-1.18 link ORT statically
@@ -26,6 +26,26 @@ OTHER_SOURCES: dict[str, tuple[str, str]] = {
     "1.16.2": ("sherpa-onnx", "1.8.11"),   # sherpa_onnx/lib/libonnxruntime.so.1.16.2
     "1.17.1": ("sherpa-onnx", "1.9.30"),   # sherpa_onnx/lib/libonnxruntime.so.1.17.1
 }
+
+
+#: the first release whose onnxruntime wheel carries libonnxruntime.so
+FIRST_WHEEL_WITH_LIBRARY = (1, 19)
+
+
+def no_source(version: str) -> str | None:
+    """Why ``version``'s library cannot be fetched, said before any download (an onnxruntime
+    wheel before 1.19 has no libonnxruntime.so, and only the versions of OTHER_SOURCES have
+    another wheel here), or None when a wheel may have it."""
+    try:
+        minor = tuple(int(p) for p in version.split(".")[:2])
+    except ValueError:
+        return None
+    if minor >= FIRST_WHEEL_WITH_LIBRARY or version in OTHER_SOURCES:
+        return None
+    return (f"the onnxruntime {version} wheel has no libonnxruntime.so (wheels before "
+            f"{'.'.join(map(str, FIRST_WHEEL_WITH_LIBRARY))} link ORT into their extension); "
+            f"older versions with another source: {', '.join(sorted(OTHER_SOURCES))} "
+            "(ortc.conformance.wheels.OTHER_SOURCES)")
 
 
 def cache_dir() -> str:
