@@ -306,7 +306,11 @@ class SessionOptions(Handle):
         api = self._api
         if short == "CPU":
             if "use_arena" in opts:
-                self.enable_cpu_mem_arena = opts.pop("use_arena") not in ("0", "false", "False")
+                switch = opts.pop("use_arena")
+                if switch not in _SWITCHES:  # "off", "no": no word ORT reads is left unread
+                    raise InvalidArgument(f"CPUExecutionProvider option 'use_arena': expected "
+                                          f"'1' or '0' ('true' or 'false'), got {switch!r}")
+                self.enable_cpu_mem_arena = _SWITCHES[switch]
             if opts:
                 raise InvalidArgument(f"CPUExecutionProvider: unknown options {sorted(opts)}")
         elif short in ("CUDA", "TensorRT"):
@@ -457,6 +461,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (os.PathLike, bytes)):
         return os.fsdecode(os.fspath(value))
     return value
+
+
+_SWITCHES = {"1": True, "0": False, "true": True, "false": False, "True": True, "False": False}
 
 
 def _provider_options(name: str, options: Any) -> dict[str, str]:

@@ -822,7 +822,8 @@ def option_values_pybind_converts(ort: Any) -> Any:
 @scenario
 def cpu_provider_options(ort: Any) -> Any:
     out = []
-    for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"}):
+    for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"},
+                    {"use_arena": "off"}, {"use_arena": 0}):
         try:
             s = ort.InferenceSession(ADD, providers=[("CPUExecutionProvider", options)])
             out.append([s.get_providers(), s.get_provider_options(), s.run(None, AB)])

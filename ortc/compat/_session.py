@@ -90,7 +90,8 @@ class InferenceSession:
                 usable = [("CPUExecutionProvider", {})]
             for name, opts in usable:
                 if name == "CPUExecutionProvider":  # onnxruntime ignores what it does not know
-                    opts = {k: v for k, v in opts.items() if k == "use_arena"}
+                    opts = {k: "0" if str(v) in ("0", "false", "False") else "1"
+                            for k, v in opts.items() if k == "use_arena"}
                 native_opts.append_execution_provider(name, opts)
             sess = ortc.Session(self._model, native_opts)
         except ortc.Error as err:
