@@ -153,9 +153,9 @@ class RunEngine:
                                   f"single {type(output_names).__name__} {output_names!r}")
         names = output_names if type(output_names) is tuple else tuple(output_names)
         for n in names:
+            if not isinstance(n, str):  # first: a list as a name is not even hashable
+                raise InvalidArgument(f"output names must be str, got {type(n).__name__} {n!r}")
             if n not in self.output_index:
-                if not isinstance(n, str):
-                    raise InvalidArgument(f"output names must be str, got {type(n).__name__}")
                 raise InvalidArgument(f"unknown output name {n!r}; the model's outputs are "
                                       f"{list(self.output_index)}")
         return names
@@ -164,7 +164,11 @@ class RunEngine:
         """(cache key, plan) for a requested output list."""
         key = output_names if output_names is None or type(output_names) is tuple \
             else self.output_names(output_names)
-        plan = self.plans.get(key)
+        try:
+            plan = self.plans.get(key)
+        except TypeError:  # a tuple holding a name that is not hashable (so not a str)
+            self.output_names(key)
+            raise
         if plan is None:
             names = self.output_names(key)
             plan = OutputPlan(self.name_array(names),
@@ -420,7 +424,10 @@ class RunEngine:
             key = self.output_names(key)  # any iterable, read once
         stages = self.stages.by_thread.get(_get_ident())
         if stages is not None:  # (a stage exists only for a key that has a plan)
-            stage = stages.get(key)
+            try:
+                stage = stages.get(key)
+            except TypeError:  # an unhashable name: plan() below says what is wrong
+                stage = None
             if stage and not stage.busy:
                 result: list[Any] | None = stage.run(sess_ptr, feeds, run_options,
                                                      raw_run_options)
@@ -428,7 +435,10 @@ class RunEngine:
                     return result
                 if stage.misses > stage.max_misses:  # shapes keep changing: stop staging
                     stages[key] = self.stages.after_misses(stage)  # an open lane, or False
-        plan = self.plans.get(key)
+        try:
+            plan = self.plans.get(key)
+        except TypeError:
+            plan = None
         if plan is None:
             key, plan = self.plan(key)
         if plan.unique is not None:  # an output named twice

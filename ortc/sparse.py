@@ -158,7 +158,11 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
     if values.dtype.kind in "USO":
         raise InvalidArgument("sparse string tensors are not supported by ortc")
     et = element_type_for(values.dtype)
-    dense = sparse.dense_shape
+    # checked here too: a SparseTensor made directly, not through coo()/csr(), is not checked
+    dense = _shape(sparse.dense_shape)
+    if any(not 0 <= d < 2**63 for d in dense):
+        raise InvalidArgument(f"sparse tensor: dense shape {dense} has a dimension out of "
+                              f"int64's range")
     raw = call_out(api.CreateSparseTensorAsOrtValue, "OrtValue*", allocator, dense, len(dense),
                    int(et), context="CreateSparseTensorAsOrtValue")
     try:
@@ -166,7 +170,7 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
         if sparse.format == SparseFormat.COO:
             if sparse.indices is None:
                 raise InvalidArgument("a COO sparse tensor needs indices")
-            idx = np.ascontiguousarray(sparse.indices, dtype=np.int64)
+            idx = np.ascontiguousarray(_indices_array(sparse.indices, "indices"))
             _check_coo_bounds(idx, values.size, dense)
             check(api.FillSparseTensorCoo(raw, memory_info, vshape, len(vshape),
                                           ffi.from_buffer(values), ffi.from_buffer("int64_t[]", idx),
@@ -174,8 +178,8 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
         elif sparse.format == SparseFormat.CSRC:
             if sparse.inner_indices is None or sparse.outer_indices is None:
                 raise InvalidArgument("a CSR sparse tensor needs inner and outer indices")
-            inner = np.ascontiguousarray(sparse.inner_indices, dtype=np.int64)
-            outer = np.ascontiguousarray(sparse.outer_indices, dtype=np.int64)
+            inner = np.ascontiguousarray(_indices_array(sparse.inner_indices, "inner_indices"))
+            outer = np.ascontiguousarray(_indices_array(sparse.outer_indices, "outer_indices"))
             _check_csr_bounds(inner, outer, values.size, dense)
             check(api.FillSparseTensorCsr(raw, memory_info, vshape, len(vshape),
                                           ffi.from_buffer(values), ffi.from_buffer("int64_t[]", inner),

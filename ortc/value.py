@@ -299,6 +299,8 @@ class Value(Handle):
                     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
                         raise InvalidArgument(f"from_map: the keys must be all str or all int; "
                                               f"got the key {k!r} ({type(k).__name__})")
+                    if not -2**63 <= k < 2**63:
+                        raise InvalidArgument(f"from_map: the key {k} is out of int64's range")
             _check_map_values(items)
             try:
                 if keys_list and all(isinstance(k, str) for k in keys_list):
