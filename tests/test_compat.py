@@ -444,6 +444,22 @@ def set_providers_and_fallback(ort: Any) -> Any:
     return [sess.get_providers(), sess.run(None, AB)]
 
 
+@scenario
+def unknown_provider_name_falls_back_or_raises(ort: Any) -> Any:
+    # a misspelled name: onnxruntime's session refuses it with a RuntimeError, which the
+    # constructor's fallback retries on the CPU (its "EP Error" text printed) unless disabled;
+    # set_providers() refuses it. Js and WebNN are in get_all_providers() but refused too
+    out: list[Any] = []
+    for providers in (["CUDAExecutionProviderr", "CPUExecutionProvider"], [("Bogus", {})],
+                      ["JsExecutionProvider"], ["XnnpackExecutionProvider"]):
+        out.append(ort.InferenceSession(ADD, providers=providers).get_providers())
+        out.append(_outcomes(lambda kw: ort.InferenceSession(ADD, providers=providers, **kw)
+                             .get_providers(), [{"enable_fallback": 0}]))
+    sess = ort.InferenceSession(ADD)
+    out.append(_outcomes(sess.set_providers, [["WebNNExecutionProvider"], ["nope"]]))
+    return out
+
+
 # -- OrtValue, run_with_ort_values, IOBinding, run_async -----------------------------------
 @scenario
 def ortvalues(ort: Any) -> Any:

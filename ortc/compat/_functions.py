@@ -24,6 +24,9 @@ ALL_PROVIDERS = (
     "XnnpackExecutionProvider", "CANNExecutionProvider", "AzureExecutionProvider",
     "CPUExecutionProvider",
 )
+#: the names onnxruntime 1.32's session takes (a build without one skips it); it refuses the
+#: others with "Unknown Provider Type", two of get_all_providers()' names among them
+KNOWN_PROVIDERS = frozenset(ALL_PROVIDERS) - {"JsExecutionProvider", "WebNNExecutionProvider"}
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider", "ROCMExecutionProvider",
                   "MIGraphXExecutionProvider", "DmlExecutionProvider")
 

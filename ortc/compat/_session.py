@@ -17,7 +17,7 @@ import ortc
 
 from ._checks import explain, lists_converted, conversion_refused, validate_input
 from ._errors import EPFail, _OrtStyle, translate
-from ._functions import ALL_PROVIDERS
+from ._functions import KNOWN_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
 from ._options import SessionOptions
 from ._run_options import RunOptions
@@ -50,33 +50,39 @@ class InferenceSession:
             self._create(providers, provider_options,
                          _optimizer_names(kwargs.get("disabled_optimizers")))
         except (ValueError, RuntimeError) as err:
-            # onnxruntime retries on the CPU after a provider's failure; its own engine errors
-            # are not ValueError/RuntimeError there, so they are not retried here either
+            # onnxruntime retries on the CPU after a provider's failure (an unknown provider
+            # name too); its own engine errors are not ValueError/RuntimeError there, so they
+            # are not retried here either
             if not self._enable_fallback or isinstance(err, _OrtStyle):
                 raise
             print("*************** EP Error ***************")
             print(f"EP Error {err} when using {providers}")
             print(f"Falling back to {self._fallback_providers} and retrying.")
             print("****************************************")
-            self._create(self._fallback_providers, None)
+            try:
+                self._create(self._fallback_providers, None)
+            except Exception as fallback_error:  # as onnxruntime chains it
+                raise fallback_error from err
             self._enable_fallback = False
         # the session's own copy, the same object on every get_session_options() (as in
         # onnxruntime: an attribute set on it reads back; the caller's options stay theirs)
         self._options_copy = self._sess_options.copy()
 
     def _create(self, providers: Any, provider_options: Any,
-                disabled_optimizers: list[str] | None = None, *,
-                refuse_unknown: bool = False) -> None:
+                disabled_optimizers: list[str] | None = None) -> None:
         # onnxruntime reads the names first: a non-iterable raises TypeError here, unretried
         _ = [p[0] if isinstance(p, tuple) else p for p in providers or []]
         available = ortc.available_providers()
         names, options = normalize_providers(providers, provider_options, available)
-        if refuse_unknown:  # set_providers: after the same warnings, onnxruntime's C++ refuses
-            unknown = [n for n in names if n not in ALL_PROVIDERS]  # a name it does not know
-            if unknown:
-                raise RuntimeError(f"Unknown Provider Type: {unknown[0]}")
         native_opts = self._sess_options.native()
         try:
+            # after the same warnings and the options' checks, onnxruntime's C++ session
+            # refuses a name it does not know (a misspelling): a RuntimeError, which the
+            # constructor's fallback retries on the CPU (onnxruntime finds a model that does
+            # not load first; ortc cannot load it without making the session: COMPAT.md)
+            unknown = [n for n in names if n not in available and n not in KNOWN_PROVIDERS]
+            if unknown:
+                raise RuntimeError(f"Unknown Provider Type: {unknown[0]}")
             if disabled_optimizers:
                 # onnxruntime filters them through its C++ session; the C API's way is this
                 # config entry, whose list ORT splits at ";" (its header's comment says ","; a
@@ -145,7 +151,7 @@ class InferenceSession:
     def set_providers(self, providers: Sequence[Any] | None = None,
                       provider_options: Sequence[dict[Any, Any]] | None = None) -> None:
         old = self._sess
-        self._create(providers, provider_options, refuse_unknown=True)
+        self._create(providers, provider_options)
         try:
             old.close()
         except ortc.ConcurrentUseError:
