@@ -729,6 +729,50 @@ def ortvalue_failures(ort: Any) -> Any:
     return [got[0] for got in _outcomes(lambda call: call(), calls)]
 
 
+def _cast_to_float_model(elem: int) -> bytes:
+    from onnx import TensorProto, helper
+
+    return models._bytes(models.make_model(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)],
+        [helper.make_tensor_value_info("x", elem, [None])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])], opset=21))
+
+
+@scenario
+def ortvalue_from_numpy_with_onnx_type_reinterprets_the_bytes(ort: Any) -> Any:
+    # onnxruntime takes any array whose item size is the type's and reads its bytes as that
+    # type (a sub-byte type's item size is 1: the packed bytes of a tensor of the array's
+    # shape); compat refused every dtype but the type's own
+    T = models.T
+    new = ort.OrtValue.ortvalue_from_numpy_with_onnx_type
+    out: list[Any] = []
+    for arr, elem in ((np.array([0x3C00, 0xC000], np.uint16), T.FLOAT16),
+                      (np.array([255, 1], np.uint8), T.INT8),
+                      (np.array([0x38, 0xFF], np.uint8), T.FLOAT8E4M3FN),
+                      (np.ones(2, F32), T.INT32), (np.array([1, 2], np.int64), T.DOUBLE),
+                      (np.array([1, 0], np.uint8), T.BOOL), (np.array([True]), T.UINT8),
+                      (np.arange(4, dtype=np.uint16)[::2] + 0x3C00, T.FLOAT16),
+                      (np.array(7, np.uint32), T.FLOAT)):
+        v = new(arr, elem)
+        out.append([v.data_type(), v.element_type(), v.shape(), v.numpy().copy()])
+    # types numpy lacks, read back through a Cast to float
+    for arr, elem in ((np.array([0x3F80, 0xC040], np.uint16), T.BFLOAT16),
+                      (np.array([0x12, 0x34], np.uint8), T.UINT4),
+                      (np.array([0xF7, 0x34, 0x56], np.uint8), T.INT4),
+                      (np.array([0x3C, 0xC2], np.uint8), T.FLOAT8E5M2)):
+        v = new(arr, elem)
+        sess = ort.InferenceSession(_cast_to_float_model(elem))
+        out.append([v.data_type(), v.element_type(), v.shape(),
+                    sess.run_with_ort_values(None, {"x": v})[0].numpy().copy()])
+    # item sizes that differ, and type numbers that are no tensor type (onnxruntime's texts
+    # name its C++ sources)
+    calls = [lambda: new(np.ones(2, F32), T.BFLOAT16), lambda: new(np.ones(2, np.int16), T.FLOAT),
+             lambda: new(np.ones(2, F32), 99), lambda: new(np.ones(2, F32), 0),
+             lambda: new([1.0, 2.0], T.FLOAT)]
+    out.append([got[0] for got in _outcomes(lambda call: call(), calls)])
+    return out
+
+
 @scenario
 def float8_outputs_named_by_a_generator(ort: Any) -> Any:
     # compat views float8e4m3fn outputs as uint8 by name: the names must be read only once

@@ -7,11 +7,56 @@ from typing import Any, Sequence
 import numpy as np
 
 import ortc
-from ortc.dtypes import dtype_for, element_type_for
+from ortc.dtypes import bits_for, dtype_for, element_type_for, unpack_subbyte
 
 from ._device import cpu_only
 from ._errors import translate
 from ._sparse import SparseTensor
+
+
+#: the ONNX (TensorProto) element type numbers onnxruntime's Python API uses where the C API's
+#: enum, which ortc's ElementType follows, numbers them otherwise (24-26, added in that order
+#: to the C API but not to ONNX)
+_PROTO_TO_C = {24: int(ortc.ElementType.FLOAT8E8M0), 25: int(ortc.ElementType.UINT2),
+               26: int(ortc.ElementType.INT2)}
+_C_TO_PROTO = {c: proto for proto, c in _PROTO_TO_C.items()}
+_ELEMENT_TYPES = frozenset(int(t) for t in ortc.ElementType)
+
+
+def c_element_type(onnx_element_type: int) -> int:
+    """The C API's number of an ONNX element type number."""
+    return _PROTO_TO_C.get(onnx_element_type, onnx_element_type)
+
+
+def onnx_element_type(element_type: int) -> int:
+    """The ONNX element type number of a C API element type."""
+    return _C_TO_PROTO.get(int(element_type), int(element_type))
+
+
+def _reinterpreted(data: np.ndarray[Any, Any], element_type: ortc.ElementType
+                   ) -> np.ndarray[Any, Any]:
+    """``data``'s bytes as an array of ``element_type`` of the same shape, as onnxruntime
+    takes them: the item sizes must agree (a sub-byte type's is 1: it copies the packed
+    bytes a tensor of that shape holds from the array's first bytes)."""
+    try:
+        target = dtype_for(element_type)
+    except TypeError as err:  # (ml_dtypes missing)
+        raise RuntimeError(str(err)) from None
+    assert target is not None
+    bits = bits_for(element_type)
+    size = 1 if bits else target.itemsize
+    if data.dtype.itemsize != size:
+        raise RuntimeError(f"Items size in the incoming array: {data.dtype.itemsize} "
+                           f"specified by onnxtype: {size}")
+    if data.dtype == target:
+        return data
+    if data.dtype.kind == "O":  # its items are pointers to Python objects
+        raise RuntimeError(f"an object array cannot be read as {element_type.name}")
+    if bits:
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        return unpack_subbyte(raw[:(data.size * bits + 7) // 8], bits, data.size,
+                              target).reshape(data.shape)
+    return data.view(target)
 
 
 def _value_error(err: BaseException) -> RuntimeError:
@@ -44,8 +89,23 @@ class OrtValue:
     @classmethod
     def ortvalue_from_numpy_with_onnx_type(cls, data: np.ndarray[Any, Any], /,
                                            onnx_element_type: int) -> OrtValue:
+        """A tensor of ``onnx_element_type`` over ``data``'s bytes: onnxruntime reinterprets
+        any array whose item size is the type's (uint16 bits as bfloat16, uint8 255 as int8
+        -1); strings stay strings here (onnxruntime refuses them)."""
+        if not isinstance(data, np.ndarray) or isinstance(onnx_element_type, bool) \
+                or not isinstance(onnx_element_type, (int, np.integer)):
+            raise TypeError(f"ortvalue_from_numpy_with_onnx_type(): incompatible function "
+                            f"arguments: (numpy.ndarray, int) expected, got "
+                            f"{type(data).__name__}, {type(onnx_element_type).__name__}")
+        element_type = c_element_type(int(onnx_element_type))
+        if element_type not in _ELEMENT_TYPES:
+            raise RuntimeError(f"Not a valid ONNX Tensor data type: {int(onnx_element_type)}")
+        if element_type == ortc.ElementType.UNDEFINED:
+            raise RuntimeError("tensor type 0 is not supported")
+        if element_type != ortc.ElementType.STRING:
+            data = _reinterpreted(data, ortc.ElementType(element_type))
         try:
-            return cls(ortc.Value.from_numpy(data, onnx_element_type), data)
+            return cls(ortc.Value.from_numpy(data, element_type), data)
         except ortc.OrtError as err:
             raise _value_error(err) from err
 
@@ -121,9 +181,11 @@ class OrtValue:
 
     def numpy(self) -> np.ndarray[Any, Any]:
         try:
-            return self._value.numpy()
+            arr = self._value.numpy()
         except ortc.OrtError as err:
             raise _value_error(err) from err
+        # onnxruntime hands float8e4m3fn out as its uint8 bits, as run() does
+        return arr.view(np.uint8) if arr.dtype.name == "float8_e4m3fn" else arr
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
         arr = self.numpy()
