@@ -1054,6 +1054,16 @@ def string_elements_that_are_not_strings(ort: Any) -> Any:
 
 
 @scenario
+def empty_lists_for_string_inputs(ort: Any) -> Any:
+    # onnxruntime makes an empty string tensor of [] (of [[]] a [1, 0] one); compat fed numpy's
+    # float64 array of it and raised "Unexpected input data type"
+    T = models.T
+    feeds = [([None], []), ([None, None], [[]]), ((2, 3), []), ([None], [[]])]
+    return _outcomes(lambda case: ort.InferenceSession(models.identity_model(T.STRING, case[0]))
+                     .run(None, {"x": case[1]}), feeds)
+
+
+@scenario
 def output_names_that_are_not_names(ort: Any) -> Any:
     sess = ort.InferenceSession(ADD)
     # pybind's text names object addresses; the class is what an except clause sees

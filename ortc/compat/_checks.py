@@ -111,14 +111,18 @@ def _map_item_refused(data: Mapping[Any, Any], info: ortc.TypeInfo) -> str | Non
 
 def _as_strings(data: Any) -> np.ndarray[Any, Any] | None:
     """A list or object array for a string input with ``str(x)`` for each element ``x`` that is
-    neither str nor bytes; None when there is no such element (or no such array)."""
-    if isinstance(data, (list, tuple)):
+    neither str nor bytes, or an empty list as an empty string array (numpy makes float64 of
+    it, which the input refuses); None when there is no such element (or no such array)."""
+    listed = isinstance(data, (list, tuple))
+    if listed:
         try:
             data = np.array(data, dtype=object)
         except (TypeError, ValueError):
             return None
     if not isinstance(data, np.ndarray) or data.dtype != object:
         return None
+    if listed and data.size == 0:  # (an array is never converted again: no rerun loop)
+        return data
     flat = data.reshape(-1).tolist()
     if all(isinstance(x, (str, bytes)) for x in flat):
         return None
