@@ -773,6 +773,63 @@ def ortvalue_from_numpy_with_onnx_type_reinterprets_the_bytes(ort: Any) -> Any:
     return out
 
 
+def _empty_sequence_model() -> bytes:
+    from onnx import TensorProto, helper
+
+    return models._bytes(models.make_model(
+        [helper.make_node("SequenceEmpty", [], ["seq"], dtype=TensorProto.INT64),
+         helper.make_node("Identity", ["x"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_value_info("seq", helper.make_sequence_type_proto(
+            helper.make_tensor_type_proto(TensorProto.INT64, None))),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]))
+
+
+_ORTVALUE_METHODS = ("shape", "data_type", "element_type", "device_name", "has_value",
+                     "is_tensor", "is_sparse_tensor", "is_tensor_sequence", "numpy",
+                     "tensor_size_in_bytes", "data_ptr", "as_sparse_tensor",
+                     "__dlpack_device__", "__dlpack__", "__array__")
+
+
+def _shown_result(method: str, got: Any) -> Any:
+    """A result as compared: an error by its class (onnxruntime's texts name its C++ sources),
+    an address, a capsule or an object by its type's name, data as such."""
+    if isinstance(got, list) and len(got) == 2 and str(got[0]).endswith("Error"):
+        return got[0]
+    if method == "data_ptr" or not isinstance(got, (list, tuple, str, int, np.ndarray)):
+        return type(got).__name__
+    return got
+
+
+@scenario
+def ortvalue_methods_of_values_that_are_not_tensors(ort: Any) -> Any:
+    # onnxruntime answers element_type() of a sequence of tensors (its items' type) and
+    # raises RuntimeError for what a sequence, a map or a sparse tensor lacks; compat raised
+    # native ortc errors or answered device_name()/__dlpack_device__() for them
+    ov = ort.OrtValue.ortvalue_from_numpy
+    values = [ov(np.zeros(3, F32))]
+    s = ort.InferenceSession(models.split_to_sequence_model())
+    values += s.run_with_ort_values(None, {"x": ov(np.arange(12, dtype=F32).reshape(4, 3))})
+    s = ort.InferenceSession(models.zipmap_model())
+    values += s.run_with_ort_values(None, {"x": ov(np.ones((2, 3), F32))})
+    s = ort.InferenceSession(_empty_sequence_model())
+    values.append(s.run_with_ort_values(["seq"], {"x": ov(np.ones(1, F32))})[0])
+    values.append(ort.OrtValue.ort_value_from_sparse_tensor(ort.SparseTensor.sparse_coo_from_numpy(
+        [3], np.array([1.0], F32), np.array([1], np.int64), ort.OrtDevice.make("cpu", 0))))
+    out = []
+    for v in values:
+        got = _outcomes(lambda m: getattr(v, m)(), list(_ORTVALUE_METHODS))
+        out.append([_shown_result(m, g) for m, g in zip(_ORTVALUE_METHODS, got)])
+        got = _outcomes(lambda data: v.update_inplace(data) if isinstance(data, np.ndarray)
+                        else ov(np.zeros(3, F32)).update_inplace(v), [np.ones(3, F32), "src"])
+        out.append([_shown_result("update_inplace", g) for g in got])
+    # an empty optional: onnxruntime crashes reading most of it (COMPAT.md); these it answers
+    s = ort.InferenceSession(models.empty_optional_model())
+    none = s.run_with_ort_values(["none"], {"x": ov(np.ones(2, F32))})[0]
+    out.append([none.has_value(), none.is_sparse_tensor(), none.is_tensor_sequence()])
+    return out
+
+
 @scenario
 def float8_outputs_named_by_a_generator(ort: Any) -> Any:
     # compat views float8e4m3fn outputs as uint8 by name: the names must be read only once
@@ -1275,6 +1332,20 @@ def test_set_providers_while_other_threads_run() -> None:
     assert failures == [] and runs[0] > 0
     gc.collect()
     assert ortc.live_handles()["Session"] == before  # every replaced session was released
+
+
+def test_empty_optional_ortvalue_raises_runtime_error() -> None:
+    # onnxruntime segfaults on these (reading the missing value); compat raises its class for
+    # an OrtValue failure, where it raised native ortc errors for some
+    ov = compat.OrtValue.ortvalue_from_numpy
+    s = compat.InferenceSession(models.empty_optional_model())
+    none = s.run_with_ort_values(["none"], {"x": ov(np.ones(2, F32))})[0]
+    for method in ("shape", "data_type", "element_type", "device_name", "numpy", "data_ptr",
+                   "tensor_size_in_bytes", "__dlpack_device__", "__dlpack__", "__array__"):
+        with pytest.raises(RuntimeError) as info:
+            getattr(none, method)()
+        assert type(info.value) is RuntimeError, (method, info.value)
+    assert not none.is_tensor() and not none.has_value()
 
 
 def test_unsupported_settings_raise() -> None:

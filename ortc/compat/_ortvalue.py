@@ -148,6 +148,9 @@ class OrtValue:
         return int(self.numpy().__array_interface__["data"][0])
 
     def device_name(self) -> str:
+        if self._value.kind not in (ortc.ValueKind.TENSOR, ortc.ValueKind.SPARSETENSOR):
+            raise RuntimeError("Only OrtValues that are Tensors/SparseTensors are currently "
+                               "supported")
         return "cpu"
 
     def shape(self) -> list[int]:
@@ -156,11 +159,25 @@ class OrtValue:
         except ortc.OrtError as err:
             raise _value_error(err) from err
 
+    def _require_value(self) -> None:
+        # onnxruntime reads an empty optional's missing data here (and crashes)
+        if not self._value.has_value():
+            raise RuntimeError("This OrtValue is an empty optional: it holds no value")
+
     def data_type(self) -> str:
+        self._require_value()
         return self._value.type_info.type_str
 
     def element_type(self) -> int:
-        return int(self._value.element_type)
+        """The element type of a tensor, a sparse tensor or a sequence of tensors."""
+        self._require_value()
+        info = self._value.type_info
+        if info.kind == ortc.ValueKind.SEQUENCE and info.element is not None:
+            info = info.element
+        if info.kind not in (ortc.ValueKind.TENSOR, ortc.ValueKind.SPARSETENSOR) \
+                or info.element_type is None:
+            raise RuntimeError("Tensor proto_type is unavailable for this value.")
+        return int(info.element_type)
 
     def tensor_size_in_bytes(self) -> int:
         return int(self.numpy().nbytes)
@@ -175,6 +192,8 @@ class OrtValue:
         return self._value.has_value() and self._value.kind == ortc.ValueKind.SPARSETENSOR
 
     def is_tensor_sequence(self) -> bool:
+        if not self._value.has_value():  # an empty optional
+            return False
         info = self._value.type_info
         return (info.kind == ortc.ValueKind.SEQUENCE and info.element is not None
                 and info.element.kind == ortc.ValueKind.TENSOR)
@@ -197,6 +216,8 @@ class OrtValue:
         return self.numpy().__dlpack__(stream=stream)
 
     def __dlpack_device__(self) -> tuple[int, int]:
+        if not self._value.is_tensor:
+            raise RuntimeError("Only tensor type OrtValues are supported")
         return (1, 0)  # kDLCPU, device 0
 
     @classmethod
@@ -206,7 +227,16 @@ class OrtValue:
     def update_inplace(self, data: np.ndarray[Any, Any]) -> None:
         if not isinstance(data, (np.ndarray, OrtValue)):
             raise TypeError("data must be a numpy.ndarray or an OrtValue.")
+        if not self._value.is_tensor:
+            # onnxruntime's classes: ValueError where it reads an element type (a sequence of
+            # tensors, a sparse tensor), RuntimeError for the rest
+            what = "an empty optional" if not self._value.has_value() else self.data_type()
+            cls = ValueError if self.is_tensor_sequence() or self.is_sparse_tensor() \
+                else RuntimeError
+            raise cls(f"update_inplace: this OrtValue is {what}, not a tensor")
         if isinstance(data, OrtValue):
+            if not data._value.is_tensor:
+                raise RuntimeError("The source OrtValue must contain a Tensor")
             data = data.numpy()
         view = self.numpy()
         # onnxruntime's rules: numeric data of as many elements (any shape: the value keeps
