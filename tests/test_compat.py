@@ -773,6 +773,18 @@ def ortvalue_from_numpy_with_onnx_type_reinterprets_the_bytes(ort: Any) -> Any:
     return out
 
 
+@scenario
+def element_type_numbers_are_onnx_numbers(ort: Any) -> Any:
+    # onnxruntime's Python API numbers element types as ONNX does: 24 float8e8m0, 25 uint2,
+    # 26 int2, which the C API's enum (ortc's ElementType) numbers 26, 24, 25
+    out = []
+    for number in (23, 24, 25, 26):
+        v = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.zeros(3, np.uint8), number)
+        z = ort.OrtValue.ortvalue_from_shape_and_type([2], number)
+        out.append([v.data_type(), v.element_type(), v.shape(), z.data_type(), z.element_type()])
+    return out
+
+
 def _empty_sequence_model() -> bytes:
     from onnx import TensorProto, helper
 

@@ -11,13 +11,13 @@ import ortc
 from ortc.dtypes import dtype_for
 
 from ._device import cpu_only
-from ._ortvalue import OrtValue
+from ._ortvalue import OrtValue, c_element_type
 
 
 def _array_at(address: int, element_type: Any, shape: Sequence[int]) -> np.ndarray[Any, Any]:
     """A numpy view of ``shape`` elements at a raw CPU address (onnxruntime's buffer_ptr)."""
     if isinstance(element_type, int) and not isinstance(element_type, bool):
-        dtype = dtype_for(element_type)
+        dtype = dtype_for(c_element_type(element_type))
     else:
         dtype = np.dtype(element_type)
     assert dtype is not None

@@ -116,8 +116,8 @@ class OrtValue:
         cpu_only(device_type, device_id, vendor_id)
         try:
             if isinstance(element_type, int) and not isinstance(element_type, bool):
-                onnx_type: Any = element_type
-                dtype = dtype_for(element_type)
+                onnx_type: Any = c_element_type(element_type)
+                dtype = dtype_for(onnx_type)
             else:
                 dtype = np.dtype(element_type)
                 onnx_type = element_type_for(dtype)
@@ -177,7 +177,7 @@ class OrtValue:
         if info.kind not in (ortc.ValueKind.TENSOR, ortc.ValueKind.SPARSETENSOR) \
                 or info.element_type is None:
             raise RuntimeError("Tensor proto_type is unavailable for this value.")
-        return int(info.element_type)
+        return onnx_element_type(info.element_type)
 
     def tensor_size_in_bytes(self) -> int:
         return int(self.numpy().nbytes)
