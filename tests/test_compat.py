@@ -1133,6 +1133,43 @@ def empty_lists_for_string_inputs(ort: Any) -> Any:
 
 
 @scenario
+def errors_of_onnxruntime_s_class(ort: Any) -> Any:
+    # where compat raised another class than onnxruntime (a ValueError, a native ortc
+    # InvalidArgument, or an AttributeError only when the session was made); compared by
+    # class, as onnxruntime's texts name its C++ sources
+    a = np.ones(3, F32)
+    add = ort.InferenceSession(ADD)
+    seq = ort.InferenceSession(models.sequence_identity_model())
+    vectorizer = ort.InferenceSession(models.dict_vectorizer_model())
+    so = ort.SessionOptions()
+    one = ort.OrtValue.ortvalue_from_numpy(np.ones(1, F32))
+    calls: list[Callable[[], Any]] = [
+        lambda: ort.set_default_logger_severity(7),
+        lambda: ort.set_default_logger_severity(-1),
+        lambda: ort.set_default_logger_severity("1"),
+        lambda: ort.set_default_logger_severity(1.0),
+        lambda: ort.set_default_logger_callback(lambda *r: None, 7),
+        lambda: add.run(None, {"a": a, "b": a, 1: a}),
+        lambda: add.run(None, {"a": a, 1: a}),  # the missing input first
+        lambda: seq.run(None, {"seq": [np.ones(2, np.float64)]}),
+        lambda: seq.run(None, {"seq": [np.ones(2, F32), np.ones(2, np.int64)]}),
+        lambda: seq.run(None, {"seq": [np.array(["a"])]}),
+        lambda: vectorizer.run(None, {"x": [{1: 2.0}]}),
+        lambda: vectorizer.run(None, {"x": [{1: 2.0}, {2: 1.0}]}),
+        lambda: so.add_initializer("w", np.ones(1, F32)),
+        lambda: so.add_initializer("w", None),
+        lambda: so.add_initializer(1, one),
+        lambda: so.add_external_initializers(["w"], [np.ones(1, F32)]),
+        lambda: so.add_external_initializers(["w", "v"], [one]),
+    ]
+    got = _outcomes(lambda call: call(), calls)
+    # the same session options still make a session (nothing bad was recorded)
+    ort.set_default_logger_severity(2)
+    return [[_shown_result("", g) for g in got],
+            ort.InferenceSession(ADD, so).run(None, AB), got[15]]
+
+
+@scenario
 def output_names_that_are_not_names(ort: Any) -> Any:
     sess = ort.InferenceSession(ADD)
     # pybind's text names object addresses; the class is what an except clause sees
@@ -1388,7 +1425,7 @@ def test_logger_callback_errors_go_to_unraisablehook(monkeypatch: Any) -> None:
         compat.set_default_logger_callback(None)
     assert len(seen) == 1 and isinstance(seen[0].exc_value, RuntimeError)
     assert seen[0].object is broken
-    with pytest.raises(ValueError, match="severity"):
+    with pytest.raises(RuntimeError, match="severity"):  # onnxruntime's class
         compat.set_default_logger_callback(broken, 7)
 
 

@@ -177,6 +177,10 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
             and not all(isinstance(n, (str, bytes)) for n in output_names)):
         return TypeError(f"run(): incompatible function arguments: output_names must be a "
                          f"sequence of str or None, not {output_names!r}")
+    for name in feeds:
+        if not isinstance(name, str):  # onnxruntime's pybind conversion of the feeds refuses it
+            return TypeError(f"run(): incompatible function arguments: input names must be "
+                             f"str, not {type(name).__name__} {name!r}")
     if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
         known = feedable(sess)
         for name in feeds:
@@ -195,6 +199,12 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
                 wrong_item = _map_item_refused(data, arg.type)
                 if wrong_item:  # onnxruntime's class; its text names a C type
                     return RuntimeError(f"{wrong_item} for input '{name}'.")
+            if arg.type.kind == ortc.ValueKind.MAP and isinstance(data, (list, tuple)):
+                # onnxruntime reads a list for a map input as a tensor's, without a type
+                return RuntimeError("The graph is missing type information needed to "
+                                    "construct the ORT tensor")
+            if _other_item_type(arg.type, data):  # onnxruntime's TensorSeq check
+                return RuntimeError("TensorSeq: tensor to be added has a different data type.")
             if isinstance(data, (list, tuple)) and arg.type.kind == ortc.ValueKind.TENSOR \
                     and arg.dtype is not None and arg.dtype.kind not in "OUS" \
                     and _list_as(data, arg.dtype) is None:
@@ -217,6 +227,23 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
                 f"'{name}'." if hasattr(data, "__iter__")
                 else f"Unable to handle object of type {type(data)}")
     return translate(err)
+
+
+def _other_item_type(info: ortc.TypeInfo, data: Any) -> bool:
+    """Whether ``data``, a list for a sequence of tensors, has an array item of another
+    element type than the sequence's (onnxruntime: RuntimeError; ortc: InvalidArgument)."""
+    if info.kind != ortc.ValueKind.SEQUENCE or not isinstance(data, (list, tuple)) \
+            or info.element is None or info.element.element_type is None:
+        return False
+    expected = info.element.element_type
+    for item in data:
+        if isinstance(item, np.ndarray):
+            try:
+                if element_type_for(item.dtype) != expected:
+                    return True
+            except TypeError:  # a dtype with no element type at all
+                return True
+    return False
 
 
 def _feedable_kind(data: Any) -> bool:

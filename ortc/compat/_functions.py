@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import operator
 import sys
 import types
 from typing import Any, Callable, cast
@@ -57,10 +58,22 @@ def get_build_info() -> str:
     return cast(bytes, ffi.string(text)).decode() if text != ffi.NULL else ""
 
 
+def _severity(function: str, severity: Any) -> int:
+    """onnxruntime's checks of a default-logger severity: an integer (pybind takes anything
+    with ``__index__``, a bool too; TypeError otherwise), 0 to 4 (RuntimeError otherwise)."""
+    try:
+        level = operator.index(severity)
+    except TypeError:
+        raise TypeError(f"{function}(): incompatible function arguments: severity must be an "
+                        f"int, not {type(severity).__name__} {severity!r}") from None
+    if not 0 <= level <= 4:
+        raise RuntimeError("Invalid logging severity. 0:Verbose, 1:Info, 2:Warning, 3:Error, "
+                           "4:Fatal")
+    return level
+
+
 def set_default_logger_severity(severity: int) -> None:
-    if isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= 4:
-        raise ValueError(f"Invalid logging severity level: {severity!r} (0 to 4)")
-    ortc.get_env().log_severity_level = severity
+    ortc.get_env().log_severity_level = _severity("set_default_logger_severity", severity)
 
 
 def set_default_logger_verbosity(verbosity: int) -> None:
@@ -117,8 +130,7 @@ def set_default_logger_callback(callback: Callable[[int, str, str, str, str], An
     messages instead of the default sink (here: Python ``logging``, logger ``ortc.ort``);
     ``None`` restores that. Installing one sets the default severity."""
     global _installed, _saved
-    if isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= 4:
-        raise ValueError(f"Invalid logging severity level: {severity!r} (0 to 4)")
+    severity = _severity("set_default_logger_callback", severity)
     logger = logging.getLogger("ortc.ort")
     if _installed is not None:
         logger.removeHandler(_installed)

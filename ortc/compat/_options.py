@@ -17,6 +17,7 @@ import ortc
 
 from ._enums import ExecutionMode, ExecutionOrder, GraphOptimizationLevel
 from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, translate
+from ._ortvalue import OrtValue
 
 #: attribute -> default, as onnxruntime 1.32's SessionOptions has them
 _SESSION_DEFAULTS: dict[str, Any] = {
@@ -129,9 +130,27 @@ class SessionOptions:
         return cast(str, self._config[key])
 
     def add_initializer(self, name: str, ortvalue: Any) -> None:
+        # onnxruntime checks both here (a value that is not an OrtValue failed only when a
+        # session was made, with an AttributeError)
+        if not isinstance(name, str):
+            raise TypeError(f"add_initializer(): incompatible function arguments: the name "
+                            f"must be a str, not {type(name).__name__}")
+        if not isinstance(ortvalue, OrtValue):
+            raise RuntimeError("The provided Python object must be an OrtValue")
         self._initializers[name] = ortvalue
 
     def add_external_initializers(self, names: list[str], ortvalues: list[Any]) -> None:
+        for value in ortvalues:
+            if not isinstance(value, OrtValue):
+                # onnxruntime's Python layer reads each value's ``_ortvalue`` first: the same
+                # AttributeError, with CPython's text
+                getattr(value, "_ortvalue")
+                raise RuntimeError("The provided Python object must be an OrtValue")
+        if len(names) != len(ortvalues):
+            raise RuntimeError("Expecting names and ort_values lists to have equal length")
+        if not all(isinstance(n, str) for n in names):
+            raise TypeError("add_external_initializers(): incompatible function arguments: the "
+                            "names must be str")
         for name, value in zip(names, ortvalues):
             self._external[name] = value
 
