@@ -35,7 +35,7 @@ class OutputPlan:
     """
 
     __slots__ = ("names", "count", "tensor", "preallocate", "etypes", "learnable", "learned",
-                 "seen", "stageable", "confirmed", "unique", "positions")
+                 "seen", "stageable", "confirmed", "unique", "positions", "one_element")
 
     def __init__(self, names: NameArray, tensor: list[bool],
                  preallocate: list[tuple[Any, ...]],
@@ -59,11 +59,25 @@ class OutputPlan:
         #: a run on preallocated outputs has worked: the declared shapes hold (until then ORT's
         #: messages from such a run are held, as it may be refused and made again)
         self.confirmed = False
+        #: indices of the preallocated outputs declared with one element (see one_element):
+        #: the shape ORT gave them is read after each general-path run on their buffers, and
+        #: one that differs makes the output learned instead (:meth:`not_as_declared`)
+        self.one_element = tuple(spec[0] for spec in preallocate if one_element(spec[3]))
         #: a list that names an output twice: the names once each, and for each requested
         #: position the index of its name among them. run() runs the names once (ORT writes
         #: one of two buffers given for one name) and fills every position (:meth:`repeat`).
         self.unique: tuple[str, ...] | None = None
         self.positions: tuple[int, ...] = ()
+
+    def not_as_declared(self, index: int) -> None:
+        """Output ``index`` came out of ORT with another shape than its one-element
+        declaration: from now on it is learned, as an undeclared output is."""
+        spec = next(s for s in self.preallocate if s[0] == index)
+        self.preallocate = [s for s in self.preallocate if s[0] != index]
+        self.one_element = tuple(i for i in self.one_element if i != index)
+        self.learnable = [*self.learnable, (index, spec[1], spec[2], None)]
+        if self.seen is False:
+            self.seen = None
 
     def repeat(self, arrays: list[Any]) -> list[Any]:
         """The results of a run of ``unique`` at every requested position: a repeated array
@@ -143,16 +157,15 @@ def derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
             else:
                 break
         else:
-            if not _one_element(dims):
-                out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
-                continue
+            out[a.name] = (dt, int(a.element_type), tuple(dims))  # type: ignore[arg-type]
+            continue
         open_[a.name] = (dt, int(a.element_type), tuple(a.shape))  # type: ignore[arg-type]
     return out, open_
 
 
-def _one_element(dims: list[Any]) -> bool:
-    """A declared shape of one element ((), (1,), (1, 1)): ORT writes a one-element result of
-    any shape into a buffer of one element (a scalar fed as [1], a ReduceSum declared scalar
-    with keepdims) and the array would keep the declared shape; such outputs are learned from
-    what ORT gives instead (ORT refuses a buffer of any other wrong shape)."""
+def one_element(dims: tuple[Any, ...]) -> bool:
+    """A declared shape of one element ((), (1,), (1, 1)). ORT writes a one-element result of
+    any shape into a buffer of one element (a scalar fed as [1], a ReduceSum with keepdims
+    declared scalar), where it refuses a buffer of any other wrong shape: so after a run on
+    such a buffer the run engine reads the shape ORT gave (:meth:`OutputPlan.one_element`)."""
     return all(type(d) is int and d == 1 for d in dims)

@@ -25,7 +25,8 @@ from ._ffi import ffi
 from ._guard import Lease
 from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
-                            ortvalue_to_python, take_output, tensor_to_numpy)
+                            ortvalue_to_python, take_output, tensor_shape_and_type,
+                            tensor_to_numpy)
 from ._plan import OutputPlan, derive_output_shapes
 from ._stage import Stages, derived_shape, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
@@ -392,6 +393,22 @@ class RunEngine:
                 made += 1
         return made
 
+    def as_ort_made(self, plan: OutputPlan, outputs: Any, arrays: list[Any]) -> bool:
+        """Give the preallocated one-element outputs the shape ORT made (see
+        :func:`ortc._plan.one_element`: ORT writes any one-element shape into them); True when
+        one differed from its declaration, which is then learned (no stage from this run)."""
+        changed = False
+        for i in plan.one_element:
+            arr = arrays[i]
+            if arr is None:
+                continue
+            shape = tensor_shape_and_type(self.api, outputs[i])[1]
+            if shape != arr.shape:
+                arrays[i] = arr.reshape(shape)
+                plan.not_as_declared(i)
+                changed = True
+        return changed
+
     # -- the C call ----------------------------------------------------------------------------
     def call(self, sess_ptr: Any, in_names: NameArray, values: Any, out_names: NameArray,
              outputs: Any, run_options: Any, raw_run_options: Any = _NULL) -> Any:
@@ -485,9 +502,12 @@ class RunEngine:
             finally:
                 if held is not None:
                     release_ort_logs(held, guess_refused or buffer_refused)
+            changed = False
             if err is None:
                 if made:
                     plan.confirmed = True
+                    if plan.one_element:
+                        changed = self.as_ort_made(plan, outputs, arrays)
             else:
                 if guess_refused:
                     # A learned shape may be what ORT refused, whatever its wording (a shape
@@ -519,7 +539,7 @@ class RunEngine:
             if made < count:
                 if plan.seen is not False and len(shapes) == len(names) and self.preallocate:
                     plan.learn(shapes, arrays)  # every input's shape is in ``shapes``
-            elif plan.stageable and self.stages.active:
+            elif plan.stageable and self.stages.active and not changed:
                 # every output was preallocated: a stage may serve the next runs
                 self.stages.offer(key, plan, names, data, arrays)
             return arrays

@@ -504,7 +504,7 @@ class Stages:
         if type(missed) is Stage:
             return ShapeStages(missed)
         plan = missed.plan
-        if missed.open or len(plan.preallocate) != plan.count \
+        if missed.open or len(plan.preallocate) != plan.count or plan.one_element \
                 or not self.engine.preallocate \
                 or any(n not in self.engine.fast_inputs for n in missed.input_names):
             return False

@@ -394,8 +394,7 @@ def _zoo_case(name: str) -> models.Case:
 
 def _wrongly_declared() -> tuple[bytes, dict[str, np.ndarray]]:
     """A model whose y is declared [2, 3] (a shape ORT cannot check at load: it comes from the
-    input "to") and made [3, 2]: ORT refuses a buffer of the declared shape. (A declared
-    one-element shape is never preallocated: see _plan._one_element.)"""
+    input "to") and made [3, 2]: ORT refuses a buffer of the declared shape."""
     from onnx import helper
 
     model = models.make_model([helper.make_node("Reshape", ["x", "to"], ["y"])],
