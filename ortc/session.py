@@ -27,7 +27,8 @@ from ._loader import Api
 from ._run import RunEngine
 from ._status import call_out, check, ignore, raise_status
 from .env import Env, get_env
-from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
+from ._enums import ElementType
+from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout, closest_name
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .providers import session_run_rule
 from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
@@ -115,6 +116,44 @@ def _provider_entries(providers: Any) -> list[tuple[str, Mapping[str, Any] | Non
     return entries
 
 
+def _check_given_initializers(model: str | bytes | bytearray,
+                              given: list[tuple[str, Any, int]]) -> None:
+    """Refuse initializers the model does not have, or has with another element type or
+    shape: ORT ignores the first, computes another graph with the second and reads the third
+    as the declared type, past the end of a smaller buffer (see ortc._model_proto)."""
+    from ._model_proto import ProtoError, declared_initializers
+
+    try:
+        if isinstance(model, str):
+            import mmap
+
+            with open(model, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                with memoryview(m) as view:
+                    declared = declared_initializers(view)
+        else:
+            declared = declared_initializers(model)
+    except (OSError, ValueError):  # ProtoError, an empty file: ORT says what is wrong
+        return
+    for name, array, element_type in given:
+        there = declared.get(name)
+        if there is None:
+            raise InvalidArgument(f"{closest_name(name, declared, 'initializer')} (the model "
+                                  f"has none of that name: ORT would ignore it)")
+        want_type, want_dims = there
+        if want_type != element_type or tuple(want_dims) != tuple(array.shape):
+            raise InvalidArgument(
+                f"initializer {name!r}: the model declares {_type_name(want_type)} "
+                f"{list(want_dims)}, given {_type_name(element_type)} {list(array.shape)} (ORT "
+                f"would read it as the declared type and shape)")
+
+
+def _type_name(element_type: int) -> str:
+    try:
+        return ElementType(element_type).name
+    except ValueError:
+        return f"element type {element_type}"
+
+
 def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOptions | None,
                     providers: Sequence[Any] | None, option_kwargs: dict[str, Any]
                     ) -> tuple[Any, tuple[Any, ...], SessionOptions | None]:
@@ -149,8 +188,12 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
             leases.append(Lease(env))
             if options is not None:
                 leases.append(Lease(options))
+            given = None
+            if options is not None:
+                record = options._record
+                given = [*record.initializers, *(i for call in record.external for i in call)]
             raw = Session._create(api, env, model,
-                                  options._ptr if options is not None else _NULL)
+                                  options._ptr if options is not None else _NULL, given)
         finally:
             for lease in leases:
                 lease.release()
@@ -234,7 +277,10 @@ class Session(Handle):
         self._load_io()
 
     @staticmethod
-    def _create(api: Api, env: Env, model: ModelSource, opts_ptr: Any) -> Any:
+    def _create(api: Api, env: Env, model: ModelSource, opts_ptr: Any,
+                given: list[tuple[str, Any, int]] | None = None) -> Any:
+        """The OrtSession for ``model``; ``given``: the initializers the options hand ORT
+        (name, array, element type), checked against the model's first."""
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
             cpath = fspath(path, "model path")
@@ -245,6 +291,8 @@ class Session(Handle):
             else:
                 if not stat.S_ISREG(mode):  # a FIFO would block ORT's read forever
                     raise InvalidArgument(f"model path {path!r} is not a regular file")
+                if given:
+                    _check_given_initializers(path, given)
             return call_out(api.CreateSession, "OrtSession*", env._ptr, cpath,
                             opts_ptr, context=f"loading model {path!r}")
         if hasattr(model, "read"):
@@ -256,6 +304,8 @@ class Session(Handle):
             data = bytes(model) if isinstance(model, memoryview) else model
             if not data:
                 raise InvalidArgument("the model is empty (0 bytes)")
+            if given:
+                _check_given_initializers(data, given)
             return call_out(api.CreateSessionFromArray, "OrtSession*", env._ptr,
                             ffi.from_buffer(data), len(data), opts_ptr,
                             context="loading model from bytes")

@@ -156,6 +156,22 @@ def initializer(name: str, value: Any) -> None:
             s.run(None, {"x": np.ones((2, 8), F32)})
 
 
+def _external_initializer(value: Any) -> None:
+    from onnx import helper
+
+    w = helper.make_tensor("w", T.FLOAT, [4], np.zeros(4, F32))  # its data: given at load
+    w.data_location = T.EXTERNAL
+    w.ClearField("float_data")
+    entry = w.external_data.add()
+    entry.key, entry.value = "location", "weights.bin"
+    model = models.make_model([helper.make_node("Add", ["x", "w"], ["y"])],
+                              [models._vi("x", T.FLOAT, [4])], [models._vi("y", T.FLOAT, [4])],
+                              [w], check=False).SerializeToString()
+    with ortc.SessionOptions() as o:
+        o.add_external_initializers({"w": value})
+        ortc.Session(model, o).close()
+
+
 def model_source(src: Any) -> None:
     ortc.Session(src).close()
 
@@ -482,12 +498,16 @@ ROWS: list[Row] = [
         lambda: ortc.Session(models.add_model(), {"intra_op_num_threads": 1}), TypeError),
     Row("options", "a closed SessionOptions",
         lambda: ortc.Session(models.add_model(), _closed(ortc.SessionOptions())), ClosedError),
-    Row("options", "an initializer for a name the model lacks (ignored)",
-        lambda: initializer("nope", np.zeros(8, F32)), None),
-    Row("options", "an initializer of the wrong shape (found by the run)",
+    Row("options", "an initializer for a name the model lacks (ORT ignored it)",
+        lambda: initializer("nope", np.zeros(8, F32)), InvalidArgument),
+    Row("options", "an initializer of the wrong shape (ORT computed another graph)",
         lambda: initializer("b0", np.zeros(3, F32)), InvalidArgument),
-    Row("options", "an initializer of the wrong dtype (found by the run)",
-        lambda: initializer("b0", np.zeros(8)), Fail),
+    Row("options", "an initializer of the wrong dtype (ORT read past its buffer)",
+        lambda: initializer("b0", np.zeros(8)), InvalidArgument),
+    Row("options", "a [8, 1] initializer for a [8] one (ORT broadcast it: another result shape)",
+        lambda: initializer("b0", np.zeros((8, 1), F32)), InvalidArgument),
+    Row("options", "an external initializer of the wrong dtype",
+        lambda: _external_initializer(np.zeros(4)), InvalidArgument),
 
     # config keys
     Row("config", "an unknown session config key (ORT stores any key)",

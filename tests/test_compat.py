@@ -1480,3 +1480,15 @@ def test_disabled_optimizers_that_are_not_names_raise_type_error(bad: Any) -> No
     with pytest.raises(TypeError, match="disabled_optimizers"):
         compat.InferenceSession(_foldable_model(), providers=["CPUExecutionProvider"],
                                 disabled_optimizers=bad)
+
+
+def test_an_initializer_the_model_does_not_declare_so_is_refused() -> None:
+    # onnxruntime reads an int8 buffer given for a float initializer as floats, past its end
+    # (a segfault with a large one): compat refuses it when the session is made
+    import ortc.compat as rt
+
+    so = rt.SessionOptions()
+    so.add_initializer("b0", rt.OrtValue.ortvalue_from_numpy(np.ones(8, np.int8)))
+    with pytest.raises(rt.capi.onnxruntime_pybind11_state.InvalidArgument,
+                       match=r"initializer 'b0': the model declares FLOAT \[8\], given INT8 \[8\]"):
+        rt.InferenceSession(models.mlp_model(2, 8), so, providers=["CPUExecutionProvider"])

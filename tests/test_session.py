@@ -6,6 +6,7 @@ import gc
 import io
 import json
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -581,3 +582,36 @@ def test_a_one_element_output_has_the_shape_ort_made_not_the_declared_one() -> N
                 for x in xs:
                     [got], [want] = s.run(None, {"x": x}), ref.run(None, {"x": x})
                     assert got.shape == want.shape and got.tolist() == want.tolist(), (got, want)
+
+
+def test_given_initializers_are_checked_against_the_models(tmp_path) -> None:
+    # ORT takes them without comparing: a name it lacks is ignored, another shape computes
+    # another graph, another dtype is read as the declared one past a smaller buffer (a crash)
+    from onnx import helper, numpy_helper
+
+    def branch(name: str) -> Any:
+        k = numpy_helper.from_array(np.array([5.0], np.float32), "k")
+        return helper.make_graph([helper.make_node("Add", ["x", "k"], [name])], name, [],
+                                 [models._vi(name, models.T.FLOAT, [1])], [k])
+
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch("t"), else_branch=branch("e"))
+    model = models.make_model([node], [models._vi("c", models.T.BOOL, []),
+                                       models._vi("x", models.T.FLOAT, [1])],
+                              [models._vi("y", models.T.FLOAT, [1])],
+                              check=False).SerializeToString()
+    path = tmp_path / "if.onnx"
+    path.write_bytes(model)
+    feeds = {"c": np.array(True), "x": np.ones(1, np.float32)}
+    for source in (model, str(path), path):
+        opts = ortc.SessionOptions()
+        opts.add_initializer("k", np.array([100.0], np.float32))  # a subgraph's: ORT uses it
+        with ortc.Session(source, opts) as s:
+            assert s.run(None, feeds)[0].tolist() == [101.0]
+        for name, value, words in (("kk", np.ones(1, np.float32), "unknown initializer 'kk'; "
+                                                                  "did you mean 'k'?"),
+                                   ("k", np.ones(1), "declares FLOAT [1], given DOUBLE [1]"),
+                                   ("k", np.ones((1, 1), np.float32), "given FLOAT [1, 1]")):
+            opts = ortc.SessionOptions()
+            opts.add_initializer(name, value)
+            with pytest.raises(ortc.InvalidArgument, match=re.escape(words)):
+                ortc.Session(source, opts)
