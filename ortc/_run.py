@@ -640,7 +640,7 @@ class RunEngine:
                         deadline[0] = -2  # fired
                         if not private:  # re-armed before the Future wakes its waiter
                             ro._unset_now()
-                        raise RunTimeout(f"the run did not finish within {timeout} s and "
+                        raise RunTimeout(f"the run did not finish within {timeout:g} s and "
                                          f"was terminated") from err
                     raise err
                 for i in range(count):

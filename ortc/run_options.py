@@ -211,7 +211,7 @@ def checked_timeout(timeout: Any) -> float | None:
         seconds = float("nan")
     if not seconds >= 0:  # nan too
         raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
-    return seconds
+    return seconds + 0.0  # -0.0 is 0.0 ("did not finish within -0.0 s")
 
 
 _main_options: RunOptions | None = None

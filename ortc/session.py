@@ -522,7 +522,7 @@ class Session(Handle):
             fired = watcher.finish_deadline(seq)
             seq = -1
             if fired:
-                raise RunTimeout(f"the run did not finish within {timeout} s and was "
+                raise RunTimeout(f"the run did not finish within {seconds:g} s and was "
                                  f"terminated") from exc
             raise
         finally:

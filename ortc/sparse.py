@@ -216,7 +216,14 @@ def _check_coo_bounds(idx: np.ndarray[Any, Any], nvalues: int, dense: tuple[int,
             row, col = (int(v) for v in pairs[bad][0])
             raise InvalidArgument(f"sparse COO tensor: index ({row}, {col}) is outside the "
                                   f"dense shape {dense}")
-    # other counts and ranks: ORT's own check names them
+        flat = pairs[:, 0] * dense[1] + pairs[:, 1]  # in bounds: the linear index is exact
+    else:
+        return  # other counts and ranks: ORT's own check names them
+    # a position given twice has two values: ORT keeps one without a word
+    uniq, counts = np.unique(flat, return_counts=True)
+    if (counts > 1).any():
+        raise InvalidArgument(f"sparse COO tensor: the linear index {int(uniq[counts > 1][0])} "
+                              f"is given more than once (each position takes one value)")
 
 
 def _check_csr_bounds(inner: np.ndarray[Any, Any], outer: np.ndarray[Any, Any], nvalues: int,

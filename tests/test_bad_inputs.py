@@ -635,6 +635,9 @@ ROWS: list[Row] = [
         lambda: ortc.Value.from_sparse(ortc.SparseTensor(
             ortc._enums.SparseFormat.COO, (4,), np.ones(2, F32), indices=np.array([0.7, 2.9]))),
         InvalidArgument),
+    Row("convert", "a COO index given twice (ORT kept one of the two values)",
+        lambda: ortc.Value.from_sparse(ortc.SparseTensor.coo((4,), np.ones(2, F32), [1, 1])),
+        InvalidArgument),
     Row("convert", "a sparse dense shape of 2**64 (was a bare OverflowError)",
         lambda: ortc.Value.from_sparse(ortc.SparseTensor.coo((2**64,), np.ones(1, F32), [0])),
         InvalidArgument),

@@ -183,6 +183,8 @@ def test_timeout_terminates_and_session_stays_usable() -> None:
     with pytest.raises(ortc.RunTimeout, match="did not finish within 0.05 s") as info:
         s.run(None, {"x": x}, timeout=0.05)
     assert isinstance(info.value, TimeoutError)
+    with pytest.raises(ortc.RunTimeout, match="did not finish within 0 s"):  # not "-0.0 s"
+        s.run(None, {"x": x}, timeout=-0.0)
     small = ortc.Session(models.add_model())
     one = np.ones(1, np.float32)
     assert small.run(None, {"a": one, "b": one}, timeout=30)[0].tolist() == [2.0]
