@@ -40,6 +40,11 @@ def _bool(value: Any) -> bool:
     return bool(value)
 
 
+def _as_bool(value: Any, what: str) -> bool:
+    """A switch as it reads back: True or False (2 was read back as 2)."""
+    return _bool(value)
+
+
 def _count(value: Any, what: str) -> int:
     return c_integer(value, what, 0, INT64[1])
 
@@ -178,7 +183,7 @@ class SessionOptions(Handle):
                                                 "profile_file_prefix"))
             if _bool(v) else s._api.DisableProfiling(s._ptr)), False,
         "Write a Chrome-trace profile (see profile_file_prefix, Session.end_profiling).",
-        ("EnableProfiling", "DisableProfiling"))
+        ("EnableProfiling", "DisableProfiling"), _as_bool)
     profile_file_prefix = _setting(
         "profile_file_prefix",
         lambda s, v: _apply_profile_prefix(s, fspath(v, "profile_file_prefix")),
@@ -187,12 +192,13 @@ class SessionOptions(Handle):
         "enable_mem_pattern",
         lambda s, v: check(s._api.EnableMemPattern(s._ptr) if _bool(v)
                            else s._api.DisableMemPattern(s._ptr)), True,
-        "Pre-plan memory from the first run's shapes.", ("EnableMemPattern", "DisableMemPattern"))
+        "Pre-plan memory from the first run's shapes.", ("EnableMemPattern", "DisableMemPattern"),
+        _as_bool)
     enable_cpu_mem_arena = _setting(
         "enable_cpu_mem_arena",
         lambda s, v: check(s._api.EnableCpuMemArena(s._ptr) if _bool(v)
                            else s._api.DisableCpuMemArena(s._ptr)), True,
-        "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"))
+        "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"), _as_bool)
     logid = _setting(
         "logid", lambda s, v: check(s._api.SetSessionLogId(s._ptr, utf8(v, "logid"))), "",
         "The session's id in log messages.", ("SetSessionLogId",))
@@ -209,7 +215,7 @@ class SessionOptions(Handle):
     use_deterministic_compute = _setting(
         "use_deterministic_compute",
         lambda s, v: check(s._api.SetDeterministicCompute(s._ptr, _bool(v))), False,
-        "Prefer deterministic kernels.", ("SetDeterministicCompute",))
+        "Prefer deterministic kernels.", ("SetDeterministicCompute",), _as_bool)
 
     # -- methods -------------------------------------------------------------------------------
     @exclusive("AddSessionConfigEntry")

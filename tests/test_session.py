@@ -615,3 +615,12 @@ def test_given_initializers_are_checked_against_the_models(tmp_path) -> None:
             opts.add_initializer(name, value)
             with pytest.raises(ortc.InvalidArgument, match=re.escape(words)):
                 ortc.Session(source, opts)
+
+
+def test_switch_options_read_back_as_bools() -> None:
+    opts = ortc.SessionOptions(enable_profiling=0, enable_cpu_mem_arena=2,
+                               use_deterministic_compute=np.bool_(True))
+    opts.enable_mem_pattern = 0
+    got = (opts.enable_profiling, opts.enable_cpu_mem_arena, opts.use_deterministic_compute,
+           opts.enable_mem_pattern)
+    assert got == (False, True, True, False) and all(type(v) is bool for v in got), got
