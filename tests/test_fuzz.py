@@ -406,7 +406,10 @@ class World:
     def op_sess_new(self, i: int, model: str, oid: Any, k: int) -> None:
         o = self.get(oid)
         kwargs = SESSION_KWARGS[k]
-        ok, s = self.expect(f"Session({model})", self.closed_or(o),
+        # an initializer the model lacks ("b0" is the mlp's) is refused, not ignored by ORT
+        lacks = o is not None and o.info["override"] is not None and model != "mlp"
+        ok, s = self.expect(f"Session({model})",
+                            self.closed_or(o, then=InvalidArgument if lacks else OK),
                             lambda: ortc.Session(model_bytes(model), o.obj if o else None,
                                                  **kwargs))
         if ok:
