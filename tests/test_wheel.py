@@ -137,8 +137,10 @@ def test_every_subcommand_from_an_installed_wheel(dist: dict[str, Any]) -> None:
     model = str(dist["work"] / "add.onnx")
     proc = _ortc(dist, "--version")
     assert (proc.returncode, proc.stdout) == (0, f"ortc {ortc.__version__}\n"), proc
-    proc = _ortc(dist)
+    proc = _ortc(dist, "--help")
     assert proc.returncode == 0 and proc.stdout.startswith("usage: ortc ")
+    proc = _ortc(dist)  # no command: a usage error
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: ortc "), proc
     proc = _ortc(dist, "version", "--json")
     assert proc.returncode == 0, proc.stderr
     v = json.loads(proc.stdout)
