@@ -71,19 +71,24 @@ def release_run(release: Callable[[Any], None], created: list[Any], keep: list[A
 
     Every step runs at most once (a lease ends once, an owner is released once, an output
     slot is cleared before its release), so when a KeyboardInterrupt from a signal handler
-    stops the cleanup, it is run again to the end before the interrupt goes on. Should the
-    cleanup be skipped altogether (an interrupt at its very start), the owners in ``created``
-    still release their values when the run's frame drops them, through ORT's C function.
+    stops the cleanup, it is run again, as often as it takes, to the end before the (first)
+    interrupt goes on. An interrupt can also come at this function's very start (CPython runs
+    signal handlers at every function's first instruction), before any step: so the run entry
+    points call it once more when it raises one. (Under a SIGALRM every 50 µs that raised
+    KeyboardInterrupt, both left an input Value's shared entry behind: the leases were then
+    left to ``Lease.__del__``, which the next interrupt stops at its own start.) The owners in
+    ``created`` release their values in any case when the run's frame drops them, through
+    ORT's C function.
     """
-    try:
-        _release_steps(release, created, keep, outputs, count, taken)
-    except KeyboardInterrupt:
+    interrupted: BaseException | None = None
+    while True:  # each attempt resumes where the last stopped: interrupts cannot outlast it
         try:
             _release_steps(release, created, keep, outputs, count, taken)
-        except KeyboardInterrupt:
-            _release_steps(release, created, keep, outputs, count, taken)
-            raise
-        raise
+            break
+        except KeyboardInterrupt as exc:  # a storm of them (a short interval timer) may
+            interrupted = interrupted or exc  # stop several attempts in a row: the first goes on
+    if interrupted is not None:
+        raise interrupted
 
 
 def _release_steps(release: Callable[[Any], None], created: list[Any], keep: list[Any],
@@ -313,7 +318,7 @@ class RunEngine:
             self.unknown_input(name)
             raise AssertionError("unreachable")
         if isinstance(data, Value):
-            keep.append(Lease(data))  # a shared use of the value until the run returns
+            Lease(data, False, keep)  # a shared use of the value until the run returns
             data._require_value(f"input {name!r} (pass None, or leave an optional input out)")
             return data._ptr
         declared = arg.type  # what an optional input holds when it holds something
@@ -544,7 +549,11 @@ class RunEngine:
                 self.stages.offer(key, plan, names, data, arrays)
             return arrays
         finally:
-            release_run(release, created, keep, outputs, count, arrays)
+            try:
+                release_run(release, created, keep, outputs, count, arrays)
+            except KeyboardInterrupt:  # possibly at its entry, before any step: see release_run
+                release_run(release, created, keep, outputs, count, arrays)
+                raise
 
     def run_values(self, sess_ptr: Any, output_names: Sequence[str] | None,
                    feeds: Mapping[str, Any], run_options: Any, raw_run_options: Any
@@ -569,7 +578,11 @@ class RunEngine:
                     result[i] = Value._take(api, outputs, i)
             return result
         finally:
-            release_run(api.ReleaseValue, created, keep, outputs, count, result)
+            try:
+                release_run(api.ReleaseValue, created, keep, outputs, count, result)
+            except KeyboardInterrupt:  # possibly at its entry, before any step: see release_run
+                release_run(api.ReleaseValue, created, keep, outputs, count, result)
+                raise
 
 
     def call_bound(self, run_c: Any, sess_ptr: Any, binding_ptr: Any, run_options: Any,
@@ -621,7 +634,10 @@ class RunEngine:
             keep.append(data)
             in_names, values, _shapes = self.prepare_inputs(names, data, created, keep)
         except BaseException:
-            release_run(release, created, keep)
+            try:
+                release_run(release, created, keep)
+            except KeyboardInterrupt:  # possibly at its entry, before any step: see release_run
+                release_run(release, created, keep)
             raise
         private = run_options is None and timeout is not None
         ro = RunOptions() if private else run_options

@@ -134,7 +134,7 @@ class IoBinding(Handle):
                     continue
             for value in self._caller_inputs.values():
                 try:
-                    undo.append(Lease.shared(value).release)
+                    Lease.shared(value, undo)  # the lease is the undo step that ends it
                 except ClosedError:
                     continue
         except BaseException:

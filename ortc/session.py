@@ -185,9 +185,9 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
         leases: list[Lease] = []
         try:
             # the env and the options are in use (shared) while ORT creates the session
-            leases.append(Lease(env))
+            Lease(env, False, leases)
             if options is not None:
-                leases.append(Lease(options))
+                Lease(options, False, leases)
             given = None
             if options is not None:
                 record = options._record
