@@ -66,6 +66,9 @@ class Check:
     #: a crash of the child is the recorded hazard: status ``known`` with the signal
     crash: bool = False
     timeout: float = 60.0
+    #: ORT types the check makes on one thread and uses on another (the only checks a Send
+    #: verdict may cite as seen behaviour: tests/test_evidence.py holds evidence.py to this)
+    crosses: tuple[str, ...] = ()
 
     @property
     def test(self) -> str:
@@ -95,10 +98,13 @@ _IDS: set[str] = set()
 
 
 def check(id: str, claim: str, evidence: str = "none", *, slots: tuple[str, ...] = (),
-          child: bool = False, crash: bool = False, timeout: float | None = None
+          child: bool = False, crash: bool = False, timeout: float | None = None,
+          crosses: tuple[str, ...] = ()
           ) -> Callable[[Callable[[Any], Optional[str]]], Callable[[Any], Optional[str]]]:
     """Register the decorated function as the check ``id``. A crash-type check's child gets
-    20 s (a hang is then its finding), any other 60 s, unless ``timeout`` says otherwise."""
+    20 s (a hang is then its finding), any other 60 s, unless ``timeout`` says otherwise.
+    ``crosses`` names the ORT types whose objects the check uses on a thread other than the
+    one that made them."""
     if timeout is None:
         timeout = 20.0 if crash else 60.0
 
@@ -107,7 +113,7 @@ def check(id: str, claim: str, evidence: str = "none", *, slots: tuple[str, ...]
             raise ValueError(f"duplicate conformance check id {id!r}")
         _IDS.add(id)
         CHECKS.append(Check(id, claim, evidence, fn, tuple(slots), child or crash, crash,
-                            timeout))
+                            timeout, tuple(crosses)))
         return fn
 
     return deco

@@ -420,6 +420,9 @@ def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = 
         lines += ["", f"### `{c.id}`", "", c.claim, "",
                   f"- evidence: {c.evidence}", f"- decided by: `{c.test}`"
                   + (" (in a child process)" if c.child else "")]
+        if c.crosses:  # what a Send verdict may cite this check for
+            lines.append("- crosses threads: " + ", ".join(f"`{t}`" for t in c.crosses)
+                         + " (made on one thread, used on another)")
         groups: dict[tuple[str, str], list[str]] = {}
         for v in versions:
             got = by_version[v].get(c.id)

@@ -17,7 +17,7 @@ __all__ = [
     "tensor", "model",
     "identity_model", "add_model", "mlp_model", "chain_model", "optional_out_model",
     "metadata_model", "overridable_model", "unknown_op_model", "type_error_model",
-    "sequence_model", "mlp_reference", "custom_op_model", "onnx_type",
+    "sequence_model", "mlp_reference", "custom_op_model", "onnx_type", "LORA_BIAS_ADAPTER",
 ]
 
 FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL = 1, 2, 3, 4, 5, 6, 7, 8, 9
@@ -294,6 +294,16 @@ def overridable_model() -> bytes:
     bias = tensor("bias", FLOAT, [3], struct.pack("<3f", 1.0, 2.0, 3.0))
     return model([node("Add", ["x", "bias"], ["y"])],
                  [value_info("x", t), value_info("bias", t)], [value_info("y", t)], [bias])
+
+
+#: a LoRA adapter (ORT's own flatbuffer format, ``.onnx_adapter``) that sets ``bias`` of
+#: :func:`overridable_model` to [100, 200, 300]: written once by onnxruntime's AdapterFormat
+#: (tests/models.py lora_adapter_bytes), kept as bytes because onnxruntime's Python package is
+#: no dependency of the kit
+LORA_BIAS_ADAPTER = bytes.fromhex(
+    "08000000544f5254e4ffffff0100000001000000010000000400000001000000100000000c00140004000800"
+    "0c0010000c000000300000001c00000001000000040000000c0000000000c842000048430000964301000000"
+    "030000000000000000000000040000006269617300000000")
 
 
 def unknown_op_model() -> bytes:

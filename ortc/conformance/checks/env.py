@@ -431,7 +431,7 @@ def pool_callbacks(ctx: Ctx) -> str:
 
 @check("env.concurrent-create-release", "Threads that each create and release the env over "
        "and over, while another reference is held, all get the one OrtEnv and leave it usable.",
-       CREATE_ENV_DOC, child=True)
+       CREATE_ENV_DOC, child=True, crosses=("OrtEnv",))
 def concurrent_create_release(ctx: Ctx) -> str:
     a, ffi = ctx.api, ctx.ffi
     held = _env(ctx)

@@ -27,9 +27,11 @@ class _Op:
     """The cffi side of one custom op; ``seen`` collects what the callbacks observed."""
 
     def __init__(self, ctx: Ctx, release_infer_info: bool = False,
-                 use_scratch: bool = False) -> None:
+                 use_scratch: bool = False, info_threads: int = 0) -> None:
         self.ctx = ctx
         self.use_scratch = use_scratch
+        # CreateKernelV2 has this many threads read the info (and its copy) at once
+        self.info_threads = info_threads
         # the info ShapeInferContext_GetInputTypeShape hands out belongs to the context
         # (kernel.infer-info-ownership): releasing it double-frees
         self.release_infer_info = release_infer_info
@@ -159,6 +161,8 @@ class _Op:
                 a.ReleaseKeyValuePairs(kv)
             copy = ctx.out(a.CopyKernelInfo, "OrtKernelInfo*", info)
             k["info_copy"] = copy
+            if self.info_threads:
+                self.seen["info_threads"] = self._read_at_once(info, copy)
             # the built-in operator the kernel runs: LeakyRelu(alpha=0.1) on floats
             alpha = ffi.new("float*", 0.1)
             attr = ctx.out(a.CreateOpAttr, "OrtOpAttr*", b"alpha", alpha, 1, 3)
@@ -176,6 +180,42 @@ class _Op:
         except BaseException as exc:  # noqa: BLE001 - nothing may unwind into ORT
             self.seen["create_error"] = repr(exc)
             return self._status(exc)
+
+    def _read_info(self, info: Any) -> tuple[Any, ...]:
+        ctx, a, ffi = self.ctx, self.ctx.api, self.ctx.ffi
+        i64, f32, n = ffi.new("int64_t*"), ffi.new("float*"), ffi.new("size_t*")
+        ctx.ok(a.KernelInfoGetAttribute_int64(info, b"factor", i64))
+        ctx.ok(a.KernelInfoGetAttribute_float(info, b"bias", f32))
+        ctx.ok(a.KernelInfo_GetInputCount(info, n))
+        return (i64[0], f32[0], n[0],
+                self._sized_string(a.KernelInfoGetAttribute_string, info, b"label"),
+                self._sized_string(a.KernelInfo_GetNodeName, info))
+
+    def _read_at_once(self, info: Any, copy: Any) -> dict[str, Any]:
+        """Threads read ``info`` and ``copy`` together while ORT's thread waits in
+        CreateKernelV2 (joined before it returns: the info lives only for the call)."""
+        want = self._read_info(info)
+        start = threading.Barrier(self.info_threads)
+        got: list[tuple[Any, ...]] = []
+        errors: list[str] = []
+        tids: set[int] = set()
+
+        def reader(i: int) -> None:
+            try:
+                tids.add(threading.get_native_id())
+                start.wait()
+                for _ in range(25):
+                    got.append(self._read_info(info if i % 2 == 0 else copy))
+            except BaseException as exc:  # noqa: BLE001 - reported by the check
+                errors.append(f"{type(exc).__name__}: {exc}"[:200])
+
+        ts = [threading.Thread(target=reader, args=(i,)) for i in range(self.info_threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return {"want": want, "reads": len(got), "wrong": sum(g != want for g in got),
+                "errors": errors, "threads": len(tids - {threading.get_native_id()})}
 
     def _compute(self, kernel: Any, kctx: Any) -> Any:
         ctx, a, ffi = self.ctx, self.ctx.api, self.ctx.ffi
@@ -278,9 +318,10 @@ def _table() -> bytes:
 
 
 def _session(ctx: Ctx, intra: int = 1, release: bool = True, release_infer_info: bool = False,
-             use_scratch: bool = False, **attrs: Any) -> tuple[_Op, Any]:
+             use_scratch: bool = False, info_threads: int = 0, **attrs: Any
+             ) -> tuple[_Op, Any]:
     a = ctx.api
-    op = ctx.keep(_Op(ctx, release_infer_info, use_scratch))
+    op = ctx.keep(_Op(ctx, release_infer_info, use_scratch, info_threads))
     dom = ctx.out(a.CreateCustomOpDomain, "OrtCustomOpDomain*", b"ortc.test")
     ctx.defer(a.ReleaseCustomOpDomain, dom)  # after the session: deferred first, runs last
     ctx.ok(a.CustomOpDomain_Add(dom, op.op))
@@ -329,6 +370,22 @@ def info_at_create(ctx: Ctx) -> str:
     if s.get("absent_attr") == "OK":
         raise Fail("reading a missing attribute succeeded")
     return f"{len(want)} facts as in the model; missing attribute: {s['absent_attr']}"
+
+
+@check("kernel.info-concurrent-reads", "Inside CreateKernelV2, several threads read one "
+       "OrtKernelInfo (and its CopyKernelInfo copy) at once: attributes, input count, node "
+       "name all read as on the callback's own thread.",
+       "onnxruntime_c_api.h (every KernelInfo getter takes a const OrtKernelInfo*)",
+       slots=SLOTS, child=True, crosses=("OrtKernelInfo",))
+def info_concurrent_reads(ctx: Ctx) -> str:
+    op, _ = _session(ctx, info_threads=4)
+    s = op.seen.get("info_threads")
+    if s is None:
+        raise Fail(f"CreateKernelV2 did not run the readers ({op.seen.get('create_error')})")
+    if s["errors"] or s["wrong"] or s["reads"] != 100:
+        raise Fail(f"{s['reads']} reads, {s['wrong']} wrong, errors {s['errors'][:2]}")
+    return (f"{s['reads']} reads on {s['threads']} other threads at once (half of the info, "
+            f"half of its copy): all as read by the callback")
 
 
 @check("kernel.compute-and-invoke", "KernelComputeV2 reads its input and allocates its output "

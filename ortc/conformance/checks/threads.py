@@ -41,7 +41,8 @@ def _mlp_input(seed: int, batch: int = 4, width: int = 32) -> list[float]:
 
 
 @check("thread.concurrent-run", "Concurrent Run calls on one CPU session give exactly the "
-       "results of serial runs.", RUN_DOC)
+       "results of serial runs.", RUN_DOC,
+       crosses=("OrtSession", "OrtValue"))
 def concurrent_run(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.mlp_model())
@@ -83,7 +84,8 @@ def _run_raw(ctx: Ctx, sess: Any, feeds: dict[str, Any], outputs: list[str],
 @check("thread.shared-input-value", "One input OrtValue fed to concurrent Runs gives every run "
        "the right result.", ("ORT's Java test shares one input tensor across threads: "
                                "https://github.com/microsoft/onnxruntime/blob/main/java/src/"
-                               "test/java/ai/onnxruntime/InferenceTest.java (testMultiThreads)"))
+                               "test/java/ai/onnxruntime/InferenceTest.java (testMultiThreads)"),
+       crosses=("OrtSession", "OrtValue"))
 def shared_input(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.mlp_model())
@@ -109,7 +111,8 @@ def shared_input(ctx: Ctx) -> str:
 @check("thread.shared-run-options-terminate", "One RunOptions shared by concurrent in-flight "
        "Runs: a single RunOptionsSetTerminate stops all of them with an error, and after "
        "RunOptionsUnsetTerminate the same options run normally.",
-       "onnxruntime_c_api.h RunOptionsSetTerminate (callable from another thread)")
+       "onnxruntime_c_api.h RunOptionsSetTerminate (callable from another thread)",
+       crosses=("OrtRunOptions", "OrtSession", "OrtValue"))
 def shared_terminate(ctx: Ctx) -> str:
     a = ctx.api
     size, nodes = 448, 60
@@ -161,7 +164,9 @@ def shared_terminate(ctx: Ctx) -> str:
 
 
 @check("thread.concurrent-create", "Concurrent CreateSession calls sharing one SessionOptions "
-       "and the env all succeed and compute the same results.", "observed by this check (undocumented)")
+       "and the env all succeed and compute the same results.",
+       "observed by this check (undocumented)",
+       crosses=("OrtEnv", "OrtSessionOptions", "OrtValue"))
 def concurrent_create(ctx: Ctx) -> str:
     a = ctx.api
     so = ctx.options()
@@ -208,7 +213,9 @@ def _hammer(ctx: Ctx, alloc: Any, threads: int = 4, rounds: int = 1500) -> list[
 
 
 @check("thread.default-allocator", "The default CPU allocator serves Alloc/Free from several "
-       "threads at once without errors.", "onnxruntime_c_api.h GetAllocatorWithDefaultOptions (one static allocator)")
+       "threads at once without errors.",
+       "onnxruntime_c_api.h GetAllocatorWithDefaultOptions (one static allocator)",
+       crosses=("OrtAllocator",))
 def default_allocator(ctx: Ctx) -> str:
     errors = _hammer(ctx, ctx.allocator)
     if errors:
@@ -218,7 +225,9 @@ def default_allocator(ctx: Ctx) -> str:
 
 @check("thread.session-allocator", "A session's CPU arena allocator (CreateAllocator) serves "
        "Alloc/Free from several threads at once without errors.",
-       "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/framework/bfc_arena.h (the arena takes a lock)", slots=("CreateAllocator",))
+       "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/framework/"
+       "bfc_arena.h (the arena takes a lock)", slots=("CreateAllocator",),
+       crosses=("OrtAllocator", "OrtSession"))
 def session_allocator(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.add_model((2,)))
@@ -263,7 +272,7 @@ def _binding_round(ctx: Ctx, sess: Any, b: Any, i: int) -> tuple[bool, Any]:
        "observed by this check: wrong results when threads rebind and run one binding "
        "(IoBinding is not Sync); it runs in a child process in case the race ever corrupts "
        "ORT's heap (no crash has been recorded on CPU)",
-       slots=("CreateIoBinding",), crash=True)
+       slots=("CreateIoBinding",), crash=True, crosses=("OrtIoBinding", "OrtSession"))
 def shared_binding(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.add_model((2,)))
@@ -289,7 +298,8 @@ def shared_binding(ctx: Ctx) -> str:
 
 
 @check("thread.per-thread-binding", "Per-thread IoBindings on one shared session give every "
-       "thread its own result.", "observed by this check", slots=("CreateIoBinding",))
+       "thread its own result.", "observed by this check", slots=("CreateIoBinding",),
+       crosses=("OrtSession",))
 def per_thread_binding(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.add_model((2,)))
