@@ -7,7 +7,9 @@ Every record has a ``kind``:
   thread's URL; ``says`` names who and when);
 * ``ort-behaviour``: ORT was seen doing it: a conformance check (``ref`` is ``check:<id>``,
   with the ``outcome`` and ``versions`` recorded in docs/CONFORMANCE.md) or a test in tests/
-  that exercises ORT itself (``ref`` is ``tests/<file>.py::<test>``);
+  that exercises ORT itself (``ref`` is ``tests/<file>.py::<test>``). For Send it must be a
+  check that uses the type's objects on a thread other than their maker's (its ``crosses``;
+  the send.* family does this for each type) or a test known to do so;
 * ``guard``: a test showing ortc's own enforcement (a refusal, a wait). It shows what ortc does,
   not what ORT needs, so it never backs a Send/Sync verdict alone;
 * ``policy``: ortc's conservative choice where nothing stronger exists, with its reason and
@@ -17,7 +19,9 @@ Every record has a ``kind``:
 ``backs`` names the verdicts a record supports: ``send``, ``sync``, ``not-send``, ``not-sync``,
 ``run`` (Run concurrency), ``lifetime``, ``exclusive``, ``shared``. tests/test_evidence.py
 resolves every reference (URL shape, check id, test id) and fails when a Send/Sync verdict
-rests on ``guard``/``untested`` records alone without a caveat saying so.
+rests on ``guard``/``untested`` records alone without a caveat saying so, or when a Send record
+of kind ``ort-behaviour`` cites a check or test that never moves the type to another thread. A
+record with no ``backs`` is context (what a one-thread check shows), not a verdict's support.
 """
 
 from __future__ import annotations
@@ -162,6 +166,8 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
                    "run"),
         check("thread.concurrent-run", "the session is created on one thread and run on "
               "others", "send"),
+        check("send.session", "a session created on a thread that then ended runs and is "
+              "released on another", "send"),
         check("life.binding-after-session-release", "an IoBinding used after its session is "
               "released crashes on 1.23.2 and later: the session must outlive its bindings",
               "lifetime", outcome="known", versions="1.23.2-1.32.0"),
@@ -224,8 +230,11 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               "session is released (not promised by the docs)", "lifetime"),
         check("life.session-value-after-session-release", "a value from a session allocator "
               "crashes after the session is released", "lifetime", outcome="known"),
+        check("send.value", "tensors over caller memory, allocated by ORT and of strings, made "
+              "on a thread that then ended, read, fed to a Run and released on another", "send"),
         test("tests/test_threads.py::test_shared_run_stress_matches_serial", "concurrent runs "
-             "through ortc, inputs shared", "send"),
+             "through ortc on shared numpy inputs (each thread's OrtValues are ortc's own: no "
+             "value moves)"),
         guard("tests/test_binding.py::test_bound_output_value_is_exclusive_while_bound",
               "ortc refuses a read or write of a value while it is bound as an output",
               "exclusive"),
@@ -238,7 +247,11 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         check("thread.shared-binding", "threads rebinding and running one IoBinding get wrong "
               "results (no crash recorded on CPU); a race, so a run may miss it on some "
               "versions", "not-sync", outcome="known (race)"),
-        check("thread.per-thread-binding", "one binding per thread is correct", "send"),
+        check("send.io-binding", "a binding made and bound on a thread that then ended runs, "
+              "is rebound, run again and released on another", "send"),
+        check("thread.per-thread-binding", "bindings made at once on one session by several "
+              "threads (CreateIoBinding reads the session), each used on its own thread: all "
+              "correct; no binding changes thread here", "shared"),
         check("binding.keeps-bound-value", "the binding keeps its own reference to a bound "
               "input", "lifetime"),
         check("life.binding-after-session-release", "use after the session's release crashes "
@@ -252,8 +265,10 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     ),
     "OrtMemoryInfo": (
         doc(C_API, "every getter takes a const OrtMemoryInfo*; there are no setters", "sync"),
-        check("alloc.memory-info", "created infos describe what they were created with",
-              "send"),
+        check("send.memory-info", "infos made on a thread that then ended are read, compared, "
+              "used to create a tensor and released on another", "send"),
+        check("alloc.memory-info", "created infos describe what they were created with (one "
+              "thread)"),
         check("value.memory-info", "a tensor's memory info compares equal to the one it was "
               "created with (ORT copies it)", "lifetime"),
         test(f"{_T}test_shared_methods_stress_matches_serial", "shared getters from threads "
@@ -285,22 +300,30 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
             "adapter (const accessors)", "sync"),
         doc(C_API, "RunOptionsAddActiveLoraAdapter keeps the adapter by pointer: it must "
             "outlive the RunOptions", "lifetime"),
-        check("create.lora-adapter-errors", "adapters load and fail as documented",
-              "send", versions="1.20.1-1.32.0"),
+        check("send.lora-adapter", "an adapter loaded on a thread that then ended is made "
+              "active, used by a Run and released on another", "send",
+              versions="1.20.1-1.32.0"),
+        check("create.lora-adapter-errors", "a missing file and bytes that are not an adapter "
+              "fail with error statuses (one thread)", versions="1.20.1-1.32.0"),
         test("tests/test_lora.py::test_adapter_shared_by_threads", "runs on several threads "
              "with one adapter active give the adapter's results", "send", "sync"),
     ),
     "OrtTypeInfo": (
         doc(C_API, "every getter takes a const OrtTypeInfo*", "sync"),
-        check("typeinfo.value-type-info", "infos from values are independent objects the "
-              "caller owns", "send"),
+        check("send.type-info", "infos from a session input and from a value, made on a "
+              "thread that then ended, are read, cast and released on another", "send"),
+        check("typeinfo.value-type-info", "GetTypeInfo of a value describes its element type "
+              "and shape (one thread)"),
         doc(C_API, "CastTypeInfoTo* results are borrowed: valid until the type info is freed, "
             "never released", "lifetime"),
     ),
     "OrtTensorTypeAndShapeInfo": (
         doc(C_API, "getters take a const pointer; setters apply to infos the caller created",
             "send", "sync"),
-        check("typeinfo.build-shape", "a created info reads back what was set", "send",
+        check("send.tensor-type-and-shape-info", "infos built by the caller or taken from a "
+              "value on a thread that then ended are read, changed (the caller's) and released "
+              "on another", "send"),
+        check("typeinfo.build-shape", "a created info reads back what was set (one thread)",
               versions="1.17.1-1.32.0"),
     ),
     "OrtMapTypeInfo": (doc(C_API, "read-only getters; borrowed from its OrtTypeInfo",
@@ -317,21 +340,31 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     ),
     "OrtStatus": (
         doc(C_API, "a status carries an immutable code and message", "send", "sync"),
-        check("status.roundtrip", "code and message read back as created", "send"),
+        check("send.status", "a status made on a thread that then ended reads back its code "
+              "and message and is released on another", "send"),
+        check("status.roundtrip", "the status keeps its own copy of the message: the caller's "
+              "buffer need not outlive it", "lifetime"),
     ),
     "OrtKernelContext": (
         doc(C_API, "a kernel context is valid only during the KernelCompute call it is passed "
             "to", "not-send", "lifetime"),
-        check("kernel.parallel-for", "KernelContext_ParallelFor runs its function on pool "
-              "threads", "not-sync", versions="1.19.2-1.32.0"),
-        policy("not Sync: one compute call owns it", "ORT documents concurrent use of one "
-               "context", "not-sync"),
+        check("kernel.parallel-for", "KernelContext_ParallelFor calls its function once per "
+              "index, spread over the calling and pool threads, so the function must be "
+              "thread-safe; it shows nothing about sharing the context itself", "shared",
+              versions="1.19.2-1.32.0"),
+        policy("not Sync: one compute call owns it, and nothing here uses one context from "
+               "two threads at once", "ORT documents concurrent use of one context, or a check "
+               "shows it", "not-sync"),
     ),
     "OrtKernelInfo": (
         doc(C_API, "a kernel info is valid only inside CreateKernel(V2); CopyKernelInfo makes a "
             "copy the kernel may keep", "not-send", "lifetime"),
-        check("kernel.info-at-create", "CreateKernelV2 reads the node's attributes", "sync",
-              versions="1.19.2-1.32.0"),
+        doc(C_API, "every KernelInfo getter takes a const OrtKernelInfo*", "sync"),
+        check("kernel.info-concurrent-reads", "four threads read one info and its copy at "
+              "once inside CreateKernelV2: every read as on the callback's thread", "sync",
+              versions="1.17.1-1.32.0"),
+        check("kernel.info-at-create", "CreateKernelV2 reads the node's attributes through the "
+              "info during the call (one thread)", "lifetime", versions="1.19.2-1.32.0"),
     ),
     "OrtCustomOpDomain": (
         doc(C_API, "a custom-op domain must not be deleted until all sessions using it are "
@@ -344,7 +377,11 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     "OrtThreadingOptions": (
         doc(C_API, "ORT copies the threading options at env creation", "send", "sync",
             "lifetime"),
-        check("env.global-thread-pools", "an env with global pools runs sessions", "send"),
+        check("send.threading-options", "options made on a thread that then ended are filled, "
+              "given to CreateEnvWithGlobalThreadPools and released on another; the env runs "
+              "a session on its global pools", "send"),
+        check("env.global-thread-pools", "options released right after the env is created: "
+              "the env's sessions still run on the global pools", "lifetime"),
     ),
     "OrtArenaCfg": (
         doc(C_API, "an arena configuration is read at allocator/provider creation", "send",
@@ -355,13 +392,19 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     "OrtKeyValuePairs": (
         doc(C_API, "getters take a const OrtKeyValuePairs*; Add/Remove change it", "send",
             "sync"),
-        check("alloc.key-value-pairs", "pairs copy their keys and values", "send",
-              versions="1.23.2-1.32.0"),
+        check("send.key-value-pairs", "pairs made and filled on a thread that then ended are "
+              "read, changed and released on another", "send", versions="1.22.1-1.32.0"),
+        check("alloc.key-value-pairs", "pairs copy their keys and values: the caller's strings "
+              "need not outlive them", "lifetime", versions="1.23.2-1.32.0"),
     ),
     "OrtPrepackedWeightsContainer": (
         doc(C_API, "designed to be shared by sessions; it must not be released before them",
             "sync", "lifetime"),
-        check("session.prepacked-container", "two sessions share one container", "send"),
+        check("send.prepacked-container", "a container made (and given to a session) on a "
+              "thread that then ended serves a second session made on another, and is released "
+              "there after both", "send"),
+        check("session.prepacked-container", "two sessions made one after the other with one "
+              "container both compute correctly (one thread)"),
         untested("concurrent session creation with one container", "sync"),
     ),
     "OrtCUDAProviderOptionsV2": (
@@ -378,14 +421,20 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(C_API, "GetEpDevices returns const EP devices and OrtApi has no function to "
             "release one: ORT owns them (registered on the env), the caller only reads them",
             "send", "sync", "lifetime"),
-        check("device.cpu-ep-device", "the CPU EP device reads back its names and metadata",
-              "send", versions="1.23.2-1.32.0"),
+        check("send.ep-device", "the CPU EP device found on a thread that then ended reads the "
+              "same on another, and a session appended to it there runs", "send",
+              versions="1.23.2-1.32.0"),
+        check("device.cpu-ep-device", "the CPU EP device reads back its names and metadata, "
+              "and a session appended to it runs (one thread)", versions="1.23.2-1.32.0"),
     ),
     "OrtHardwareDevice": (
         doc(C_API, "hardware devices come back as const pointers and OrtApi has no function "
             "to release one: ORT owns them, the caller only reads them", "send", "sync",
             "lifetime"),
-        check("device.hardware-devices", "GetHardwareDevices lists the CPU", "send",
+        check("send.hardware-device", "hardware devices found on a thread that then ended read "
+              "the same type, vendor, ids and metadata on another", "send",
+              versions="1.23.2-1.32.0"),
+        check("device.hardware-devices", "GetHardwareDevices lists the CPU (one thread)",
               versions="1.24.4-1.32.0"),
     ),
     "OrtSyncStream": (

@@ -201,6 +201,58 @@ def test_no_citation_outside_the_repository() -> None:
     assert bad == []
 
 
+#: tests in tests/ that use objects of these types on a thread other than their maker's (the
+#: only tests a Send verdict may cite as seen behaviour; checks declare it with ``crosses``)
+CROSSING_TESTS: dict[str, frozenset[str]] = {
+    # the adapter is made on the main thread and made active in RunOptions on four others
+    "tests/test_lora.py::test_adapter_shared_by_threads": frozenset({"OrtLoraAdapter"}),
+}
+
+
+def send_problems(table: dict[str, tuple[ev.Evidence, ...]]) -> list[str]:
+    """Send records of kind ort-behaviour whose check or test never moves that type's objects
+    to another thread: a check on one thread shows what the object does, not that it may
+    move."""
+    crosses = {c.id: set(c.crosses) for c in all_checks()}
+    bad = []
+    for c_type, recs in table.items():
+        for e in recs:
+            if "send" not in e.backs or e.kind != "ort-behaviour":
+                continue
+            if e.ref.startswith("check:"):
+                moved = crosses.get(e.ref[len("check:"):], set())
+            else:
+                moved = set(CROSSING_TESTS.get(e.ref, ()))
+            if c_type not in moved:
+                bad.append(f"{c_type}: Send cites {e.ref}, which does not use a {c_type} on "
+                           f"another thread (it crosses with {sorted(moved) or 'nothing'})")
+    return bad
+
+
+def test_send_evidence_crosses_threads() -> None:
+    assert send_problems(ev.TYPE_EVIDENCE) == []
+
+
+@pytest.mark.parametrize("ref", ["status.roundtrip", "thread.per-thread-binding"])
+def test_send_on_a_check_that_stays_on_one_thread_is_reported(ref: str) -> None:
+    c_type = "OrtStatus" if ref.startswith("status") else "OrtIoBinding"
+    assert len(send_problems({c_type: (ev.check(ref, "x", "send"),)})) == 1
+    unlisted = ev.test("tests/test_threads.py::test_shared_run_stress_matches_serial", "x",
+                       "send")
+    assert len(send_problems({"OrtValue": (unlisted,)})) == 1
+
+
+def test_every_send_check_moves_the_type_it_is_named_for() -> None:
+    """The send.* family: each check crosses with the type it is about, and some type's Send
+    verdict cites it."""
+    family = [c for c in all_checks() if c.id.startswith("send.")]
+    cited = {e.ref for recs in ev.TYPE_EVIDENCE.values() for e in recs if "send" in e.backs}
+    assert len(family) >= 13
+    for c in family:
+        assert c.crosses, c.id
+        assert f"check:{c.id}" in cited, f"{c.id} backs no Send verdict"
+
+
 def test_every_provider_rule_has_evidence() -> None:
     from ortc.providers import _EXCLUSIVE_OPTIONS, EP_CONCURRENT_RUN
 

@@ -374,7 +374,7 @@ def _hardware(ctx: Ctx, hw: Any) -> tuple[Any, ...]:
 
 @check("send.ep-device", "An OrtEpDevice found on one thread (GetEpDevices) is read and given "
        "to SessionOptionsAppendExecutionProvider_V2 on another thread, after the finder has "
-       "ended; the session made there runs. (The env owns EP devices: none is released.)",
+       "ended; the session made there runs (the env owns EP devices: none is released).",
        f"{C_API} (GetEpDevices: const devices the env owns)", crosses=("OrtEpDevice",),
        slots=("GetEpDevices", "SessionOptionsAppendExecutionProvider_V2"))
 def ep_device(ctx: Ctx) -> str:
@@ -419,7 +419,7 @@ def ep_device(ctx: Ctx) -> str:
 
 @check("send.hardware-device", "OrtHardwareDevices found on one thread (GetHardwareDevices, "
        "or EpDevice_Device before API 24) read the same type, vendor, ids and metadata on "
-       "another thread, after the finder has ended. (The env owns them: none is released.)",
+       "another thread, after the finder has ended (the env owns them: none is released).",
        f"{C_API} (hardware devices are const and owned by the env)",
        crosses=("OrtHardwareDevice",), slots=("GetEpDevices", "EpDevice_Device"))
 def hardware_device(ctx: Ctx) -> str:

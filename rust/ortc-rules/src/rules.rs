@@ -96,7 +96,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &[],
         must_not_outlive: &["OrtEnv"],
         conditional: &[],
-        evidence: "owned by the env and only read; never released by the caller; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:device.cpu-ep-device",
+        evidence: "owned by the env and only read; never released by the caller; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.ep-device, check:device.cpu-ep-device",
         notes: &[],
     },
     Rule {
@@ -107,7 +107,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &[],
         must_not_outlive: &["OrtEnv"],
         conditional: &[],
-        evidence: "owned by the env and only read; never released by the caller; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:device.hardware-devices",
+        evidence: "owned by the env and only read; never released by the caller; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.hardware-device, check:device.hardware-devices",
         notes: &[],
     },
     Rule {
@@ -118,7 +118,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["BindInput", "BindOutput", "BindOutputToDevice", "ClearBoundInputs", "ClearBoundOutputs", "GetBoundOutputNames", "GetBoundOutputValues", "ReleaseIoBinding", "SynchronizeBoundInputs", "SynchronizeBoundOutputs"],
         must_not_outlive: &["OrtSession"],
         conditional: &[],
-        evidence: "per-run state (bound inputs and outputs): threads sharing one binding get wrong results; it must not outlive its session; evidence: https://onnxruntime.ai/docs/performance/tune-performance/iobinding.html, check:thread.shared-binding, check:thread.per-thread-binding, check:binding.keeps-bound-value, check:life.binding-after-session-release, tests/test_threads.py::test_iobinding_shared_by_threads_is_refused, tests/test_threads.py::test_iobinding_shared_by_threads_serialized, tests/test_threads.py::test_iobinding_after_session_close_in_child",
+        evidence: "per-run state (bound inputs and outputs): threads sharing one binding get wrong results; it must not outlive its session; evidence: https://onnxruntime.ai/docs/performance/tune-performance/iobinding.html, check:thread.shared-binding, check:send.io-binding, check:thread.per-thread-binding, check:binding.keeps-bound-value, check:life.binding-after-session-release, tests/test_threads.py::test_iobinding_shared_by_threads_is_refused, tests/test_threads.py::test_iobinding_shared_by_threads_serialized, tests/test_threads.py::test_iobinding_after_session_close_in_child",
         notes: &["A binding shared by threads gives wrong results (thread.shared-binding); no crash has been recorded on CPU."],
     },
     Rule {
@@ -140,7 +140,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseKernelInfo"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "valid only inside CreateKernel(V2); CopyKernelInfo makes a copy the kernel may keep (then Send and Sync, read-only); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.info-at-create",
+        evidence: "valid only inside CreateKernel(V2); CopyKernelInfo makes a copy the kernel may keep (then Send and Sync, read-only); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.info-concurrent-reads, check:kernel.info-at-create",
         notes: &[],
     },
     Rule {
@@ -151,7 +151,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["AddKeyValuePair", "ReleaseKeyValuePairs", "RemoveKeyValuePair"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a plain container: getters read, Add/Remove change it; ortc copies one into a dict and releases it at once (ortc/_cstr.py read_key_values); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:alloc.key-value-pairs",
+        evidence: "a plain container: getters read, Add/Remove change it; ortc copies one into a dict and releases it at once (ortc/_cstr.py read_key_values); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.key-value-pairs, check:alloc.key-value-pairs",
         notes: &[],
     },
     Rule {
@@ -162,7 +162,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseLoraAdapter"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "runs only read an adapter; RunOptions keep it by pointer, so it must outlive every RunOptions it is active in; evidence: https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/lora_adapters.h, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:create.lora-adapter-errors, tests/test_lora.py::test_adapter_shared_by_threads",
+        evidence: "runs only read an adapter; RunOptions keep it by pointer, so it must outlive every RunOptions it is active in; evidence: https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/lora_adapters.h, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.lora-adapter, check:create.lora-adapter-errors, tests/test_lora.py::test_adapter_shared_by_threads",
         notes: &[],
     },
     Rule {
@@ -184,7 +184,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseMemoryInfo"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "immutable after creation: every getter only reads; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:alloc.memory-info, check:value.memory-info, tests/test_threads.py::test_shared_methods_stress_matches_serial, https://onnxruntime.ai/docs/api/c/struct_ort_api.html",
+        evidence: "immutable after creation: every getter only reads; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.memory-info, check:alloc.memory-info, check:value.memory-info, tests/test_threads.py::test_shared_methods_stress_matches_serial, https://onnxruntime.ai/docs/api/c/struct_ort_api.html",
         notes: &["Memory infos returned by AllocatorGetInfo, GetTensorMemoryInfo and SessionGetMemoryInfoFor* are borrowed from their owner: never release them."],
     },
     Rule {
@@ -217,7 +217,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleasePrepackedWeightsContainer"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "designed to be shared by sessions, and released after them; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:session.prepacked-container, untested",
+        evidence: "designed to be shared by sessions, and released after them; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.prepacked-container, check:session.prepacked-container, untested",
         notes: &[],
     },
     Rule {
@@ -250,7 +250,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseSession", "SessionEndProfiling"],
         must_not_outlive: &["OrtEnv"],
         conditional: &["Run", "RunAsync", "RunWithBinding"],
-        evidence: "several threads may call Run on one session (per execution provider); it must outlive its bindings, allocators and the values they allocate; evidence: https://onnxruntime.ai/docs/reference/high-level-design.html, https://github.com/microsoft/onnxruntime/issues/114, https://github.com/microsoft/onnxruntime/issues/5558, check:thread.concurrent-run, check:thread.per-thread-binding, tests/test_threads.py::test_shared_run_stress_matches_serial, https://github.com/microsoft/onnxruntime/pull/19301, check:thread.concurrent-run, check:life.binding-after-session-release, check:life.session-value-after-session-release, policy, tests/test_threads.py::test_slow_run_refuses_exclusive_calls, tests/test_threads.py::test_exclusive_run_session, tests/test_threads.py::test_session_close_while_running",
+        evidence: "several threads may call Run on one session (per execution provider); it must outlive its bindings, allocators and the values they allocate; evidence: https://onnxruntime.ai/docs/reference/high-level-design.html, https://github.com/microsoft/onnxruntime/issues/114, https://github.com/microsoft/onnxruntime/issues/5558, check:thread.concurrent-run, check:thread.per-thread-binding, tests/test_threads.py::test_shared_run_stress_matches_serial, https://github.com/microsoft/onnxruntime/pull/19301, check:thread.concurrent-run, check:send.session, check:life.binding-after-session-release, check:life.session-value-after-session-release, policy, tests/test_threads.py::test_slow_run_refuses_exclusive_calls, tests/test_threads.py::test_exclusive_run_session, tests/test_threads.py::test_session_close_while_running",
         notes: &[],
     },
     Rule {
@@ -272,7 +272,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseStatus"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "an immutable code and message; ortc reads both and releases the status at once in its one chokepoint (ortc/_status.py); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:status.roundtrip",
+        evidence: "an immutable code and message; ortc reads both and releases the status at once in its one chokepoint (ortc/_status.py); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.status, check:status.roundtrip",
         notes: &[],
     },
     Rule {
@@ -305,7 +305,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseTensorTypeAndShapeInfo", "SetDimensions", "SetSymbolicDimensions", "SetTensorElementType"],
         must_not_outlive: &["OrtTypeInfo"],
         conditional: &[],
-        evidence: "getters read; setters only on infos the caller created; a CastTypeInfoToTensorInfo result is borrowed from its type info; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:typeinfo.build-shape",
+        evidence: "getters read; setters only on infos the caller created; a CastTypeInfoToTensorInfo result is borrowed from its type info; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.tensor-type-and-shape-info, check:typeinfo.build-shape",
         notes: &[],
     },
     Rule {
@@ -316,7 +316,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseThreadingOptions", "SetGlobalDenormalAsZero", "SetGlobalInterOpNumThreads", "SetGlobalIntraOpNumThreads", "SetGlobalSpinControl"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "copied by ORT at env creation; custom thread create/join functions must stay valid for the env's life; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:env.global-thread-pools",
+        evidence: "copied by ORT at env creation; custom thread create/join functions must stay valid for the env's life; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.threading-options, check:env.global-thread-pools",
         notes: &[],
     },
     Rule {
@@ -327,7 +327,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseTypeInfo"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "read-only; infos returned by session and value getters are independent objects the caller owns; ortc converts and releases them at once (ortc/typeinfo.py take_type_info); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:typeinfo.value-type-info, https://onnxruntime.ai/docs/api/c/struct_ort_api.html",
+        evidence: "read-only; infos returned by session and value getters are independent objects the caller owns; ortc converts and releases them at once (ortc/typeinfo.py take_type_info); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.type-info, check:typeinfo.value-type-info, https://onnxruntime.ai/docs/api/c/struct_ort_api.html",
         notes: &["CastTypeInfoTo* results are borrowed: never release them, never use them after the type info."],
     },
     Rule {
@@ -338,7 +338,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["GetTensorMutableData", "ReleaseValue"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "reads are shared; a value a run writes (a bound or preallocated output) is exclusive while it is written; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:thread.shared-input-value, check:run.preallocated-output, check:binding.bound-output-written-by-every-run, check:value.user-memory-is-borrowed, check:life.output-after-session-release, check:life.session-value-after-session-release, tests/test_threads.py::test_shared_run_stress_matches_serial, tests/test_binding.py::test_bound_output_value_is_exclusive_while_bound, tests/test_threads.py::test_closing_a_run_input_value_waits_for_the_run",
+        evidence: "reads are shared; a value a run writes (a bound or preallocated output) is exclusive while it is written; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:thread.shared-input-value, check:run.preallocated-output, check:binding.bound-output-written-by-every-run, check:value.user-memory-is-borrowed, check:life.output-after-session-release, check:life.session-value-after-session-release, check:send.value, tests/test_threads.py::test_shared_run_stress_matches_serial, tests/test_binding.py::test_bound_output_value_is_exclusive_while_bound, tests/test_threads.py::test_closing_a_run_input_value_waits_for_the_run",
         notes: &["Arrays returned by Value.numpy() are views: writing through them is a write to the value (exclusive) that the guard cannot see.", "A Value bound as an output (IoBinding.bind_output) or passed as a preallocated output is written by every run that uses it: it is exclusive for as long as it is bound. ortc's binding holds it exclusively from bind_output until the output is rebound or cleared or the binding closes: another thread's use meanwhile is a conflict (the binding's own thread may read it between runs)."],
     },
 ];
@@ -499,8 +499,9 @@ unsafe impl Sync for crate::SessionOptions {}
 // check:thread.per-thread-binding,
 // tests/test_threads.py::test_shared_run_stress_matches_serial,
 // https://github.com/microsoft/onnxruntime/pull/19301, check:thread.concurrent-run,
-// check:life.binding-after-session-release, check:life.session-value-after-session-release,
-// policy, tests/test_threads.py::test_slow_run_refuses_exclusive_calls,
+// check:send.session, check:life.binding-after-session-release,
+// check:life.session-value-after-session-release, policy,
+// tests/test_threads.py::test_slow_run_refuses_exclusive_calls,
 // tests/test_threads.py::test_exclusive_run_session,
 // tests/test_threads.py::test_session_close_while_running
 // Conditional (Run, RunAsync, RunWithBinding): exclusive (&mut self) for a session whose
@@ -523,7 +524,7 @@ unsafe impl Sync for crate::RunOptions {}
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:thread.shared-input-value,
 // check:run.preallocated-output, check:binding.bound-output-written-by-every-run,
 // check:value.user-memory-is-borrowed, check:life.output-after-session-release,
-// check:life.session-value-after-session-release,
+// check:life.session-value-after-session-release, check:send.value,
 // tests/test_threads.py::test_shared_run_stress_matches_serial,
 // tests/test_binding.py::test_bound_output_value_is_exclusive_while_bound,
 // tests/test_threads.py::test_closing_a_run_input_value_waits_for_the_run
@@ -540,7 +541,7 @@ unsafe impl<'buf> Sync for crate::Value<'buf> {}
 // crate::IoBinding<'s> (OrtIoBinding): Send yes, Sync no. Evidence: per-run state (bound inputs
 // and outputs): threads sharing one binding get wrong results; it must not outlive its session;
 // evidence: https://onnxruntime.ai/docs/performance/tune-performance/iobinding.html,
-// check:thread.shared-binding, check:thread.per-thread-binding,
+// check:thread.shared-binding, check:send.io-binding, check:thread.per-thread-binding,
 // check:binding.keeps-bound-value, check:life.binding-after-session-release,
 // tests/test_threads.py::test_iobinding_shared_by_threads_is_refused,
 // tests/test_threads.py::test_iobinding_shared_by_threads_serialized,
@@ -562,7 +563,7 @@ pub const IO_BINDING_IS_NOT_SYNC: () = ();
 
 // crate::MemoryInfo (OrtMemoryInfo): Send yes, Sync yes. Evidence: immutable after creation:
 // every getter only reads; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
-// check:alloc.memory-info, check:value.memory-info,
+// check:send.memory-info, check:alloc.memory-info, check:value.memory-info,
 // tests/test_threads.py::test_shared_methods_stress_matches_serial,
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html
 // Note: Memory infos returned by AllocatorGetInfo, GetTensorMemoryInfo and
@@ -572,8 +573,9 @@ unsafe impl Sync for crate::MemoryInfo {}
 
 // crate::MemoryInfoRef<'a> (OrtMemoryInfo): Send yes, Sync yes. Evidence: immutable after
 // creation: every getter only reads; evidence:
-// https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:alloc.memory-info,
-// check:value.memory-info, tests/test_threads.py::test_shared_methods_stress_matches_serial,
+// https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.memory-info,
+// check:alloc.memory-info, check:value.memory-info,
+// tests/test_threads.py::test_shared_methods_stress_matches_serial,
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html
 // Note: Memory infos returned by AllocatorGetInfo, GetTensorMemoryInfo and
 // SessionGetMemoryInfoFor* are borrowed from their owner: never release them.
@@ -623,8 +625,8 @@ pub const DEVICE_ALLOCATOR_IS_NOT_SYNC: () = ();
 // crate::TypeInfo (OrtTypeInfo): Send yes, Sync yes. Evidence: read-only; infos returned by
 // session and value getters are independent objects the caller owns; ortc converts and releases
 // them at once (ortc/typeinfo.py take_type_info); evidence:
-// https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:typeinfo.value-type-info,
-// https://onnxruntime.ai/docs/api/c/struct_ort_api.html
+// https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.type-info,
+// check:typeinfo.value-type-info, https://onnxruntime.ai/docs/api/c/struct_ort_api.html
 // Note: CastTypeInfoTo* results are borrowed: never release them, never use them after the type
 // info.
 unsafe impl Send for crate::TypeInfo {}
@@ -633,7 +635,7 @@ unsafe impl Sync for crate::TypeInfo {}
 // crate::TensorTypeAndShapeInfo<'a> (OrtTensorTypeAndShapeInfo): Send yes, Sync yes. Evidence:
 // getters read; setters only on infos the caller created; a CastTypeInfoToTensorInfo result is
 // borrowed from its type info; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
-// check:typeinfo.build-shape
+// check:send.tensor-type-and-shape-info, check:typeinfo.build-shape
 unsafe impl<'a> Send for crate::TensorTypeAndShapeInfo<'a> {}
 unsafe impl<'a> Sync for crate::TensorTypeAndShapeInfo<'a> {}
 
