@@ -43,3 +43,20 @@ def add_session() -> Iterator[Any]:
 
     with ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1) as s:
         yield s
+
+
+def conformance_matrix() -> tuple[list[str], dict[str, list[str]]]:
+    """docs/CONFORMANCE.md's matrix (versions, check id -> a cell per version), parsed here on
+    its own, not by the code under test."""
+    import re
+
+    with open(os.path.join(ROOT, "docs", "CONFORMANCE.md"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    header = next(line for line in lines if line.startswith("| check |"))
+    versions = [c.strip() for c in header.strip("|").split("|")][1:]
+    rows = {}
+    for line in lines:
+        m = re.match(r"^\| `([\w.-]+)` \|(.*)\|$", line)
+        if m:
+            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
+    return versions, rows

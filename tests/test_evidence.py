@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import ortc
-from conftest import ROOT
+from conftest import ROOT, conformance_matrix
 from ortc import evidence as ev
 from ortc import rules_render, rules_table, slot_rules
 from ortc.conformance.checks import all_checks
@@ -102,26 +102,13 @@ def test_a_broken_reference_is_reported(broken: ev.Evidence) -> None:
     assert len(reference_problems([("probe", broken)])) == 1
 
 
-def _matrix() -> tuple[list[str], dict[str, list[str]]]:
-    with open(os.path.join(ROOT, "docs", "CONFORMANCE.md"), encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    header = next(line for line in lines if line.startswith("| check |"))
-    versions = [c.strip() for c in header.strip("|").split("|")][1:]
-    rows = {}
-    for line in lines:
-        m = re.match(r"^\| `([\w.-]+)` \|(.*)\|$", line)
-        if m:
-            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
-    return versions, rows
-
-
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 
 
 def test_check_evidence_matches_the_committed_matrix() -> None:
     """A record citing a check says which outcome on which versions; the matrix agrees."""
-    versions, rows = _matrix()
+    versions, rows = conformance_matrix()
     bad = []
     for where, e in all_records():
         if not e.ref.startswith("check:"):
@@ -275,7 +262,7 @@ def test_the_env_note_agrees_with_the_recreate_check() -> None:
     assert "env.recreate-after-release" in notes and "cannot re-create" not in notes
     refs = {e["ref"] for e in env["evidence_records"]}
     assert {"check:env.recreate-after-release", "check:env.run-after-last-release"} <= refs
-    _, rows = _matrix()
+    _, rows = conformance_matrix()
     assert set(rows["env.recreate-after-release"]) == {"pass"}
     assert set(rows["env.run-after-last-release"]) == {"known"}
 

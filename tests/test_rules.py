@@ -15,7 +15,7 @@ import pytest
 
 import models
 import ortc
-from conftest import ROOT, run_python
+from conftest import ROOT, conformance_matrix, run_python
 from ortc import rules_cli, rules_render, rules_table
 from ortc._handle import Handle
 from ortc._slots import SLOTS
@@ -352,20 +352,6 @@ def test_session_rule_reads_the_loaded_library_version(monkeypatch: Any) -> None
 
 # -- what differs by ORT version, from the committed matrix ----------------------------------
 
-def _matrix_rows() -> tuple[list[str], dict[str, list[str]]]:
-    """docs/CONFORMANCE.md's matrix, parsed here on its own (not by the code under test)."""
-    with open(os.path.join(ROOT, "docs", "CONFORMANCE.md"), encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    header = next(line for line in lines if line.startswith("| check |"))
-    versions = [c.strip() for c in header.strip("|").split("|")][1:]
-    rows = {}
-    for line in lines:
-        m = re.match(r"^\| `([\w.-]+)` \|(.*)\|$", line)
-        if m:
-            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
-    return versions, rows
-
-
 def _version_answer(md: str) -> str:
     return next(line for line in md.splitlines() if line.startswith("- By ORT version"))
 
@@ -374,7 +360,7 @@ def test_version_answer_names_every_check_whose_outcome_changes() -> None:
     """'Every other check has one outcome on all versions' was hand-written while ten other
     checks changed outcome with the version: the answer now names each such check of the
     committed matrix, and no other."""
-    versions, rows = _matrix_rows()
+    versions, rows = conformance_matrix()
     answer = _version_answer(rules_render.render_markdown())
     changing = {cid for cid, cells in rows.items()
                 if len(set(cells) - {"skip", "–", "not seen"}) > 1}
