@@ -256,15 +256,20 @@ class Ctx:
         a = self.api
         info = self.out(a.GetTensorTypeAndShape, "OrtTensorTypeAndShapeInfo*", value)
         try:
-            elem = ffi.new("ONNXTensorElementDataType*")
-            self.ok(a.GetTensorElementType(info, elem))
-            n = ffi.new("size_t*")
-            self.ok(a.GetDimensionsCount(info, n))
-            dims = ffi.new("int64_t[]", max(n[0], 1))
-            self.ok(a.GetDimensions(info, dims, n[0]))
-            return int(elem[0]), [dims[i] for i in range(n[0])]
+            return self.info_shape(info)
         finally:
             a.ReleaseTensorTypeAndShapeInfo(info)
+
+    def info_shape(self, info: Any) -> tuple[int, list[int]]:
+        """(element type, dims) an OrtTensorTypeAndShapeInfo holds."""
+        a = self.api
+        elem = ffi.new("ONNXTensorElementDataType*")
+        self.ok(a.GetTensorElementType(info, elem))
+        n = ffi.new("size_t*")
+        self.ok(a.GetDimensionsCount(info, n))
+        dims = ffi.new("int64_t[]", max(n[0], 1))
+        self.ok(a.GetDimensions(info, dims, n[0]))
+        return int(elem[0]), [dims[i] for i in range(n[0])]
 
     def data(self, value: Any, nbytes: int) -> bytes:
         p = self.out(self.api.GetTensorMutableData, "void*", value)

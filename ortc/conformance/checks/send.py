@@ -126,16 +126,10 @@ def status(ctx: Ctx) -> str:
 
 
 def _read_shape(ctx: Ctx, info: Any) -> tuple[int, list[int], int]:
-    a, ffi = ctx.api, ctx.ffi
-    elem = ffi.new("ONNXTensorElementDataType*")
-    ctx.ok(a.GetTensorElementType(info, elem))
-    n = ffi.new("size_t*")
-    ctx.ok(a.GetDimensionsCount(info, n))
-    dims = ffi.new("int64_t[]", max(n[0], 1))
-    ctx.ok(a.GetDimensions(info, dims, n[0]))
-    count = ffi.new("size_t*")
-    ctx.ok(a.GetTensorShapeElementCount(info, count))
-    return int(elem[0]), [dims[i] for i in range(n[0])], count[0]
+    elem, dims = ctx.info_shape(info)
+    count = ctx.ffi.new("size_t*")
+    ctx.ok(ctx.api.GetTensorShapeElementCount(info, count))
+    return elem, dims, count[0]
 
 
 @check("send.tensor-type-and-shape-info", "An OrtTensorTypeAndShapeInfo made on one thread "
