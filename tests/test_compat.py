@@ -949,6 +949,18 @@ def option_values_pybind_converts(ort: Any) -> Any:
 
 
 @scenario
+def ortvalue_from_numpy_of_what_is_not_a_numeric_array(ort: Any) -> Any:
+    out = []
+    for data in ([1.0, 2.0], np.float32(1.0), np.array(["a", "b"]),
+                 np.array(["a"], dtype=object), np.array([b"a"])):
+        try:
+            out.append(ort.OrtValue.ortvalue_from_numpy(data).shape())
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append([type(err).__name__, str(err)])
+    return out
+
+
+@scenario
 def cpu_provider_options(ort: Any) -> Any:
     out = []
     for options in ({"use_arena": "0"}, {"use_arena": "1"}, {"no_such_option": "1"},

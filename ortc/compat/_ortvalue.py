@@ -81,6 +81,10 @@ class OrtValue:
     def ortvalue_from_numpy(cls, numpy_obj: np.ndarray[Any, Any], /, device_type: str = "cpu",
                             device_id: int = 0, vendor_id: int = -1) -> OrtValue:
         cpu_only(device_type, device_id, vendor_id)
+        if not isinstance(numpy_obj, np.ndarray) or numpy_obj.dtype.kind in "OSU":
+            # onnxruntime's words: a list, a numpy scalar or a string array is refused there
+            raise RuntimeError("Creation of OrtValues is currently only supported from "
+                               "non-string numpy arrays")
         try:
             return cls(ortc.Value.from_numpy(numpy_obj), numpy_obj)
         except ortc.OrtError as err:
