@@ -90,8 +90,8 @@ class Handle:
     _holds: ClassVar[bool] = False
     _held: list[Handle] | None = None
     _net: Any = None
-    #: an object the whole process shares (the default allocator, the CPU memory info every
-    #: tensor over numpy memory uses): close() does nothing, as the env's, since releasing it
+    #: an object the whole process shares (the env, the default allocator, the CPU memory
+    #: info every tensor over numpy memory uses): close() does nothing, since releasing it
     #: under its other users (a with-block's exit) crashed the next of them
     _process_wide = False
 

@@ -181,8 +181,8 @@ class Env(Handle):
         self._adopt(raw, None)  # never released: see the module docstring
         survive_fork(self._guard)  # process-wide: a forked child creates sessions with it too
 
-    def close(self) -> None:
-        """Does nothing: the environment lives as long as the process (see the class doc)."""
+    #: close() does nothing: the environment lives as long as the process (see the class doc)
+    _process_wide = True
 
     @property
     def log_severity_level(self) -> LoggingLevel:

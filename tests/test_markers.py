@@ -19,12 +19,12 @@ from ortc.threads import MethodRule, registry
 #: public members of exported wrappers that carry no marker because they do not touch the
 #: handle themselves, and why. A new public member must be marked or listed here.
 NO_HANDLE: dict[str, str] = {
-    "Handle.close": "the guard's own rule: exclusive and last (close_when_idle); listed as "
+    "Handle.close": "the guard's own rule: exclusive and last (close_when_idle; a no-op for the "
+                    "process-wide env, default allocator and CPU memory info); listed as "
                     "'close' in every record",
     "Handle.closed": "reads ortc's flag",
     "Handle.__enter__": "checks ortc's closed flag; the block's own calls are marked",
     "Handle.__exit__": "calls close()",
-    "Env.close": "a no-op: the env is never released",
     "Env.log_severity_level": "the getter returns the level ortc set (no ORT call); the setter "
                               "is marked",
     "Value.writable": "reads ortc's flag, set at creation from the array's own (no ORT call)",
