@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Union
 
+from .dtypes import PROTO_TO_C
+
 __all__ = ["declared_initializers", "ProtoError"]
 
 Buffer = Union[bytes, bytearray, memoryview]
@@ -80,17 +82,12 @@ def _tensor(buf: Buffer, start: int, end: int) -> tuple[str, int, tuple[int, ...
     return name, data_type, tuple(dims)
 
 
-#: TensorProto.DataType numbers the C API's enum (ortc.ElementType) numbers otherwise: the
-#: three types added last came in another order (float8e8m0, uint2, int2 in ONNX)
-_PROTO_TO_C = {24: 26, 25: 24, 26: 25}
-
-
 def _graph(buf: Buffer, start: int, end: int,
            out: dict[str, tuple[int, tuple[int, ...]]]) -> None:
     for field, wire, value in _fields(buf, start, end):
         if field == 5 and wire == 2:  # initializer
             name, data_type, dims = _tensor(buf, *value)
-            out.setdefault(name, (_PROTO_TO_C.get(data_type, data_type), dims))
+            out.setdefault(name, (PROTO_TO_C.get(data_type, data_type), dims))
         elif field == 1 and wire == 2:  # node: its attributes may hold subgraphs (If, Loop)
             for n_field, n_wire, n_value in _fields(buf, *value):
                 if n_field == 5 and n_wire == 2:

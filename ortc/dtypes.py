@@ -15,7 +15,7 @@ import numpy as np
 from ._enums import ElementType
 
 __all__ = ["dtype_for", "element_type_for", "bits_for", "pack_subbyte", "unpack_subbyte",
-           "STRING_KINDS"]
+           "STRING_KINDS", "PROTO_TO_C"]
 
 _NUMPY: dict[str, Any] = {
     "FLOAT": np.float32, "DOUBLE": np.float64, "FLOAT16": np.float16,
@@ -35,6 +35,12 @@ _SUBBYTE_BITS = {"INT4": 4, "UINT4": 4, "FLOAT4E2M1": 4, "INT2": 2, "UINT2": 2}
 
 #: numpy dtype kinds that become string tensors
 STRING_KINDS = frozenset("USO")
+
+#: the ONNX (TensorProto) element type numbers, which models and onnxruntime's Python API use,
+#: that the C API's enum (and so ElementType) numbers otherwise: 24-26, added to the C API in
+#: another order than to ONNX. A number not here is the same in both.
+PROTO_TO_C = {24: int(ElementType.FLOAT8E8M0), 25: int(ElementType.UINT2),
+              26: int(ElementType.INT2)}
 
 _TO_DTYPE: dict[int, np.dtype[Any]] = {}
 _FROM_DTYPE: dict[np.dtype[Any], ElementType] = {}

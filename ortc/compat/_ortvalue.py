@@ -7,25 +7,20 @@ from typing import Any, Sequence
 import numpy as np
 
 import ortc
-from ortc.dtypes import bits_for, dtype_for, element_type_for, unpack_subbyte
+from ortc.dtypes import PROTO_TO_C, bits_for, dtype_for, element_type_for, unpack_subbyte
 
 from ._device import cpu_only
 from ._errors import translate
 from ._sparse import SparseTensor
 
 
-#: the ONNX (TensorProto) element type numbers onnxruntime's Python API uses where the C API's
-#: enum, which ortc's ElementType follows, numbers them otherwise (24-26, added in that order
-#: to the C API but not to ONNX)
-_PROTO_TO_C = {24: int(ortc.ElementType.FLOAT8E8M0), 25: int(ortc.ElementType.UINT2),
-               26: int(ortc.ElementType.INT2)}
-_C_TO_PROTO = {c: proto for proto, c in _PROTO_TO_C.items()}
+_C_TO_PROTO = {c: proto for proto, c in PROTO_TO_C.items()}
 _ELEMENT_TYPES = frozenset(int(t) for t in ortc.ElementType)
 
 
 def c_element_type(onnx_element_type: int) -> int:
     """The C API's number of an ONNX element type number."""
-    return _PROTO_TO_C.get(onnx_element_type, onnx_element_type)
+    return PROTO_TO_C.get(onnx_element_type, onnx_element_type)
 
 
 def onnx_element_type(element_type: int) -> int:
