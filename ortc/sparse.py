@@ -25,12 +25,17 @@ __all__ = ["SparseTensor", "sparse_to_python", "sparse_from_python"]
 
 
 def _shape(dense_shape: Any) -> tuple[int, ...]:
-    """The dense shape as ints; a dimension that is not an integer (2.5) is refused, not cut."""
+    """The dense shape as ints; a dimension that is not an integer (2.5) is refused, not cut,
+    and one negative or past int64 too (2**64 raised a bare OverflowError in the C call)."""
     try:
-        return tuple(operator.index(d) for d in dense_shape)
+        dense = tuple(operator.index(d) for d in dense_shape)
     except TypeError:
         raise InvalidArgument(f"sparse tensor: the dense shape must be integers, got "
                               f"{dense_shape!r}") from None
+    if any(not 0 <= d < 2**63 for d in dense):
+        raise InvalidArgument(f"sparse tensor: dense shape {dense} has a dimension outside "
+                              f"[0, 2**63)")
+    return dense
 
 
 def _indices_array(data: Any, what: str) -> np.ndarray[Any, Any]:
@@ -160,9 +165,6 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
     et = element_type_for(values.dtype)
     # checked here too: a SparseTensor made directly, not through coo()/csr(), is not checked
     dense = _shape(sparse.dense_shape)
-    if any(not 0 <= d < 2**63 for d in dense):
-        raise InvalidArgument(f"sparse tensor: dense shape {dense} has a dimension out of "
-                              f"int64's range")
     raw = call_out(api.CreateSparseTensorAsOrtValue, "OrtValue*", allocator, dense, len(dense),
                    int(et), context="CreateSparseTensorAsOrtValue")
     try:
