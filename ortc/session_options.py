@@ -34,15 +34,11 @@ if TYPE_CHECKING:
 __all__ = ["SessionOptions"]
 
 
-def _bool(value: Any) -> bool:
+def _bool(value: Any, what: str = "") -> bool:
+    """A switch's value as it is applied and read back: True or False (2 read back as 2)."""
     if not isinstance(value, (bool, int, np.bool_)):
         raise TypeError(f"expected a bool, got {type(value).__name__}")
     return bool(value)
-
-
-def _as_bool(value: Any, what: str) -> bool:
-    """A switch as it reads back: True or False (2 was read back as 2)."""
-    return _bool(value)
 
 
 def _count(value: Any, what: str) -> int:
@@ -181,24 +177,24 @@ class SessionOptions(Handle):
             s._api.EnableProfiling(s._ptr, fspath(s._values.get("profile_file_prefix",
                                                                  "onnxruntime_profile_"),
                                                 "profile_file_prefix"))
-            if _bool(v) else s._api.DisableProfiling(s._ptr)), False,
+            if v else s._api.DisableProfiling(s._ptr)), False,
         "Write a Chrome-trace profile (see profile_file_prefix, Session.end_profiling).",
-        ("EnableProfiling", "DisableProfiling"), _as_bool)
+        ("EnableProfiling", "DisableProfiling"), _bool)
     profile_file_prefix = _setting(
         "profile_file_prefix",
         lambda s, v: _apply_profile_prefix(s, fspath(v, "profile_file_prefix")),
         "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",))
     enable_mem_pattern = _setting(
         "enable_mem_pattern",
-        lambda s, v: check(s._api.EnableMemPattern(s._ptr) if _bool(v)
+        lambda s, v: check(s._api.EnableMemPattern(s._ptr) if v
                            else s._api.DisableMemPattern(s._ptr)), True,
         "Pre-plan memory from the first run's shapes.", ("EnableMemPattern", "DisableMemPattern"),
-        _as_bool)
+        _bool)
     enable_cpu_mem_arena = _setting(
         "enable_cpu_mem_arena",
-        lambda s, v: check(s._api.EnableCpuMemArena(s._ptr) if _bool(v)
+        lambda s, v: check(s._api.EnableCpuMemArena(s._ptr) if v
                            else s._api.DisableCpuMemArena(s._ptr)), True,
-        "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"), _as_bool)
+        "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"), _bool)
     logid = _setting(
         "logid", lambda s, v: check(s._api.SetSessionLogId(s._ptr, utf8(v, "logid"))), "",
         "The session's id in log messages.", ("SetSessionLogId",))
@@ -214,8 +210,8 @@ class SessionOptions(Handle):
         lambda v, what: c_integer(v, what, *INT32))
     use_deterministic_compute = _setting(
         "use_deterministic_compute",
-        lambda s, v: check(s._api.SetDeterministicCompute(s._ptr, _bool(v))), False,
-        "Prefer deterministic kernels.", ("SetDeterministicCompute",), _as_bool)
+        lambda s, v: check(s._api.SetDeterministicCompute(s._ptr, v)), False,
+        "Prefer deterministic kernels.", ("SetDeterministicCompute",), _bool)
 
     # -- methods -------------------------------------------------------------------------------
     @exclusive("AddSessionConfigEntry")
