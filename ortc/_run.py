@@ -186,7 +186,6 @@ class RunEngine:
             if len(set(names)) < len(names):
                 plan.unique = unique = tuple(dict.fromkeys(names))
                 plan.positions = tuple(unique.index(n) for n in names)
-                plan.stageable = False
             if len(self.plans) > 256:  # bound the cache for callers with ever-new name lists
                 self.plans.clear()
             self.plans[key] = plan

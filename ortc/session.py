@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Ty
 from . import _guard, _loader
 from . import run_options as _run_options_mod
 from ._cstr import fspath
+from ._enums import ElementType
 from ._ffi import ffi
 from ._guard import Guard, Lease
 from ._handle import Handle
@@ -27,7 +28,6 @@ from ._loader import Api
 from ._run import RunEngine
 from ._status import call_out, check, ignore, raise_status
 from .env import Env, get_env
-from ._enums import ElementType
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout, closest_name
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .providers import session_run_rule
@@ -186,10 +186,9 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
         try:
             # the env and the options are in use (shared) while ORT creates the session
             Lease(env, False, leases)
-            if options is not None:
-                Lease(options, False, leases)
             given = None
             if options is not None:
+                Lease(options, False, leases)
                 record = options._record
                 given = [*record.initializers, *(i for call in record.external for i in call)]
             raw = Session._create(api, env, model,
