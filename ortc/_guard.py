@@ -9,23 +9,26 @@ flight are terminated). :class:`Lease` holds a guard for the length of another o
 
 from __future__ import annotations
 
+import _thread
 import itertools
 import os
 import sys
-import threading
 from functools import partial
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from . import _exit
 from .errors import ClosedError, ConcurrentUseError, ForkedHandleError, ThreadRuleError, \
     WrongThreadError
 from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy
 
+if TYPE_CHECKING:
+    import threading
+
 __all__ = ["Guard", "Lease", "LOCK_FREE", "survive_fork", "releasing"]
 
 T = TypeVar("T")
 
-_get_ident = threading.get_ident
+_get_ident = _thread.get_ident
 #: tokens of the entries a run_async job holds once its caller has handed them off
 #: (:meth:`Guard.hand_off`): above any thread's ident (pthread addresses; 32-bit thread ids)
 _JOB_TOKENS_FROM = 1 << 62
@@ -77,13 +80,23 @@ if hasattr(os, "register_at_fork"):
 # and no release is inside ORT.
 _exiting = False
 _exit_thread = 0
-_never = threading.Event()
 #: one entry per C release in progress (append and pop are atomic: no lock on this path)
 _releases_in_flight: list[int] = []
 
 
 def _park() -> None:
-    _never.wait()  # a daemon thread calling ortc after exit began: wait for the process to end
+    import threading
+
+    threading.Event().wait()  # a daemon thread calling ortc after exit began: wait for the end
+
+
+
+def _condition(lock: Any) -> threading.Condition:
+    """A Condition over ``lock``, made on a guard's first wait: ``threading`` is imported here,
+    since a first session has no use for it (0.7 ms of a cold start)."""
+    import threading
+
+    return threading.Condition(lock)
 
 
 class releasing:
@@ -117,6 +130,8 @@ def _drain_at_exit(limit: float = 2.0) -> None:
     import time
 
     me = _get_ident()
+    import threading  # here: a first session has no use for the module (0.7 ms of a cold start)
+
     if not any(t.ident != me for t in threading.enumerate()):
         return  # no other Python thread: nothing can be inside ORT
     _exit_thread = me
@@ -185,7 +200,7 @@ class Guard:
     def __init__(self, send: bool = True, sync: bool = True) -> None:
         # Reentrant: a garbage collection may start at an allocation made under the lock, and a
         # finalizer it runs (a Lease going away) may enter this guard again on this thread.
-        self.lock = threading.RLock()
+        self.lock = _thread.RLock()
         self.cond: threading.Condition | None = None  # made on first wait (serialize mode)
         self.users: list[int] = []
         self.owner = 0
@@ -211,7 +226,7 @@ class Guard:
 
     def _renew(self) -> None:
         # in a forked child: the parent's threads are gone, and so are their calls and locks
-        self.lock = threading.RLock()
+        self.lock = _thread.RLock()
         self.cond = None
         self.users = []
         self.owner = self.depth = self.watch = self.leased = 0
@@ -541,7 +556,7 @@ class Guard:
 
     def _wait_locked(self, me: int, exclusive: bool) -> None:
         if self.cond is None:
-            self.cond = threading.Condition(self.lock)
+            self.cond = _condition(self.lock)
         self.watch += 1  # announce first, then look again (see the class docstring)
         try:
             if self._conflict(me, exclusive):
@@ -650,7 +665,7 @@ class Guard:
                                         else " (a run_async run)") +
                         "; close it after those calls return")
                 if self.cond is None:
-                    self.cond = threading.Condition(self.lock)
+                    self.cond = _condition(self.lock)
                 self.watch += 1
                 try:
                     users = tuple(self.users)

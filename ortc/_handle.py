@@ -10,7 +10,7 @@ use at once and released when its last child goes. Use after close raises :class
 from __future__ import annotations
 
 import sys
-import threading
+import _thread
 from collections import Counter
 from functools import partial
 from typing import Any, Callable, ClassVar, TypeVar
@@ -44,7 +44,7 @@ def _lifetime_debug() -> Any:
 # Guards children counts and deferred releases. Reentrant: a garbage collection can start at
 # any allocation made while it is held, and the cffi finalizers it runs take it again on the
 # same thread (a plain Lock deadlocked there: found by tests/test_fuzz.py).
-_tree_lock = threading.RLock()
+_tree_lock = _thread.RLock()
 _live: Counter[str] = Counter()
 
 
@@ -351,7 +351,7 @@ class _Releaser:
 #: step is done once, so a finalizer that had finished does nothing)
 _doomed: dict[Any, Any] = {}
 _net_target = ffi.new("char[1]")
-_drain_lock = threading.RLock()
+_drain_lock = _thread.RLock()
 
 
 def _drain() -> None:

@@ -27,11 +27,12 @@ from __future__ import annotations
 import _thread
 import itertools
 import os
-import threading
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import threading
     import signal
 else:
     try:  # the C module under `signal`, loaded at interpreter start (CPython and PyPy): the
@@ -45,18 +46,30 @@ __all__ = ["Watcher", "watcher", "MAIN_THREAD", "main_thread_after_fork"]
 #: A child forked from another thread has that thread as its main thread (Python runs signal
 #: handlers there): :meth:`Watcher.after_fork_in_child` renews this, and every module that copies
 #: it renews its copy in its own fork hook (:func:`main_thread_after_fork`).
-MAIN_THREAD = threading.main_thread().ident
+def _main_thread_at_import() -> int:
+    # `threading` is not imported for this (0.7 ms of a cold start, and nothing on a first
+    # session's path needs it): when it is not loaded yet, it would take this thread for the
+    # main one if imported now, and so does this
+    loaded = sys.modules.get("threading")
+    ident: int = loaded.main_thread().ident if loaded is not None else _thread.get_ident()
+    return ident
+
+
+MAIN_THREAD = _main_thread_at_import()
 
 
 def main_thread_after_fork() -> int:
     """The child's main thread after a fork: the thread that forked."""
-    return threading.get_ident()
+    return _thread.get_ident()
 
 
 class Watcher:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._wake = threading.Condition(self._lock)
+        self._lock = _thread.allocate_lock()
+        #: what the watcher waits on for deadlines when there is no signal pipe to select on:
+        #: made under ``_lock`` by the watcher before its first such wait (a notifier that
+        #: finds None under the lock has no waiter to wake); the Ctrl-C bridge needs none
+        self._wake: threading.Condition | None = None
         self._heap: list[tuple[float, int, Any]] = []
         self._cancelled: set[int] = set()
         self._fired: set[int] = set()
@@ -74,7 +87,7 @@ class Watcher:
         self.main_run: Any = None
         #: RunOptions terminated by Ctrl-C that must be re-armed before their next use
         self.interrupted: list[Any] = []
-        self.sigint_lock = threading.Lock()
+        self.sigint_lock = _thread.allocate_lock()
         #: what a callback on the main thread raised (a signal handler's exception), to be raised
         #: once the ORT call it interrupted returns
         self.deferred: BaseException | None = None
@@ -96,9 +109,9 @@ class Watcher:
         # have been held at that instant. The parent's deadlines belong to the parent's runs.
         global MAIN_THREAD
         MAIN_THREAD = main_thread_after_fork()
-        self._lock = threading.Lock()
-        self._wake = threading.Condition(self._lock)
-        self.sigint_lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
+        self._wake = None
+        self.sigint_lock = _thread.allocate_lock()
         # what belonged to the parent's other threads' calls: a Ctrl-C deferred in a callback
         # of the parent's main thread, options its Ctrl-C terminated
         self.deferred = None
@@ -140,6 +153,10 @@ class Watcher:
                     _terminate(ro)
                 timeout = (self._heap[0][0] - now) if self._heap else None
                 if self._sig_r < 0:
+                    if self._wake is None:
+                        import threading
+
+                        self._wake = threading.Condition(self._lock)
                     self._wake.wait(timeout)
                     continue
             # With a signal pipe, sleep in select so SIGINT wakes us; cap the sleep so new
@@ -212,7 +229,8 @@ class Watcher:
         self._start()
         with self._lock:
             heapq.heappush(self._heap, (deadline, seq, run_options))
-            self._wake.notify()
+            if self._wake is not None:
+                self._wake.notify()
         if self._sig_w >= 0:
             try:
                 os.write(self._sig_w, b"\0")  # wake select() to see the new deadline
@@ -246,7 +264,7 @@ class Watcher:
             # Every main-thread run asks again (the user may restore Python's handler): the
             # whole test below took 280 ns a run, this one 90 (bench/bench_handlers.py)
             return False
-        if threading.current_thread() is not threading.main_thread():
+        if _thread.get_ident() != MAIN_THREAD:
             return False
         if handler is not signal.default_int_handler:
             self._declined_for = handler
@@ -264,7 +282,8 @@ class Watcher:
         self.sigint_ready = True
         self._start()
         with self._lock:
-            self._wake.notify()
+            if self._wake is not None:  # the watcher waits without the pipe: wake it to use it
+                self._wake.notify()
         return True
 
 

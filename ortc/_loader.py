@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
+import _thread
 from typing import Any, Callable, cast
 
 from ._ffi import ffi
@@ -151,7 +151,7 @@ def _unsupported(name: str, since: int, info: LibraryInfo) -> Callable[..., Any]
     return missing
 
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _api: Api | None = None
 
 

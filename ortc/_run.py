@@ -13,7 +13,7 @@ Hot-path tuning stays in this file (and _stage.py); docs/PERFORMANCE.md measures
 
 from __future__ import annotations
 
-import threading
+import _thread
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -46,7 +46,7 @@ __all__ = ["RunEngine", "release_run"]
 
 #: OrtValues kept per thread for reuse (see RunEngine.new_cached_value); past this, the cache restarts
 _VALUE_CACHE_MAX = 256
-_get_ident = threading.get_ident
+_get_ident = _thread.get_ident
 _NULL = ffi.NULL
 _gc = ffi.gc
 ffi_release = ffi.release

@@ -25,7 +25,7 @@ takes the general path.
 from __future__ import annotations
 
 import operator
-import threading
+import _thread
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
@@ -56,7 +56,7 @@ SHAPE_STAGES_MAX = 64
 #: a model may declare an absurd shape (found by tests/test_malformed.py)
 PREALLOCATE_MAX = 1 << 26
 
-_get_ident = threading.get_ident
+_get_ident = _thread.get_ident
 _ndarray = np.ndarray
 _empty = np.empty
 _shape_of = operator.attrgetter("shape")

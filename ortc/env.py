@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
+import _thread
 from typing import TYPE_CHECKING, Any, cast
 
 from . import _exit, _loader
@@ -114,7 +114,7 @@ def _emit(record: tuple[int, str, str, str, str], retried: bool) -> None:
 # made again, at DEBUG with ``ortc_retried`` set. Only ERROR: every other message reaches the
 # handlers as ORT sends it (a handler watching a long run, or a process about to die, sees it
 # at once); messages from ORT's pool threads are not held.
-_held = threading.local()
+_held = _thread._local()
 _ORT_ERROR = int(LoggingLevel.ERROR)
 
 
@@ -139,7 +139,7 @@ def _log_failed(_kind: Any, exc: BaseException | None, _tb: Any) -> None:
     # it: nothing may unwind into ORT. On the main thread that is usually a signal handler's
     # exception (Ctrl-C while ORT logs): kept and raised when the ORT call returns. Elsewhere (ORT's
     # pool threads) there is no caller to raise it to.
-    if exc is not None and threading.get_ident() == _interrupt.MAIN_THREAD:
+    if exc is not None and _thread.get_ident() == _interrupt.MAIN_THREAD:
         watcher.defer(exc)
 
 
@@ -226,7 +226,7 @@ def _logging_level(level: Any) -> LoggingLevel:
             from None
 
 
-_env_lock = threading.Lock()
+_env_lock = _thread.allocate_lock()
 _env: Env | None = None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 import os
-import threading
+import _thread
 from typing import Any, cast
 
 from . import _loader
@@ -215,7 +215,7 @@ def checked_timeout(timeout: Any) -> float | None:
 
 
 _main_options: RunOptions | None = None
-_main_options_lock = threading.RLock()  # re-entrant: a signal handler may get here too
+_main_options_lock = _thread.RLock()  # re-entrant: a signal handler may get here too
 
 
 def main_run_options() -> RunOptions:
@@ -239,7 +239,7 @@ def _main_options_after_fork() -> None:
     # the child makes its own on first use (the parent's are not released there, _handle).
     global _main_options, _main_options_lock
     _main_options = None
-    _main_options_lock = threading.RLock()
+    _main_options_lock = _thread.RLock()
 
 
 if hasattr(os, "register_at_fork"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
+import _thread
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar, cast
 
@@ -49,17 +49,17 @@ __all__ = ["Session", "ModelSource"]
 ModelSource = Any  # str | os.PathLike | bytes | bytearray | memoryview | a binary file object
 T = TypeVar("T")
 
-_get_ident = threading.get_ident
+_get_ident = _thread.get_ident
 _NULL = ffi.NULL
 
 
 #: serializes fork rebuilds; a new lock in each forked child (a parent's thread may have held it)
-_fork_lock = [threading.Lock()]
+_fork_lock = [_thread.allocate_lock()]
 
 
 def _new_fork_lock() -> None:
     global MAIN_THREAD
-    _fork_lock[0] = threading.Lock()
+    _fork_lock[0] = _thread.allocate_lock()
     MAIN_THREAD = main_thread_after_fork()  # a fork from another thread made it the main one
 
 

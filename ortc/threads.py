@@ -17,7 +17,7 @@ conflict raises at once. The class registry here is what the rules table reads.
 from __future__ import annotations
 
 import os
-import threading
+import _thread
 from typing import Any, Callable, TypeVar
 
 from ._record import Record
@@ -204,7 +204,7 @@ def _guarded(fn: Callable[..., Any], is_exclusive: bool,
 
 
 # -- callbacks -------------------------------------------------------------------------------------
-_callback_state = threading.local()
+_callback_state = _thread._local()
 
 
 class ort_callback:

@@ -7,7 +7,7 @@ are the numpy bridge's (:mod:`ortc._numpy_bridge`: zero copy both ways for numer
 from __future__ import annotations
 
 import os
-import threading
+import _thread
 from typing import Any, Mapping, Sequence, cast
 
 import numpy as np
@@ -57,7 +57,7 @@ def _sequence_empty_model(element_type: int) -> bytes:
     return _field(1, 7) + _field(7, graph) + _field(8, _field(1, b"") + _field(2, 12))
 
 
-_empty_lock = threading.Lock()
+_empty_lock = _thread.allocate_lock()
 #: (pid, element type) -> OrtSession*; kept for the process (like the env they belong to), and
 #: made anew in a forked child, which must not use its parent's
 _empty_sessions: dict[tuple[int, int], Any] = {}

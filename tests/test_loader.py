@@ -137,7 +137,8 @@ def test_default_path_finds_the_wheel_without_metadata_or_importing_onnxruntime(
         "s.run(None, {'a': np.ones(1, np.float32), 'b': np.ones(1, np.float32)})\n"
         "print(ortc.load().source)\n"
         "print([m for m in ('importlib.metadata', 'onnxruntime', 'difflib', 'zipfile', 'email',"
-        " 'argparse', 'json', 'signal', 'dataclasses', 'ortc.lora') if m in sys.modules])",
+        " 'argparse', 'json', 'signal', 'dataclasses', 'ortc.lora', 'threading')"
+        " if m in sys.modules])",
         env={"ORTC_LIBRARY": ""})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-2:] == ["onnxruntime package", "[]"], proc.stdout
