@@ -3,11 +3,14 @@ table, and `cargo test` passes against the library ortc loads, compile_fail doct
 
 cargo comes from the system (rustup); CARGO names one elsewhere. Where it is missing the cargo
 tests fail under CI=true and skip, saying so, elsewhere. The build goes to ORTC_CARGO_TARGET_DIR
-or ~/.cache/ortc/cargo-target (outside the repository).
+or ~/.cache/ortc/cargo-target/<a key of this checkout's path> (outside the repository; one
+directory per checkout: two clones tested at once replaced each other's crate there, and the
+doctests of one linked against the other's library).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -40,8 +43,9 @@ def _cargo() -> str:
 
 def _cargo_env(library: bool = True) -> dict[str, str]:
     env = dict(os.environ)
+    checkout = hashlib.sha256(os.path.realpath(CRATE).encode()).hexdigest()[:16]
     env["CARGO_TARGET_DIR"] = os.environ.get("ORTC_CARGO_TARGET_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "ortc", "cargo-target")
+        os.path.expanduser("~"), ".cache", "ortc", "cargo-target", checkout)
     env["CARGO_TERM_COLOR"] = "never"
     env.pop("RUSTFLAGS", None)
     if library:
