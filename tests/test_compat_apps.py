@@ -71,3 +71,21 @@ def test_ddddocr(tmp_path: Any) -> None:
     lines = out.splitlines()
     assert [ln.split()[0] for ln in lines] == ["ocr", "prob"] * 4 + ["old", "det"]
     assert lines[-1].startswith("det [[")
+
+
+def test_faster_whisper_vad(tmp_path: Any) -> None:
+    """Silero VAD v6 from faster-whisper's wheel: its speech spans, its batched probabilities,
+    and the model streamed one frame per call with its recurrent state carried over."""
+    need("faster_whisper")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_faster_whisper_vad.py"))
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines] == ["spans", "probs"] * 2 + ["stream"]
+    assert lines[2].startswith("spans 1 [(") and lines[-1].startswith("stream 250 ")
+
+
+def test_rapidocr(tmp_path: Any) -> None:
+    """RapidOCR's three PP-OCR models (detection, angle, recognition) on drawn text."""
+    need("rapidocr_onnxruntime")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_rapidocr.py"))
+    assert "ocr 0 'ONNXRuntime' " in out and "ocr 2 'upside down text' " in out, out
+    assert out.splitlines()[-1].startswith("det 3 ")
