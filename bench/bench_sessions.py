@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import ortc
     from bench.models import matmul_model, mlp_model, vad_model
-    from bench.runner import _t_run, _t_stream
+    from bench.runner import loop_for
 
     model = {"vad": vad_model, "matmul": matmul_model, "mlp": mlp_model}[args.model]()
     sessions: list[tuple[str, Any]] = [
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("onnxruntime is not installed: ortc only", file=sys.stderr)
     pool = [model.feeds(seed=i) for i in range(8)]
-    loop = _t_stream if model.feedback else _t_run  # the runner's loops: a stream feeds back
+    loop = loop_for(model)  # the runner's loops: a stream feeds back
 
     def timed(sess: Any, n: int) -> float:
         return statistics.median(loop(sess, pool, len(pool) - 1, n)) / 1e3

@@ -318,12 +318,44 @@ def onnx_test_model(name: str = "squeezenet") -> BenchModel | None:
                       note=f"light_{name}.onnx from the onnx package, its own input shape, run()")
 
 
+def silero_model() -> BenchModel | None:
+    """Silero VAD v6 as faster-whisper ships it (an asset of its wheel: the apps extra), streamed
+    as a live-audio application calls it, or None when faster-whisper is not installed. The
+    package is located, not imported (its import loads ctranslate2 and av into the bench).
+
+    ``input`` float32 [1, 576] (a 512-sample frame after 64 samples of context), ``h`` and
+    ``c`` float32 [1, 1, 128] (the recurrent state); outputs ``speech_probs`` (its shape not
+    static), ``hn`` and ``cn``, fed back as the next call's ``h`` and ``c``.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("faster_whisper")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], "assets", "silero_vad_v6.onnx")
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        data = f.read()
+    return BenchModel(
+        "silero", "Silero VAD v6 stream (faster-whisper's model)", data,
+        {"input": (1, 576), "h": (1, 1, 128), "c": (1, 1, 128)}, ["speech_probs", "hn", "cn"],
+        path=path,
+        makers={"input": lambda rng: (0.1 * rng.standard_normal((1, 576))).astype(np.float32),
+                "h": lambda rng: np.zeros((1, 1, 128), dtype=np.float32),
+                "c": lambda rng: np.zeros((1, 1, 128), dtype=np.float32)},
+        feedback={"hn": "h", "cn": "c"},
+        note="the real model of the VAD-like row's kind: run() once per frame, a fresh frame "
+             "each call, h and c fed back from the previous call (faster_whisper/assets)")
+
+
 def all_models(keys: list[str] | None = None) -> list[BenchModel]:
     """The benchmark's models, smallest first (``keys`` picks some, by the names in MODEL_KEYS).
-    A test network the installed onnx does not ship is left out."""
+    A test network the installed onnx does not ship is left out, as is the Silero model
+    without faster-whisper."""
     makers: dict[str, Callable[[], BenchModel | None]] = {
         "tiny": add_model, "mixed": mixed_model, "batch": batch_model, "matmul": matmul_model,
-        "vad": vad_model, "mlp": mlp_model}
+        "vad": vad_model, "silero": silero_model, "mlp": mlp_model}
     for name in ONNX_TEST_MODELS:
         makers[name] = lambda name=name: onnx_test_model(name)  # type: ignore[misc]
     out = []
@@ -337,4 +369,4 @@ def all_models(keys: list[str] | None = None) -> list[BenchModel]:
 
 
 #: every model key --models accepts, in the order the bench runs them
-MODEL_KEYS = ("tiny", "mixed", "batch", "matmul", "vad", "mlp") + ONNX_TEST_MODELS
+MODEL_KEYS = ("tiny", "mixed", "batch", "matmul", "vad", "silero", "mlp") + ONNX_TEST_MODELS

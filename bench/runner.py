@@ -1,7 +1,7 @@
 """ortc's benchmark: per-call latency against onnxruntime's own binding and a C loop.
 
     python -m ortc bench [--quick | --smoke] [--json FILE] [--markdown FILE]
-                         [--models tiny,mixed,batch,matmul,vad,mlp,squeezenet,shufflenet]
+                         [--models tiny,mixed,batch,matmul,vad,silero,mlp,squeezenet,shufflenet]
                          [--processes N]
 
 The models are in bench/models.py: an Add on one float, a mixed-dtype model, a small MLP whose
@@ -189,6 +189,31 @@ def _t_stream(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
         out[i] = t - prev
         prev = t
     return out
+
+
+def _t_silero(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    """Silero VAD (bench/models.py silero_model) streamed as a live-audio application calls it:
+    a fresh frame from the pool each call, h and c from the previous call."""
+    out = [0] * n
+    pc = _pc
+    h = c = pool[0]["h"]
+    prev = pc()
+    for i in range(n):
+        prob, h, c = sess.run(None, {"input": pool[i & mask]["input"], "h": h, "c": c})
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+#: the loop of each streaming model (one with ``feedback``), written as its users call it
+STREAM_LOOPS: dict[str, Callable[[Any, list[Any], int, int], list[int]]] = {
+    "vad": _t_stream, "silero": _t_silero}
+
+
+def loop_for(model: BenchModel) -> Callable[[Any, list[Any], int, int], list[int]]:
+    """The timing loop of a model's ``run()`` paths: its stream loop, or the plain one."""
+    return STREAM_LOOPS[model.key] if model.feedback else _t_run
 
 
 def _t_ortc_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
@@ -405,12 +430,14 @@ def _check_agree(model: BenchModel, ref: list[Any], got: list[Any]) -> None:
             np.testing.assert_array_equal(g, r, err_msg=name)
 
 
-def _stream(sess: Any, feeds: list[dict[str, Any]]) -> list[Any]:
-    """The streaming model's outputs after a few frames, the state fed back."""
-    state, out = feeds[0]["state"], []
+def _stream(model: BenchModel, sess: Any, feeds: list[dict[str, Any]]) -> list[Any]:
+    """A streaming model's outputs after a few frames, its state fed back."""
+    carried = {inp: feeds[0][inp] for inp in model.feedback.values()}
+    out: list[Any] = []
     for f in feeds:
-        out = sess.run(None, {"input": f["input"], "state": state, "sr": f["sr"]})
-        state = out[1]
+        out = sess.run(None, {**f, **carried})
+        named = dict(zip(model.outputs, out))
+        carried = {inp: named[name] for name, inp in model.feedback.items()}
     return list(out)
 
 
@@ -440,7 +467,7 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
     same = [fresh[0]] * pool_n
     outputs = {}
     stream = bool(model.feedback)
-    loop = _t_stream if stream else _t_run
+    loop = loop_for(model)
     # a stream's later calls depend on the earlier ones, and a model whose shapes change per
     # call has no one shape to bind: both take run() only, as their users call them
     run_only = stream or model.shapes is not None
@@ -496,7 +523,8 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
         osess = osessions[0]
         paths["ort_run"] = _in_turn(loop, osessions, fresh, mask)
         if stream:
-            _check_agree(model, _stream(osess, fresh[:4]), _stream(sess, fresh[:4]))
+            _check_agree(model, _stream(model, osess, fresh[:4]),
+                         _stream(model, sess, fresh[:4]))
         elif run_only:
             for f in fresh[:4]:
                 _check_agree(model, osess.run(None, f), sess.run(None, f))
@@ -645,7 +673,7 @@ def bench_threads(model: BenchModel, model_path: str, res: dict[str, Any], cfg: 
              for i in range(2)]
     est = max(v["median_us"] for k, v in res["paths"].items()) * 1e-6
     n = int(max(cfg.min_calls, min(50000, cfg.thread_round_s / max(est, 1e-9))))
-    loop = _t_stream if model.feedback else _t_run
+    loop = loop_for(model)
     runners: dict[str, Callable[[int, int], float]] = {
         "ortc": lambda t, r: _py_tput(sessions[r % len(sessions)], feeds, t, n, loop)}
     if osessions is not None:
@@ -1301,8 +1329,11 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"C floor skipped: {floor_note}")
         models = all_models(keys)
         for k in sorted(set(keys or MODEL_KEYS) - {m.key for m in models}):
-            log(f"model {k} left out: the installed onnx package does not ship "
-                f"backend/test/data/light/light_{k}.onnx")
+            log(f"model {k} left out: " + (
+                "faster-whisper, whose wheel ships the model, is not installed (pip install -e "
+                "'.[apps]')"
+                if k == "silero" else f"the installed onnx package does not ship "
+                f"backend/test/data/light/light_{k}.onnx"))
         paths: dict[str, str] = {}
         for m in models:
             if m.path is None:

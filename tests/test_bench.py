@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.models import (ONNX_TEST_MODELS, all_models, batch_model, mixed_model,  # noqa: E402
-                          vad_model)
+                          silero_model, vad_model)
 
 try:
     import onnxruntime  # noqa: F401
@@ -25,7 +25,7 @@ except ImportError:
     HAVE_ORT = False
 
 #: every row the smoke run below asks for; the onnx package's networks when it ships them
-SMOKE_MODELS = ["tiny", "mixed", "batch", "vad", *ONNX_TEST_MODELS]
+SMOKE_MODELS = ["tiny", "mixed", "batch", "vad", "silero", *ONNX_TEST_MODELS]
 
 
 def _env() -> dict[str, str]:
@@ -45,6 +45,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str
     assert "Targets" in proc.stdout
     data = json.loads(out.read_text())
     data["_markdown"] = md.read_text()
+    data["_stderr"] = proc.stderr
     return data, proc.stdout
 
 
@@ -129,6 +130,24 @@ def test_vad_row_outputs_have_no_static_shape(smoke: tuple[dict[str, Any], str])
         assert outs[name]["static_shape"] is False
         assert not all(isinstance(d, int) for d in outs[name]["shape"] or [None])
         assert outs[name]["run_shape"] == shape and outs[name]["run_dtype"] == "float32"
+
+
+def test_silero_row_streams_the_real_model_or_says_why_not(
+        smoke: tuple[dict[str, Any], str]) -> None:
+    """Silero VAD v6 from faster-whisper's wheel (the apps extra), streamed with h and c fed
+    back; without faster-whisper the bench says why the row is missing."""
+    data, _ = smoke
+    if silero_model() is None:
+        assert "silero" not in data["models"]
+        assert "model silero left out: faster-whisper" in data["_stderr"]
+        return
+    silero = data["models"]["silero"]
+    assert set(silero["paths"]) - {"c_floor"} == (
+        {"ortc_run", "compat_run"} | ({"ort_run"} if HAVE_ORT else set()))
+    ins, outs = silero["io"]["inputs"], silero["io"]["outputs"]
+    assert ins["input"]["shape"] == ["seq_len", 576] and ins["h"]["shape"] == [1, 1, 128]
+    assert outs["speech_probs"]["static_shape"] is False
+    assert outs["hn"]["run_shape"] == [1, 1, 128]
 
 
 def test_batch_row_runs_changing_shapes(smoke: tuple[dict[str, Any], str]) -> None:
