@@ -286,11 +286,11 @@ WRAPPERS: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "OrtSession": [("<P: crate::RunPolicy>", "crate::Session<P>", {})],
     "OrtRunOptions": [("", "crate::RunOptions", {})],
     "OrtValue": [("<'buf>", "crate::Value<'buf>", {})],
-    "OrtIoBinding": [("<'s>", "crate::IoBinding<'s>", {})],
+    "OrtIoBinding": [("<'v>", "crate::IoBinding<'v>", {})],
     "OrtMemoryInfo": [("", "crate::MemoryInfo", {}), ("<'a>", "crate::MemoryInfoRef<'a>", {})],
     "OrtAllocator": [
-        ("<'a>", "crate::Allocator<'a>", {}),
-        ("<'a>", "crate::DeviceAllocator<'a>", {
+        ("", "crate::Allocator", {}),
+        ("", "crate::DeviceAllocator", {
             "sync": False,
             "why": "an allocator for non-CPU memory is not Sync (the note above; ortc makes "
                    "it Send only, per instance: tests/test_memory.py::"
@@ -379,7 +379,8 @@ def render_rules() -> str:
         "    pub shared: &'static [&'static str],",
         "    /// C functions that need sole access (`&mut self`, or `Drop` for the release)",
         "    pub exclusive: &'static [&'static str],",
-        "    /// C types this one must not outlive (a lifetime in the wrapper)",
+        "    /// C types this one must not outlive (in the wrapper: a lifetime, or an `Arc` that",
+        "    /// keeps the owner alive where a borrow would also block the owner's exclusive calls)",
         "    pub must_not_outlive: &'static [&'static str],",
         "    /// C functions whose kind depends on the instance (Run: the execution providers)",
         "    pub conditional: &'static [&'static str],",

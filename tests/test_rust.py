@@ -81,7 +81,7 @@ def test_check_detects_a_stale_rust_file(tmp_path: Any) -> None:
     shutil.copytree(os.path.join(CRATE, "src"), tmp_path / rust_crate.CRATE / "src")
     assert rust_crate.check(str(tmp_path)) == []
     with open(tmp_path / rust_crate.CRATE / "src" / "rules.rs", "a") as f:
-        f.write("unsafe impl<'s> Sync for crate::IoBinding<'s> {}\n")
+        f.write("unsafe impl<'v> Sync for crate::IoBinding<'v> {}\n")
     assert rust_crate.check(str(tmp_path)) == [os.path.join("src", "rules.rs")]
 
 
@@ -174,6 +174,12 @@ def test_cargo_test_passes_with_compile_fail_doctests_counted() -> None:
     integration = re.findall(r"^test (\w+) \.\.\. ok$", out, re.M)
     assert "threads_on_one_arc_session_match_a_serial_run_bit_for_bit" in integration
     assert "terminate_from_another_thread_stops_a_run_in_flight" in integration
+    # what the table allows compiles and runs: a bound output read between runs, a session
+    # allocator's value alive across exclusive calls, a binding keeping its session alive
+    for name in ("a_bound_output_is_read_between_runs",
+                 "a_session_allocators_values_live_alongside_exclusive_calls",
+                 "a_binding_keeps_its_session_alive", "a_binding_runs_only_with_its_own_session"):
+        assert name in integration, name
     compile_fail = re.findall(r"^test .* - compile fail \.\.\. ok$", out, re.M)
     assert len(compile_fail) == _compile_fail_blocks() >= 25, out[-3000:]
 
@@ -187,7 +193,8 @@ def test_cargo_test_without_the_library_says_how_to_set_it() -> None:
 
 def test_drop_releases_with_the_types_own_release_function() -> None:
     """Drop exists only on owned wrappers and calls that C type's Release*; borrowed ones
-    (and the never-released Env) have none."""
+    (and the never-released Env) have none. A wrapper whose object others keep alive holds it
+    in a reference-counted handle that releases it when the last holder goes."""
     sources = ""
     for name in sorted(os.listdir(os.path.join(CRATE, "src"))):
         if name not in ("sys.rs", "rules.rs"):
@@ -197,14 +204,22 @@ def test_drop_releases_with_the_types_own_release_function() -> None:
         r"^impl(?:<[^>]*>)? Drop for (\w+)\b[^{\n]*\{\n(.*?)^\}", sources, re.M | re.S)}
     borrowed = {"Env", "MemoryInfoRef", "TensorTypeAndShapeInfo", "MapTypeInfo",
                 "SequenceTypeInfo", "KernelContext"}
+    #: wrapper -> the handle it shares (an Arc) with what must not outlive it
+    shared_handle = {"Session": "SessionHandle", "Allocator": "AllocatorHandle"}
     for c_type, wrappers in rust_crate.WRAPPERS.items():
         for _, path, _ in wrappers:
             rust_type = path.split("::")[-1].split("<")[0]
             if rust_type in borrowed:
                 assert rust_type not in drops, f"{rust_type} is borrowed: it must not release"
                 continue
-            assert rust_type in drops, f"{rust_type} owns its {c_type} but has no Drop"
-            released = re.findall(r"slot!\(\s*[\w.]+,\s*(Release\w+)\)", drops[rust_type])
+            owner = rust_type
+            if rust_type in shared_handle:
+                owner = shared_handle[rust_type]
+                assert rust_type not in drops, f"{rust_type}: its handle releases, not itself"
+                assert re.search(r"^pub struct " + rust_type + r"\b[^{]*\{[^}]*Arc<" + owner
+                                 + ">", sources, re.M), rust_type
+            assert owner in drops, f"{rust_type} owns its {c_type} but has no Drop"
+            released = re.findall(r"slot!\(\s*[\w.]+,\s*(Release\w+)\)", drops[owner])
             assert released == ["Release" + c_type[len("Ort"):]], (rust_type, released)
 
 

@@ -1,84 +1,177 @@
-//! IoBinding: inputs and outputs bound ahead of a run; borrows its session.
+//! IoBinding: inputs and outputs bound ahead of runs; keeps its session alive, holds its bound
+//! outputs, and is run through the session ([`Session::run_with_binding`]).
+//!
+//! [`Session::run_with_binding`]: crate::Session::run_with_binding
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use crate::api::{c_string, default_allocator, Api};
 use crate::memory::MemoryInfo;
-use crate::session::RunOptions;
-use crate::value::Value;
+use crate::session::SessionHandle;
+use crate::value::{Element, Value};
 use crate::{sys, Error, Result};
 
-/// Inputs and outputs bound to a session. Stateful, so every call is exclusive
-/// (`&mut self`) and it is Send but not Sync: one binding per thread. It borrows its session
-/// for `'s` (shared for a `Session<ConcurrentRun>`, exclusively for a `Session<ExclusiveRun>`),
-/// so the session cannot be dropped while the binding exists. Bound values stay borrowed for
-/// `'s` too (ORT keeps them, and reads or writes their buffers, in every later run): a bound
-/// input cannot be written meanwhile, a bound output not even read except through
-/// [`IoBinding::outputs`].
-pub struct IoBinding<'s> {
-    ptr: NonNull<sys::OrtIoBinding>,
-    session: NonNull<sys::OrtSession>,
+/// Inputs and outputs bound to a session. Stateful, so every call is exclusive (`&mut self`)
+/// and it is Send but not Sync: one binding per thread. A run takes it by `&mut`
+/// ([`Session::run_with_binding`](crate::Session::run_with_binding)), so nothing borrowed from
+/// the binding lives across a run.
+///
+/// It must not outlive its session: it keeps the session alive (reference counting, not a
+/// borrow), so the session's exclusive calls stay available between the binding's runs. The
+/// binding never runs the session by itself: every run borrows the session as `run` does.
+///
+/// `'v` bounds what is bound: the buffers of bound values and the values bound by reference.
+///
+/// * An output value ([`bind_output`](IoBinding::bind_output)) is written by every run, so it
+///   is exclusive for as long as it is bound: the binding takes it (by value) and lends it
+///   out between runs, [`output`](IoBinding::output) to read it,
+///   [`output_data_mut`](IoBinding::output_data_mut) to write its data; a run cannot start
+///   while such a loan lives. [`clear_outputs`](IoBinding::clear_outputs) gives the values
+///   back.
+/// * An input is read by every run (shared). Bound by reference
+///   ([`bind_input`](IoBinding::bind_input)), one value can feed several bindings and
+///   threads, and it is not written while bound. Bound by value
+///   ([`bind_input_owned`](IoBinding::bind_input_owned)), the binding lends its data out
+///   between runs, [`input_data_mut`](IoBinding::input_data_mut) to write the next run's
+///   data in place.
+pub struct IoBinding<'v> {
+    pub(crate) ptr: NonNull<sys::OrtIoBinding>,
     api: &'static Api,
-    _session: PhantomData<&'s ()>,
+    /// inputs bound by value, by name
+    owned_inputs: Vec<(String, Value<'v>)>,
+    /// outputs bound by value, by name
+    owned_outputs: Vec<(String, Value<'v>)>,
+    /// the session: kept alive, and compared by `run_with_binding`
+    pub(crate) session: Arc<SessionHandle>,
+    /// inputs bound by reference (shared) for `'v`
+    _shared_inputs: PhantomData<&'v Value<'v>>,
 }
 
-impl<'s> IoBinding<'s> {
-    pub(crate) fn new(api: &'static Api, session: NonNull<sys::OrtSession>) -> Result<IoBinding<'s>> {
+fn find(table: &[(String, Value<'_>)], name: &str) -> Option<usize> {
+    table.iter().position(|(n, _)| n == name)
+}
+
+/// Replace (or add) `name`'s value in `table`; the value it replaces, if any.
+fn put<'v>(table: &mut Vec<(String, Value<'v>)>, name: &str, value: Option<Value<'v>>) -> Option<Value<'v>> {
+    let old = find(table, name).map(|i| table.remove(i).1);
+    if let Some(v) = value {
+        table.push((name.to_string(), v));
+    }
+    old
+}
+
+fn data_mut<'a, T: Element>(table: &'a mut [(String, Value<'_>)], name: &str, what: &str) -> Result<&'a mut [T]> {
+    match find(table, name) {
+        Some(i) => table[i].1.as_mut_slice::<T>(),
+        None => Err(Error::Invalid(format!("no {what} {name:?} bound by value to this binding"))),
+    }
+}
+
+impl<'v> IoBinding<'v> {
+    pub(crate) fn new(api: &'static Api, session: &Arc<SessionHandle>) -> Result<IoBinding<'v>> {
         let mut p = std::ptr::null_mut();
-        ort!(api, CreateIoBinding(session.as_ptr(), &mut p))?;
+        ort!(api, CreateIoBinding(session.ptr.as_ptr(), &mut p))?;
         let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateIoBinding returned NULL".into()))?;
-        Ok(IoBinding { ptr, session, api, _session: PhantomData })
+        Ok(IoBinding {
+            ptr,
+            api,
+            owned_inputs: Vec::new(),
+            owned_outputs: Vec::new(),
+            session: Arc::clone(session),
+            _shared_inputs: PhantomData,
+        })
     }
 
-    /// Bind input `name` to `value` (exclusive: `BindInput`). The value stays borrowed
-    /// (shared) for `'s`, and its buffer must live that long (`'b: 's`).
-    pub fn bind_input<'b: 's>(&mut self, name: &str, value: &'s Value<'b>) -> Result<()> {
+    /// Bind input `name` to `value`, by reference (exclusive: `BindInput`). The value stays
+    /// borrowed (shared) for `'v`: other bindings and runs may read it meanwhile, nobody
+    /// writes it. Returns the value this binding held for `name`, if it held one.
+    pub fn bind_input(&mut self, name: &str, value: &'v Value<'_>) -> Result<Option<Value<'v>>> {
         let n = c_string("input name", name)?;
-        ort!(self.api, BindInput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))
+        ort!(self.api, BindInput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))?;
+        Ok(put(&mut self.owned_inputs, name, None))
     }
 
-    /// Bind output `name` to a preallocated value (exclusive: `BindOutput`); every run writes
-    /// into it, so it stays borrowed exclusively for `'s`.
-    pub fn bind_output<'b: 's>(&mut self, name: &str, value: &'s mut Value<'b>) -> Result<()> {
+    /// Bind input `name` to `value`, which the binding takes (exclusive: `BindInput`): runs
+    /// read it, and between runs [`IoBinding::input_data_mut`] lends its data out to be
+    /// rewritten.
+    /// Returns the value this binding held for `name`, if it held one.
+    pub fn bind_input_owned(&mut self, name: &str, value: Value<'v>) -> Result<Option<Value<'v>>> {
+        let n = c_string("input name", name)?;
+        ort!(self.api, BindInput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))?;
+        Ok(put(&mut self.owned_inputs, name, Some(value)))
+    }
+
+    /// Bind output `name` to a preallocated value, which the binding takes (exclusive:
+    /// `BindOutput`): every run writes into it, so it is the binding's while bound. Read it
+    /// between runs with [`IoBinding::output`]. Returns the value this binding held for
+    /// `name`, if it held one.
+    pub fn bind_output(&mut self, name: &str, value: Value<'v>) -> Result<Option<Value<'v>>> {
         let n = c_string("output name", name)?;
-        ort!(self.api, BindOutput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))
+        ort!(self.api, BindOutput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))?;
+        Ok(put(&mut self.owned_outputs, name, Some(value)))
     }
 
     /// Let ORT allocate output `name` on the device `memory_info` describes (exclusive:
-    /// `BindOutputToDevice`).
-    pub fn bind_output_to_device(&mut self, name: &str, memory_info: &MemoryInfo) -> Result<()> {
+    /// `BindOutputToDevice`); read it with [`IoBinding::outputs`]. Returns the value this
+    /// binding held for `name`, if it held one.
+    pub fn bind_output_to_device(&mut self, name: &str, memory_info: &MemoryInfo) -> Result<Option<Value<'v>>> {
         let n = c_string("output name", name)?;
-        ort!(self.api, BindOutputToDevice(self.ptr.as_ptr(), n.as_ptr(), memory_info.ptr.as_ptr()))
+        ort!(self.api, BindOutputToDevice(self.ptr.as_ptr(), n.as_ptr(), memory_info.ptr.as_ptr()))?;
+        Ok(put(&mut self.owned_outputs, name, None))
     }
 
-    /// Forget the bound inputs (exclusive: `ClearBoundInputs`).
-    pub fn clear_inputs(&mut self) {
+    /// Forget the bound inputs (exclusive: `ClearBoundInputs`) and give back those the binding
+    /// took. Inputs bound by reference stay borrowed for `'v` (the borrow cannot end early).
+    pub fn clear_inputs(&mut self) -> Vec<(String, Value<'v>)> {
         if let Ok(f) = slot!(self.api, ClearBoundInputs) {
             unsafe { f(self.ptr.as_ptr()) }
         }
+        std::mem::take(&mut self.owned_inputs)
     }
 
-    /// Forget the bound outputs (exclusive: `ClearBoundOutputs`).
-    pub fn clear_outputs(&mut self) {
+    /// Forget the bound outputs (exclusive: `ClearBoundOutputs`) and give back those the
+    /// binding took.
+    pub fn clear_outputs(&mut self) -> Vec<(String, Value<'v>)> {
         if let Ok(f) = slot!(self.api, ClearBoundOutputs) {
             unsafe { f(self.ptr.as_ptr()) }
         }
+        std::mem::take(&mut self.owned_outputs)
     }
 
-    /// Run the session with this binding (`RunWithBinding`: the binding exclusive, the run
-    /// options shared). For a `Session<ExclusiveRun>` the binding holds the session's
-    /// exclusive borrow, so this is the only run of that session meanwhile.
-    pub fn run(&mut self, run_options: Option<&RunOptions>) -> Result<()> {
-        let ro = run_options.map_or(std::ptr::null(), |r| r.ptr.as_ptr() as *const _);
-        ort!(self.api, RunWithBinding(self.session.as_ptr(), ro, self.ptr.as_ptr()))
+    /// The value bound to output `name` by [`IoBinding::bind_output`], to read between runs:
+    /// the loan ends before the next run, which writes it again. No C call.
+    pub fn output(&self, name: &str) -> Option<&Value<'v>> {
+        find(&self.owned_outputs, name).map(|i| &self.owned_outputs[i].1)
     }
 
-    /// The output values of the last run (exclusive: `GetBoundOutputValues`). They share
-    /// their data with the binding's outputs (and with a caller's buffer bound by
-    /// [`IoBinding::bind_output`]), so they borrow the binding: the next run, or a second call,
-    /// waits until they are dropped.
+    /// The elements of the value bound to output `name` by [`IoBinding::bind_output`],
+    /// writable between runs. The data, not the value: a `&mut Value` could be swapped out of
+    /// the binding, and then used while a run writes it.
+    pub fn output_data_mut<T: Element>(&mut self, name: &str) -> Result<&mut [T]> {
+        data_mut(&mut self.owned_outputs, name, "output")
+    }
+
+    /// The value bound to input `name` by [`IoBinding::bind_input_owned`], to read between
+    /// runs.
+    pub fn input(&self, name: &str) -> Option<&Value<'v>> {
+        find(&self.owned_inputs, name).map(|i| &self.owned_inputs[i].1)
+    }
+
+    /// The elements of the value bound to input `name` by [`IoBinding::bind_input_owned`],
+    /// writable between runs: the next run reads what is written (where the session reads the
+    /// value's own memory, as on CPU; BindInput may copy an input for a device provider, so
+    /// rebind it there). The data, not the value, as for [`IoBinding::output_data_mut`].
+    pub fn input_data_mut<T: Element>(&mut self, name: &str) -> Result<&mut [T]> {
+        data_mut(&mut self.owned_inputs, name, "input")
+    }
+
+    /// The output values of the last run (exclusive: `GetBoundOutputValues`), including those
+    /// ORT allocated ([`IoBinding::bind_output_to_device`]). They share their data with the
+    /// binding's outputs (and with a caller's buffer), so they borrow the binding: the next
+    /// run, or a second call, waits until they are dropped.
     pub fn outputs(&mut self) -> Result<Vec<Value<'_>>> {
         let api = self.api;
         let alloc = default_allocator(api)?;
@@ -99,5 +192,6 @@ impl Drop for IoBinding<'_> {
         if let Ok(f) = slot!(self.api, ReleaseIoBinding) {
             unsafe { f(self.ptr.as_ptr()) }
         }
+        // then the values it took, then (if it was the last holder) the session
     }
 }

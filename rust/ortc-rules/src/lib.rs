@@ -2,8 +2,10 @@
 //!
 //! A prototype binding of ONNX Runtime's C API (std only) in which ortc's thread rules are
 //! enforced by the compiler: `Send`/`Sync` exactly per the rules table, `&self` for calls that
-//! may overlap and `&mut self` for calls that need sole access, and lifetimes for what must
-//! not outlive what. Misuse does not compile ([`misuse`] lists each case with its error code).
+//! may overlap and `&mut self` for calls that need sole access, and for what must not outlive
+//! what a lifetime (a borrow) or, where a borrow would also refuse the owner's exclusive calls,
+//! reference counting (an `Arc` that keeps the owner alive). Misuse does not compile
+//! ([`misuse`] lists each case with its error code, and what the table allows that compiles).
 //!
 //! ## Generated from the same sources as ortc
 //!
@@ -31,13 +33,13 @@
 //! |---|---|---|---|---|---|
 //! | [`Env`] | yes | yes | sessions, providers | (log level: not exposed) | never released: `&'static` |
 //! | [`SessionOptions`] | yes | yes | creating sessions, `config_entry` | setters, appending providers | - |
-//! | [`Session<P>`](Session) | yes | yes | `run` if `P = ConcurrentRun`, type infos, allocators | `run` if `P = ExclusiveRun`, `end_profiling` | the Env (static) |
+//! | [`Session<P>`](Session) | yes | yes | `run`/`run_with_binding` if `P = ConcurrentRun`, type infos, allocators, bindings | `run`/`run_with_binding` if `P = ExclusiveRun`, `end_profiling` | the Env (static) |
 //! | [`RunOptions`] | yes | yes | `terminate`, `unset_terminate`, `tag`, runs | `set_tag`, `add_config_entry` | - |
-//! | [`Value<'buf>`](Value) | yes | yes | reads, run inputs | `as_mut_slice`, bound outputs | the caller's buffer (`'buf`) |
-//! | [`IoBinding<'s>`](IoBinding) | yes | **no** | - | every call, `run` | its Session (`'s`) |
+//! | [`Value<'buf>`](Value) | yes | yes | reads, run inputs | `as_mut_slice` | the caller's buffer (`'buf`); its allocator and session (kept alive) |
+//! | [`IoBinding<'v>`](IoBinding) | yes | **no** | - | every call, and in a run | its Session (kept alive); bound values' buffers and inputs bound by reference (`'v`) |
 //! | [`MemoryInfo`] / [`MemoryInfoRef<'a>`](MemoryInfoRef) | yes | yes | every getter | - | its owner (`'a`; no `Drop`) |
-//! | [`Allocator<'a>`](Allocator) (CPU) | yes | yes | alloc/free, info | - | its Session (`'a`) |
-//! | [`DeviceAllocator<'a>`](DeviceAllocator) | yes | **no** | info | - | its Session (`'a`) |
+//! | [`Allocator`] (CPU) | yes | yes | alloc/free, info | - | its Session (kept alive) |
+//! | [`DeviceAllocator`] | yes | **no** | info | - | its Session (kept alive) |
 //! | [`TypeInfo`] | yes | yes | every getter | - | - |
 //! | [`TensorTypeAndShapeInfo<'a>`](TensorTypeAndShapeInfo), [`MapTypeInfo<'a>`](MapTypeInfo), [`SequenceTypeInfo<'a>`](SequenceTypeInfo) | yes | yes | every getter | - | their TypeInfo (`'a`; no `Drop`) |
 //! | [`KernelContext<'c>`](KernelContext) | **no** | **no** | input/output counts | (outputs) | the callback (`'c`, only inside [`KernelContext::scope`]) |
@@ -46,16 +48,38 @@
 //! infos and the default allocator have none, and the environment is never released (ORT
 //! cannot re-create it after the last release; a Run afterwards crashes).
 //!
+//! ## Outliving: borrows and keep-alives
+//!
+//! "Must not outlive" is a lifetime where the borrow blocks nothing the table allows: type
+//! infos borrowed from a [`TypeInfo`] and memory infos of an allocator or a [`MemoryInfo`]
+//! (their owners have no exclusive call), a caller's buffer under a [`Value`] (the value may
+//! write it). One borrow is stricter than the table: a value's memory info
+//! ([`Value::memory_info`]) borrows the value, so `as_mut_slice` waits until the info is
+//! dropped, though writing the data leaves the info valid. A session has exclusive calls (`end_profiling`, `run` of an exclusive session),
+//! and the table only asks that its bindings, allocators and their values not outlive it, not
+//! that it be left alone while they live; so they hold it by reference counting instead: the
+//! `OrtSession` is released when the last of the [`Session`], its [`IoBinding`]s, its
+//! allocators and their values is dropped. Only a `Session` runs the model
+//! ([`Session::run_with_binding`] takes the binding by `&mut`), so `&mut Session` still means
+//! no run in flight.
+//!
+//! A bound output is written by every run: the binding takes it by value and lends it out
+//! between runs ([`IoBinding::output`]; its data writable, [`IoBinding::output_data_mut`]); a
+//! loan cannot live across the next run, which needs the binding by `&mut`. An input bound by
+//! reference is shared with whoever else reads it, so it is not written while bound; an input
+//! bound by value is rewritten between runs ([`IoBinding::input_data_mut`]).
+//!
 //! ## Run: shared or exclusive, decided by the execution providers
 //!
 //! Whether two threads may call `Run` on one session depends on its execution providers (the
 //! CPU provider: documented and tested to allow it; DirectML, CUDA graphs, providers nobody has
 //! tested: not). This crate puts the answer in the session's type:
 //!
-//! * [`Session::new`] returns a `Session<ExclusiveRun>`, always: `run(&mut self)`. Share it
-//!   behind a `Mutex`; an `IoBinding` of it holds it exclusively.
-//! * [`Session::new_concurrent`] returns a `Session<ConcurrentRun>`: `run(&self)`, so an
-//!   `Arc<Session<ConcurrentRun>>` runs from any number of threads. It is a runtime gate,
+//! * [`Session::new`] returns a `Session<ExclusiveRun>`, always: `run(&mut self)` and
+//!   `run_with_binding(&mut self, ..)`. Share it behind a `Mutex`.
+//! * [`Session::new_concurrent`] returns a `Session<ConcurrentRun>`: `run(&self)` and
+//!   `run_with_binding(&self, ..)`, so an `Arc<Session<ConcurrentRun>>` runs from any number of
+//!   threads (each with its own binding). It is a runtime gate,
 //!   once, at creation: it checks the providers appended to the options (and their options,
 //!   e.g. `enable_cuda_graph`, and the loaded library's ORT version: TensorRT allows it from
 //!   1.17) against the generated provider tables ([`rules::EP_CONCURRENT_RUN`],
@@ -79,8 +103,9 @@
 //! concurrency where they allow it, at the cost of one check at creation.
 //!
 //! Other differences: pykeio/ort's `IoBinding` keeps its session alive through an `Arc` (no
-//! lifetime) and is `Send` only; here it borrows the session (`IoBinding<'s>`), which is what
-//! lets an exclusive session's binding hold the session exclusively. pykeio/ort's `Allocator`
+//! lifetime) and is `Send` only, as here; here a run with a binding is a run of the session
+//! ([`Session::run_with_binding`]), so the session's run policy and its exclusive calls hold
+//! for bound runs as well. pykeio/ort's `Allocator`
 //! is `Send` only for every device; here the CPU allocator is also `Sync` (the default one is
 //! stateless, a session's arena has a mutex) and only [`DeviceAllocator`] is `Send` only.
 //!

@@ -3,8 +3,10 @@
 use std::ffi::{c_char, CStr};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use crate::api::{api, c_string, Api};
+use crate::session::SessionHandle;
 use crate::{sys, Error, Result};
 
 /// A memory description this crate created (`CreateCpuMemoryInfo` / `CreateMemoryInfo`);
@@ -109,75 +111,88 @@ impl<'a> MemoryInfoRef<'a> {
     }
 }
 
-/// An allocator for CPU memory: ORT's default one (`'static`, never released) or a session's
-/// (must not outlive the session; released on drop). Send and Sync: the default allocator is
-/// stateless and a session's CPU arena has a mutex.
-pub struct Allocator<'a> {
+/// The `OrtAllocator` of an [`Allocator`], reference-counted: held by the allocator and by
+/// every value it allocated (ORT frees a value's memory through it), and holding the session
+/// it came from. `ReleaseAllocator` runs when the last holder is dropped, then the session may
+/// go.
+pub(crate) struct AllocatorHandle {
     pub(crate) ptr: NonNull<sys::OrtAllocator>,
     pub(crate) api: &'static Api,
+    /// a session's allocator is released; the default one is static inside ORT
     owned: bool,
-    _owner: PhantomData<&'a ()>,
+    /// the session a session allocator must not outlive (kept alive, not borrowed)
+    _session: Option<Arc<SessionHandle>>,
 }
 
-/// An allocator for memory of another device (CUDA, ...): Send, not Sync. Must not outlive
-/// its session; released on drop.
-pub struct DeviceAllocator<'a> {
-    ptr: NonNull<sys::OrtAllocator>,
-    api: &'static Api,
-    _owner: PhantomData<&'a ()>,
-}
-
-impl Allocator<'static> {
-    /// ORT's default CPU allocator (`GetAllocatorWithDefaultOptions`: static, never freed).
-    pub fn default_cpu() -> Result<Allocator<'static>> {
-        let api = api()?;
-        let mut p = std::ptr::null_mut();
-        ort!(api, GetAllocatorWithDefaultOptions(&mut p))?;
-        let ptr = NonNull::new(p).ok_or(Error::Invalid("GetAllocatorWithDefaultOptions returned NULL".into()))?;
-        Ok(Allocator { ptr, api, owned: false, _owner: PhantomData })
-    }
-}
-
-impl<'a> Allocator<'a> {
-    pub(crate) unsafe fn from_session(api: &'static Api, p: *mut sys::OrtAllocator) -> Result<Allocator<'a>> {
-        let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateAllocator returned NULL".into()))?;
-        Ok(Allocator { ptr, api, owned: true, _owner: PhantomData })
-    }
-
-    /// Where its memory lives (shared: `AllocatorGetInfo`), borrowed from the allocator.
-    pub fn memory_info(&self) -> Result<MemoryInfoRef<'_>> {
-        let mut mi = std::ptr::null();
-        ort!(self.api, AllocatorGetInfo(self.ptr.as_ptr(), &mut mi))?;
-        unsafe { MemoryInfoRef::from_raw(self.api, mi) }
-    }
-
-    /// Allocate `size` bytes and free them again (shared: `AllocatorAlloc`, `AllocatorFree`);
-    /// returns whether the allocation succeeded. A smoke test of the allocator from any thread.
-    pub fn alloc_and_free(&self, size: usize) -> Result<bool> {
-        let mut p = std::ptr::null_mut();
-        ort!(self.api, AllocatorAlloc(self.ptr.as_ptr(), size, &mut p))?;
-        let ok = !p.is_null();
-        if ok {
-            ort!(self.api, AllocatorFree(self.ptr.as_ptr(), p))?;
-        }
-        Ok(ok)
-    }
-}
-
-impl Drop for Allocator<'_> {
+impl Drop for AllocatorHandle {
     fn drop(&mut self) {
         if self.owned {
             if let Ok(f) = slot!(self.api, ReleaseAllocator) {
                 unsafe { f(self.ptr.as_ptr()) }
             }
         }
+        // then `_session` drops: the session goes after its allocator
     }
 }
 
-impl<'a> DeviceAllocator<'a> {
-    pub(crate) unsafe fn from_session(api: &'static Api, p: *mut sys::OrtAllocator) -> Result<DeviceAllocator<'a>> {
+/// An allocator for CPU memory: ORT's default one (never released) or a session's. Send and
+/// Sync: the default allocator is stateless and a session's CPU arena has a mutex.
+///
+/// A session's allocator must not outlive its session, nor must the values it allocates: the
+/// allocator keeps the session alive and each such value keeps the allocator alive (reference
+/// counting, no lifetime), so the session's exclusive calls (`&mut Session`) stay available
+/// while they live, as the rules table allows; only a run in flight excludes them.
+pub struct Allocator {
+    pub(crate) handle: Arc<AllocatorHandle>,
+}
+
+/// An allocator for memory of another device (CUDA, ...): Send, not Sync. It keeps its
+/// session alive; released on drop.
+pub struct DeviceAllocator {
+    ptr: NonNull<sys::OrtAllocator>,
+    api: &'static Api,
+    _session: Arc<SessionHandle>,
+}
+
+impl Allocator {
+    /// ORT's default CPU allocator (`GetAllocatorWithDefaultOptions`: static, never freed).
+    pub fn default_cpu() -> Result<Allocator> {
+        let api = api()?;
+        let mut p = std::ptr::null_mut();
+        ort!(api, GetAllocatorWithDefaultOptions(&mut p))?;
+        let ptr = NonNull::new(p).ok_or(Error::Invalid("GetAllocatorWithDefaultOptions returned NULL".into()))?;
+        Ok(Allocator { handle: Arc::new(AllocatorHandle { ptr, api, owned: false, _session: None }) })
+    }
+
+    pub(crate) unsafe fn from_session(api: &'static Api, p: *mut sys::OrtAllocator, session: Arc<SessionHandle>) -> Result<Allocator> {
         let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateAllocator returned NULL".into()))?;
-        Ok(DeviceAllocator { ptr, api, _owner: PhantomData })
+        Ok(Allocator { handle: Arc::new(AllocatorHandle { ptr, api, owned: true, _session: Some(session) }) })
+    }
+
+    /// Where its memory lives (shared: `AllocatorGetInfo`), borrowed from the allocator.
+    pub fn memory_info(&self) -> Result<MemoryInfoRef<'_>> {
+        let mut mi = std::ptr::null();
+        ort!(self.handle.api, AllocatorGetInfo(self.handle.ptr.as_ptr(), &mut mi))?;
+        unsafe { MemoryInfoRef::from_raw(self.handle.api, mi) }
+    }
+
+    /// Allocate `size` bytes and free them again (shared: `AllocatorAlloc`, `AllocatorFree`);
+    /// returns whether the allocation succeeded. A smoke test of the allocator from any thread.
+    pub fn alloc_and_free(&self, size: usize) -> Result<bool> {
+        let mut p = std::ptr::null_mut();
+        ort!(self.handle.api, AllocatorAlloc(self.handle.ptr.as_ptr(), size, &mut p))?;
+        let ok = !p.is_null();
+        if ok {
+            ort!(self.handle.api, AllocatorFree(self.handle.ptr.as_ptr(), p))?;
+        }
+        Ok(ok)
+    }
+}
+
+impl DeviceAllocator {
+    pub(crate) unsafe fn from_session(api: &'static Api, p: *mut sys::OrtAllocator, session: Arc<SessionHandle>) -> Result<DeviceAllocator> {
+        let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateAllocator returned NULL".into()))?;
+        Ok(DeviceAllocator { ptr, api, _session: session })
     }
 
     /// Where its memory lives (`AllocatorGetInfo`), borrowed from the allocator.
@@ -188,10 +203,11 @@ impl<'a> DeviceAllocator<'a> {
     }
 }
 
-impl Drop for DeviceAllocator<'_> {
+impl Drop for DeviceAllocator {
     fn drop(&mut self) {
         if let Ok(f) = slot!(self.api, ReleaseAllocator) {
             unsafe { f(self.ptr.as_ptr()) }
         }
+        // then `_session` drops: the session goes after its allocator
     }
 }

@@ -110,14 +110,14 @@
 //! # Ok(()) }
 //! ```
 //!
-//! ## IoBinding: exclusive calls, one per thread, borrows its session
+//! ## IoBinding: exclusive calls, one per thread, run through its session
 //!
-//! Every IoBinding call is exclusive, even `run` (E0596)...
+//! Every IoBinding call is exclusive, and so is the binding in a run (E0596)...
 //!
 //! ```compile_fail,E0596
 //! # use ortc_rules::*;
-//! fn run_shared(binding: &IoBinding<'_>) -> Result<()> {
-//!     binding.run(None)
+//! fn run_shared(session: &Session<ConcurrentRun>, binding: &IoBinding<'_>) -> Result<()> {
+//!     session.run_with_binding(&mut *binding, None)
 //! }
 //! ```
 //!
@@ -129,46 +129,40 @@
 //! let session = Session::new_concurrent(env, opts, model)?;
 //! let mut binding = session.io_binding()?;
 //! std::thread::scope(|s| {
-//!     s.spawn(|| binding.run(None));
-//!     s.spawn(|| binding.run(None));
+//!     s.spawn(|| session.run_with_binding(&mut binding, None));
+//!     s.spawn(|| session.run_with_binding(&mut binding, None));
 //! });
 //! # Ok(()) }
 //! ```
 //!
-//! A binding does not outlive its session (E0505)...
+//! A binding keeps its session alive but does not lend it: a run with it is a run of the
+//! session. An exclusive session's binding runs through `&mut` (E0596)...
 //!
-//! ```compile_fail,E0505
-//! # use ortc_rules::*;
+//! ```compile_fail,E0596
+//! # use ortc_rules::*; use std::sync::Arc;
 //! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
-//! let session = Session::new_concurrent(env, opts, model)?;
+//! let session = Arc::new(Session::new(env, opts, model)?);
 //! let mut binding = session.io_binding()?;
-//! drop(session);
-//! binding.run(None)?;
+//! let shared = Arc::clone(&session);
+//! std::thread::spawn(move || shared.run_with_binding(&mut binding, None));
 //! # Ok(()) }
 //! ```
 //!
-//! ...nor escape the function that owns the session (E0515).
+//! ...and no exclusive call of the session overlaps a run with a binding (E0502).
 //!
-//! ```compile_fail,E0515
-//! # use ortc_rules::*;
-//! fn binding_of(session: Session<ConcurrentRun>) -> IoBinding<'static> {
-//!     session.io_binding().unwrap()
-//! }
-//! ```
-//!
-//! A binding of an exclusive session holds it exclusively: no other run meanwhile (E0499).
-//!
-//! ```compile_fail,E0499
+//! ```compile_fail,E0502
 //! # use ortc_rules::*;
 //! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
-//! let mut session = Session::new(env, opts, model)?;
+//! let mut session = Session::new_concurrent(env, opts, model)?;
 //! let mut binding = session.io_binding()?;
-//! session.run(None, &[])?;
-//! binding.run(None)?;
+//! std::thread::scope(|s| {
+//!     s.spawn(|| session.run_with_binding(&mut binding, None));
+//!     let _ = session.end_profiling();
+//! });
 //! # Ok(()) }
 //! ```
 //!
-//! A bound value's buffer must live as long as the binding's session borrow (E0597).
+//! A bound value's buffer lives as long as the binding (E0597).
 //!
 //! ```compile_fail,E0597
 //! # use ortc_rules::*;
@@ -177,14 +171,14 @@
 //! let mut binding = session.io_binding()?;
 //! {
 //!     let mut buf = [1.0f32; 4];
-//!     let value = Value::from_slice(&mut buf, &[4])?;
-//!     binding.bind_input("x", &value)?;
+//!     binding.bind_output("y", Value::from_slice(&mut buf, &[4])?)?;
 //! }
-//! binding.run(None)?;
+//! session.run_with_binding(&mut binding, None)?;
 //! # Ok(()) }
 //! ```
 //!
-//! A bound input is not written while the binding may still read it (E0502)...
+//! An input bound by reference (other bindings and runs may read it too) is not written
+//! while bound (E0502); bind it by value to rewrite it between runs (`input_data_mut`).
 //!
 //! ```compile_fail,E0502
 //! # use ortc_rules::*;
@@ -194,35 +188,95 @@
 //! let mut binding = session.io_binding()?;
 //! binding.bind_input("x", &x)?;
 //! x.as_mut_slice::<f32>()?[0] = 2.0;
-//! binding.run(None)?;
+//! session.run_with_binding(&mut binding, None)?;
 //! # Ok(()) }
 //! ```
 //!
-//! ...a bound output is not read behind the binding's back (E0502)...
+//! A bound output is exclusive while bound: the binding takes it, and it is not used behind
+//! the binding's back (E0382)...
+//!
+//! ```compile_fail,E0382
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let y = Value::from_slice_copy(&[0.0f32], &[1])?;
+//! let mut binding = session.io_binding()?;
+//! binding.bind_output("y", y)?;
+//! session.run_with_binding(&mut binding, None)?;
+//! let early = y.as_slice::<f32>()?[0];
+//! # Ok(()) }
+//! ```
+//!
+//! ...it is read between runs through the binding, and the loan ends before the next run
+//! writes it (E0502)...
 //!
 //! ```compile_fail,E0502
 //! # use ortc_rules::*;
 //! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
 //! let session = Session::new_concurrent(env, opts, model)?;
-//! let mut y = Value::from_slice_copy(&[0.0f32], &[1])?;
 //! let mut binding = session.io_binding()?;
-//! binding.bind_output("y", &mut y)?;
-//! binding.run(None)?;
-//! let early = y.as_slice::<f32>()?[0];
-//! binding.run(None)?;
+//! binding.bind_output("y", Value::from_slice_copy(&[0.0f32], &[1])?)?;
+//! session.run_with_binding(&mut binding, None)?;
+//! let y = binding.output("y").unwrap();
+//! session.run_with_binding(&mut binding, None)?;
+//! println!("{:?}", y.as_slice::<f32>()?);
 //! # Ok(()) }
 //! ```
 //!
-//! ...and the outputs of one run are gone before the next run writes them again (E0499).
+//! ...so it is not read while a run is in flight, on any thread (E0502).
+//!
+//! ```compile_fail,E0502
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let mut binding = session.io_binding()?;
+//! binding.bind_output("y", Value::from_slice_copy(&[0.0f32], &[1])?)?;
+//! std::thread::scope(|s| {
+//!     s.spawn(|| session.run_with_binding(&mut binding, None));
+//!     let _ = binding.output("y");
+//! });
+//! # Ok(()) }
+//! ```
+//!
+//! A bound value lends its data, not itself: it is not swapped out of the binding, to be used
+//! during a later run (E0596).
+//!
+//! ```compile_fail,E0596
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let mut binding = session.io_binding()?;
+//! binding.bind_output("y", Value::from_slice_copy(&[0.0f32], &[1])?)?;
+//! let mut mine = Value::from_slice_copy(&[0.0f32], &[1])?;
+//! std::mem::swap(&mut *binding.output("y").unwrap(), &mut mine);
+//! # Ok(()) }
+//! ```
+//!
+//! An input bound by value is rewritten between runs, not during one (E0499).
 //!
 //! ```compile_fail,E0499
 //! # use ortc_rules::*;
 //! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
 //! let session = Session::new_concurrent(env, opts, model)?;
 //! let mut binding = session.io_binding()?;
-//! binding.run(None)?;
+//! binding.bind_input_owned("x", Value::from_slice_copy(&[1.0f32], &[1])?)?;
+//! let x = binding.input_data_mut::<f32>("x")?;
+//! session.run_with_binding(&mut binding, None)?;
+//! x[0] = 2.0;
+//! # Ok(()) }
+//! ```
+//!
+//! The values `outputs` returns share the outputs' memory: they are gone before the next run
+//! writes it again (E0499).
+//!
+//! ```compile_fail,E0499
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let mut binding = session.io_binding()?;
+//! session.run_with_binding(&mut binding, None)?;
 //! let first = binding.outputs()?;
-//! binding.run(None)?;
+//! session.run_with_binding(&mut binding, None)?;
 //! println!("{:?}", first[0].as_slice::<f32>()?);
 //! # Ok(()) }
 //! ```
@@ -254,7 +308,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! ## Borrowed infos and allocators carry their owner's lifetime
+//! ## Borrowed infos carry their owner's lifetime
 //!
 //! A tensor info cast from a TypeInfo dies with it (E0597):
 //!
@@ -282,31 +336,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! A session's allocator does not outlive the session (E0505):
-//!
-//! ```compile_fail,E0505
-//! # use ortc_rules::*;
-//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
-//! let session = Session::new_concurrent(env, opts, model)?;
-//! let allocator = session.allocator(&MemoryInfo::cpu()?)?;
-//! drop(session);
-//! allocator.alloc_and_free(16)?;
-//! # Ok(()) }
-//! ```
-//!
-//! A value allocated by a session's allocator does not outlive the allocator, which frees
-//! it (E0505):
-//!
-//! ```compile_fail,E0505
-//! # use ortc_rules::*;
-//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
-//! let session = Session::new_concurrent(env, opts, model)?;
-//! let allocator = session.allocator(&MemoryInfo::cpu()?)?;
-//! let value = Value::zeros::<f32>(&allocator, &[4])?;
-//! drop(allocator);
-//! value.shape()?;
-//! # Ok(()) }
-//! ```
+//! Allocators, and the values they allocate, need no such borrow: the rule is only that they
+//! do not outlive their session, and they keep it alive (see below).
 //!
 //! ## A kernel context stays inside its callback
 //!
@@ -348,21 +379,77 @@
 //! });
 //! run_options.terminate()?;
 //! let _ = worker.join();
-//! // one binding per thread
+//! // one binding per thread, one input value shared by all of them
+//! let x = Value::from_slice_copy(&[1.0f32], &[1])?;
 //! std::thread::scope(|s| {
 //!     for _ in 0..2 {
-//!         let session = &session;
+//!         let (session, x) = (&session, &x);
 //!         s.spawn(move || -> Result<()> {
-//!             let x = Value::from_slice_copy(&[1.0f32], &[1])?;
 //!             let mut binding = session.io_binding()?;
-//!             binding.bind_input("x", &x)?;
-//!             binding.run(None)
+//!             binding.bind_input("x", x)?;
+//!             session.run_with_binding(&mut binding, None)
 //!         });
 //!     }
 //! });
 //! // exclusive session: shared behind a Mutex
 //! let exclusive = Arc::new(Mutex::new(Session::new(env, opts, model)?));
-//! let x = Value::from_slice_copy(&[1.0f32], &[1])?;
 //! exclusive.lock().unwrap().run(None, &[("x", &x)])?;
+//! # Ok(()) }
+//! ```
+//!
+//! A bound output is read (and rewritten) between runs through its binding; an input bound by
+//! value is rewritten between runs; the session's exclusive calls come between runs too, while
+//! the binding lives; and the binding, which keeps its session alive, may leave the function
+//! that made the session.
+//!
+//! ```no_run
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let mut session = Session::new(env, opts, model)?; // run and end_profiling: &mut self
+//! let mut binding = session.io_binding()?;
+//! binding.bind_input_owned("x", Value::from_slice_copy(&[1.0f32], &[1])?)?;
+//! binding.bind_output("y", Value::from_slice_copy(&[0.0f32], &[1])?)?;
+//! for step in 0..3 {
+//!     binding.input_data_mut::<f32>("x")?[0] = step as f32;
+//!     session.run_with_binding(&mut binding, None)?;
+//!     let y = binding.output("y").unwrap().as_slice::<f32>()?[0]; // no run in flight
+//!     binding.output_data_mut::<f32>("y")?[0] = 0.0;
+//!     println!("{step}: {y}");
+//! }
+//! session.end_profiling()?; // the binding lives on: it keeps the session, it does not borrow it
+//! session.run_with_binding(&mut binding, None)?;
+//! // a caller's buffer as the output: the binding borrows the buffer, not the value
+//! let mut out = [0.0f32; 1];
+//! let mut b2 = session.io_binding()?;
+//! b2.bind_input("x", binding.input("x").unwrap())?;
+//! b2.bind_output("y", Value::from_slice(&mut out, &[1])?)?;
+//! session.run_with_binding(&mut b2, None)?;
+//! let first = b2.output("y").unwrap().as_slice::<f32>()?[0];
+//! drop(b2);
+//! assert_eq!(out[0], first);
+//! # Ok(()) }
+//!
+//! fn binding_of(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<IoBinding<'static>> {
+//!     let session = Session::new_concurrent(env, opts, model)?;
+//!     session.io_binding() // the OrtSession lives on in the binding
+//! }
+//! ```
+//!
+//! A value from a session's allocator lives alongside exclusive calls of the session (they
+//! need `&mut Session`, which a value that keeps the session alive does not hold), and may
+//! outlive the `Session` value itself.
+//!
+//! ```no_run
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let mut session = Session::new(env, opts, model)?;
+//! let allocator = session.allocator(&MemoryInfo::cpu()?)?;
+//! let mut x = Value::zeros::<f32>(&allocator, &[1])?;
+//! x.as_mut_slice::<f32>()?[0] = 1.0;
+//! let y = session.run(None, &[("x", &x)])?; // exclusive run, x alive
+//! session.end_profiling()?; // exclusive call, x and the allocator alive
+//! drop(allocator);
+//! drop(session);
+//! println!("{:?} {:?}", x.as_slice::<f32>()?, y[0].shape()?); // x keeps the OrtSession alive
 //! # Ok(()) }
 //! ```

@@ -21,7 +21,8 @@ pub struct Rule {
     pub shared: &'static [&'static str],
     /// C functions that need sole access (`&mut self`, or `Drop` for the release)
     pub exclusive: &'static [&'static str],
-    /// C types this one must not outlive (a lifetime in the wrapper)
+    /// C types this one must not outlive (in the wrapper: a lifetime, or an `Arc` that
+    /// keeps the owner alive where a borrow would also block the owner's exclusive calls)
     pub must_not_outlive: &'static [&'static str],
     /// C functions whose kind depends on the instance (Run: the execution providers)
     pub conditional: &'static [&'static str],
@@ -538,7 +539,7 @@ unsafe impl Sync for crate::RunOptions {}
 unsafe impl<'buf> Send for crate::Value<'buf> {}
 unsafe impl<'buf> Sync for crate::Value<'buf> {}
 
-// crate::IoBinding<'s> (OrtIoBinding): Send yes, Sync no. Evidence: per-run state (bound inputs
+// crate::IoBinding<'v> (OrtIoBinding): Send yes, Sync no. Evidence: per-run state (bound inputs
 // and outputs): threads sharing one binding get wrong results; it must not outlive its session;
 // evidence: https://onnxruntime.ai/docs/performance/tune-performance/iobinding.html,
 // check:thread.shared-binding, check:send.io-binding, check:thread.per-thread-binding,
@@ -548,10 +549,10 @@ unsafe impl<'buf> Sync for crate::Value<'buf> {}
 // tests/test_threads.py::test_iobinding_after_session_close_in_child
 // Note: A binding shared by threads gives wrong results (thread.shared-binding); no crash has
 // been recorded on CPU.
-unsafe impl<'s> Send for crate::IoBinding<'s> {}
+unsafe impl<'v> Send for crate::IoBinding<'v> {}
 // not Sync: OrtIoBinding is sync=false in the rules table (the raw pointer inside keeps it
 // !Sync)
-/// `crate::IoBinding<'s>` is not Sync: the compiler refuses it (E0277).
+/// `crate::IoBinding<'v>` is not Sync: the compiler refuses it (E0277).
 ///
 /// ```compile_fail,E0277
 /// fn share(x: &ortc_rules::IoBinding<'static>) {
@@ -582,7 +583,7 @@ unsafe impl Sync for crate::MemoryInfo {}
 unsafe impl<'a> Send for crate::MemoryInfoRef<'a> {}
 unsafe impl<'a> Sync for crate::MemoryInfoRef<'a> {}
 
-// crate::Allocator<'a> (OrtAllocator): Send yes, Sync yes. Evidence: CPU allocators (the static
+// crate::Allocator (OrtAllocator): Send yes, Sync yes. Evidence: CPU allocators (the static
 // default one, session arenas) serve threads at once; an allocator for non-CPU memory is not
 // Sync, per instance; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
 // check:thread.default-allocator, check:thread.session-allocator,
@@ -594,10 +595,10 @@ unsafe impl<'a> Sync for crate::MemoryInfoRef<'a> {}
 // only, per instance: no device allocator has been tested from several threads (policy).
 // Note: A value allocated from a session allocator must not outlive the session
 // (life.session-value-after-session-release crashes): ortc's Allocator keeps its session alive.
-unsafe impl<'a> Send for crate::Allocator<'a> {}
-unsafe impl<'a> Sync for crate::Allocator<'a> {}
+unsafe impl Send for crate::Allocator {}
+unsafe impl Sync for crate::Allocator {}
 
-// crate::DeviceAllocator<'a> (OrtAllocator): Send yes, Sync no. Evidence: CPU allocators (the
+// crate::DeviceAllocator (OrtAllocator): Send yes, Sync no. Evidence: CPU allocators (the
 // static default one, session arenas) serve threads at once; an allocator for non-CPU memory is
 // not Sync, per instance; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
 // check:thread.default-allocator, check:thread.session-allocator,
@@ -609,13 +610,13 @@ unsafe impl<'a> Sync for crate::Allocator<'a> {}
 // only, per instance: no device allocator has been tested from several threads (policy).
 // Note: A value allocated from a session allocator must not outlive the session
 // (life.session-value-after-session-release crashes): ortc's Allocator keeps its session alive.
-unsafe impl<'a> Send for crate::DeviceAllocator<'a> {}
+unsafe impl Send for crate::DeviceAllocator {}
 // not Sync: an allocator for non-CPU memory is not Sync (the note above; ortc makes it Send
 // only, per instance: tests/test_memory.py::test_device_allocators_are_not_sync)
-/// `crate::DeviceAllocator<'a>` is not Sync: the compiler refuses it (E0277).
+/// `crate::DeviceAllocator` is not Sync: the compiler refuses it (E0277).
 ///
 /// ```compile_fail,E0277
-/// fn share(x: &ortc_rules::DeviceAllocator<'static>) {
+/// fn share(x: &ortc_rules::DeviceAllocator) {
 ///     // two threads using one object at once: refused
 ///     std::thread::scope(|s| { s.spawn(|| { let _ = &x; }); let _ = &x; });
 /// }

@@ -4,6 +4,7 @@
 use std::ffi::{c_char, CString};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use crate::api::{api, c_string, default_allocator, take_allocated_string, Api};
 use crate::binding::IoBinding;
@@ -220,12 +221,40 @@ mod private {
 
 // -- Session -----------------------------------------------------------------------------------
 
+/// The `OrtSession` itself, reference-counted: held by its [`Session`] and by everything that
+/// must not outlive it (its [`IoBinding`]s, [`Allocator`]s, [`DeviceAllocator`]s and the values
+/// those allocate). `ReleaseSession` runs when the last holder is dropped, so it is exclusive
+/// by construction. Only a `Session` runs the model: a holder keeps it alive, it does not
+/// lend it, so `&mut Session` still excludes every run.
+///
+/// Not Send or Sync by itself (the raw pointer): each holder gets its verdict in `rules.rs`.
+pub(crate) struct SessionHandle {
+    pub(crate) ptr: NonNull<sys::OrtSession>,
+    pub(crate) api: &'static Api,
+}
+
+impl Drop for SessionHandle {
+    fn drop(&mut self) {
+        if let Ok(f) = slot!(self.api, ReleaseSession) {
+            unsafe { f(self.ptr.as_ptr()) }
+        }
+    }
+}
+
 /// A loaded model. `P` says how `run` is called: `Session<ConcurrentRun>` runs through `&self`
 /// (share it in an `Arc`), `Session<ExclusiveRun>` through `&mut self` (wrap it in a `Mutex`
-/// to share it). Both are Send and Sync: the rest of the API (metadata, allocators, bindings
-/// on a concurrent session) is shared either way.
+/// to share it). Both are Send and Sync: the rest of the API (metadata, allocators, bindings)
+/// is shared either way.
+///
+/// Every run, with or without an [`IoBinding`], goes through the session (`run`,
+/// [`run_with_binding`](Session::run_with_binding)), so an exclusive call
+/// ([`end_profiling`](Session::end_profiling), or `run` of an exclusive session) is refused by
+/// the borrow checker while a run is in flight, and only then. What must merely outlive the
+/// session (bindings, allocators, the values they allocate) keeps it alive by reference
+/// counting instead of borrowing it: dropping the `Session` leaves the `OrtSession` to the
+/// last of them.
 pub struct Session<P: RunPolicy = ExclusiveRun> {
-    pub(crate) ptr: NonNull<sys::OrtSession>,
+    handle: Arc<SessionHandle>,
     pub(crate) api: &'static Api,
     inputs: Vec<String>,
     outputs: Vec<String>,
@@ -233,12 +262,14 @@ pub struct Session<P: RunPolicy = ExclusiveRun> {
     _policy: PhantomData<P>,
 }
 
-fn create(env: &Env, options: &SessionOptions, model: &[u8]) -> Result<(NonNull<sys::OrtSession>, Vec<String>, Vec<String>)> {
+fn create(env: &Env, options: &SessionOptions, model: &[u8]) -> Result<(Arc<SessionHandle>, Vec<String>, Vec<String>)> {
     let api = env.api;
     let mut ptr = std::ptr::null_mut();
     // CreateSessionFromArray: the env and the options are used shared (&Env, &SessionOptions)
     ort!(api, CreateSessionFromArray(env.ptr.as_ptr(), model.as_ptr() as *const _, model.len(), options.ptr.as_ptr(), &mut ptr))?;
     let ptr = NonNull::new(ptr).ok_or(Error::Invalid("CreateSessionFromArray returned NULL".into()))?;
+    // owned from here: an error below releases it
+    let handle = Arc::new(SessionHandle { ptr, api });
     let names = |input: bool| -> Result<Vec<String>> {
         let alloc = default_allocator(api)?;
         let mut n = 0usize;
@@ -259,22 +290,16 @@ fn create(env: &Env, options: &SessionOptions, model: &[u8]) -> Result<(NonNull<
             })
             .collect()
     };
-    match (names(true), names(false)) {
-        (Ok(i), Ok(o)) => Ok((ptr, i, o)),
-        (Err(e), _) | (_, Err(e)) => {
-            if let Ok(f) = slot!(api, ReleaseSession) {
-                unsafe { f(ptr.as_ptr()) }
-            }
-            Err(e)
-        }
-    }
+    let inputs = names(true)?;
+    let outputs = names(false)?;
+    Ok((handle, inputs, outputs))
 }
 
 impl Session<ExclusiveRun> {
     /// A session whose `run` takes `&mut self`: always allowed, whatever the providers.
     pub fn new(env: &Env, options: &SessionOptions, model: &[u8]) -> Result<Self> {
-        let (ptr, inputs, outputs) = create(env, options, model)?;
-        Ok(Session { ptr, api: env.api, inputs, outputs, rule: options.run_rule(), _policy: PhantomData })
+        let (handle, inputs, outputs) = create(env, options, model)?;
+        Ok(Session { handle, api: env.api, inputs, outputs, rule: options.run_rule(), _policy: PhantomData })
     }
 
     /// Run the model (`Run`, exclusive for this session: `&mut self`). Inputs by name; returns
@@ -283,10 +308,12 @@ impl Session<ExclusiveRun> {
         self.run_inner(run_options, inputs)
     }
 
-    /// An IoBinding: it holds the session exclusively (`&mut self`), since running through it
-    /// is running the session.
-    pub fn io_binding(&mut self) -> Result<IoBinding<'_>> {
-        IoBinding::new(self.api, self.ptr)
+    /// Run the model with `binding`'s inputs and outputs (`RunWithBinding`: exclusive for this
+    /// session, `&mut self`; the binding exclusive, `&mut`; the run options shared). The
+    /// binding must be one of this session's ([`Session::io_binding`]): another session's is
+    /// refused with [`Error::Invalid`].
+    pub fn run_with_binding(&mut self, binding: &mut IoBinding<'_>, run_options: Option<&RunOptions>) -> Result<()> {
+        self.run_with_binding_inner(binding, run_options)
     }
 }
 
@@ -299,8 +326,8 @@ impl Session<ConcurrentRun> {
         if !rule.concurrent {
             return Err(Error::ExclusiveRun(rule.reasons));
         }
-        let (ptr, inputs, outputs) = create(env, options, model)?;
-        Ok(Session { ptr, api: env.api, inputs, outputs, rule, _policy: PhantomData })
+        let (handle, inputs, outputs) = create(env, options, model)?;
+        Ok(Session { handle, api: env.api, inputs, outputs, rule, _policy: PhantomData })
     }
 
     /// Run the model (`Run`, shared for this session: `&self`, from any number of threads).
@@ -309,14 +336,20 @@ impl Session<ConcurrentRun> {
         self.run_inner(run_options, inputs)
     }
 
-    /// An IoBinding borrowing the session shared: one per thread (IoBinding is Send, not
-    /// Sync).
-    pub fn io_binding(&self) -> Result<IoBinding<'_>> {
-        IoBinding::new(self.api, self.ptr)
+    /// Run the model with `binding`'s inputs and outputs (`RunWithBinding`: shared for this
+    /// session, `&self`, from any number of threads, each with its own binding; the binding
+    /// exclusive, `&mut`; the run options shared). The binding must be one of this session's
+    /// ([`Session::io_binding`]): another session's is refused with [`Error::Invalid`].
+    pub fn run_with_binding(&self, binding: &mut IoBinding<'_>, run_options: Option<&RunOptions>) -> Result<()> {
+        self.run_with_binding_inner(binding, run_options)
     }
 }
 
 impl<P: RunPolicy> Session<P> {
+    fn ptr(&self) -> *mut sys::OrtSession {
+        self.handle.ptr.as_ptr()
+    }
+
     fn run_inner(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
         let api = self.api;
         let in_names: Vec<CString> = inputs.iter().map(|(n, _)| c_string("input name", n)).collect::<Result<_>>()?;
@@ -326,8 +359,25 @@ impl<P: RunPolicy> Session<P> {
         let out_ptrs: Vec<*const c_char> = out_names.iter().map(|n| n.as_ptr()).collect();
         let mut outs: Vec<*mut sys::OrtValue> = vec![std::ptr::null_mut(); out_ptrs.len()];
         let ro = run_options.map_or(std::ptr::null(), |r| r.ptr.as_ptr() as *const _);
-        ort!(api, Run(self.ptr.as_ptr(), ro, in_ptrs.as_ptr(), in_vals.as_ptr(), in_vals.len(), out_ptrs.as_ptr(), out_ptrs.len(), outs.as_mut_ptr()))?;
+        ort!(api, Run(self.ptr(), ro, in_ptrs.as_ptr(), in_vals.as_ptr(), in_vals.len(), out_ptrs.as_ptr(), out_ptrs.len(), outs.as_mut_ptr()))?;
         Ok(outs.into_iter().map(|p| unsafe { Value::from_raw(api, p) }).collect())
+    }
+
+    fn run_with_binding_inner(&self, binding: &mut IoBinding<'_>, run_options: Option<&RunOptions>) -> Result<()> {
+        if !Arc::ptr_eq(&binding.session, &self.handle) {
+            return Err(Error::Invalid("this IoBinding was made by another session: run it with that one".into()));
+        }
+        let ro = run_options.map_or(std::ptr::null(), |r| r.ptr.as_ptr() as *const _);
+        ort!(self.api, RunWithBinding(self.ptr(), ro, binding.ptr.as_ptr()))
+    }
+
+    /// An IoBinding for this session (shared: `CreateIoBinding`; one per thread, IoBinding is
+    /// Send, not Sync). It keeps the session alive; it is run with
+    /// [`run_with_binding`](Session::run_with_binding), which borrows the session as `run`
+    /// does. `'v` is how long the values bound by reference (and the buffers of bound values)
+    /// live.
+    pub fn io_binding<'v>(&self) -> Result<IoBinding<'v>> {
+        IoBinding::new(self.api, &self.handle)
     }
 
     /// Input names, in the model's order.
@@ -349,21 +399,23 @@ impl<P: RunPolicy> Session<P> {
     /// Type of input `index` (shared: `SessionGetInputTypeInfo`; an owned TypeInfo).
     pub fn input_type_info(&self, index: usize) -> Result<TypeInfo> {
         let mut ti = std::ptr::null_mut();
-        ort!(self.api, SessionGetInputTypeInfo(self.ptr.as_ptr(), index, &mut ti))?;
+        ort!(self.api, SessionGetInputTypeInfo(self.ptr(), index, &mut ti))?;
         unsafe { TypeInfo::from_raw(self.api, ti) }
     }
 
     /// Type of output `index` (shared: `SessionGetOutputTypeInfo`).
     pub fn output_type_info(&self, index: usize) -> Result<TypeInfo> {
         let mut ti = std::ptr::null_mut();
-        ort!(self.api, SessionGetOutputTypeInfo(self.ptr.as_ptr(), index, &mut ti))?;
+        ort!(self.api, SessionGetOutputTypeInfo(self.ptr(), index, &mut ti))?;
         unsafe { TypeInfo::from_raw(self.api, ti) }
     }
 
-    /// The session's allocator for CPU memory (shared: `CreateAllocator`); it must not
-    /// outlive the session, and it is Send and Sync. Memory of another device:
+    /// The session's allocator for CPU memory (shared: `CreateAllocator`); Send and Sync. It
+    /// must not outlive the session, nor must the values it allocates: it keeps the session
+    /// alive (reference counting, not a borrow), so exclusive calls of the session stay
+    /// available while it and its values live. Memory of another device:
     /// [`Session::device_allocator`].
-    pub fn allocator(&self, memory_info: &MemoryInfo) -> Result<Allocator<'_>> {
+    pub fn allocator(&self, memory_info: &MemoryInfo) -> Result<Allocator> {
         if !memory_info.is_cpu()? {
             return Err(Error::Invalid(format!(
                 "{} memory: an allocator for non-CPU memory is not Sync; use Session::device_allocator",
@@ -371,32 +423,26 @@ impl<P: RunPolicy> Session<P> {
             )));
         }
         let mut a = std::ptr::null_mut();
-        ort!(self.api, CreateAllocator(self.ptr.as_ptr(), memory_info.ptr.as_ptr(), &mut a))?;
-        unsafe { Allocator::from_session(self.api, a) }
+        ort!(self.api, CreateAllocator(self.ptr(), memory_info.ptr.as_ptr(), &mut a))?;
+        unsafe { Allocator::from_session(self.api, a, Arc::clone(&self.handle)) }
     }
 
     /// The session's allocator for memory of any device (shared: `CreateAllocator`); Send
-    /// only, not Sync (no device allocator has been shown safe to share).
-    pub fn device_allocator(&self, memory_info: &MemoryInfo) -> Result<DeviceAllocator<'_>> {
+    /// only, not Sync (no device allocator has been shown safe to share). It keeps the session
+    /// alive.
+    pub fn device_allocator(&self, memory_info: &MemoryInfo) -> Result<DeviceAllocator> {
         let mut a = std::ptr::null_mut();
-        ort!(self.api, CreateAllocator(self.ptr.as_ptr(), memory_info.ptr.as_ptr(), &mut a))?;
-        unsafe { DeviceAllocator::from_session(self.api, a) }
+        ort!(self.api, CreateAllocator(self.ptr(), memory_info.ptr.as_ptr(), &mut a))?;
+        unsafe { DeviceAllocator::from_session(self.api, a, Arc::clone(&self.handle)) }
     }
 
-    /// Stop profiling and return the profile file's name (exclusive: `SessionEndProfiling`).
+    /// Stop profiling and return the profile file's name (exclusive: `SessionEndProfiling`:
+    /// no run in flight, which `&mut self` guarantees since every run borrows the session).
     pub fn end_profiling(&mut self) -> Result<String> {
         let alloc = default_allocator(self.api)?;
         let mut s = std::ptr::null_mut();
-        ort!(self.api, SessionEndProfiling(self.ptr.as_ptr(), alloc, &mut s))?;
+        ort!(self.api, SessionEndProfiling(self.ptr(), alloc, &mut s))?;
         take_allocated_string(self.api, alloc, s)
-    }
-}
-
-impl<P: RunPolicy> Drop for Session<P> {
-    fn drop(&mut self) {
-        if let Ok(f) = slot!(self.api, ReleaseSession) {
-            unsafe { f(self.ptr.as_ptr()) }
-        }
     }
 }
 

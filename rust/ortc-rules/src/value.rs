@@ -3,9 +3,10 @@
 use std::ffi::{c_char, c_void};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use crate::api::{api, c_string, default_allocator, Api};
-use crate::memory::{Allocator, MemoryInfo, MemoryInfoRef};
+use crate::memory::{Allocator, AllocatorHandle, MemoryInfo, MemoryInfoRef};
 use crate::typeinfo::TypeInfo;
 use crate::{sys, Error, Result};
 
@@ -33,8 +34,9 @@ element! {
 }
 
 /// An OrtValue. `Value<'static>` owns its data (ORT allocated it: run outputs,
-/// [`Value::from_slice_copy`]); `Value<'buf>` borrows what its data lives in: a caller's
-/// buffer ([`Value::from_slice`]), a session's allocator ([`Value::zeros`]), an IoBinding
+/// [`Value::from_slice_copy`]) or keeps alive what its data needs (an allocator and its
+/// session: [`Value::zeros`]); `Value<'buf>` borrows what its data lives in: a caller's
+/// buffer ([`Value::from_slice`]), an IoBinding's outputs
 /// ([`IoBinding::outputs`](crate::IoBinding::outputs)).
 ///
 /// Send and Sync: reads take `&self` and may overlap (one input shared by concurrent runs);
@@ -42,6 +44,9 @@ element! {
 pub struct Value<'buf> {
     pub(crate) ptr: NonNull<sys::OrtValue>,
     api: &'static Api,
+    /// the allocator ORT frees this value's memory through (it keeps its session alive):
+    /// dropped after `ReleaseValue`
+    _allocator: Option<Arc<AllocatorHandle>>,
     _buf: PhantomData<&'buf mut [u8]>,
 }
 
@@ -58,7 +63,7 @@ fn shape_len(shape: &[i64]) -> Result<usize> {
 impl Value<'static> {
     /// Take ownership of a value ORT returned (NULL for an output that has none is refused).
     pub(crate) unsafe fn from_raw(api: &'static Api, ptr: *mut sys::OrtValue) -> Value<'static> {
-        Value { ptr: NonNull::new(ptr).expect("ORT returned a NULL OrtValue"), api, _buf: PhantomData }
+        Value { ptr: NonNull::new(ptr).expect("ORT returned a NULL OrtValue"), api, _allocator: None, _buf: PhantomData }
     }
 
     /// A tensor holding a copy of `data` in ORT's default CPU allocator.
@@ -72,6 +77,24 @@ impl Value<'static> {
         ort!(api, CreateTensorAsOrtValue(alloc, shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
         let mut v = unsafe { Value::from_raw(api, p) };
         v.as_mut_slice::<T>()?.copy_from_slice(data);
+        Ok(v)
+    }
+
+    /// A zeroed tensor of `shape` allocated by `allocator`. ORT frees it through that
+    /// allocator, and a session's allocator must not outlive its session, nor its values: the
+    /// value keeps the allocator (and so the session) alive. It borrows neither, so the
+    /// session's exclusive calls stay available while the value lives.
+    pub fn zeros<T: Element>(allocator: &Allocator, shape: &[i64]) -> Result<Value<'static>> {
+        let handle = &allocator.handle;
+        let api = handle.api;
+        let n = shape_len(shape)?;
+        let mut p = std::ptr::null_mut();
+        ort!(api, CreateTensorAsOrtValue(handle.ptr.as_ptr(), shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
+        let mut v = unsafe { Value::from_raw(api, p) };
+        v._allocator = Some(Arc::clone(handle));
+        let data = v.as_mut_slice::<T>()?;
+        debug_assert_eq!(data.len(), n);
+        unsafe { std::ptr::write_bytes(data.as_mut_ptr(), 0, n) };
         Ok(v)
     }
 
@@ -95,21 +118,7 @@ impl Value<'static> {
 impl<'buf> Value<'buf> {
     /// A value ORT returned that shares data with something living for `'buf`.
     pub(crate) unsafe fn from_raw_borrowed(api: &'static Api, ptr: *mut sys::OrtValue) -> Value<'buf> {
-        Value { ptr: NonNull::new(ptr).expect("ORT returned a NULL OrtValue"), api, _buf: PhantomData }
-    }
-
-    /// A zeroed tensor of `shape` allocated by `allocator`. ORT frees it through that
-    /// allocator, so the value borrows it (`'buf`).
-    pub fn zeros<T: Element>(allocator: &'buf Allocator<'_>, shape: &[i64]) -> Result<Value<'buf>> {
-        let api = allocator.api;
-        let n = shape_len(shape)?;
-        let mut p = std::ptr::null_mut();
-        ort!(api, CreateTensorAsOrtValue(allocator.ptr.as_ptr(), shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
-        let mut v = unsafe { Value::from_raw_borrowed(api, p) };
-        let data = v.as_mut_slice::<T>()?;
-        debug_assert_eq!(data.len(), n);
-        unsafe { std::ptr::write_bytes(data.as_mut_ptr(), 0, n) };
-        Ok(v)
+        Value { ptr: NonNull::new(ptr).expect("ORT returned a NULL OrtValue"), api, _allocator: None, _buf: PhantomData }
     }
 
     /// A tensor over the caller's buffer, without a copy (`CreateTensorWithDataAsOrtValue`).
@@ -125,7 +134,7 @@ impl<'buf> Value<'buf> {
         ort!(api, CreateTensorWithDataAsOrtValue(info.ptr.as_ptr(), data.as_mut_ptr() as *mut c_void,
                                                  std::mem::size_of_val(data), shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
         let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateTensorWithDataAsOrtValue returned NULL".into()))?;
-        Ok(Value { ptr, api, _buf: PhantomData })
+        Ok(Value { ptr, api, _allocator: None, _buf: PhantomData })
     }
 
     /// Whether the value is a tensor (shared: `IsTensor`).

@@ -135,7 +135,7 @@ fn one_io_binding_per_thread() {
                 binding.bind_input("b", &b).unwrap();
                 binding.bind_output_to_device("c", cpu).unwrap();
                 for _ in 0..20 {
-                    binding.run(None).unwrap();
+                    session.run_with_binding(&mut binding, None).unwrap();
                     let out = binding.outputs().unwrap();
                     assert_eq!(out[0].as_slice::<f32>().unwrap(), &[10.0 + k as f32, 11.0, 12.0]);
                 }
@@ -150,17 +150,111 @@ fn io_binding_writes_into_a_callers_buffer() {
     let mut out_buf = [0.0f32; 2];
     {
         let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
-        let mut c = Value::from_slice(&mut out_buf, &[2]).unwrap();
-        let mut binding = session.io_binding().unwrap(); // holds the exclusive session
+        let mut binding = session.io_binding().unwrap(); // keeps the session alive, no borrow
         binding.bind_input("a", &a).unwrap();
         binding.bind_input("b", &a).unwrap();
-        binding.bind_output("c", &mut c).unwrap();
-        binding.run(None).unwrap();
+        binding.bind_output("c", Value::from_slice(&mut out_buf, &[2]).unwrap()).unwrap();
+        session.run_with_binding(&mut binding, None).unwrap(); // &mut session: exclusive run
+        assert_eq!(binding.output("c").unwrap().as_slice::<f32>().unwrap(), &[2.0, 4.0]);
+        // the exclusive session runs on its own between the binding's runs
+        let one = Value::from_slice_copy(&[1.0f32, 1.0], &[2]).unwrap();
+        assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).unwrap()[0].as_slice::<f32>().unwrap(), &[2.0, 2.0]);
     }
     assert_eq!(out_buf, [2.0, 4.0]);
-    // the binding is gone: the session runs again through &mut self
-    let one = Value::from_slice_copy(&[1.0f32, 1.0], &[2]).unwrap();
-    assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).unwrap()[0].as_slice::<f32>().unwrap(), &[2.0, 2.0]);
+}
+
+#[test]
+fn a_bound_output_is_read_between_runs() {
+    // The table: a bound output is the binding's while bound (every run writes it), and the
+    // binding's holder reads it when no run is in flight.
+    let mut session = Session::new(env(), &options(1), &add_model(3)).unwrap();
+    let b = Value::from_slice_copy(&[10.0f32, 20.0, 30.0], &[3]).unwrap();
+    let mut binding = session.io_binding().unwrap();
+    binding.bind_input_owned("a", Value::from_slice_copy(&[0.0f32; 3], &[3]).unwrap()).unwrap();
+    binding.bind_input("b", &b).unwrap();
+    binding.bind_output("c", Value::from_slice_copy(&[0.0f32; 3], &[3]).unwrap()).unwrap();
+    for step in 0..5 {
+        let k = step as f32;
+        binding.input_data_mut::<f32>("a").unwrap().copy_from_slice(&[k, 2.0 * k, 3.0 * k]);
+        session.run_with_binding(&mut binding, None).unwrap();
+        let c = binding.output("c").unwrap();
+        assert_eq!(c.as_slice::<f32>().unwrap(), &[10.0 + k, 20.0 + 2.0 * k, 30.0 + 3.0 * k]);
+        // the same memory as GetBoundOutputValues' value
+        let outs = binding.outputs().unwrap();
+        assert_eq!(outs[0].as_slice::<f32>().unwrap(), &[10.0 + k, 20.0 + 2.0 * k, 30.0 + 3.0 * k]);
+        drop(outs);
+        binding.output_data_mut::<f32>("c").unwrap().fill(-1.0);
+        // an exclusive call of the session between runs, while the binding lives
+        session.end_profiling().unwrap();
+    }
+    // rebinding hands the old value back; clearing hands back the rest
+    let old = binding.bind_output("c", Value::from_slice_copy(&[0.0f32; 3], &[3]).unwrap()).unwrap().unwrap();
+    assert_eq!(old.as_slice::<f32>().unwrap(), &[-1.0; 3]);
+    let given_back = binding.clear_outputs();
+    assert_eq!(given_back.len(), 1);
+    assert_eq!(given_back[0].0, "c");
+    assert!(binding.output("c").is_none());
+    assert!(matches!(binding.input_data_mut::<f32>("b"), Err(Error::Invalid(_)))); // by reference
+    assert!(matches!(binding.input_data_mut::<i64>("a"), Err(Error::Invalid(_)))); // wrong type
+    assert_eq!(binding.input("a").unwrap().as_slice::<f32>().unwrap(), &[4.0, 8.0, 12.0]);
+    assert_eq!(binding.clear_inputs().len(), 1); // "a"; "b" was bound by reference
+}
+
+#[test]
+fn a_binding_keeps_its_session_alive() {
+    // ORT 1.23.2 and later crash when a binding is used after its session's release
+    // (life.binding-after-session-release): the binding holds the session, so dropping the
+    // Session value does not release it.
+    let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+    let session = Session::new_concurrent(env(), &options(1), &add_model(2)).unwrap();
+    let mut binding = session.io_binding().unwrap();
+    binding.bind_input("a", &a).unwrap();
+    binding.bind_input("b", &a).unwrap();
+    binding.bind_output("c", Value::from_slice_copy(&[0.0f32; 2], &[2]).unwrap()).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    drop(session);
+    binding.bind_output_to_device("c", &MemoryInfo::cpu().unwrap()).unwrap();
+    binding.clear_inputs();
+    binding.bind_input("a", &a).unwrap();
+    assert!(binding.outputs().is_ok());
+    drop(binding); // the OrtSession is released here
+}
+
+#[test]
+fn a_binding_runs_only_with_its_own_session() {
+    let s1 = Session::new_concurrent(env(), &options(1), &add_model(1)).unwrap();
+    let s2 = Session::new_concurrent(env(), &options(1), &add_model(1)).unwrap();
+    let mut binding = s1.io_binding().unwrap();
+    match s2.run_with_binding(&mut binding, None) {
+        Err(Error::Invalid(m)) => assert!(m.contains("another session"), "{m}"),
+        other => panic!("another session's binding ran: {other:?}"),
+    }
+}
+
+#[test]
+fn a_session_allocators_values_live_alongside_exclusive_calls() {
+    // The table: a session's allocator and its values must not outlive the session
+    // (life.session-value-after-session-release crashes); nothing more. They keep it alive,
+    // so &mut Session calls go on while they live, and the Session value may go first.
+    let mut session = Session::new(env(), &options(1), &add_model(2)).unwrap();
+    let allocator = session.allocator(&MemoryInfo::cpu().unwrap()).unwrap();
+    let mut a = Value::zeros::<f32>(&allocator, &[2]).unwrap();
+    a.as_mut_slice::<f32>().unwrap().copy_from_slice(&[1.0, 2.0]);
+    let out = session.run(None, &[("a", &a), ("b", &a)]).unwrap(); // exclusive run
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), &[2.0, 4.0]);
+    session.end_profiling().unwrap(); // exclusive call
+    drop(session);
+    assert!(allocator.alloc_and_free(64).unwrap());
+    drop(allocator);
+    assert_eq!(a.as_slice::<f32>().unwrap(), &[1.0, 2.0]);
+    let b = std::thread::spawn(move || {
+        a.as_mut_slice::<f32>().unwrap()[0] = 5.0;
+        a
+    })
+    .join()
+    .unwrap();
+    assert_eq!(b.as_slice::<f32>().unwrap(), &[5.0, 2.0]);
+    drop(b); // frees through the allocator, then releases it and the session
 }
 
 fn make_session() -> Session<ConcurrentRun> {
@@ -257,7 +351,7 @@ fn type_infos_memory_infos_and_allocators() {
     assert!(v.type_info().unwrap().tensor_info().unwrap().is_some());
 
     let cpu = MemoryInfo::cpu().unwrap();
-    let alloc = session.allocator(&cpu).unwrap(); // Allocator<'_>: Send + Sync
+    let alloc = session.allocator(&cpu).unwrap(); // Allocator: Send + Sync
     std::thread::scope(|s| {
         for _ in 0..4 {
             let alloc = &alloc;
@@ -377,8 +471,8 @@ fn the_generated_rules_table_matches_the_types() {
     send_sync::<RunOptions>();
     send_sync::<SessionOptions>();
     send_sync::<MemoryInfo>();
-    send_sync::<Allocator<'static>>();
-    send::<ortc_rules::DeviceAllocator<'static>>();
+    send_sync::<Allocator>();
+    send::<ortc_rules::DeviceAllocator>();
     assert!(!rule("OrtKernelContext").send && !rule("OrtKernelContext").sync);
     assert!(rule("OrtSession").conditional.contains(&"Run"));
     assert!(rule("OrtIoBinding").must_not_outlive.contains(&"OrtSession"));
