@@ -108,7 +108,7 @@ def test_sys_declares_every_slot_in_abi_order() -> None:
     assert "pub ReleaseValue: Option<unsafe extern \"C\" fn(*mut OrtValue)>," in body
 
 
-# -- receivers ---------------------------------------------------------------------------------
+# -- receivers, traits and keep-alives against the table ---------------------------------------
 
 #: (Rust type, C function) pairs where a &self method calls an exclusive C function, and why
 RECEIVER_EXCEPTIONS = {
@@ -117,50 +117,183 @@ RECEIVER_EXCEPTIONS = {
                                        "takes &mut self",
 }
 
-
-def _methods(src: str, rust_type: str) -> list[tuple[str, str, str]]:
-    """(method, receiver, body) for every fn in the inherent impl blocks of rust_type."""
-    out = []
-    for m in re.finditer(r"^impl(?:<[^>]*>)? " + rust_type + r"\b[^{\n]*\{\n(.*?)^\}", src,
-                         re.M | re.S):
-        for fm in re.finditer(r"^    (?:pub(?:\(crate\))? )?(?:unsafe )?fn (\w+)(?:<[^(]*>)?\("
-                              r"(&mut self|&self|self|mut self)?(.*?)(?=^    (?:pub(?:\(crate\))? )?"
-                              r"(?:unsafe )?fn |\Z)", m.group(1), re.M | re.S):
-            out.append((fm.group(1), fm.group(2) or "", fm.group(3)))
-    return out
+#: (Rust type, method) pairs that take &mut self though every C function they call is shared
+#: for their type, and why (none: such a method refuses what the table allows)
+STRICT_RECEIVER_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
-def test_receivers_follow_the_rules_table() -> None:
-    """A wrapper method taking &self calls no C function the rules table marks exclusive for
-    its type (conditional ones, Run, are decided by the session's type parameter)."""
-    by_type = {r["type"]: r for r in rules()}
-    sources = ""
+def _sources() -> str:
+    """The crate's hand-written sources, comment lines left out."""
+    out = ""
     for name in sorted(os.listdir(os.path.join(CRATE, "src"))):
         if name not in ("sys.rs", "rules.rs"):
             with open(os.path.join(CRATE, "src", name), encoding="utf-8") as f:
-                sources += f.read() + "\n"
+                out += "".join(line for line in f.read().splitlines(True)
+                               if not line.lstrip().startswith("//")) + "\n"
+    return out
+
+
+_FN = r"(?:pub(?:\(crate\))? )?(?:unsafe )?fn "
+
+
+def _functions(src: str) -> dict[tuple[str, str], list[tuple[str, str, str, str]]]:
+    """(type, fn) -> [(impl block's type arguments, visibility, receiver, body)] for every fn of
+    the inherent impl blocks; free functions under type ''."""
+    out: dict[tuple[str, str], list[tuple[str, str, str, str]]] = {}
+    for m in re.finditer(r"^impl(?:<[^>]*>)? (\w+)(<[^{\n]*>)? \{\n(.*?)^\}", src, re.M | re.S):
+        for fm in re.finditer(r"^    (pub(?:\(crate\))? )?(?:unsafe )?fn (\w+)(?:<[^(]*>)?\("
+                              r"(&mut self|&self|self|mut self)?(.*?)(?=^    " + _FN + r"|\Z)",
+                              m.group(3), re.M | re.S):
+            out.setdefault((m.group(1), fm.group(2)), []).append(
+                (m.group(2) or "", (fm.group(1) or "").strip(), fm.group(3) or "", fm.group(4)))
+    for m in re.finditer(r"^" + _FN + r"(\w+)[^\n]*\n(.*?)^\}", src, re.M | re.S):
+        out.setdefault(("", m.group(1)), []).append(("", "", "", m.group(2)))
+    return out
+
+
+def _c_calls(rust_type: str, body: str,
+             fns: dict[tuple[str, str], list[tuple[str, str, str, str]]],
+             seen: set[tuple[str, str]] | None = None) -> set[str]:
+    """The C functions a body calls through ort!/slot!, directly or through the crate's own
+    functions it calls (self.f(, Self::f(, Type::f(, f()."""
+    seen = set() if seen is None else seen
+    calls = {a or b for a, b in re.findall(
+        r"(?:ort!\(\s*[\w.]+,\s*(\w+)\(|slot!\(\s*[\w.]+,\s*(\w+)\))", body)}
+    call = r"(?:::<[^>]*>)?\("  # a call, with or without a turbofish
+    callees = {(rust_type, n) for n in re.findall(r"\b(?:self|Self)(?:\.|::)(\w+)" + call, body)}
+    callees |= set(re.findall(r"\b([A-Z]\w*)::(\w+)" + call, body))
+    callees |= {("", n) for n in re.findall(r"(?<![\w.:])([a-z_]\w*)" + call, body)}
+    for key in sorted(callees - seen):
+        if key in fns:
+            seen.add(key)
+            for *_, callee in fns[key]:
+                calls |= _c_calls(key[0] or rust_type, callee, fns, seen)
+    return calls
+
+
+def _wrapper_types() -> list[tuple[str, str]]:
+    """(C type, Rust type name) of every wrapper the verdicts apply to."""
+    return [(c_type, path.split("::")[-1].split("<")[0])
+            for c_type, wrappers in rust_crate.WRAPPERS.items() for _, path, _ in wrappers]
+
+
+def _receiver_problems(src: str) -> tuple[list[str], int]:
+    """The wrapper methods of src whose receiver is not the table's kind for the C functions
+    they call, and how many calls were checked."""
+    by_type = {r["type"]: r for r in rules()}
+    fns = _functions(src)
     checked = 0
     problems = []
-    for c_type, wrappers in rust_crate.WRAPPERS.items():
+    for c_type, rust_type in _wrapper_types():
         rule = by_type[c_type]
-        for _, path, _ in wrappers:
-            rust_type = path.split("::")[-1].split("<")[0]
-            methods = _methods(sources, rust_type)
-            assert methods, f"no impl block found for {rust_type}"
-            for meth, receiver, body in methods:
-                for c_fn in re.findall(r"(?:ort!\(\s*[\w.]+,\s*(\w+)\(|slot!\(\s*[\w.]+,\s*(\w+)\))",
-                                       body):
-                    c_fn = c_fn[0] or c_fn[1]
-                    kind = rule["methods"].get(c_fn)
-                    if kind is None or c_fn in rule["conditions"]:
-                        continue
-                    checked += 1
-                    if (kind == "exclusive" and receiver == "&self"
-                            and (rust_type, c_fn) not in RECEIVER_EXCEPTIONS):
-                        problems.append(f"{rust_type}::{meth}(&self) calls {c_fn}, exclusive "
-                                        f"for {c_type}")
+        methods = [(name, *f) for (t, name), found in fns.items() if t == rust_type for f in found]
+        assert methods, f"no impl block found for {rust_type}"
+        for meth, args, vis, receiver, body in methods:
+            kinds: dict[str, str] = {}
+            for c_fn in _c_calls(rust_type, body, fns):
+                kind = rule["methods"].get(c_fn)
+                if kind is None:
+                    continue
+                checked += 1
+                if c_fn in rule["conditions"]:
+                    want = {"<ConcurrentRun>": "&self", "<ExclusiveRun>": "&mut self"}.get(args)
+                    if want is None and vis == "pub":
+                        problems.append(f"{rust_type}{args}::{meth} is public and calls {c_fn}: "
+                                        "it belongs in the ConcurrentRun or ExclusiveRun impl")
+                    elif want is not None and receiver != want:
+                        problems.append(f"{rust_type}{args}::{meth}({receiver}) calls {c_fn}: "
+                                        f"{want} for that policy")
+                    continue
+                kinds[c_fn] = kind
+                if (kind == "exclusive" and receiver == "&self"
+                        and (rust_type, c_fn) not in RECEIVER_EXCEPTIONS):
+                    problems.append(f"{rust_type}::{meth}(&self) calls {c_fn}, exclusive "
+                                    f"for {c_type}")
+            if (receiver == "&mut self" and kinds and "exclusive" not in kinds.values()
+                    and (rust_type, meth) not in STRICT_RECEIVER_EXCEPTIONS):
+                problems.append(f"{rust_type}::{meth}(&mut self) calls only {sorted(kinds)}, "
+                                f"shared for {c_type}: &self would do")
+    return problems, checked
+
+
+def test_receivers_follow_the_rules_table() -> None:
+    """Every wrapper method's receiver is the table's kind for the C functions it calls,
+    through the crate's own helpers too: a &self method calls nothing exclusive for its type
+    (looser than the table), a &mut self method calls something exclusive (else it refuses an
+    overlap the table allows), and the conditional ones (Run, RunWithBinding) take &self only
+    on a Session<ConcurrentRun> and &mut self only on a Session<ExclusiveRun>."""
+    problems, checked = _receiver_problems(_sources())
     assert not problems, problems
     assert checked > 40  # the parser found the wrappers' calls
+
+
+def test_the_receiver_check_sees_through_helpers() -> None:
+    """The check above follows a method into the crate's helpers (Session's io_binding reaches
+    CreateIoBinding through IoBinding::new, Value's as_slice GetTensorMutableData through
+    data_ptr) and reports each kind of mismatch: a shared call made &mut, an exclusive one
+    made &self, a run whose receiver is not its policy's."""
+    fns = _functions(_sources())
+    (*_, body), = fns[("Session", "io_binding")]
+    assert "CreateIoBinding" in _c_calls("Session", body, fns)
+    (*_, body), = fns[("Value", "as_slice")]
+    assert "GetTensorMutableData" in _c_calls("Value", body, fns)
+    runs = {args: (vis, receiver) for args, vis, receiver, _ in fns[("Session", "run")]}
+    assert runs == {"<ExclusiveRun>": ("pub", "&mut self"), "<ConcurrentRun>": ("pub", "&self")}
+    for old, new, found in [
+            ("pub fn io_binding<'v>(&self", "pub fn io_binding<'v>(&mut self",
+             "Session::io_binding(&mut self) calls only ['CreateIoBinding']"),
+            ("pub fn end_profiling(&mut self", "pub fn end_profiling(&self",
+             "Session::end_profiling(&self) calls SessionEndProfiling"),
+            ("pub fn run(&mut self", "pub fn run(&self",
+             "Session<ExclusiveRun>::run(&self) calls Run")]:
+        src = _sources()
+        assert src.count(old) == 1, old
+        problems, _ = _receiver_problems(src.replace(old, new))
+        assert any(p.startswith(found) for p in problems), (found, problems)
+    assert _receiver_problems(_sources())[0] == []
+
+
+def test_send_and_sync_come_only_from_the_generated_verdicts() -> None:
+    """No hand-written `unsafe impl Send/Sync` on a wrapper (only the loader's Api table has
+    one): every wrapper's traits are the generated verdicts in rules.rs, and the reference-
+    counted handles the wrappers share (SessionHandle, AllocatorHandle) hold raw pointers, so
+    they add no trait of their own."""
+    impls = re.findall(r"^unsafe impl(?:<[^>]*>)? (Send|Sync) for ([\w:]+)", _sources(), re.M)
+    assert sorted(impls) == [("Send", "Api"), ("Sync", "Api")], impls
+    src = _sources()
+    for handle in ("SessionHandle", "AllocatorHandle"):
+        body = re.search(r"^pub\(crate\) struct " + handle + r" \{\n(.*?)^\}", src, re.M | re.S)
+        assert body and "NonNull<" in body.group(1), handle
+
+
+#: wrappers that must not outlive a parent without a lifetime or a keep-alive, and why
+OUTLIVE_EXCEPTIONS = {
+    ("Session", "OrtEnv"): "the Env is never released: sessions take a &'static Env",
+}
+
+
+def test_what_must_not_outlive_its_parent_borrows_it_or_keeps_it_alive() -> None:
+    """The table's "must not outlive": a wrapper of a C type with parents either carries a
+    lifetime (a borrow) or holds an Arc of a reference-counted handle (a keep-alive). A session's
+    children keep it alive: a borrow of a Session would also refuse its exclusive calls while
+    they live, which the table does not ask."""
+    by_type = {r["type"]: r for r in rules()}
+    src = _sources()
+    problems = []
+    for c_type, rust_type in _wrapper_types():
+        m = re.search(r"^pub struct " + rust_type + r"(<[^{]*>)? \{\n(.*?)^\}", src, re.M | re.S)
+        assert m, rust_type
+        generics, body = m.group(1) or "", m.group(2)
+        for parent in by_type[c_type]["parents"]:
+            if (rust_type, parent) in OUTLIVE_EXCEPTIONS:
+                continue
+            keeps = re.search(r"Arc<\w*Handle>", body)
+            if parent == "OrtSession":
+                if not keeps:
+                    problems.append(f"{rust_type} must not outlive {parent}: no keep-alive")
+            elif "'" not in generics and not keeps:
+                problems.append(f"{rust_type} must not outlive {parent}: no lifetime")
+    assert not problems, problems
 
 
 # -- cargo -------------------------------------------------------------------------------------
@@ -195,32 +328,26 @@ def test_drop_releases_with_the_types_own_release_function() -> None:
     """Drop exists only on owned wrappers and calls that C type's Release*; borrowed ones
     (and the never-released Env) have none. A wrapper whose object others keep alive holds it
     in a reference-counted handle that releases it when the last holder goes."""
-    sources = ""
-    for name in sorted(os.listdir(os.path.join(CRATE, "src"))):
-        if name not in ("sys.rs", "rules.rs"):
-            with open(os.path.join(CRATE, "src", name), encoding="utf-8") as f:
-                sources += f.read() + "\n"
+    sources = _sources()
     drops = {m.group(1): m.group(2) for m in re.finditer(
         r"^impl(?:<[^>]*>)? Drop for (\w+)\b[^{\n]*\{\n(.*?)^\}", sources, re.M | re.S)}
     borrowed = {"Env", "MemoryInfoRef", "TensorTypeAndShapeInfo", "MapTypeInfo",
                 "SequenceTypeInfo", "KernelContext"}
     #: wrapper -> the handle it shares (an Arc) with what must not outlive it
     shared_handle = {"Session": "SessionHandle", "Allocator": "AllocatorHandle"}
-    for c_type, wrappers in rust_crate.WRAPPERS.items():
-        for _, path, _ in wrappers:
-            rust_type = path.split("::")[-1].split("<")[0]
-            if rust_type in borrowed:
-                assert rust_type not in drops, f"{rust_type} is borrowed: it must not release"
-                continue
-            owner = rust_type
-            if rust_type in shared_handle:
-                owner = shared_handle[rust_type]
-                assert rust_type not in drops, f"{rust_type}: its handle releases, not itself"
-                assert re.search(r"^pub struct " + rust_type + r"\b[^{]*\{[^}]*Arc<" + owner
-                                 + ">", sources, re.M), rust_type
-            assert owner in drops, f"{rust_type} owns its {c_type} but has no Drop"
-            released = re.findall(r"slot!\(\s*[\w.]+,\s*(Release\w+)\)", drops[owner])
-            assert released == ["Release" + c_type[len("Ort"):]], (rust_type, released)
+    for c_type, rust_type in _wrapper_types():
+        if rust_type in borrowed:
+            assert rust_type not in drops, f"{rust_type} is borrowed: it must not release"
+            continue
+        owner = rust_type
+        if rust_type in shared_handle:
+            owner = shared_handle[rust_type]
+            assert rust_type not in drops, f"{rust_type}: its handle releases, not itself"
+            assert re.search(r"^pub struct " + rust_type + r"\b[^{]*\{[^}]*Arc<" + owner + ">",
+                             sources, re.M), rust_type
+        assert owner in drops, f"{rust_type} owns its {c_type} but has no Drop"
+        released = re.findall(r"slot!\(\s*[\w.]+,\s*(Release\w+)\)", drops[owner])
+        assert released == ["Release" + c_type[len("Ort"):]], (rust_type, released)
 
 
 def test_missing_cargo_fails_in_ci_and_skips_elsewhere(monkeypatch: Any, tmp_path: Any) -> None:
