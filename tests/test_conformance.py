@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import onnx
+import pytest
 
 from ortc.conformance import _registry, coverage, models
 from ortc.conformance.checks import all_checks
@@ -275,6 +276,90 @@ def test_matrix_runner_survives_a_crashing_in_process_check(tmp_path) -> None:
     assert "died during this check" in got["zz.crash-in-process"]["detail"]
     assert got["status.roundtrip"]["status"] == "pass"
     assert got["zz.after-the-crash"]["detail"] == "ran"  # by the restarted runner
+
+
+HANGING_CHECKS = (
+    "import time\n"
+    "from ortc.conformance._registry import check\n"
+    "@check('zz.before-the-hang', 'A check before it.', 'none')\n"
+    "def before(ctx):\n"
+    "    return 'ran'\n"
+    "@check('zz.hang-in-process', 'A check that never returns.', 'none', timeout=2.0)\n"
+    "def hang(ctx):\n"
+    "    time.sleep(3600)\n"
+    "@check('zz.after-the-hang', 'A check after it.', 'none')\n"
+    "def after(ctx):\n"
+    "    return 'ran'\n")
+HANGING_IDS = ("zz.before-the-hang", "zz.hang-in-process", "zz.after-the-hang")
+
+
+def test_matrix_runner_survives_a_hung_in_process_check(tmp_path) -> None:
+    """An in-process check that never returns is not waited for: the runner's watchdog records
+    it as a failure after the check's timeout and ends the runner, and the matrix restarts a
+    runner on the checks after it."""
+    import time
+
+    from ortc._loader import api
+    from ortc.conformance.cli import _run_version
+    from ortc.conformance.runner import HUNG
+
+    (tmp_path / "hanging_checks.py").write_text(HANGING_CHECKS)
+    old = dict(os.environ)
+    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{tmp_path}"
+    os.environ["ORTC_CONFORMANCE_PLUGINS"] = "hanging_checks"
+    t0 = time.monotonic()
+    try:
+        import importlib
+        sys.path.insert(0, str(tmp_path))
+        importlib.import_module("hanging_checks")  # the parent needs the ids too
+        run = _run_version(api().info.path, ids=list(HANGING_IDS), runner_timeout=120)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("hanging_checks", None)
+        _registry.CHECKS[:] = [c for c in _registry.CHECKS if not c.id.startswith("zz.")]
+        _registry._IDS.difference_update(HANGING_IDS)
+    assert time.monotonic() - t0 < 60
+    got = {c["id"]: c for c in run["checks"]}
+    assert got["zz.hang-in-process"]["status"] == "fail"
+    assert got["zz.hang-in-process"]["detail"].startswith(f"{HUNG} 2 s")
+    assert got["zz.before-the-hang"]["detail"] == "ran"
+    assert got["zz.after-the-hang"]["detail"] == "ran"  # by the restarted runner
+
+
+def test_a_hung_check_ends_a_run_with_its_report(tmp_path) -> None:
+    """Run on one library, a hung in-process check ends the run after its timeout with the
+    report of what ran (the hung check a failure, exit status 1), not a wait for ever."""
+    (tmp_path / "hanging_checks.py").write_text(HANGING_CHECKS)
+    out = tmp_path / "r.json"
+    proc = _cli("--only", "zz.", "--json", str(out), timeout=60,
+                PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}",
+                ORTC_CONFORMANCE_PLUGINS="hanging_checks")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 checks not run: the last one hung" in proc.stdout
+    assert re.search(r"^zz\.hang-in-process +FAIL ", proc.stdout, re.M), proc.stdout
+    got = {c["id"]: c for c in json.loads(out.read_text())["checks"]}
+    assert set(got) == {"zz.before-the-hang", "zz.hang-in-process"}
+    assert got["zz.hang-in-process"]["status"] == "fail"
+
+
+def test_a_checks_own_threads_are_waited_for_a_bounded_time() -> None:
+    import threading
+    import time
+
+
+    from ortc.conformance._capi import join_all
+
+    release = threading.Event()
+    t = threading.Thread(target=release.wait, daemon=True)
+    t.start()
+    t0 = time.monotonic()
+    with pytest.raises(_registry.Fail, match="1 of 1 threads still running after 0 s"):
+        join_all([t], 0.2)
+    assert time.monotonic() - t0 < 5
+    release.set()
+    join_all([t], 5)
 
 
 def test_every_report_names_the_library_it_checked(tmp_path) -> None:

@@ -19,7 +19,10 @@ from .._ffi import ffi
 from .._loader import api
 from ._registry import Fail, Known
 
-__all__ = ["Ctx", "code_name", "shared_env"]
+__all__ = ["Ctx", "code_name", "shared_env", "join_all", "WAIT"]
+
+#: the longest a check waits for its own threads (a join, a barrier): no wait is unbounded
+WAIT = 30.0
 
 _env: Any = None
 
@@ -29,6 +32,21 @@ def code_name(code: int) -> str:
         return ErrorCode(code).name
     except ValueError:
         return f"code {code}"
+
+
+def join_all(threads: Sequence[Any], timeout: float = WAIT) -> None:
+    """Join ``threads`` (threading.Thread) within ``timeout`` seconds in all; fail the check
+    when any is still running then, instead of waiting for it for ever. A thread left behind
+    should be a daemon: it may still be inside ORT, and the process may not be usable after."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    alive = sum(1 for t in threads if t.is_alive())
+    if alive:
+        raise Fail(f"{alive} of {len(threads)} threads still running after {timeout:.0f} s "
+                   "(a hang)")
 
 
 def shared_env() -> Any:

@@ -8,7 +8,10 @@ from typing import Any, Callable, Iterable
 
 from ._registry import Check, Outcome, Result
 
-__all__ = ["run_checks", "library_dict", "missing_slots"]
+__all__ = ["run_checks", "library_dict", "missing_slots", "HUNG"]
+
+#: how a hung in-process check's detail begins (the matrix restarts its runner after one)
+HUNG = "hung: no result after"
 
 
 def missing_slots(chk: Check) -> list[str]:
@@ -58,15 +61,70 @@ def run_one(chk: Check) -> Result:
 
 
 def run_checks(checks: Iterable[Check],
-               progress: Callable[[int, int, Check, Result | None], None] | None = None
-               ) -> list[Result]:
+               progress: Callable[[int, int, Check, Result | None], None] | None = None,
+               on_hang: Callable[[list[Result]], None] | None = None) -> list[Result]:
+    """Run ``checks`` in order. An in-process check still running after its timeout cannot be
+    stopped: it becomes a ``fail`` result, ``progress`` and ``on_hang`` (given the results up
+    to it) are told, and the process ends with status 1, never waiting for it. A child
+    check's hang is its child's timeout (:func:`ortc.conformance.child.run_in_child`)."""
     todo = list(checks)
     results: list[Result] = []
     for i, chk in enumerate(todo):
         if progress:
             progress(i, len(todo), chk, None)
-        res = run_one(chk)
+        watch = None if chk.child else _Watchdog(chk, i, len(todo), results, progress, on_hang)
+        try:
+            res = run_one(chk)
+        finally:
+            if watch is not None:
+                watch.cancel()
         results.append(res)
         if progress:
             progress(i + 1, len(todo), chk, res)
     return results
+
+
+class _Watchdog:
+    """Ends the process when the in-process check it watches outlives its timeout."""
+
+    def __init__(self, chk: Check, index: int, total: int, results: list[Result],
+                 progress: Callable[[int, int, Check, Result | None], None] | None,
+                 on_hang: Callable[[list[Result]], None] | None) -> None:
+        import threading
+
+        self.chk, self.index, self.total = chk, index, total
+        self.results, self.progress, self.on_hang = results, progress, on_hang
+        self.lock = threading.Lock()
+        self.done = False
+        self.t0 = time.perf_counter()
+        self.timer = threading.Timer(chk.timeout, self.fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def cancel(self) -> None:
+        with self.lock:  # once fire() holds it, the process is ending: wait for that
+            self.done = True
+        self.timer.cancel()
+
+    def fire(self) -> None:
+        import os
+
+        with self.lock:
+            if self.done:
+                return
+            chk = self.chk
+            res = Result(chk.id, chk.claim, "fail", chk.evidence, time.perf_counter() - self.t0,
+                         f"{HUNG} {chk.timeout:.0f} s in the runner's process (its threads "
+                         f"cannot be stopped: the process ended here)", chk.test)
+            try:
+                sys.stderr.write(f"\nortc conformance: {chk.id} {res.detail}\n")
+                if self.progress:
+                    self.progress(self.index + 1, self.total, chk, res)
+                if self.on_hang:
+                    self.on_hang(self.results + [res])
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(1)

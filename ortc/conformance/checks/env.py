@@ -6,7 +6,7 @@ import threading
 from typing import Any
 
 from .. import models
-from .._capi import Ctx, code_name, short
+from .._capi import Ctx, code_name, join_all, short
 from .._registry import Fail, Known, check
 
 CREATE_ENV_DOC = ("onnxruntime_c_api.h CreateEnv: later calls return the same instance and "
@@ -219,11 +219,10 @@ def logger_threads(ctx: Ctx) -> str:
         except Exception as exc:  # noqa: BLE001
             errors.append(repr(exc))
 
-    threads = [threading.Thread(target=worker) for _ in range(3)]
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(3)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    join_all(threads)
     if errors:
         raise Fail("; ".join(errors)[:300])
     callers = {tid for tid, _, _ in sink}
@@ -451,11 +450,10 @@ def concurrent_create_release(ctx: Ctx) -> str:
         except Exception as exc:  # noqa: BLE001
             errors.append(repr(exc))
 
-    threads = [threading.Thread(target=worker) for _ in range(4)]
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(4)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    join_all(threads)
     if errors:
         raise Fail("; ".join(errors)[:300])
     if seen != {int(ffi.cast("uintptr_t", held))}:

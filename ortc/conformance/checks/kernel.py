@@ -13,7 +13,7 @@ import threading
 from typing import Any, cast
 
 from .. import models
-from .._capi import Ctx, code_name, short
+from .._capi import WAIT, Ctx, code_name, join_all, short
 from .._registry import Fail, Known, check
 
 CUSTOM_DOC = "https://onnxruntime.ai/docs/reference/operators/add-custom-op.html"
@@ -195,7 +195,7 @@ class _Op:
         """Threads read ``info`` and ``copy`` together while ORT's thread waits in
         CreateKernelV2 (joined before it returns: the info lives only for the call)."""
         want = self._read_info(info)
-        start = threading.Barrier(self.info_threads)
+        start = threading.Barrier(self.info_threads, timeout=WAIT)
         got: list[tuple[Any, ...]] = []
         errors: list[str] = []
         tids: set[int] = set()
@@ -209,11 +209,14 @@ class _Op:
             except BaseException as exc:  # noqa: BLE001 - reported by the check
                 errors.append(f"{type(exc).__name__}: {exc}"[:200])
 
-        ts = [threading.Thread(target=reader, args=(i,)) for i in range(self.info_threads)]
+        ts = [threading.Thread(target=reader, args=(i,), daemon=True)
+              for i in range(self.info_threads)]
         for t in ts:
             t.start()
-        for t in ts:
-            t.join()
+        try:
+            join_all(ts)
+        except Fail as exc:
+            errors.append(exc.detail)
         return {"want": want, "reads": len(got), "wrong": sum(g != want for g in got),
                 "errors": errors, "threads": len(tids - {threading.get_native_id()})}
 

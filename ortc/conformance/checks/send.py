@@ -13,7 +13,7 @@ import threading
 from typing import Any, Callable
 
 from .. import models
-from .._capi import Ctx
+from .._capi import Ctx, join_all
 from .._registry import Fail, Known, check
 from .threads import _binding_round, _run_raw
 
@@ -31,9 +31,9 @@ def _on_thread(fn: Callable[[], Any]) -> tuple[Any, int]:
         except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
             box["error"] = exc
 
-    t = threading.Thread(target=body)
+    t = threading.Thread(target=body, daemon=True)
     t.start()
-    t.join()
+    join_all([t])
     if "error" in box:
         raise box["error"]
     return box.get("value"), box["tid"]

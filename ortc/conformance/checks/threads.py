@@ -12,14 +12,16 @@ import time
 from typing import Any, Callable
 
 from .. import models
-from .._capi import Ctx, code_name, short
+from .._capi import WAIT, Ctx, code_name, join_all, short
 from .._registry import Fail, Known, NotSeen, check
 
 RUN_DOC = ("https://onnxruntime.ai/docs/reference/high-level-design.html (multiple threads may "
            "call Run on one session); ORT #114")
 
 
-def _threads(n: int, target: Callable[[int], None]) -> list[str]:
+def _threads(n: int, target: Callable[[int], None], timeout: float = WAIT) -> list[str]:
+    """Run ``target(i)`` on ``n`` threads; the errors they raised. The joins are bounded
+    (:func:`join_all`): a thread still running after ``timeout`` fails the check."""
     errors: list[str] = []
 
     def wrapped(i: int) -> None:
@@ -28,11 +30,10 @@ def _threads(n: int, target: Callable[[int], None]) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - collected and reported by the check
             errors.append(f"{type(exc).__name__}: {exc}"[:200])
 
-    ts = [threading.Thread(target=wrapped, args=(i,)) for i in range(n)]
+    ts = [threading.Thread(target=wrapped, args=(i,), daemon=True) for i in range(n)]
     for t in ts:
         t.start()
-    for t in ts:
-        t.join()
+    join_all(ts, timeout)
     return errors
 
 
@@ -123,7 +124,7 @@ def shared_terminate(ctx: Ctx) -> str:
     t0 = time.perf_counter()
     ctx.run(sess, {"x": x}, ["y"], ro)
     single = time.perf_counter() - t0
-    started = threading.Barrier(5)
+    started = threading.Barrier(5, timeout=WAIT)
     outcome: list[tuple[str, float, float]] = []
 
     def work(_i: int) -> None:
@@ -135,15 +136,14 @@ def shared_terminate(ctx: Ctx) -> str:
             if v != ctx.ffi.NULL:
                 a.ReleaseValue(v)
 
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    ts = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(4)]
     for t in ts:
         t.start()
     started.wait()
     time.sleep(single * 0.5)  # 4 runs share the cores: each is under way, none is done
     t_term = time.perf_counter()
     ctx.ok(a.RunOptionsSetTerminate(ro))
-    for t in ts:
-        t.join()
+    join_all(ts)
     ctx.ok(a.RunOptionsUnsetTerminate(ro))
     after = ctx.run(sess, {"x": x}, ["y"], ro)
     if after[0] == ctx.ffi.NULL:
