@@ -63,6 +63,8 @@ def test_suite_in_process_has_no_unexpected_failure() -> None:
     # the hazards binding authors must know about stay visible on the installed (newest) library
     assert by_id["status.ok-is-null"]["status"] == "known"
     assert by_id["typeinfo.cast-wrong-kind"]["status"] == "known"
+    # decided the same way on every run (freed memory poisoned)
+    assert by_id["life.binding-after-session-release"]["status"] == "known"
 
 
 def test_cli_json_schema_and_crash_signals(tmp_path) -> None:
@@ -360,6 +362,24 @@ def test_a_checks_own_threads_are_waited_for_a_bounded_time() -> None:
     assert time.monotonic() - t0 < 5
     release.set()
     join_all([t], 5)
+
+
+def test_a_use_after_release_reads_poison_in_a_child(tmp_path) -> None:
+    """The lifetime checks poison freed memory in their child (never in the runner's process):
+    on 1.16.2 an IoBinding used after its session's release returned an error, crashed or spun
+    for ever from one run to the next; with the poison it crashes every time."""
+    from ortc.conformance._capi import Ctx
+
+    assert Ctx().poison_freed_memory() is False
+    lib = fetch_library(OLDEST)
+    for n in range(3):
+        out = tmp_path / f"r{n}.json"
+        proc = _cli("--library", lib, "--only", "life.binding-after-session-release",
+                    "--quiet", "--json", str(out), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        (res,) = json.loads(out.read_text())["checks"]
+        assert res["status"] == "known" and "SIGSEGV" in res["detail"], res
+        assert "freed memory poisoned" in res["detail"], res
 
 
 def test_every_report_names_the_library_it_checked(tmp_path) -> None:

@@ -26,6 +26,11 @@ WAIT = 30.0
 
 _env: Any = None
 
+#: glibc's mallopt parameter that fills freed (and newly allocated) heap blocks with a byte
+_M_PERTURB = -6
+#: the byte: freed memory reads 0xa5 bytes (pointers into nowhere), fresh memory 0x5a
+_POISON = 0xA5
+
 
 def code_name(code: int) -> str:
     try:
@@ -127,6 +132,24 @@ class Ctx:
             coverage.flush()
             sys.stdout.write("STEP " + text.replace("\n", " ") + "\n")
             sys.stdout.flush()
+
+    def poison_freed_memory(self) -> bool:
+        """In a child: have the C heap fill what is freed from now on with one fixed byte
+        (glibc's ``mallopt(M_PERTURB)``), so a use after free reads the same poison on every
+        run instead of whatever the freed block happened to hold. Without it such a use gives
+        an error, a crash or an endless loop depending on where address randomisation put the
+        heap. False (nothing done) in process, or on a C library without M_PERTURB."""
+        if not self.in_child:  # it would slow and change every check that runs after
+            return False
+        import ctypes
+
+        try:
+            mallopt = ctypes.CDLL(None).mallopt
+        except (OSError, AttributeError):
+            return False
+        mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+        mallopt.restype = ctypes.c_int
+        return bool(mallopt(_M_PERTURB, _POISON))
 
     def has(self, *slots: str) -> bool:
         return all(self.api.has(s) for s in slots)
