@@ -63,6 +63,9 @@ def test_suite_in_process_has_no_unexpected_failure() -> None:
     # the hazards binding authors must know about stay visible on the installed (newest) library
     assert by_id["status.ok-is-null"]["status"] == "known"
     assert by_id["typeinfo.cast-wrong-kind"]["status"] == "known"
+    # from 1.22 a lower-rank SetDimensions keeps the old rank (then fails the element count)
+    lower = by_id["typeinfo.set-dimensions-lower-rank"]
+    assert lower["status"] == "known" and "reads [5, -1, -1]" in lower["detail"], lower
     # decided the same way on every run (a barrier forces the interleaving; poisoned memory)
     assert by_id["thread.shared-binding"]["status"] == "known"
     assert by_id["life.binding-after-session-release"]["status"] == "known"

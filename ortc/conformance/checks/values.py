@@ -629,6 +629,34 @@ def element_count_symbolic(ctx: Ctx) -> str:
     return f"{code_name(err[0])}: {short(err[1])}"
 
 
+@check("typeinfo.set-dimensions-lower-rank", "SetDimensions with fewer dims than the info "
+       "already has replaces its shape: GetDimensionsCount and GetDimensions read back only "
+       "the new dims, and GetTensorShapeElementCount counts them.",
+       "onnxruntime_c_api.h SetDimensions (sets the shape); observed by this check")
+def set_dimensions_lower_rank(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    info = ctx.out(a.CreateTensorTypeAndShapeInfo, "OrtTensorTypeAndShapeInfo*")
+    ctx.defer(a.ReleaseTensorTypeAndShapeInfo, info)
+    ctx.ok(a.SetTensorElementType(info, 1))
+    ctx.ok(a.SetDimensions(info, ffi.new("int64_t[]", [2, 3, 4]), 3), "SetDimensions([2, 3, 4])")
+    ctx.ok(a.SetDimensions(info, ffi.new("int64_t[]", [5]), 1), "SetDimensions([5])")
+    elem, dims = ctx.info_shape(info)
+    count = ffi.new("size_t*")
+    err = ctx.status(a.GetTensorShapeElementCount(info, count))
+    counted = f"{count[0]}"
+    if err:  # ORT's message names a source line and a function first: the end says what
+        tail = " ".join(err[1].split())[-40:]
+        counted = f"fails with {code_name(err[0])}: …{tail.partition(' ')[2] or tail}"
+    said = f"[2, 3, 4] then [5]: GetDimensions reads {dims}, GetTensorShapeElementCount {counted}"
+    if elem != 1:
+        raise Fail(f"element type {elem} after SetDimensions; {said}")
+    if dims == [5] and not err and count[0] == 5:
+        return said
+    if len(dims) == 3 and dims[0] == 5:  # the old rank kept, the new dims first
+        raise Known(said.replace("GetDimensions reads", "the rank stays 3, GetDimensions reads"))
+    raise Fail(said)
+
+
 @check("typeinfo.value-type-info", "GetTypeInfo of a tensor value describes a tensor of its "
        "element type and shape.", "onnxruntime_c_api.h GetTypeInfo")
 def value_type_info(ctx: Ctx) -> str:
