@@ -169,8 +169,10 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         check("send.session", "a session created on a thread that then ended runs and is "
               "released on another", "send"),
         check("life.binding-after-session-release", "an IoBinding used after its session is "
-              "released crashes on 1.23.2 and later: the session must outlive its bindings",
-              "lifetime", outcome="known", versions="1.23.2-1.32.0"),
+              "released reads the freed session and, with freed memory poisoned, crashes on "
+              "every version (unpoisoned, older versions may instead return an error or, on "
+              "1.16.2, spin for ever): the session must outlive its bindings",
+              "lifetime", outcome="known", versions="1.16.2-1.32.0"),
         check("life.session-value-after-session-release", "a tensor from a session allocator "
               "crashes once the session is gone: the session must outlive those values",
               "lifetime", outcome="known"),
@@ -254,8 +256,9 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               "correct; no binding changes thread here", "shared"),
         check("binding.keeps-bound-value", "the binding keeps its own reference to a bound "
               "input", "lifetime"),
-        check("life.binding-after-session-release", "use after the session's release crashes "
-              "on 1.23.2 and later", "lifetime", outcome="known", versions="1.23.2-1.32.0"),
+        check("life.binding-after-session-release", "use after the session's release reads "
+              "freed memory: it crashes on every version once that memory is poisoned",
+              "lifetime", outcome="known", versions="1.16.2-1.32.0"),
         guard(f"{_T}test_iobinding_shared_by_threads_is_refused", "ortc refuses a second "
               "thread inside one binding", "not-sync"),
         guard(f"{_T}test_iobinding_shared_by_threads_serialized", "with 'serialize', threads "

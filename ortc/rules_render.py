@@ -179,7 +179,8 @@ def _answers(recs: list[dict[str, Any]],
         "- The env outlives every session: a Run after the last `ReleaseEnv` crashes ("
         + _refs("env.run-after-last-release") + "). ORT can create a new env after that ("
         + _refs("env.recreate-after-release") + ").",
-        "- A session outlives its IoBindings (use after release crashes on 1.23 and later: "
+        "- A session outlives its IoBindings (a binding used after its session's release "
+        "reads freed memory and crashes: "
         + _refs("life.binding-after-session-release") + "), its allocators and every value "
         "allocated from them (" + _refs("life.session-value-after-session-release") + ").",
         "- A caller's buffer outlives the tensor created over it and any binding it is bound "
