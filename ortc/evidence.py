@@ -115,6 +115,11 @@ HEADER = f"{GH}/blob/main/include/onnxruntime/core/session/onnxruntime_c_api.h"
 DESIGN = "https://onnxruntime.ai/docs/reference/high-level-design.html"
 DML_DOC = "https://onnxruntime.ai/docs/execution-providers/DirectML-ExecutionProvider.html"
 IOBINDING_DOC = "https://onnxruntime.ai/docs/performance/tune-performance/iobinding.html"
+COMPILE_API = "https://onnxruntime.ai/docs/api/c/struct_ort_compile_api.html"
+EDITOR_API = "https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html"
+EP_STRUCT = "https://onnxruntime.ai/docs/api/c/struct_ort_ep.html"
+CXX_NODE = "https://onnxruntime.ai/docs/api/c/struct_ort_1_1_node.html"
+COMPILE_OPTIONS_SRC = f"{GH}/blob/main/onnxruntime/core/session/model_compilation_options.h"
 ADD_CUSTOM_OP_DOMAINS = (f"{GH}/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/"
                          "session/inference_session.h#L268")
 _T = "tests/test_threads.py::"
@@ -445,7 +450,149 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         policy("not Sync: streams order device work and a stream shared by threads interleaves "
                "it", "a GPU check shows concurrent use is safe", "not-sync"),
     ),
+    # -- callback-scoped ----------------------------------------------------------------------
+    "OrtLogger": (
+        doc(C_API, "KernelInfo_GetLogger and KernelContext_GetLogger hand out a logger that ORT "
+            "owns and the caller never frees, for logging from CreateKernel and KernelCompute",
+            "not-send", "lifetime"),
+        doc(C_API, "Logger_LogMessage and Logger_GetLoggingSeverityLevel take a const "
+            "OrtLogger*", "shared"),
+        check("kernel.info-at-create", "CreateKernelV2 reads the level of the info's logger and "
+              "logs through it (one thread)", versions="1.17.1-1.32.0"),
+        check("kernel.compute-and-invoke", "KernelComputeV2 logs through its context's logger "
+              "(one thread)", versions="1.17.1-1.32.0"),
+        policy("not Send and not Sync, as the kernel context: a borrow for one callback on its "
+               "thread; nothing here logs through one OrtLogger from another thread or from two "
+               "threads at once", "ORT documents a logger as usable beyond its callback, or a "
+               "check uses one from several threads", "not-send", "not-sync"),
+    ),
+    "OrtShapeInferContext": (
+        doc(C_API, "the context InferOutputShapeFn receives is valid only during that call",
+            "not-send", "lifetime"),
+        check("kernel.shape-inference", "ORT calls the shape function during session creation; "
+              "it reads the input count, the input's type and shape and an attribute, and sets "
+              "the output's (one thread)", "lifetime", versions="1.17.1-1.32.0"),
+        check("kernel.infer-info-ownership", "the tensor info GetInputTypeShape returns belongs "
+              "to the context: releasing it aborts with a double free", "lifetime",
+              outcome="known", versions="1.17.1-1.32.0"),
+        policy("not Sync: one shape-inference call owns it, and nothing here uses one context "
+               "from two threads at once", "ORT documents concurrent use, or a check shows it",
+               "not-sync"),
+    ),
+    # -- caller-implemented ---------------------------------------------------------------------
+    "OrtCustomOp": (
+        doc(C_API, "CustomOpDomain_Add keeps the op by pointer: it must stay valid until the "
+            "domain using it is released", "lifetime"),
+        doc(DESIGN, "kernels are stateless and Compute may run concurrently for one kernel when "
+            "runs overlap: ORT calls the struct's functions from the threads that run the "
+            "session, several at once", "send", "sync"),
+        check("kernel.compute-and-invoke", "ORT calls the struct's CreateKernelV2 at session "
+              "creation and KernelComputeV2 inside Run (one thread)",
+              versions="1.17.1-1.32.0"),
+    ),
+    # -- custom-op helpers ----------------------------------------------------------------------
+    "OrtOp": (
+        doc(C_API, "CreateOp builds an operator inside CreateKernel that the kernel keeps, runs "
+            "with InvokeOp from its compute and releases with ReleaseOp", "lifetime"),
+        doc(C_API, "InvokeOp takes a const OrtOp*", "sync"),
+        check("kernel.compute-and-invoke", "an op made in CreateKernelV2 is run by "
+              "KernelComputeV2 with InvokeOp and gives LeakyRelu's result (session created and "
+              "run on one thread)", versions="1.17.1-1.32.0"),
+        policy("Send: an op is made while the session is created and invoked from whichever "
+               "threads run it, by design", "a check shows an op misbehaves on another thread",
+               "send"),
+    ),
+    "OrtOpAttr": (
+        doc(C_API, "CreateOpAttr makes an attribute the caller releases with ReleaseOpAttr; "
+            "ReadOpAttr and the OpAttr_* getters take a const OrtOpAttr*", "sync", "lifetime"),
+        doc(EDITOR_API, "the C reference says CreateNode copies the attributes it is given",
+            "lifetime"),
+        doc(CXX_NODE, "ORT's C++ wrapper says the node takes ownership of the attributes on "
+            "success, contradicting the C reference: ortc treats them as given away",
+            "exclusive"),
+        check("kernel.compute-and-invoke", "an attribute made with CreateOpAttr is passed to "
+              "CreateOp and released right after (one thread)", "lifetime",
+              versions="1.17.1-1.32.0"),
+        policy("Send: a read-only value with no thread affinity", "a check shows an attribute "
+               "misbehaves on another thread", "send"),
+    ),
+    # -- graphs ---------------------------------------------------------------------------------
+    "OrtModel": (
+        doc(EDITOR_API, "the model owns the graph AddGraphToModel gives it; the caller releases "
+            "the model with ReleaseModel when done", "lifetime"),
+        doc(EDITOR_API, "CreateSessionFromModel takes a const OrtModel*", "sync"),
+        policy("Send: a caller-built container with no thread affinity", "a check shows a model "
+               "misbehaves on another thread", "send"),
+    ),
+    "OrtGraph": (
+        doc(EP_STRUCT, "GetCapability and Compile receive const graphs that ORT owns, for the "
+            "duration of the call", "lifetime"),
+        doc(EDITOR_API, "the model owns a graph once AddGraphToModel has it: never release it "
+            "after that", "lifetime"),
+        doc(C_API, "every Graph_* getter takes a const OrtGraph*", "sync"),
+        policy("Send: graph views are read-only and model-editor graphs are plain builders; "
+               "no thread affinity is documented", "a check shows a graph misbehaves on another "
+               "thread", "send"),
+    ),
+    "OrtNode": (
+        doc(C_API, "every Node_* getter takes a const OrtNode*; nodes read from a graph are "
+            "returned as const pointers the graph owns", "sync", "lifetime"),
+        doc(EDITOR_API, "the graph owns a node once AddNodeToGraph has it", "lifetime"),
+        policy("Send: no thread affinity is documented", "a check shows a node misbehaves on "
+               "another thread", "send"),
+    ),
+    "OrtValueInfo": (
+        doc(C_API, "every ValueInfo getter takes a const OrtValueInfo*; value infos read from a "
+            "graph or node are const pointers the graph owns; the type info is borrowed", "sync",
+            "lifetime"),
+        doc(EDITOR_API, "the graph owns the value infos SetGraphInputs and SetGraphOutputs are "
+            "given", "lifetime"),
+        policy("Send: no thread affinity is documented", "a check shows a value info misbehaves "
+               "on another thread", "send"),
+    ),
+    "OrtExternalInitializerInfo": (
+        doc(C_API, "CreateExternalInitializerInfo copies the path; the caller releases every "
+            "info it creates or gets from ValueInfo_GetExternalInitializerInfo; the getters "
+            "take a const pointer and the path they return belongs to the info", "sync",
+            "lifetime"),
+        policy("Send: an immutable record with no thread affinity", "a check shows an info "
+               "misbehaves on another thread", "send"),
+    ),
+    "OrtModelCompilationOptions": (
+        doc(COMPILE_API, "made from an env and session options, filled by setters, read by "
+            "CompileModel (a const pointer) and released after it", "lifetime"),
+        doc(COMPILE_OPTIONS_SRC, "the options keep a pointer to the env, their own copy of the "
+            "session options and a caller's input buffer by pointer", "lifetime"),
+        policy("not Sync: the options carry the output destination (a path or the caller's "
+               "buffer pointer), which two CompileModel calls with one options object would "
+               "both write", "ORT documents concurrent compilation with one options object",
+               "not-sync"),
+        policy("Send: a builder with no thread affinity", "a check shows the options misbehave "
+               "on another thread", "send"),
+    ),
+    "OrtEpAssignedSubgraph": (
+        doc(C_API, "Session_GetEpGraphAssignmentInfo returns records the session owns (recorded "
+            "only with session.record_ep_graph_assignment_info); the getters take const "
+            "pointers", "sync", "lifetime"),
+        policy("Send: read-only records with no thread affinity", "a check shows a record "
+               "misbehaves on another thread", "send"),
+    ),
+    "OrtEpAssignedNode": (
+        doc(C_API, "EpAssignedSubgraph_GetNodes returns const node records the subgraph record "
+            "owns; the getters take const pointers", "sync", "lifetime"),
+        policy("Send: read-only records with no thread affinity", "a check shows a record "
+               "misbehaves on another thread", "send"),
+    ),
+    "OrtDeviceEpIncompatibilityDetails": (
+        doc(C_API, "the getters take a const pointer; the notes string belongs to the details; "
+            "the caller releases the details", "sync", "lifetime"),
+        policy("Send: an immutable answer with no thread affinity", "a check shows the details "
+               "misbehave on another thread", "send"),
+    ),
 }
+for _c_type in ("OrtCANNProviderOptions", "OrtDnnlProviderOptions", "OrtROCMProviderOptions",
+                "OrtNvTensorRtRtxProviderOptions"):
+    TYPE_EVIDENCE[_c_type] = TYPE_EVIDENCE["OrtCUDAProviderOptionsV2"]
 
 #: a Send or Sync verdict whose records are guard/untested only, stated as such
 CAVEATS: dict[str, dict[str, str]] = {
@@ -459,6 +606,15 @@ CAVEATS: dict[str, dict[str, str]] = {
     "OrtCustomOpDomain": {"send": "Send rests on policy only: nothing ties a domain to its "
                                   "creating thread, and no test moves one; ortc does not wrap "
                                   "domains"},
+    **{t: {"send": "Send rests on policy only: a plain options struct, like the CUDA one; "
+                   "ortc does not expose it"}
+       for t in ("OrtCANNProviderOptions", "OrtDnnlProviderOptions", "OrtROCMProviderOptions",
+                 "OrtNvTensorRtRtxProviderOptions")},
+    **{t: {"send": "Send rests on policy only: no check here yet moves one to another thread"}
+       for t in ("OrtOp", "OrtOpAttr", "OrtModel", "OrtGraph", "OrtNode", "OrtValueInfo",
+                 "OrtExternalInitializerInfo", "OrtModelCompilationOptions",
+                 "OrtEpAssignedSubgraph", "OrtEpAssignedNode",
+                 "OrtDeviceEpIncompatibilityDetails")},
 }
 
 # -- per execution provider ------------------------------------------------------------------

@@ -13,7 +13,7 @@ from . import evidence, slot_rules
 from .conformance import matrix_table
 from .process_rules import PICKLE_AND_FORK, markdown_lines as _pickle_and_fork_lines
 from .providers import EP_CONCURRENT_RUN, _EXCLUSIVE_OPTIONS
-from .rules_table import CALLBACKS, rules
+from .rules_table import CALLBACKS, FUNCTION_TABLES, NO_ROW, rules
 
 __all__ = ["render_json", "render_markdown", "POLICY_TABLE"]
 
@@ -35,7 +35,8 @@ def render_json() -> str:
         "counter_reports": evidence.COUNTER_REPORTS,
         "slots": [r.to_json() for r in slot_rules.table()],
         "slot_coverage": slot_rules.coverage(),
-        "pickle_and_fork": PICKLE_AND_FORK}, indent=2) + "\n"
+        "pickle_and_fork": PICKLE_AND_FORK, "function_tables": FUNCTION_TABLES,
+        "no_row": NO_ROW}, indent=2) + "\n"
 
 
 def _is_c(name: str) -> bool:
@@ -137,9 +138,11 @@ def _answers(recs: list[dict[str, Any]],
         "own documentation and maintainers. The kinds are explained under "
         "[Evidence](#evidence-kinds).",
         "",
-        "**Which types are Send (may move to another thread)?** All of them except the two "
+        "**Which types are Send (may move to another thread)?** All of them except those "
         "that only live inside one ORT callback: " + ", ".join(_type_link(t) for t in neither
-                                                               + sync_only) + ".",
+                                                               + sync_only) + ". For "
+        "[`OrtCustomOp`](#ortcustomop), a struct the caller implements, Send and Sync are "
+        "what ORT requires of it.",
         "",
         "**Which are Sync (shared functions may run on several threads at once)?** "
         + ", ".join(_type_link(t) for t in both + sync_only) + ". Not Sync: "
@@ -193,6 +196,11 @@ def _answers(recs: list[dict[str, Any]],
         "`CastTypeInfoTo*` results, EP and hardware devices, a kernel context's inputs and "
         "outputs, the default allocator. The [slot table](#every-ortapi-slot) marks each "
         "borrowed result.",
+        "- Graphs: a graph, node or value info given to the model editor's AddGraphToModel, "
+        "AddNodeToGraph or SetGraphInputs/SetGraphOutputs belongs to the receiver from then "
+        "on (never released by the caller); the graph views a plugin EP receives are borrowed "
+        "for that one call; EP-assignment records belong to their session; compilation options "
+        "keep a pointer to the env (see each type's section).",
         "- Not needed: SessionOptions may be released right after `CreateSession` ("
         + _refs("session.options-released-early") + "); model metadata is a copy ("
         + _refs("session.metadata-outlives-session") + "); CPU run outputs stay readable "
@@ -258,6 +266,15 @@ def render_markdown(matrix_path: Optional[str] = None) -> str:
         lines.append(f"| {_type_link(r['type'])} | {_md(python)}{wrapped} | "
                      f"{'yes' if r['send'] else 'no'} | {'yes' if r['sync'] else 'no'} | "
                      f"{basis} | {', '.join(f'`{p}`' for p in r['parents']) or '-'} |")
+    lines += ["", "Not in the table: the function tables "
+              + ", ".join(f"`{t}`" for t in FUNCTION_TABLES) + " are static arrays of "
+              "function pointers the library owns, not objects: a table pointer may be read "
+              "from any thread and is never released (their getters are \"not "
+              "thread-relevant\" in the slot table); the functions of a sub-table appear in "
+              "the rows of the types they act on (as `OrtCompileApi` functions under "
+              "[`OrtModelCompilationOptions`](#ortmodelcompilationoptions)). Other opaque types "
+              "the C header declares without a row: "
+              + "; ".join(f"`{t}` ({why})" for t, why in NO_ROW.items()) + "."]
     lines += ["", "## Session.run per execution provider", "",
               "Run is shared only when every provider of the session allows concurrent Run "
               "(with the loaded ORT version and the options given); otherwise it is exclusive "
@@ -296,6 +313,13 @@ def render_markdown(matrix_path: Optional[str] = None) -> str:
                 lines.append(f"- {kind} (Python): {', '.join(f'`{m}`' for m in py)}")
             if c_fns:
                 lines.append(f"- {kind} (C): {', '.join(f'`{m}`' for m in c_fns)}")
+            tables: dict[str, list[str]] = {}
+            for m, k in r["other_tables"].items():
+                if k == kind:
+                    table, _, fn = m.partition(".")
+                    tables.setdefault(table, []).append(fn)
+            for table, fns in tables.items():
+                lines.append(f"- {kind} ({table}): {', '.join(f'`{f}`' for f in fns)}")
         if r["used_by"]:
             lines.append("- used as an argument by: " + ", ".join(
                 f"`{m}` ({k})" for m, k in r["used_by"].items()))

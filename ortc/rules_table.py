@@ -30,7 +30,7 @@ from .threads import registry
 # of those modules for first use (binding, lora, session_options): the table imports them, or
 # it would miss their rules.
 
-__all__ = ["rules", "UNWRAPPED", "CALLBACKS"]
+__all__ = ["rules", "UNWRAPPED", "CALLBACKS", "FUNCTION_TABLES", "NO_ROW"]
 
 # -- declared facts the markers cannot carry ---------------------------------------------------
 
@@ -120,6 +120,38 @@ TYPE_NOTES: dict[str, list[str]] = {
         "CastTypeInfoTo* results are borrowed: never release them, never use them after the "
         "type info.",
     ],
+    "OrtOpAttr": [
+        "Attributes returned by Node_GetAttributes, Node_GetAttributeByName and "
+        "ShapeInferContext_GetAttribute belong to their node or context: never release them.",
+        "Model editor: the C reference says CreateNode copies the attributes, while ORT's C++ "
+        "wrapper gives up its attributes to the node on success. Until they agree, treat an "
+        "attribute passed to a successful CreateNode as given away (exclusive; never released "
+        "again by the caller).",
+    ],
+    "OrtGraph": [
+        "Per instance: a view a plugin EP receives is borrowed from the session being created "
+        "and valid only during that GetCapability/Compile call; a view from Graph_GetGraphView "
+        "is the caller's to release, before its source graph; a model-editor graph is the "
+        "caller's until AddGraphToModel gives it to the model (never released after that).",
+    ],
+    "OrtNode": [
+        "A node from CreateNode belongs to the graph after AddNodeToGraph: never release it "
+        "after that. Nodes read from a graph are borrowed from it.",
+    ],
+    "OrtValueInfo": [
+        "A value info from CreateValueInfo belongs to the graph after SetGraphInputs/"
+        "SetGraphOutputs: never release it after that. Those read from a graph or node are "
+        "borrowed from the graph.",
+    ],
+    "OrtShapeInferContext": [
+        "The tensor info ShapeInferContext_GetInputTypeShape returns belongs to the context "
+        "although it comes back through an owned out-pointer: releasing it double-frees "
+        "(kernel.infer-info-ownership).",
+    ],
+    "OrtModelCompilationOptions": [
+        "Its functions are in OrtCompileApi (GetCompileApi), not OrtApi. Two CompileModel calls "
+        "with one options object write the same output (file or caller buffer): not Sync.",
+    ],
 }
 
 #: ORT types that ortc does not wrap as handles (it copies them into plain Python values, uses
@@ -202,9 +234,10 @@ UNWRAPPED: list[dict[str, Any]] = [
     {"type": "OrtCustomOpDomain", "python": None, "send": True, "sync": False,
      "methods": {"CustomOpDomain_Add": "exclusive", "AddCustomOpDomain": "shared",
                  "ReleaseCustomOpDomain": "exclusive"},
-     "parents": [],
-     "evidence": "mutated while being built; it must outlive every session using it; adding "
-                 "domains at session creation is not thread-safe"},
+     "parents": ["OrtCustomOp"],
+     "evidence": "mutated while being built; it must outlive every session using it, and the "
+                 "custom ops added to it must outlive it; adding domains at session creation "
+                 "is not thread-safe"},
     {"type": "OrtThreadingOptions", "python": None, "send": True, "sync": True,
      "methods": {"SetGlobalIntraOpNumThreads": "exclusive",
                  "SetGlobalInterOpNumThreads": "exclusive", "SetGlobalSpinControl": "exclusive",
@@ -264,7 +297,214 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "ReleaseSyncStream": "exclusive"},
      "parents": ["OrtEpDevice"],
      "evidence": "a device stream (none exists on a CPU build); not Sync by policy"},
+    # -- objects that live inside one ORT callback ------------------------------------------
+    {"type": "OrtLogger", "python": None, "send": False, "sync": False,
+     "methods": {"Logger_LogMessage": "shared", "Logger_GetLoggingSeverityLevel": "shared"},
+     "parents": ["OrtKernelInfo", "OrtKernelContext"],
+     "evidence": "borrowed from the kernel info (in CreateKernel) or the kernel context (in "
+                 "KernelCompute) it came from; ORT owns it. Like the kernel context: use it "
+                 "only inside that callback, on its thread"},
+    {"type": "OrtShapeInferContext", "python": None, "send": False, "sync": False,
+     "methods": {"ShapeInferContext_GetInputCount": "shared",
+                 "ShapeInferContext_GetInputTypeShape": "shared",
+                 "ShapeInferContext_GetAttribute": "shared",
+                 "ShapeInferContext_SetOutputTypeShape": "exclusive"},
+     "parents": [],
+     "evidence": "valid only during the InferOutputShapeFn call it is passed to, on the calling "
+                 "thread; what its getters return belongs to it"},
+    # -- caller-implemented ---------------------------------------------------------------------
+    {"type": "OrtCustomOp", "python": None, "send": True, "sync": True,
+     "methods": {"CustomOpDomain_Add": "shared"},
+     "parents": [],
+     "evidence": "a struct of functions the caller implements, not an ORT object: the verdicts "
+                 "are what ORT requires of it. ORT keeps it by pointer and calls it from the "
+                 "threads that create sessions and run them, at once; it must outlive the "
+                 "domains it is added to"},
+    # -- custom-op helpers ----------------------------------------------------------------------
+    {"type": "OrtOp", "python": None, "send": True, "sync": True,
+     "methods": {"ReleaseOp": "exclusive", "InvokeOp": "shared"},
+     "parents": [],
+     "evidence": "made by CreateOp inside CreateKernel and kept by the kernel, which runs it "
+                 "with InvokeOp from every compute (concurrent runs invoke one op at once) and "
+                 "releases it in KernelDestroy"},
+    {"type": "OrtOpAttr", "python": None, "send": True, "sync": True,
+     "methods": {"ReadOpAttr": "shared", "OpAttr_GetType": "shared", "OpAttr_GetName": "shared",
+                 "OpAttr_GetTensorAttributeAsOrtValue": "shared", "ReleaseOpAttr": "exclusive",
+                 "CreateOp": "shared"},
+     "other_tables": {"OrtModelEditorApi.CreateNode": "exclusive"},
+     "parents": [],
+     "evidence": "a read-only attribute after CreateOpAttr; one made by the caller is the "
+                 "caller's to release (CreateOp copies what it needs); those a node or a "
+                 "shape-inference context hands out are borrowed from it"},
+    # -- graphs: plugin-EP views and the model editor --------------------------------------------
+    {"type": "OrtModel", "python": None, "send": True, "sync": True,
+     "methods": {"ReleaseModel": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.CreateModel": "shared",
+                      "OrtModelEditorApi.AddGraphToModel": "exclusive",
+                      "OrtModelEditorApi.CreateSessionFromModel": "shared",
+                      "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive"},
+     "parents": [],
+     "evidence": "a model the caller builds with the model editor; it owns the graph added to "
+                 "it; sessions created from it do not need it afterwards"},
+    {"type": "OrtGraph", "python": None, "send": True, "sync": True,
+     "methods": {"Graph_GetName": "shared", "Graph_GetModelPath": "shared",
+                 "Graph_GetOnnxIRVersion": "shared", "Graph_GetNumOperatorSets": "shared",
+                 "Graph_GetOperatorSets": "shared", "Graph_GetNumInputs": "shared",
+                 "Graph_GetInputs": "shared", "Graph_GetNumOutputs": "shared",
+                 "Graph_GetOutputs": "shared", "Graph_GetNumInitializers": "shared",
+                 "Graph_GetInitializers": "shared", "Graph_GetNumNodes": "shared",
+                 "Graph_GetNodes": "shared", "Graph_GetParentNode": "shared",
+                 "Graph_GetGraphView": "shared", "Graph_GetModelMetadata": "shared",
+                 "ReleaseGraph": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.CreateGraph": "shared",
+                      "OrtModelEditorApi.SetGraphInputs": "exclusive",
+                      "OrtModelEditorApi.SetGraphOutputs": "exclusive",
+                      "OrtModelEditorApi.AddInitializerToGraph": "exclusive",
+                      "OrtModelEditorApi.AddNodeToGraph": "exclusive",
+                      "OrtModelEditorApi.AddGraphToModel": "exclusive"},
+     "parents": ["OrtSession", "OrtModel"],
+     "evidence": "either a read-only view ORT lends a plugin EP for one GetCapability/Compile "
+                 "call (borrowed from the session being created), a view made by "
+                 "Graph_GetGraphView (the caller's, over its source graph), or a model-editor "
+                 "graph the caller builds (owned by the model once added to it)"},
+    {"type": "OrtNode", "python": None, "send": True, "sync": True,
+     "methods": {"Node_GetId": "shared", "Node_GetName": "shared",
+                 "Node_GetOperatorType": "shared", "Node_GetDomain": "shared",
+                 "Node_GetSinceVersion": "shared", "Node_GetNumInputs": "shared",
+                 "Node_GetInputs": "shared", "Node_GetNumOutputs": "shared",
+                 "Node_GetOutputs": "shared", "Node_GetNumImplicitInputs": "shared",
+                 "Node_GetImplicitInputs": "shared", "Node_GetNumAttributes": "shared",
+                 "Node_GetAttributes": "shared", "Node_GetAttributeByName": "shared",
+                 "Node_GetNumSubgraphs": "shared", "Node_GetSubgraphs": "shared",
+                 "Node_GetGraph": "shared", "Node_GetEpName": "shared",
+                 "ReleaseNode": "exclusive", "Graph_GetGraphView": "shared"},
+     "other_tables": {"OrtModelEditorApi.CreateNode": "shared",
+                      "OrtModelEditorApi.AddNodeToGraph": "exclusive"},
+     "parents": ["OrtGraph"],
+     "evidence": "a node of a graph: read-only and borrowed from its graph, or made by "
+                 "CreateNode and owned by the graph once added to it"},
+    {"type": "OrtValueInfo", "python": None, "send": True, "sync": True,
+     "methods": {"GetValueInfoName": "shared", "GetValueInfoTypeInfo": "shared",
+                 "ValueInfo_GetValueProducer": "shared", "ValueInfo_GetValueNumConsumers": "shared",
+                 "ValueInfo_GetValueConsumers": "shared",
+                 "ValueInfo_GetInitializerValue": "shared",
+                 "ValueInfo_GetExternalInitializerInfo": "shared",
+                 "ValueInfo_IsRequiredGraphInput": "shared",
+                 "ValueInfo_IsOptionalGraphInput": "shared", "ValueInfo_IsGraphOutput": "shared",
+                 "ValueInfo_IsConstantInitializer": "shared",
+                 "ValueInfo_IsFromOuterScope": "shared", "ReleaseValueInfo": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.CreateValueInfo": "shared",
+                      "OrtModelEditorApi.SetGraphInputs": "exclusive",
+                      "OrtModelEditorApi.SetGraphOutputs": "exclusive"},
+     "parents": ["OrtGraph"],
+     "evidence": "a value of a graph (input, output, initializer, node edge): read-only and "
+                 "owned by its graph, or made by CreateValueInfo and owned by the graph once "
+                 "set as its input or output; its type info is borrowed from it"},
+    {"type": "OrtExternalInitializerInfo", "python": None, "send": True, "sync": True,
+     "methods": {"ExternalInitializerInfo_GetFilePath": "shared",
+                 "ExternalInitializerInfo_GetFileOffset": "shared",
+                 "ExternalInitializerInfo_GetByteSize": "shared",
+                 "ReleaseExternalInitializerInfo": "exclusive"},
+     "parents": [],
+     "evidence": "an immutable path, offset and size; CreateExternalInitializerInfo copies the "
+                 "path; each one (created, or returned by ValueInfo_GetExternalInitializerInfo) "
+                 "is the caller's to release; the path it returns belongs to it"},
+    # -- compilation and EP assignment -------------------------------------------------------------
+    {"type": "OrtModelCompilationOptions", "python": None, "send": True, "sync": False,
+     "methods": {},
+     "other_tables": {
+         "OrtCompileApi.CreateModelCompilationOptionsFromSessionOptions": "shared",
+         "OrtCompileApi.ModelCompilationOptions_SetInputModelPath": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetInputModelFromBuffer": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelPath": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelExternalInitializersFile":
+             "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelBuffer": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetEpContextEmbedMode": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetFlags": "exclusive",
+         "OrtCompileApi.CompileModel": "shared",
+         "OrtCompileApi.ReleaseModelCompilationOptions": "exclusive"},
+     "parents": ["OrtEnv"],
+     "evidence": "a builder filled by setters (exclusive), then read by CompileModel; it keeps "
+                 "a pointer to the env and its own copy of the session options; an input "
+                 "model given as a buffer is read in place at CompileModel"},
+    {"type": "OrtEpAssignedSubgraph", "python": None, "send": True, "sync": True,
+     "methods": {"EpAssignedSubgraph_GetEpName": "shared", "EpAssignedSubgraph_GetNodes": "shared"},
+     "parents": ["OrtSession"],
+     "evidence": "read-only records of which EP got which nodes, owned by the session that "
+                 "recorded them (session config session.record_ep_graph_assignment_info); never "
+                 "released by the caller"},
+    {"type": "OrtEpAssignedNode", "python": None, "send": True, "sync": True,
+     "methods": {"EpAssignedNode_GetName": "shared", "EpAssignedNode_GetDomain": "shared",
+                 "EpAssignedNode_GetOperatorType": "shared"},
+     "parents": ["OrtEpAssignedSubgraph"],
+     "evidence": "read-only, owned by its subgraph record (and so by the session); never "
+                 "released by the caller"},
+    {"type": "OrtDeviceEpIncompatibilityDetails", "python": None, "send": True, "sync": True,
+     "methods": {"DeviceEpIncompatibilityDetails_GetReasonsBitmask": "shared",
+                 "DeviceEpIncompatibilityDetails_GetNotes": "shared",
+                 "DeviceEpIncompatibilityDetails_GetErrorCode": "shared",
+                 "ReleaseDeviceEpIncompatibilityDetails": "exclusive"},
+     "parents": [],
+     "evidence": "an immutable answer the caller owns and releases; the notes string belongs "
+                 "to it"},
+    # -- provider option structs (builders) -------------------------------------------------------
+    {"type": "OrtCANNProviderOptions", "python": None, "send": True, "sync": False,
+     "methods": {"UpdateCANNProviderOptions": "exclusive",
+                 "GetCANNProviderOptionsAsString": "shared",
+                 "SessionOptionsAppendExecutionProvider_CANN": "shared",
+                 "ReleaseCANNProviderOptions": "exclusive"},
+     "parents": [],
+     "evidence": "a plain options struct filled by Update*, read by the append call; ortc "
+                 "does not expose it"},
+    {"type": "OrtDnnlProviderOptions", "python": None, "send": True, "sync": False,
+     "methods": {"UpdateDnnlProviderOptions": "exclusive",
+                 "GetDnnlProviderOptionsAsString": "shared",
+                 "SessionOptionsAppendExecutionProvider_Dnnl": "shared",
+                 "ReleaseDnnlProviderOptions": "exclusive"},
+     "parents": [],
+     "evidence": "a plain options struct filled by Update*, read by the append call; ortc "
+                 "does not expose it"},
+    {"type": "OrtROCMProviderOptions", "python": None, "send": True, "sync": False,
+     "methods": {"UpdateROCMProviderOptions": "exclusive",
+                 "GetROCMProviderOptionsAsString": "shared",
+                 "SessionOptionsAppendExecutionProvider_ROCM": "shared",
+                 "ReleaseROCMProviderOptions": "exclusive"},
+     "parents": [],
+     "evidence": "a plain options struct filled by Update*, read by the append call; ortc "
+                 "does not expose it"},
+    {"type": "OrtNvTensorRtRtxProviderOptions", "python": None, "send": True, "sync": False,
+     "methods": {},
+     "parents": [],
+     "evidence": "declared by the C API but taken by no OrtApi function (the NvTensorRtRtx "
+                 "provider is appended by name with string options); the verdicts are those "
+                 "of the other option structs"},
 ]
+
+#: function tables: static arrays of function pointers the library owns, not objects. They
+#: have no row: a table pointer may be read from any thread and is never released (the slot
+#: table marks the getters "not thread-relevant"); what matters is the objects their functions
+#: take, which have rows (a sub-table's functions are listed in those rows as
+#: ``Table.Function``).
+FUNCTION_TABLES: dict[str, str] = {
+    "OrtApiBase": "OrtGetApiBase()",
+    "OrtApi": "OrtApiBase.GetApi",
+    "OrtModelEditorApi": "GetModelEditorApi",
+    "OrtCompileApi": "GetCompileApi",
+    "OrtEpApi": "GetEpApi",
+    "OrtInteropApi": "GetInteropApi",
+    "OrtTrainingApi": "GetTrainingApi",
+    "OrtModelPackageApi": "GetModelPackageApi",
+}
+
+#: opaque types the C header declares that have no row, and why
+NO_ROW: dict[str, str] = {
+    "OrtThreadPoolParams": "declared by the header, taken by no function",
+    "OrtExternalMemoryHandle": "an OrtInteropApi object: ortc declares none of that table's "
+                               "functions, and none exists without a device",
+    "OrtExternalSemaphoreHandle": "an OrtInteropApi object (as OrtExternalMemoryHandle)",
+    "OrtExternalResourceImporter": "an OrtInteropApi object (as OrtExternalMemoryHandle)",
+}
 
 #: C callbacks: who calls them, from which threads (Rust: the closure bounds); their evidence
 #: records are ortc.evidence.CALLBACK_EVIDENCE
@@ -339,7 +579,8 @@ def rules() -> list[dict[str, Any]]:
     """One record per ORT type, sorted by type: ``type`` (the C name), ``python`` (the class,
     or what ortc turns the type into), ``send``, ``sync``, ``methods`` (Python method names and
     the C functions acting on this type -> ``"shared"`` or ``"exclusive"``), ``parents`` (the C
-    types it must not outlive), ``evidence`` (a summary); also ``wrapped``, ``conditions``
+    types it must not outlive), ``evidence`` (a summary); also ``other_tables`` (functions of a sub-table
+    such as OrtCompileApi acting on this type, as ``Table.Function``), ``wrapped``, ``conditions``
     (methods whose kind depends on the instance), ``arguments`` (how a method uses the handles
     passed to it), ``used_by`` (calls of other objects that take this type as an argument, and
     how), ``c_functions`` (each Python method's C functions), ``notes``, ``evidence_records``
@@ -390,7 +631,8 @@ def rules() -> list[dict[str, Any]]:
         methods[_release_function(rec.c_type)] = "exclusive"
         records[rec.c_type] = {
             "type": rec.c_type, "python": f"ortc.{name}", "wrapped": True, "send": rec.send,
-            "sync": rec.sync, "methods": methods, "parents": list(rec.parents),
+            "sync": rec.sync, "methods": methods, "other_tables": {},
+            "parents": list(rec.parents),
             "evidence": _summary(rec.evidence, rec.c_type), "conditions": conditions,
             "arguments": arguments, "used_by": used_by, "c_functions": c_functions,
             "notes": list(TYPE_NOTES.get(rec.c_type, [])),
@@ -400,6 +642,7 @@ def rules() -> list[dict[str, Any]]:
                if slot_rules.receiver(m) == item["type"]}
         others = {m: k for m, k in item["methods"].items() if m not in own}
         records[item["type"]] = {**item, "wrapped": False, "methods": own,
+                                 "other_tables": dict(item.get("other_tables", {})),
                                  "parents": list(item["parents"]), "conditions": {},
                                  "evidence": _summary(item["evidence"], item["type"]),
                                  "arguments": {}, "used_by": others, "c_functions": {},

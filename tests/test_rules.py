@@ -105,6 +105,43 @@ def test_unwrapped_types_are_declared_and_marked() -> None:
                                                             for rec in registry.values()})
 
 
+def test_every_opaque_type_has_a_row_or_a_reason() -> None:
+    """The README says ortc declares the thread rules of every ORT object: every handle type an
+    OrtApi slot takes has a row, and every opaque type the C header declares is a row, a
+    function table (not an object) or listed with the reason it has none."""
+    from ortc import slot_rules
+
+    rows = set(by_type())
+    assert slot_rules.HANDLE_TYPES <= rows, sorted(slot_rules.HANDLE_TYPES - rows)
+    with open(os.path.join(ROOT, "include", "ortc_types.h"), encoding="utf-8") as f:
+        declared = set(re.findall(r"^typedef struct (Ort\w+) \1;", f.read(), re.M))
+    assert len(declared) > 50
+    accounted = rows | set(rules_table.FUNCTION_TABLES) | set(rules_table.NO_ROW)
+    assert declared <= accounted, sorted(declared - accounted)
+    assert not (set(rules_table.FUNCTION_TABLES) | set(rules_table.NO_ROW)) & rows
+    md = rules_render.render_markdown()
+    for name in (*rules_table.FUNCTION_TABLES, *rules_table.NO_ROW):
+        assert f"`{name}`" in md.split("## Session.run per execution provider")[0], name
+
+
+def test_callback_scoped_types_are_neither_send_nor_sync() -> None:
+    """Like the kernel context, a logger and a shape-inference context live inside the ORT
+    callback that received them."""
+    r = by_type()
+    for t in ("OrtKernelContext", "OrtLogger", "OrtShapeInferContext"):
+        assert (r[t]["send"], r[t]["sync"]) == (False, False), t
+    assert r["OrtShapeInferContext"]["methods"]["ShapeInferContext_SetOutputTypeShape"] \
+        == "exclusive"
+    assert set(r["OrtLogger"]["parents"]) == {"OrtKernelInfo", "OrtKernelContext"}
+    # borrowed views name their owners; a custom-op domain must not outlive its ops
+    assert r["OrtValueInfo"]["parents"] == ["OrtGraph"]
+    assert r["OrtEpAssignedSubgraph"]["parents"] == ["OrtSession"]
+    assert r["OrtCustomOpDomain"]["parents"] == ["OrtCustomOp"]
+    mco = r["OrtModelCompilationOptions"]
+    assert mco["methods"] == {} and mco["other_tables"]["OrtCompileApi.CompileModel"] == "shared"
+    assert (mco["send"], mco["sync"]) == (True, False) and mco["parents"] == ["OrtEnv"]
+
+
 def test_every_c_function_is_an_ort_api_slot() -> None:
     slots = {name for name, _ in SLOTS}
     for r in ortc.rules():
