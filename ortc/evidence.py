@@ -215,7 +215,8 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
             "using these options", "sync", "shared"),
         check("thread.shared-run-options-terminate", "one RunOptions shared by concurrent runs: "
               "one terminate stops them all; after unset the options run again", "send", "sync"),
-        check("run.terminate-flag", "a Run with the flag set fails at once", "shared"),
+        check("run.terminate-flag", "a Run with the flag already set fails at once (one "
+              "thread)"),
         policy("tag, log levels, config entries, LoRA activation and profiling setters are "
                "exclusive: runs read them without a lock", "ORT documents them as safe during "
                "runs", "exclusive"),
@@ -358,7 +359,7 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
             "to", "not-send", "lifetime"),
         check("kernel.parallel-for", "KernelContext_ParallelFor calls its function once per "
               "index, spread over the calling and pool threads, so the function must be "
-              "thread-safe; it shows nothing about sharing the context itself", "shared",
+              "thread-safe; it shows nothing about sharing the context itself",
               versions="1.19.2-1.32.0"),
         policy("not Sync: one compute call owns it, and nothing here uses one context from "
                "two threads at once", "ORT documents concurrent use of one context, or a check "

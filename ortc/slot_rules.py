@@ -185,8 +185,9 @@ _d("RunOptionsSetTerminate RunOptionsUnsetTerminate", reads=("OrtRunOptions",),
 _d("SessionOptionsSetLoadCancellationFlag", reads=("OrtSessionOptions",),
    note="meant to be set from another thread while CreateSession runs",
    evidence=(*ev.find("OrtSessionOptions", ev.C_API),
-             ev.check("create.load-canceled", "a creation with the flag set fails",
-                      "shared", versions="1.22.1-1.32.0")))
+             ev.check("create.load-canceled", "a creation with the flag already set fails "
+                      "(one thread: the flag is not set during a creation)",
+                      versions="1.22.1-1.32.0")))
 _d("CreateIoBinding", reads=("OrtSession",), creates=("OrtIoBinding",),
    outlives="the session outlives the binding",
    evidence=(ev.check("thread.per-thread-binding", "bindings created concurrently on one "
@@ -194,8 +195,9 @@ _d("CreateIoBinding", reads=("OrtSession",), creates=("OrtIoBinding",),
              *ev.find("OrtIoBinding", "check:life.binding-after-session-release")))
 _d("CreateAllocator", reads=("OrtSession", "OrtMemoryInfo"), creates=("OrtAllocator",),
    outlives="the session outlives the allocator and every value allocated from it",
-   evidence=(*ev.find("OrtSession", "check:life.session-value-after-session-release"), ev.check(
-       "alloc.session-allocator", "a session allocator allocates", "shared")))
+   evidence=(*ev.find("OrtSession", "check:life.session-value-after-session-release"),
+             SIGNATURE, ev.check("alloc.session-allocator", "a session allocator allocates "
+                                 "(one thread: no concurrent CreateAllocator)")))
 _d("GetTensorMutableData", writes=("OrtValue",),
    note="returns a pointer into the value to write through: exclusive; a caller that only "
         "reads through it makes a shared read (as GetTensorData)",
@@ -208,8 +210,12 @@ _d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContai
         "sessions one at a time",
    outlives="the env, custom-op domains, initializers added with AddInitializer, a prepacked "
             "weights container and model bytes used in place outlive the session",
-   evidence=ev.find("OrtSessionOptions", "check:thread.concurrent-create", ev.ADD_CUSTOM_OP_DOMAINS)
-   + ev.find("OrtEnv", "check:env.run-after-last-release"))
+   evidence=(ev.check("thread.concurrent-create", "concurrent CreateSessionFromArray calls "
+                      "sharing one SessionOptions and the env all succeed alike (the other "
+                      "three creation slots by analogy: no check creates through them at "
+                      "once)", "shared"),
+             *ev.find("OrtSessionOptions", ev.ADD_CUSTOM_OP_DOMAINS),
+             *ev.find("OrtEnv", "check:env.run-after-last-release")))
 _d("SessionEndProfiling SetEpDynamicOptions SessionReleaseCapturedGraph",
    writes=("OrtSession",), note="exclusive: undocumented against in-flight runs",
    evidence=_about("OrtSession", "exclusive", "policy"))
@@ -225,8 +231,9 @@ _d("GetEpDevices GetNumHardwareDevices GetHardwareDevices GetSharedAllocator Cop
    reads=("OrtEnv",), note="reads env-wide state",
    outlives="EP and hardware devices, and shared allocators, belong to the env: never "
             "release them",
-   evidence=(ev.check("device.cpu-ep-device", "GetEpDevices on the CPU build", "shared",
-                      versions="1.23.2-1.32.0"), *ev.find("OrtEpDevice", ev.C_API)))
+   evidence=(SIGNATURE, ev.check("device.cpu-ep-device", "GetEpDevices on the CPU build "
+                                 "(one thread: no concurrent reads of the env)",
+                                 versions="1.23.2-1.32.0"), *ev.find("OrtEpDevice", ev.C_API)))
 _d("CreateEnv CreateEnvWithCustomLogger CreateEnvWithGlobalThreadPools "
    "CreateEnvWithCustomLoggerAndGlobalThreadPools CreateEnvWithOptions",
    creates=("OrtEnv",), scope="process",
@@ -242,8 +249,11 @@ _d("ReleaseEnv", releases=("OrtEnv",), scope="process",
                      "check:env.recreate-after-release", "check:env.concurrent-create-release"))
 _d("GetAvailableProviders ReleaseAvailableProviders GetBuildInfoString", scope="process",
    note="no handle: process-wide information, safe from any thread",
-   evidence=(ev.check("ver.providers-cpu-last", "the provider list ends with the CPU provider",
-                      "shared"),))
+   evidence=(ev.policy("safe from any thread: each call returns a new list (or a constant "
+                       "string) and reads no object", "a check shows concurrent calls "
+                       "misbehave", "shared"),
+             ev.check("ver.providers-cpu-last", "the provider list ends with the CPU provider "
+                      "(one thread)")))
 _d("GetAllocatorWithDefaultOptions", creates=("OrtAllocator",), scope="process",
    outlives="the default allocator is static: never release it",
    evidence=ev.find("OrtAllocator", ev.C_API, "check:thread.default-allocator"))
@@ -322,42 +332,65 @@ _d("SessionOptionsSetEpContextDataReadFunc", writes=("OrtSessionOptions",),
    evidence=(ev.check("api31.ep-context-read-func", "NULL options refused; set and cleared",
                       "exclusive", versions="1.31.1-1.32.0"), NEWER))
 _d("GetModelPackageApi", relevant=False, note="returns a constant table",
-   evidence=(ev.check("api31.model-package-api", "one constant table", "shared",
+   evidence=(ev.check("api31.model-package-api", "one constant table (one thread)",
                       versions="1.31.1-1.32.0"), NEWER))
 _d("EpDevice_GetMemoryCapacity", reads=("OrtEpDevice",),
    note="may ask the device's EP factory (not implemented by the CPU provider)",
    evidence=(ev.check("api32.ep-device-memory-capacity", "NULL arguments refused; the CPU "
-                      "device reports NOT_IMPLEMENTED", "shared", versions="1.32.0"), NEWER))
+                      "device reports NOT_IMPLEMENTED (one thread)", versions="1.32.0"),
+             NEWER))
 _d("KernelContext_GetOutput KernelContext_GetPreallocatedOutput", writes=("OrtKernelContext",),
    scope="callback", note="allocates or returns an output of the running kernel",
    evidence=(SCOPED,))
 _d("CreateOp InvokeOp", reads=("OrtKernelInfo", "OrtKernelContext", "OrtOp"), scope="callback",
    note="InvokeOp runs inside a kernel's compute, with its context",
-   evidence=(ev.check("kernel.compute-and-invoke", "InvokeOp inside a custom kernel",
-                      "shared", versions="1.19.2-1.32.0"), SCOPED))
+   evidence=(SIGNATURE, ev.check("kernel.compute-and-invoke", "InvokeOp inside a custom "
+                                 "kernel (one thread: no op invoked by two runs at once)",
+                                 versions="1.19.2-1.32.0"), SCOPED))
 _d("KernelContext_ParallelFor", reads=("OrtKernelContext",), scope="callback",
    note="runs the function on intra-op pool threads concurrently: it must be thread-safe",
-   evidence=(ev.check("kernel.parallel-for", "each index exactly once, on pool threads",
-                      "shared", versions="1.19.2-1.32.0"), SCOPED))
+   evidence=(SIGNATURE, ev.check("kernel.parallel-for", "each index exactly once, on pool "
+                                 "threads at once: the function must be thread-safe (the "
+                                 "context itself is used by the compute's thread only)",
+                                 versions="1.19.2-1.32.0"), SCOPED))
 _d("CreateStatus", creates=("OrtStatus",), relevant=False,
    note="a new status owned by the caller",
-   evidence=(ev.check("status.roundtrip", "a created status reads back its code and message",
-                      "shared"),))
+   evidence=(ev.policy("not thread-relevant: it reads no object and returns a new one the "
+                       "caller owns", "a check shows concurrent creation misbehaves", "shared"),
+             ev.check("status.roundtrip", "a created status reads back its code and message "
+                      "(one thread)")))
 _d("GetTrainingApi GetExecutionProviderApi GetModelEditorApi GetCompileApi GetEpApi "
    "GetInteropApi GetExperimentalFunction", relevant=False,
    note="returns a constant table or function (or NULL)",
-   evidence=(ev.check("ver.sub-tables", "the sub-tables exist on a CPU build", "shared",
-                      versions="1.22.1-1.32.0"),))
+   evidence=(ev.policy("not thread-relevant: each returns the address of a static table of "
+                       "functions (or NULL)", "a check shows concurrent calls disagree",
+                       "shared"),
+             ev.check("ver.sub-tables", "the sub-tables exist on a CPU build (one thread)",
+                      versions="1.22.1-1.32.0")))
 _d("GetCompatibilityInfoFromModel GetCompatibilityInfoFromModelBytes", reads=("OrtAllocator",),
    note="reads a model file or bytes; no session", evidence=(DEVICE_EP,))
+_d("ShapeInferContext_GetInputTypeShape", reads=("OrtShapeInferContext",), creates=(),
+   scope="callback",
+   outlives="the info belongs to the context although it comes back through an owned "
+            "out-pointer: never release it (releasing it double-frees), never keep it past "
+            "the callback",
+   evidence=(SCOPED, ev.check("kernel.infer-info-ownership", "releasing the returned info "
+                              "aborts with a double free", "lifetime", outcome="known",
+                              versions="1.17.1-1.32.0")))
+_d("Graph_GetGraphView", reads=("OrtGraph", "OrtNode"), creates=("OrtGraph",),
+   outlives="the new view is the caller's to release (ReleaseGraph), before the source graph "
+            "whose nodes it shows",
+   evidence=(SIGNATURE, ev.doc(ev.C_API, "Graph_GetGraphView makes a new graph over some "
+                               "nodes of a const source graph", "lifetime")))
 _d("ShapeInferContext_SetOutputTypeShape", writes=("OrtShapeInferContext",), scope="callback",
    evidence=(SCOPED, ev.check("kernel.shape-inference", "called at session creation",
                               "lifetime", versions="1.19.2-1.32.0")))
 _d("SessionOptionsAppendExecutionProvider_V2", writes=("OrtSessionOptions",),
    reads=("OrtEnv", "OrtEpDevice"), note="reads the env's EP devices (declared non-const)",
    outlives="the EP devices belong to the env",
-   evidence=(ev.check("device.cpu-ep-device", "a session appended to the CPU EP device runs",
-                      "shared", versions="1.23.2-1.32.0"),))
+   evidence=(*ev.find("OrtEpDevice", ev.C_API),
+             ev.check("device.cpu-ep-device", "a session appended to the CPU EP device runs "
+                      "(one thread)", versions="1.23.2-1.32.0")))
 _d("ReleaseKernelInfo", releases=("OrtKernelInfo",), scope="any thread",
    note="only for a copy made by CopyKernelInfo, which the kernel may keep and release "
         "anywhere", evidence=(RELEASE, SCOPED))
@@ -366,7 +399,8 @@ _d("SyncStream_GetHandle", reads=("OrtSyncStream",),
    evidence=(DEVICE_EP,))
 _d("CreateValue", reads=("OrtValue",), creates=("OrtValue",),
    note="reads the element values; the new sequence or map is independent",
-   evidence=(ev.check("value.sequence", "a sequence of tensors reads back", "shared"),))
+   evidence=(SIGNATURE, ev.check("value.sequence", "a sequence of tensors reads back (one "
+                                 "thread: no element read by two creations at once)")))
 
 #: type families whose every slot runs inside an ORT callback
 _CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")

@@ -151,6 +151,23 @@ def test_reconciled_verdicts(slot: str, c_type: str, kind: str) -> None:
         assert methods[slot] == kind
 
 
+def test_shared_verdicts_rest_on_checks_that_use_more_than_one_thread() -> None:
+    """A check that calls a slot on one thread shows what it does, not that calls may overlap:
+    a record backing "shared" with a conformance check cites one that uses the objects on
+    threads other than their maker's (``crosses``). GetEpDevices once cited
+    device.cpu-ep-device and CreateStatus status.roundtrip, both on one thread."""
+    from ortc import evidence as ev
+    from ortc.conformance.checks import all_checks
+
+    crosses = {c.id: c.crosses for c in all_checks()}
+    records = [(f"slot {r.slot}", e) for r in slot_rules.table() for e in r.evidence]
+    records += [(f"type {t}", e) for t, recs in ev.TYPE_EVIDENCE.items() for e in recs]
+    bad = sorted({f"{where}: {e.ref}" for where, e in records
+                  if e.kind == "ort-behaviour" and "shared" in e.backs
+                  and e.ref.startswith("check:") and not crosses.get(e.ref[len("check:"):])})
+    assert bad == []
+
+
 def test_the_rules_carry_the_slot_table() -> None:
     proc = subprocess.run([sys.executable, "-m", "ortc", "rules", "--format", "json"],
                           capture_output=True, text=True, cwd=ROOT,
