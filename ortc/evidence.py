@@ -203,6 +203,9 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
                    "initialization (custom-op domains race); open", "exclusive"),
         doc(C_API, "SessionOptionsSetLoadCancellationFlag is meant to be set from another "
             "thread while CreateSession runs", "shared"),
+        check("shared.load-cancel-from-another-thread", "the flag set from another thread while "
+              "CreateSession runs with the options makes that creation fail as canceled",
+              "shared", versions="1.22.1-1.32.0"),
         policy("setters mutate the options without a lock, so they are exclusive",
                "ORT documents the setters as thread-safe", "exclusive"),
         guard(f"{_T}test_concurrent_session_creation_shared_options", "ortc lets concurrent "
@@ -353,6 +356,8 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               "and message and is released on another", "send"),
         check("status.roundtrip", "the status keeps its own copy of the message: the caller's "
               "buffer need not outlive it", "lifetime"),
+        check("shared.process-calls", "eight statuses made on one thread are read by four "
+              "threads at once, 30 times each: every code and message right", "sync"),
     ),
     "OrtKernelContext": (
         doc(C_API, "a kernel context is valid only during the KernelCompute call it is passed "
@@ -414,7 +419,9 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               "there after both", "send"),
         check("session.prepacked-container", "two sessions made one after the other with one "
               "container both compute correctly (one thread)"),
-        untested("concurrent session creation with one container", "sync"),
+        check("shared.create-session-variants", "eight threads create sessions at once, four "
+              "of them through the two prepacked variants sharing one container: every result "
+              "right; the container is released after the sessions", "sync", "lifetime"),
     ),
     "OrtCUDAProviderOptionsV2": (
         policy("not Sync: a plain struct filled by Update*; ortc creates, fills, appends and "
@@ -435,6 +442,10 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               versions="1.23.2-1.32.0"),
         check("device.cpu-ep-device", "the CPU EP device reads back its names and metadata, "
               "and a session appended to it runs (one thread)", versions="1.23.2-1.32.0"),
+        check("shared.env-reads", "four threads at once read the EP devices and append the CPU "
+              "EP device found on the check's thread to their own options; every session runs "
+              "(1.22.1 lists no EP device: nothing to read or append there)", "sync",
+              versions="1.22.1-1.32.0"),
     ),
     "OrtHardwareDevice": (
         doc(C_API, "hardware devices come back as const pointers and OrtApi has no function "
@@ -490,6 +501,9 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         check("kernel.compute-and-invoke", "ORT calls the struct's CreateKernelV2 at session "
               "creation and KernelComputeV2 inside Run (one thread)",
               versions="1.17.1-1.32.0"),
+        check("send.op", "a struct made on the check's thread has its KernelComputeV2 called "
+              "on four other threads whose runs overlap", "send", "sync",
+              versions="1.17.1-1.32.0"),
     ),
     # -- custom-op helpers ----------------------------------------------------------------------
     "OrtOp": (
@@ -499,9 +513,9 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         check("kernel.compute-and-invoke", "an op made in CreateKernelV2 is run by "
               "KernelComputeV2 with InvokeOp and gives LeakyRelu's result (session created and "
               "run on one thread)", versions="1.17.1-1.32.0"),
-        policy("Send: an op is made while the session is created and invoked from whichever "
-               "threads run it, by design", "a check shows an op misbehaves on another thread",
-               "send"),
+        check("send.op", "an op made in CreateKernelV2 while the session is created on one "
+              "thread is invoked by the computes of four threads' overlapping runs: 40 results "
+              "right", "send", "sync", versions="1.17.1-1.32.0"),
     ),
     "OrtOpAttr": (
         doc(C_API, "CreateOpAttr makes an attribute the caller releases with ReleaseOpAttr; "
@@ -514,16 +528,19 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         check("kernel.compute-and-invoke", "an attribute made with CreateOpAttr is passed to "
               "CreateOp and released right after (one thread)", "lifetime",
               versions="1.17.1-1.32.0"),
-        policy("Send: a read-only value with no thread affinity", "a check shows an attribute "
-               "misbehaves on another thread", "send"),
+        check("send.op-attr", "attributes made on a thread that then ended read back their "
+              "value (name and type from API 23) there and on four threads at once, and are "
+              "released there", "send", "sync", versions="1.17.1-1.32.0"),
     ),
     # -- graphs ---------------------------------------------------------------------------------
     "OrtModel": (
         doc(EDITOR_API, "the model owns the graph AddGraphToModel gives it; the caller releases "
             "the model with ReleaseModel when done", "lifetime"),
         doc(EDITOR_API, "CreateSessionFromModel takes a const OrtModel*", "sync"),
-        policy("Send: a caller-built container with no thread affinity", "a check shows a model "
-               "misbehaves on another thread", "send"),
+        check("send.model-editor", "a model assembled on a thread that then ended serves two "
+              "CreateSessionFromModel calls at once on two other threads, and is released "
+              "before those sessions run (they do not need it)", "send", "sync", "lifetime",
+              versions="1.22.1-1.32.0"),
     ),
     "OrtGraph": (
         doc(EP_STRUCT, "GetCapability and Compile receive const graphs that ORT owns, for the "
@@ -531,16 +548,18 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(EDITOR_API, "the model owns a graph once AddGraphToModel has it: never release it "
             "after that", "lifetime"),
         doc(C_API, "every Graph_* getter takes a const OrtGraph*", "sync"),
-        policy("Send: graph views are read-only and model-editor graphs are plain builders; "
-               "no thread affinity is documented", "a check shows a graph misbehaves on another "
-               "thread", "send"),
+        check("send.model-editor", "a model-editor graph made on a thread that then ended "
+              "gets its inputs, outputs and node and goes into a model on another", "send",
+              versions="1.22.1-1.32.0"),
+        untested("a graph view lent to a plugin EP on another thread: no plugin EP exists on "
+                 "the CPU build this project tests"),
     ),
     "OrtNode": (
         doc(C_API, "every Node_* getter takes a const OrtNode*; nodes read from a graph are "
             "returned as const pointers the graph owns", "sync", "lifetime"),
         doc(EDITOR_API, "the graph owns a node once AddNodeToGraph has it", "lifetime"),
-        policy("Send: no thread affinity is documented", "a check shows a node misbehaves on "
-               "another thread", "send"),
+        check("send.model-editor", "a node made on a thread that then ended is added to a "
+              "graph on another", "send", versions="1.22.1-1.32.0"),
     ),
     "OrtValueInfo": (
         doc(C_API, "every ValueInfo getter takes a const OrtValueInfo*; value infos read from a "
@@ -548,16 +567,18 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
             "lifetime"),
         doc(EDITOR_API, "the graph owns the value infos SetGraphInputs and SetGraphOutputs are "
             "given", "lifetime"),
-        policy("Send: no thread affinity is documented", "a check shows a value info misbehaves "
-               "on another thread", "send"),
+        check("send.model-editor", "value infos made on a thread that then ended read back "
+              "their names and types on another and become the graph's inputs and output "
+              "there", "send", versions="1.22.1-1.32.0"),
     ),
     "OrtExternalInitializerInfo": (
         doc(C_API, "CreateExternalInitializerInfo copies the path; the caller releases every "
             "info it creates or gets from ValueInfo_GetExternalInitializerInfo; the getters "
             "take a const pointer and the path they return belongs to the info", "sync",
             "lifetime"),
-        policy("Send: an immutable record with no thread affinity", "a check shows an info "
-               "misbehaves on another thread", "send"),
+        check("send.external-initializer-info", "infos made on a thread that then ended "
+              "(the path buffer gone with it) read back path, offset and size on another and "
+              "are released there", "send", "lifetime", versions="1.23.2-1.32.0"),
     ),
     "OrtModelCompilationOptions": (
         doc(COMPILE_API, "made from an env and session options, filled by setters, read by "
@@ -568,27 +589,32 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
                "buffer pointer), which two CompileModel calls with one options object would "
                "both write", "ORT documents concurrent compilation with one options object",
                "not-sync"),
-        policy("Send: a builder with no thread affinity", "a check shows the options misbehave "
-               "on another thread", "send"),
+        check("send.model-compilation-options", "options made on a thread that then ended "
+              "(their session options released at once) are set, compiled with CompileModel "
+              "and released on another; the compiled models run", "send", "lifetime",
+              versions="1.22.1-1.32.0"),
     ),
     "OrtEpAssignedSubgraph": (
         doc(C_API, "Session_GetEpGraphAssignmentInfo returns records the session owns (recorded "
             "only with session.record_ep_graph_assignment_info); the getters take const "
             "pointers", "sync", "lifetime"),
-        policy("Send: read-only records with no thread affinity", "a check shows a record "
-               "misbehaves on another thread", "send"),
+        check("send.ep-assignment-info", "records fetched on a thread that then ended read "
+              "the same on four threads at once while the session lives", "send", "sync",
+              versions="1.24.4-1.32.0"),
     ),
     "OrtEpAssignedNode": (
         doc(C_API, "EpAssignedSubgraph_GetNodes returns const node records the subgraph record "
             "owns; the getters take const pointers", "sync", "lifetime"),
-        policy("Send: read-only records with no thread affinity", "a check shows a record "
-               "misbehaves on another thread", "send"),
+        check("send.ep-assignment-info", "node records fetched on a thread that then ended "
+              "read the same on four threads at once", "send", "sync",
+              versions="1.24.4-1.32.0"),
     ),
     "OrtDeviceEpIncompatibilityDetails": (
         doc(C_API, "the getters take a const pointer; the notes string belongs to the details; "
             "the caller releases the details", "sync", "lifetime"),
-        policy("Send: an immutable answer with no thread affinity", "a check shows the details "
-               "misbehave on another thread", "send"),
+        check("send.device-ep-incompatibility-details", "details made on a thread that then "
+              "ended read the same on four threads at once and are released there", "send",
+              "sync", versions="1.24.4-1.32.0"),
     ),
 }
 for _c_type in ("OrtCANNProviderOptions", "OrtDnnlProviderOptions", "OrtROCMProviderOptions",
@@ -611,11 +637,6 @@ CAVEATS: dict[str, dict[str, str]] = {
                    "ortc does not expose it"}
        for t in ("OrtCANNProviderOptions", "OrtDnnlProviderOptions", "OrtROCMProviderOptions",
                  "OrtNvTensorRtRtxProviderOptions")},
-    **{t: {"send": "Send rests on policy only: no check here yet moves one to another thread"}
-       for t in ("OrtOp", "OrtOpAttr", "OrtModel", "OrtGraph", "OrtNode", "OrtValueInfo",
-                 "OrtExternalInitializerInfo", "OrtModelCompilationOptions",
-                 "OrtEpAssignedSubgraph", "OrtEpAssignedNode",
-                 "OrtDeviceEpIncompatibilityDetails")},
 }
 
 # -- per execution provider ------------------------------------------------------------------

@@ -185,9 +185,11 @@ _d("RunOptionsSetTerminate RunOptionsUnsetTerminate", reads=("OrtRunOptions",),
 _d("SessionOptionsSetLoadCancellationFlag", reads=("OrtSessionOptions",),
    note="meant to be set from another thread while CreateSession runs",
    evidence=(*ev.find("OrtSessionOptions", ev.C_API),
+             ev.check("shared.load-cancel-from-another-thread", "set from another thread "
+                      "while CreateSession runs with the options, the flag cancels that "
+                      "creation", "shared", versions="1.22.1-1.32.0"),
              ev.check("create.load-canceled", "a creation with the flag already set fails "
-                      "(one thread: the flag is not set during a creation)",
-                      versions="1.22.1-1.32.0")))
+                      "(one thread)", versions="1.22.1-1.32.0")))
 _d("CreateIoBinding", reads=("OrtSession",), creates=("OrtIoBinding",),
    outlives="the session outlives the binding",
    evidence=(ev.check("thread.per-thread-binding", "bindings created concurrently on one "
@@ -196,8 +198,9 @@ _d("CreateIoBinding", reads=("OrtSession",), creates=("OrtIoBinding",),
 _d("CreateAllocator", reads=("OrtSession", "OrtMemoryInfo"), creates=("OrtAllocator",),
    outlives="the session outlives the allocator and every value allocated from it",
    evidence=(*ev.find("OrtSession", "check:life.session-value-after-session-release"),
-             SIGNATURE, ev.check("alloc.session-allocator", "a session allocator allocates "
-                                 "(one thread: no concurrent CreateAllocator)")))
+             ev.check("shared.create-allocator", "four threads at once create, use and release "
+                      "allocators of one session", "shared"),
+             ev.check("alloc.session-allocator", "a session allocator allocates (one thread)")))
 _d("GetTensorMutableData", writes=("OrtValue",),
    note="returns a pointer into the value to write through: exclusive; a caller that only "
         "reads through it makes a shared read (as GetTensorData)",
@@ -211,9 +214,10 @@ _d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContai
    outlives="the env, custom-op domains, initializers added with AddInitializer, a prepacked "
             "weights container and model bytes used in place outlive the session",
    evidence=(ev.check("thread.concurrent-create", "concurrent CreateSessionFromArray calls "
-                      "sharing one SessionOptions and the env all succeed alike (the other "
-                      "three creation slots by analogy: no check creates through them at "
-                      "once)", "shared"),
+                      "sharing one SessionOptions and the env all succeed alike", "shared"),
+             ev.check("shared.create-session-variants", "eight threads create at once through "
+                      "all four slots with one env, one SessionOptions and one prepacked "
+                      "container: every result right", "shared"),
              *ev.find("OrtSessionOptions", ev.ADD_CUSTOM_OP_DOMAINS),
              *ev.find("OrtEnv", "check:env.run-after-last-release")))
 _d("SessionEndProfiling SetEpDynamicOptions SessionReleaseCapturedGraph",
@@ -226,14 +230,21 @@ _d("UpdateEnvWithCustomLogLevel RegisterAllocator UnregisterAllocator "
    writes=("OrtEnv",), note="changes env-wide state: do it before sessions are created or "
                             "runs start",
    evidence=_about("OrtEnv", "exclusive", "policy"))
-_d("GetEpDevices GetNumHardwareDevices GetHardwareDevices GetSharedAllocator CopyTensors "
+_d("GetEpDevices GetNumHardwareDevices GetHardwareDevices GetSharedAllocator "
    "EnableTelemetryEvents DisableTelemetryEvents SetLanguageProjection",
    reads=("OrtEnv",), note="reads env-wide state",
    outlives="EP and hardware devices, and shared allocators, belong to the env: never "
             "release them",
-   evidence=(SIGNATURE, ev.check("device.cpu-ep-device", "GetEpDevices on the CPU build "
-                                 "(one thread: no concurrent reads of the env)",
-                                 versions="1.23.2-1.32.0"), *ev.find("OrtEpDevice", ev.C_API)))
+   evidence=(ev.check("shared.env-reads", "four threads at once: GetEpDevices, the telemetry "
+                      "toggles, SetLanguageProjection; GetSharedAllocator from API 23, the "
+                      "hardware devices from API 24; every answer as on one thread", "shared",
+                      versions="1.22.1-1.32.0"),
+             ev.check("device.cpu-ep-device", "GetEpDevices on the CPU build (one thread)",
+                      versions="1.23.2-1.32.0"), *ev.find("OrtEpDevice", ev.C_API)))
+_d("CopyTensors", reads=("OrtEnv",), note="reads env-wide state (the EPs' data transfers)",
+   evidence=(SIGNATURE, ev.untested("the CPU build has no data transfer for CopyTensors (it "
+                                    "reports NOT_IMPLEMENTED for CPU to CPU): never run "
+                                    "concurrently here")))
 _d("CreateEnv CreateEnvWithCustomLogger CreateEnvWithGlobalThreadPools "
    "CreateEnvWithCustomLoggerAndGlobalThreadPools CreateEnvWithOptions",
    creates=("OrtEnv",), scope="process",
@@ -249,9 +260,8 @@ _d("ReleaseEnv", releases=("OrtEnv",), scope="process",
                      "check:env.recreate-after-release", "check:env.concurrent-create-release"))
 _d("GetAvailableProviders ReleaseAvailableProviders GetBuildInfoString", scope="process",
    note="no handle: process-wide information, safe from any thread",
-   evidence=(ev.policy("safe from any thread: each call returns a new list (or a constant "
-                       "string) and reads no object", "a check shows concurrent calls "
-                       "misbehave", "shared"),
+   evidence=(ev.check("shared.process-calls", "four threads at once, 30 times each: the same "
+                      "provider list and build string as on one thread", "shared"),
              ev.check("ver.providers-cpu-last", "the provider list ends with the CPU provider "
                       "(one thread)")))
 _d("GetAllocatorWithDefaultOptions", creates=("OrtAllocator",), scope="process",
@@ -332,7 +342,9 @@ _d("SessionOptionsSetEpContextDataReadFunc", writes=("OrtSessionOptions",),
    evidence=(ev.check("api31.ep-context-read-func", "NULL options refused; set and cleared",
                       "exclusive", versions="1.31.1-1.32.0"), NEWER))
 _d("GetModelPackageApi", relevant=False, note="returns a constant table",
-   evidence=(ev.check("api31.model-package-api", "one constant table (one thread)",
+   evidence=(ev.check("shared.process-calls", "four threads at once get the same table",
+                      "shared", versions="1.31.1-1.32.0"),
+             ev.check("api31.model-package-api", "one constant table (one thread)",
                       versions="1.31.1-1.32.0"), NEWER))
 _d("EpDevice_GetMemoryCapacity", reads=("OrtEpDevice",),
    note="may ask the device's EP factory (not implemented by the CPU provider)",
@@ -344,9 +356,10 @@ _d("KernelContext_GetOutput KernelContext_GetPreallocatedOutput", writes=("OrtKe
    evidence=(SCOPED,))
 _d("CreateOp InvokeOp", reads=("OrtKernelInfo", "OrtKernelContext", "OrtOp"), scope="callback",
    note="InvokeOp runs inside a kernel's compute, with its context",
-   evidence=(SIGNATURE, ev.check("kernel.compute-and-invoke", "InvokeOp inside a custom "
-                                 "kernel (one thread: no op invoked by two runs at once)",
-                                 versions="1.19.2-1.32.0"), SCOPED))
+   evidence=(ev.check("send.op", "one op invoked by the computes of four threads' overlapping "
+                      "runs: every result right", "shared", versions="1.17.1-1.32.0"),
+             ev.check("kernel.compute-and-invoke", "InvokeOp inside a custom kernel (one "
+                      "thread)", versions="1.19.2-1.32.0"), SCOPED))
 _d("KernelContext_ParallelFor", reads=("OrtKernelContext",), scope="callback",
    note="runs the function on intra-op pool threads concurrently: it must be thread-safe",
    evidence=(SIGNATURE, ev.check("kernel.parallel-for", "each index exactly once, on pool "
@@ -355,8 +368,8 @@ _d("KernelContext_ParallelFor", reads=("OrtKernelContext",), scope="callback",
                                  versions="1.19.2-1.32.0"), SCOPED))
 _d("CreateStatus", creates=("OrtStatus",), relevant=False,
    note="a new status owned by the caller",
-   evidence=(ev.policy("not thread-relevant: it reads no object and returns a new one the "
-                       "caller owns", "a check shows concurrent creation misbehaves", "shared"),
+   evidence=(ev.check("shared.process-calls", "four threads at once each create, read and "
+                      "release a status per round", "shared"),
              ev.check("status.roundtrip", "a created status reads back its code and message "
                       "(one thread)")))
 _d("GetTrainingApi GetExecutionProviderApi GetModelEditorApi GetCompileApi GetEpApi "
@@ -365,6 +378,10 @@ _d("GetTrainingApi GetExecutionProviderApi GetModelEditorApi GetCompileApi GetEp
    evidence=(ev.policy("not thread-relevant: each returns the address of a static table of "
                        "functions (or NULL)", "a check shows concurrent calls disagree",
                        "shared"),
+             ev.check("shared.process-calls", "four threads at once get the model-editor, "
+                      "compile, EP, interop (API 24), model-package (API 31) and training "
+                      "tables: the same pointers as on one thread (GetExecutionProviderApi and "
+                      "GetExperimentalFunction are not called)", "shared"),
              ev.check("ver.sub-tables", "the sub-tables exist on a CPU build (one thread)",
                       versions="1.22.1-1.32.0")))
 _d("GetCompatibilityInfoFromModel GetCompatibilityInfoFromModelBytes", reads=("OrtAllocator",),
@@ -388,7 +405,9 @@ _d("ShapeInferContext_SetOutputTypeShape", writes=("OrtShapeInferContext",), sco
 _d("SessionOptionsAppendExecutionProvider_V2", writes=("OrtSessionOptions",),
    reads=("OrtEnv", "OrtEpDevice"), note="reads the env's EP devices (declared non-const)",
    outlives="the EP devices belong to the env",
-   evidence=(*ev.find("OrtEpDevice", ev.C_API),
+   evidence=(ev.check("shared.env-reads", "four threads at once append the CPU EP device "
+                      "to their own options and run: every session right (1.22.1 lists no EP "
+                      "device: nothing appended there)", "shared", versions="1.22.1-1.32.0"),
              ev.check("device.cpu-ep-device", "a session appended to the CPU EP device runs "
                       "(one thread)", versions="1.23.2-1.32.0")))
 _d("ReleaseKernelInfo", releases=("OrtKernelInfo",), scope="any thread",
@@ -399,8 +418,9 @@ _d("SyncStream_GetHandle", reads=("OrtSyncStream",),
    evidence=(DEVICE_EP,))
 _d("CreateValue", reads=("OrtValue",), creates=("OrtValue",),
    note="reads the element values; the new sequence or map is independent",
-   evidence=(SIGNATURE, ev.check("value.sequence", "a sequence of tensors reads back (one "
-                                 "thread: no element read by two creations at once)")))
+   evidence=(ev.check("shared.create-value", "four threads at once make sequences of the "
+                      "same three tensors: every element reads back", "shared"),
+             ev.check("value.sequence", "a sequence of tensors reads back (one thread)")))
 
 #: type families whose every slot runs inside an ORT callback
 _CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")
