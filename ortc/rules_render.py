@@ -172,8 +172,8 @@ def _answers(recs: list[dict[str, Any]],
         "exclusive by policy.",
         "- Alloc/Free on the default CPU allocator or a session's CPU arena from many threads: "
         "yes (" + _refs("thread.default-allocator", "thread.session-allocator") + ").",
-        "- One `OrtIoBinding` on two threads: **no**, wrong results (" + _refs(
-            "thread.shared-binding") + "; no crash recorded on CPU).",
+        "- One `OrtIoBinding` on two threads: **no**: wrong results, failed runs, and a "
+        "corrupted heap that can crash the process (" + _refs("thread.shared-binding") + ").",
         "- Any setter of SessionOptions, RunOptions or a Value while another call uses the "
         "object: no (exclusive).",
         "",

@@ -109,8 +109,8 @@ TYPE_NOTES: dict[str, list[str]] = {
         "sessions one at a time.",
     ],
     "OrtIoBinding": [
-        "A binding shared by threads gives wrong results (thread.shared-binding); no crash has "
-        "been recorded on CPU.",
+        "A binding shared by threads gives wrong results, failed runs, and can crash the "
+        "process (thread.shared-binding): never share one between threads.",
     ],
     "OrtMemoryInfo": [
         "Memory infos returned by AllocatorGetInfo, GetTensorMemoryInfo and "

@@ -208,7 +208,7 @@ pub const RULES: &[Rule] = &[
         must_not_outlive: &["OrtSession"],
         conditional: &[],
         evidence: "per-run state (bound inputs and outputs): threads sharing one binding get wrong results; it must not outlive its session; evidence: https://onnxruntime.ai/docs/performance/tune-performance/iobinding.html, check:thread.shared-binding, check:send.io-binding, check:thread.per-thread-binding, check:binding.keeps-bound-value, check:life.binding-after-session-release, tests/test_threads.py::test_iobinding_shared_by_threads_is_refused, tests/test_threads.py::test_iobinding_shared_by_threads_serialized, tests/test_threads.py::test_iobinding_after_session_close_in_child",
-        notes: &["A binding shared by threads gives wrong results (thread.shared-binding); no crash has been recorded on CPU."],
+        notes: &["A binding shared by threads gives wrong results, failed runs, and can crash the process (thread.shared-binding): never share one between threads."],
     },
     Rule {
         c_type: "OrtKernelContext",
@@ -746,8 +746,8 @@ unsafe impl<'buf> Sync for crate::Value<'buf> {}
 // tests/test_threads.py::test_iobinding_shared_by_threads_is_refused,
 // tests/test_threads.py::test_iobinding_shared_by_threads_serialized,
 // tests/test_threads.py::test_iobinding_after_session_close_in_child
-// Note: A binding shared by threads gives wrong results (thread.shared-binding); no crash has
-// been recorded on CPU.
+// Note: A binding shared by threads gives wrong results, failed runs, and can crash the process
+// (thread.shared-binding): never share one between threads.
 unsafe impl<'v> Send for crate::IoBinding<'v> {}
 // not Sync: OrtIoBinding is sync=false in the rules table (the raw pointer inside keeps it
 // !Sync)
