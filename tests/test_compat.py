@@ -774,6 +774,25 @@ def ortvalue_from_numpy_with_onnx_type_reinterprets_the_bytes(ort: Any) -> Any:
 
 
 @scenario
+def ortvalue_with_onnx_type_makes_no_string_tensor(ort: Any) -> Any:
+    # onnxruntime makes no STRING tensor from an array's bytes (compat made one of a str,
+    # bytes or object array), nor a tensor of a type it has no tensor of (complex, 6-bit
+    # floats, undefined); a number outside int32 is refused by its argument conversion
+    new = ort.OrtValue.ortvalue_from_numpy_with_onnx_type
+    arrays = [np.array(["a", "bb"]), np.array([b"a", b"bb"]), np.array(["a"], dtype=object),
+              np.array([1, 2], dtype=object), np.ones(2, F32), np.zeros(0, np.uint8),
+              np.array(1.0), np.array(["ab"])[:, None]]
+    calls = [(lambda a=a: new(a, models.T.STRING)) for a in arrays]
+    calls += [(lambda t=t: new(np.ones(2, np.complex64), t)) for t in (0, 14, 15, 27, 28, 29)]
+    calls += [lambda: new(np.ones(2, np.uint8), 2**31), lambda: new(np.ones(2, np.uint8), -2**31 - 1)]
+    out = _outcomes(lambda call: call(), calls)
+    # (onnxruntime's texts name its C++ sources: compared, the end of them)
+    return [[got[0], got[1].strip().split("> ")[-1].split("\n")[0]]
+            if isinstance(got, list) and got[0] == "RuntimeError" else got[0]
+            for got in out]
+
+
+@scenario
 def element_type_numbers_are_onnx_numbers(ort: Any) -> Any:
     # onnxruntime's Python API numbers element types as ONNX does: 24 float8e8m0, 25 uint2,
     # 26 int2, which the C API's enum (ortc's ElementType) numbers 26, 24, 25
@@ -1407,6 +1426,22 @@ def test_empty_optional_ortvalue_raises_runtime_error() -> None:
             getattr(none, method)()
         assert type(info.value) is RuntimeError, (method, info.value)
     assert not none.is_tensor() and not none.has_value()
+
+
+def test_ortvalue_with_onnx_type_reads_no_bytes_onnxruntime_misreads() -> None:
+    # where onnxruntime reads what is not the array's data (a 32-byte item's bytes as its C++
+    # string object, the buffer under a strided view as if contiguous, the pointers of an
+    # object array), compat refuses or reads the view's own elements (COMPAT.md)
+    new = compat.OrtValue.ortvalue_from_numpy_with_onnx_type
+    for arr in (np.array(["abcdefgh"]), np.array([b"a" * 32])):
+        assert arr.dtype.itemsize == 32
+        with pytest.raises(RuntimeError, match="no STRING tensor") as info:
+            new(arr, models.T.STRING)
+        assert type(info.value) is RuntimeError
+    got = new(np.arange(4, dtype=F32)[::2], models.T.FLOAT).numpy()
+    assert got.tolist() == [0.0, 2.0]
+    with pytest.raises(RuntimeError, match="object array"):
+        new(np.array([1, 2], dtype=object), models.T.INT64)
 
 
 def test_unsupported_settings_raise() -> None:

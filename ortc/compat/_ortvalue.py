@@ -16,6 +16,12 @@ from ._sparse import SparseTensor
 
 _C_TO_PROTO = {c: proto for proto, c in PROTO_TO_C.items()}
 _ELEMENT_TYPES = frozenset(int(t) for t in ortc.ElementType)
+#: the ONNX element type numbers onnxruntime 1.32 knows (others are "not valid"), and those of
+#: them it makes no tensor of from an array (undefined, the complex types, the 6-bit floats)
+_ONNX_TYPES = range(0, 29)
+_NO_TENSOR_OF = frozenset((0, 14, 15, 27, 28))
+#: the item size onnxruntime requires of an array for a STRING tensor: its C++ string object's
+_STRING_ITEM_SIZE = 32
 
 
 def c_element_type(onnx_element_type: int) -> int:
@@ -90,19 +96,30 @@ class OrtValue:
                                            onnx_element_type: int) -> OrtValue:
         """A tensor of ``onnx_element_type`` over ``data``'s bytes: onnxruntime reinterprets
         any array whose item size is the type's (uint16 bits as bfloat16, uint8 255 as int8
-        -1); strings stay strings here (onnxruntime refuses them)."""
+        -1). It makes no string tensor this way (the item size it wants is that of its C++
+        string object), and neither does compat."""
         if not isinstance(data, np.ndarray) or isinstance(onnx_element_type, bool) \
-                or not isinstance(onnx_element_type, (int, np.integer)):
+                or not isinstance(onnx_element_type, (int, np.integer)) \
+                or not -2**31 <= int(onnx_element_type) < 2**31:  # (an int32 there)
             raise TypeError(f"ortvalue_from_numpy_with_onnx_type(): incompatible function "
-                            f"arguments: (numpy.ndarray, int) expected, got "
-                            f"{type(data).__name__}, {type(onnx_element_type).__name__}")
-        element_type = c_element_type(int(onnx_element_type))
-        if element_type not in _ELEMENT_TYPES:
-            raise RuntimeError(f"Not a valid ONNX Tensor data type: {int(onnx_element_type)}")
-        if element_type == ortc.ElementType.UNDEFINED:
-            raise RuntimeError("tensor type 0 is not supported")
-        if element_type != ortc.ElementType.STRING:
-            data = _reinterpreted(data, ortc.ElementType(element_type))
+                            f"arguments: (numpy.ndarray, int32) expected, got "
+                            f"{type(data).__name__}, {onnx_element_type!r}")
+        number = int(onnx_element_type)
+        element_type = c_element_type(number)
+        if number not in _ONNX_TYPES:
+            raise RuntimeError(f"Not a valid ONNX Tensor data type: {number}")
+        if number in _NO_TENSOR_OF or element_type not in _ELEMENT_TYPES:
+            raise RuntimeError(f"tensor type {number} is not supported")
+        if element_type == ortc.ElementType.STRING:
+            if data.dtype.itemsize != _STRING_ITEM_SIZE:
+                raise RuntimeError(f"Items size in the incoming array: {data.dtype.itemsize} "
+                                   f"specified by onnxtype: {_STRING_ITEM_SIZE}")
+            # onnxruntime would read the array's bytes as its string objects (garbage, or a
+            # crash when the tensor is read)
+            raise RuntimeError("Items size in the incoming array: 32 is taken for string "
+                               "objects, which an array's bytes are not: no STRING tensor is "
+                               "made from an array")
+        data = _reinterpreted(data, ortc.ElementType(element_type))
         try:
             return cls(ortc.Value.from_numpy(data, element_type), data)
         except ortc.OrtError as err:
