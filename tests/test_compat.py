@@ -1144,6 +1144,28 @@ def lists_that_do_not_convert(ort: Any) -> Any:
 
 
 @scenario
+def lists_for_optional_tensor_inputs(ort: Any) -> Any:
+    # onnxruntime converts a list for an optional tensor input to the tensor's type, as for a
+    # tensor input (compat made float64 of [1.0, 2.0] and refused it for optional(float))
+    from onnx import TensorProto, helper
+
+    def optional_identity(elem: int) -> bytes:
+        t = helper.make_optional_type_proto(helper.make_tensor_type_proto(elem, [2]))
+        return models._bytes(models.make_model(
+            [helper.make_node("OptionalGetElement", ["x"], ["y"])],
+            [helper.make_value_info("x", t)],
+            [helper.make_tensor_value_info("y", elem, [2])], opset=18))
+
+    out = [ort.InferenceSession(models.optional_input_model()).run(None, {"opt": [1.0, 2.0]})]
+    for elem, data in ((TensorProto.FLOAT, [1.5, 2]), (TensorProto.INT32, [1, 2]),
+                       (TensorProto.FLOAT16, [0.5, 1]), (TensorProto.STRING, ["a", 3]),
+                       (TensorProto.FLOAT, [[1.0], [2.0, 3.0]])):
+        sess = ort.InferenceSession(optional_identity(elem))
+        out.append(_outcomes(lambda x: sess.run(None, {"x": x}), [data])[0])
+    return out
+
+
+@scenario
 def string_elements_that_are_not_strings(ort: Any) -> Any:
     # onnxruntime feeds str(x) for them: a pandas column with missing values, codes as numbers
     sess = ort.InferenceSession(models.identity_model(models.T.STRING, (2, 2)))

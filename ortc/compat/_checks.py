@@ -46,18 +46,32 @@ def lists_converted(sess: ortc.Session, feeds: Any) -> dict[str, Any] | None:
             if as_map is not None:
                 out[name], changed = as_map, True
             continue
-        if arg is None or arg.type.kind != ortc.ValueKind.TENSOR or arg.dtype is None:
+        dtype = _tensor_dtype(arg.type) if arg is not None else None
+        if dtype is None:
             continue
-        if arg.type.element_type == ortc.ElementType.STRING:
+        if dtype.kind in "OUS":
             strings = _as_strings(data)
             if strings is not None:
                 out[name], changed = strings, True
-        elif isinstance(data, (list, tuple)) and arg.dtype.kind not in "OUS":
-            converted = _list_as(data, arg.dtype)
+        elif isinstance(data, (list, tuple)):
+            converted = _list_as(data, dtype)
             if converted is None:
                 return None
             out[name], changed = converted, True
     return out if changed else None
+
+
+def _tensor_dtype(info: ortc.TypeInfo) -> np.dtype[Any] | None:
+    """The dtype of the arrays an input of type ``info`` takes: a tensor's, or the tensor's
+    an optional holds (onnxruntime converts lists for both); None for other inputs."""
+    if info.kind == ortc.ValueKind.OPTIONAL and info.element is not None:
+        info = info.element
+    if info.kind != ortc.ValueKind.TENSOR or info.element_type is None:
+        return None
+    try:
+        return dtype_for(info.element_type)
+    except TypeError:  # (ml_dtypes missing)
+        return None
 
 
 def _list_as(data: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:
@@ -205,9 +219,9 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
                                     "construct the ORT tensor")
             if _other_item_type(arg.type, data):  # onnxruntime's TensorSeq check
                 return RuntimeError("TensorSeq: tensor to be added has a different data type.")
-            if isinstance(data, (list, tuple)) and arg.type.kind == ortc.ValueKind.TENSOR \
-                    and arg.dtype is not None and arg.dtype.kind not in "OUS" \
-                    and _list_as(data, arg.dtype) is None:
+            dtype = _tensor_dtype(arg.type)
+            if isinstance(data, (list, tuple)) and dtype is not None \
+                    and dtype.kind not in "OUS" and _list_as(data, dtype) is None:
                 return RuntimeError("Could not create tensor from given input list")
             wrong = type_mismatch(arg, data)
             if wrong:
