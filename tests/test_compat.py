@@ -204,6 +204,36 @@ def sequences(ort: Any) -> Any:
     return out
 
 
+def _gist(outcomes: list[Any]) -> list[Any]:
+    """Outcomes with onnxruntime's C++ source prefix (file, line, function, condition) cut
+    from a message: compat says the rest."""
+    return [[got[0], got[1].split(" was false. ")[-1].strip()]
+            if isinstance(got, list) and len(got) == 2 and isinstance(got[1], str) else got
+            for got in outcomes]
+
+
+@scenario
+def sequence_items_that_are_not_arrays(ort: Any) -> Any:
+    # onnxruntime's conversion of a list for a sequence of tensors takes numpy arrays (a 0-d
+    # one too) and nothing else: nested lists, numbers, numpy scalars, None, OrtValues are
+    # "not a tensor", and a tuple is no list (compat fed them all to native ortc, which takes
+    # Python data as items); run_async refuses them at the call
+    s = ort.InferenceSession(models.sequence_identity_model())
+    items: list[Any] = [[1.0, 2.0], [[1.0, 2.0]], (1.0, 2.0), [], 1.0, 1, True, None, "a",
+                        b"a", np.float32(1), np.float64(1), {"a": 1.0}, object(), {1.0},
+                        memoryview(np.ones(2, F32)), ort.OrtValue.ortvalue_from_numpy(
+                            np.ones(2, F32)), np.ones(2, np.complex64), np.array([1, 2]),
+                        np.array(["a"]), np.array(1.0, F32), np.array(1.0),
+                        np.matrix([[1.0]], F32)]
+    feeds: list[Any] = [[np.ones(1, F32), item] for item in items]
+    feeds += [[item] for item in items[:3]]
+    feeds += [(np.ones(1, F32),), (), ([1.0],), [np.ones(1, np.int64), [1.0]],
+              [[1.0], np.ones(1, np.int64)]]
+    return [_gist(_outcomes(lambda x: s.run(None, {"seq": x}), feeds)),
+            _gist(_outcomes(lambda x: s.run_async(None, {"seq": x}, lambda *_: None, None),
+                            feeds[:8] + feeds[-5:]))]
+
+
 @scenario
 def empty_sequence_input(ort: Any) -> Any:
     s = ort.InferenceSession(models.sequence_at_model())
@@ -1133,6 +1163,44 @@ def run_log_severity_out_of_range(ort: Any) -> Any:
     return out
 
 
+def _z_a_model() -> bytes:
+    # inputs in an order their names' order is not: z, a (float [3]); y = z + a
+    from onnx import TensorProto, helper
+
+    return models._bytes(models.make_model(
+        [helper.make_node("Add", ["z", "a"], ["y"])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("a", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])]))
+
+
+@scenario
+def conversion_errors_come_first_in_the_order_of_the_names(ort: Any) -> Any:
+    # onnxruntime converts every feed, in the order of their names, before its run looks at
+    # names the model lacks, element types or output names: a feed it cannot convert is what
+    # it reports, whatever else is wrong (compat reported an unknown name or a wrong type
+    # first, and the first feed in the dict's order)
+    x, d = np.ones(3, F32), np.ones(3)
+    sess = ort.InferenceSession(_z_a_model())
+    seq = ort.InferenceSession(models.sequence_at_model())
+    cases: list[tuple[Any, dict[str, Any], Any]] = [
+        (sess, {"z": "s", "a": 1.0}, None), (sess, {"a": 1.0, "z": "s"}, None),
+        (sess, {"z": 1.0, "a": "s"}, None), (sess, {"a": "s", "z": 1.0}, None),
+        (sess, {"zz": x, "a": 1.0, "z": x}, None), (sess, {"z": x, "a": 1.0, "zz": x}, None),
+        (sess, {"z": x, "a": "s"}, ["nope"]), (sess, {"z": d, "a": "s"}, None),
+        (sess, {"z": d, "a": [[1.0], [2.0, 3.0]]}, None),
+        (sess, {"z": x, "a": x, "b": [1.0]}, None), (sess, {"0": [1.0], "a": 1.0, "z": x}, None),
+        (sess, {"b": [1.0], "a": 1.0, "z": x}, None),
+        (sess, {"é": 1.0, "e": "s", "a": x, "z": x}, None),
+        (sess, {"e": 1.0, "é": "s", "a": x, "z": x}, None),
+        (sess, {"z": d, "a": x}, ["nope"]),
+        (seq, {"zz": x, "seq": [[1.0]], "i": np.array(0)}, None),
+        (seq, {"seq": [[1.0]], "i": np.array(0.5)}, None),
+        (seq, {"seq": [[1.0]], "i": np.array(0)}, ["nope"]),
+        (seq, {"seq": [np.ones(1, np.complex64), [1.0]], "i": np.array(0)}, None)]
+    return _gist(_outcomes(lambda case: case[0].run(case[2], case[1]), cases))
+
+
 @scenario
 def lists_that_do_not_convert(ort: Any) -> Any:
     # ragged, out of the type's range, NaN for ints: onnxruntime's RuntimeError for each
@@ -1448,6 +1516,28 @@ def test_empty_optional_ortvalue_raises_runtime_error() -> None:
             getattr(none, method)()
         assert type(info.value) is RuntimeError, (method, info.value)
     assert not none.is_tensor() and not none.has_value()
+
+
+def test_a_sequence_of_maps_is_taken_as_a_list_of_dicts() -> None:
+    # onnxruntime takes only a tuple of dicts there (its list conversion makes tensors:
+    # "tensor type 0 is not supported"); compat takes the list too, and refuses with that
+    # error what is no list of dicts (COMPAT.md)
+    from onnx import TensorProto, helper
+
+    seq = helper.make_value_info("s", helper.make_sequence_type_proto(helper.make_map_type_proto(
+        TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, []))))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    model = models._bytes(models.make_model(
+        [helper.make_node("Identity", ["x"], ["y"])], [seq, x],
+        [seq, helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])], ml_opset=3))
+    sess = compat.InferenceSession(model)
+    one = np.ones(1, F32)
+    assert sess.run(["s"], {"s": [{1: 2.0}], "x": one}) == [[{1: 2.0}]]
+    assert sess.run(["s"], {"s": ({1: 2.0},), "x": one}) == [[{1: 2.0}]]
+    for bad in ([], [{1: 2.0}, [1.0]], [np.ones(1, F32)], [None]):
+        with pytest.raises(RuntimeError, match="tensor type 0 is not supported") as info:
+            sess.run(None, {"s": bad, "x": one})
+        assert type(info.value) is RuntimeError
 
 
 def test_ortvalue_with_onnx_type_reads_no_bytes_onnxruntime_misreads() -> None:

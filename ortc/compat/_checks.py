@@ -1,5 +1,6 @@
 """onnxruntime's checks of a run's arguments, worked out only after ortc's ``run`` failed, so
-that compat raises what onnxruntime raises (class, message, order) at no cost to a good run."""
+that compat raises what onnxruntime raises (class, message, order) at no cost to a good run
+(but for a sequence input's feed, checked before: sequence_feed_taken)."""
 
 from __future__ import annotations
 
@@ -106,18 +107,16 @@ def _map_as(data: Mapping[Any, Any], info: ortc.TypeInfo) -> ortc.Value | None:
     return ortc.Value.from_map((keys, values))
 
 
-def _map_item_refused(data: Mapping[Any, Any], info: ortc.TypeInfo) -> str | None:
-    """What onnxruntime refuses in a dict for a map input: a key neither str nor an int64 (a
-    float, 2**70), or a value that is not a number for a map of numbers (a str, None). (str
-    keys for an int64 map are a type mismatch, reported as such.)"""
-    value_type = info.element.element_type if info.element is not None else None
-    numbers = value_type not in (None, ortc.ElementType.STRING)
+def _map_item_refused(data: Mapping[Any, Any], value_type: ortc.ElementType) -> str | None:
+    """What onnxruntime refuses in a dict fed for a map of ``value_type`` values: a key
+    neither str nor an int64 (a float, 2**70), or a value that is not a number for a map of
+    numbers (a str, None). (str keys for an int64 map are a type mismatch, reported as such.)"""
+    numbers = value_type != ortc.ElementType.STRING
     for k, v in data.items():
         if not isinstance(k, (str, int, np.integer)) or \
                 not isinstance(k, str) and not -2**63 <= int(k) < 2**63:
             return f"Unexpected key type {type(k)}, it cannot be a str or int64 map key"
         if numbers and not isinstance(v, (int, float, np.integer, np.floating)):
-            assert value_type is not None
             return (f"Unexpected value type {type(v)}, it cannot be a value of a map of "
                     f"{value_type.name}")
     return None
@@ -147,24 +146,139 @@ def _as_strings(data: Any) -> np.ndarray[Any, Any] | None:
 
 
 def conversion_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseException | None:
-    """onnxruntime's error for a feed its conversion refuses before a run starts (run_async
-    raises it at the call): an array of a type it has no conversion for (complex, datetime),
-    a str, or a Python or numpy scalar fed to an input with dimensions (ortc would take it as a
-    0-d array, which that input's rank refuses later). Scalar-shaped inputs take scalars, as
-    in run()."""
+    """onnxruntime's error for the first feed its conversion refuses before a run starts
+    (run_async raises it at the call), or None. onnxruntime converts the feeds in the order
+    of their names, before it looks at names the model lacks, at element types or at the
+    output names: what is refused here is found first whatever else is wrong."""
     known = feedable(sess)
-    for name, data in feeds.items():
-        unconvertible = _numpy_type_refused(data)
-        if unconvertible:
-            return unconvertible
-        if isinstance(data, (str, bytes)):
-            return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
-                                f"array for input '{name}'.")
-        if isinstance(data, (float, int, np.generic)):
-            arg = known.get(name)
-            if arg is None or arg.shape != ():
-                return RuntimeError(f"Unable to handle object of type {type(data)}")
+    for name in sorted(feeds, key=str):
+        refused = feed_refused(known.get(name), name, feeds[name])
+        if refused is not None:
+            return refused
     return None
+
+
+_NOT_A_LIST = "Input must be a list of dictionaries or a single numpy array for input '{}'."
+
+
+def feed_refused(arg: ortc.NodeArg | None, name: str, data: Any) -> BaseException | None:
+    """What onnxruntime's conversion of the feed ``name`` raises (``arg`` its input, None
+    for a name the model lacks), or None where it converts it, and where compat takes it on
+    purpose (COMPAT.md: a scalar for a scalar-shaped input, a tuple or a buffer for a
+    tensor input, a list of dicts for a sequence of maps)."""
+    info = arg.type if arg is not None else None
+    if isinstance(data, np.ndarray):
+        return _numpy_type_refused(data)
+    if data is None or isinstance(data, (OrtValue, ortc.Value)):
+        return None
+    if isinstance(data, (str, bytes)):
+        return RuntimeError(_NOT_A_LIST.format(name))
+    if isinstance(data, (float, int, np.generic, SparseTensor)):
+        if arg is not None and arg.shape == () and not isinstance(data, SparseTensor):
+            return None
+        return RuntimeError(f"Unable to handle object of type {type(data)}")
+    if isinstance(data, dict):
+        return _dict_refused(info, name, data)
+    if isinstance(data, list) or isinstance(data, tuple) and info is not None \
+            and _tensor_dtype(info) is not None and not _python_map_type(data):
+        return _list_refused(info, name, data)  # (compat takes such a tuple as a list)
+    if isinstance(data, tuple) or not _feedable_kind(data):
+        return _iterable_refused(name, data) if hasattr(data, "__iter__") \
+            else RuntimeError(f"Unable to handle object of type {type(data)}")
+    return None
+
+
+def _dict_refused(info: ortc.TypeInfo | None, name: str, data: dict[Any, Any]
+                  ) -> BaseException | None:
+    """onnxruntime makes a dict a map of str or int64 keys to floats, whatever the input (a
+    map input's own types here: compat converts to them); what it refuses in one, or None."""
+    if info is not None and info.kind == ortc.ValueKind.MAP:
+        value_type = info.element.element_type if info.element is not None else None
+        wrong = _map_item_refused(data, value_type or ortc.ElementType.FLOAT)
+    elif not data:  # (an empty one for a map input runs: COMPAT.md)
+        return RuntimeError("Size of dictionary is empty, unable to run the prediction.")
+    else:
+        wrong = _map_item_refused(data, ortc.ElementType.FLOAT)
+    return RuntimeError(f"{wrong} for input '{name}'.") if wrong else None
+
+
+def _list_refused(info: ortc.TypeInfo | None, name: str, data: Sequence[Any]
+                  ) -> BaseException | None:
+    """What onnxruntime raises converting the list ``data`` for an input of type ``info``
+    (None: a name the model lacks), or None."""
+    if info is None:  # it converts a list as the input's type says, and finds none
+        return RuntimeError(f"Failed to find input with name: {name} in the model input def "
+                            f"list")
+    if info.kind == ortc.ValueKind.MAP:  # read as a tensor's, without a type
+        return RuntimeError("The graph is missing type information needed to construct the "
+                            "ORT tensor")
+    if info.kind == ortc.ValueKind.SEQUENCE:
+        return _items_refused(info, data)
+    dtype = _tensor_dtype(info)
+    if dtype is not None and dtype.kind not in "OUS" and _list_as(data, dtype) is None:
+        return RuntimeError("Could not create tensor from given input list")
+    return None
+
+
+def _items_refused(info: ortc.TypeInfo, data: Sequence[Any]) -> BaseException | None:
+    """onnxruntime's error for a list fed for a sequence input: each item must be a numpy
+    array (not a list, a number, a numpy scalar, an OrtValue; a 0-d array is one) of the
+    sequence's element type. It makes no sequence of maps from a list (compat does, of
+    dicts: COMPAT.md)."""
+    element = info.element
+    if element is None or element.kind != ortc.ValueKind.TENSOR:
+        if data and all(isinstance(item, dict) for item in data):
+            return None
+        return RuntimeError("tensor type 0 is not supported")
+    for item in data:
+        if not isinstance(item, np.ndarray):
+            return RuntimeError("CreateSequenceOfTensors: Input is not a tensor")
+        refused = _numpy_type_refused(item)
+        if refused is not None:
+            return refused
+        try:
+            other = element_type_for(item.dtype) != element.element_type
+        except TypeError:  # a dtype with no element type at all
+            other = True
+        if other:
+            return RuntimeError("TensorSeq: tensor to be added has a different data type.")
+    return None
+
+
+def sequence_feed_taken(tensors: bool, data: Any) -> bool:
+    """Whether onnxruntime's conversion takes ``data``, a list or tuple native ortc takes
+    for a sequence input (of tensors if ``tensors``, else of maps), as it is: False for a
+    list item that is no numpy array (a nested list, a number, an OrtValue), a tuple for a
+    sequence of tensors, an empty or non-dict one for a sequence of maps (feed_refused says
+    what it raises). Anything else is True: native ortc refuses what onnxruntime does."""
+    if isinstance(data, list):
+        if tensors:
+            return all(isinstance(item, np.ndarray) for item in data)
+        return bool(data) and all(isinstance(item, dict) for item in data)
+    if isinstance(data, tuple):
+        return not tensors and bool(data) and all(isinstance(item, dict) for item in data)
+    return True
+
+
+_EMPTY = object()
+
+
+def _iterable_refused(name: str, data: Any) -> BaseException | None:
+    """onnxruntime's error for an iterable that is neither a list, a dict nor an array (a
+    tuple, a generator, a set, a range), judged by its first item: None when that is a dict
+    (it makes a sequence of maps, which the run checks against the input's type)."""
+    try:
+        first = next(iter(data), _EMPTY)
+    except Exception:  # noqa: BLE001 - an iterable that fails to iterate is no list either
+        return RuntimeError(_NOT_A_LIST.format(name))
+    if first is _EMPTY:
+        return RuntimeError(f"Input '{name}' must not be empty.")
+    if isinstance(first, dict):
+        return None
+    if isinstance(first, np.ndarray):
+        return RuntimeError(f"Iterable of {type(first)} should be given as array for input "
+                            f"'{name}'.")
+    return RuntimeError(_NOT_A_LIST.format(name))
 
 
 def _numpy_type_refused(data: Any) -> RuntimeError | None:
@@ -177,8 +291,10 @@ def _numpy_type_refused(data: Any) -> RuntimeError | None:
 
 def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
             output_names: Any, feeds: Any, run_options: Any) -> BaseException:
-    """What onnxruntime raises for the failed run: its Python-side checks first, then the
-    engine's checks of names and types (ortc does some of them itself, in its own words)."""
+    """What onnxruntime raises for the failed run, in its order: its Python-side check of
+    the required inputs, its argument conversion (types of the arguments, then each feed's
+    conversion, in the order of their names), then the run's checks of input names and
+    types and of output names (ortc does some of them itself, in its own words)."""
     try:
         validate_input(required, list(feeds.keys()))
     except (ValueError, AttributeError) as mine:
@@ -195,69 +311,35 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
         if not isinstance(name, str):  # onnxruntime's pybind conversion of the feeds refuses it
             return TypeError(f"run(): incompatible function arguments: input names must be "
                              f"str, not {type(name).__name__} {name!r}")
+    refused = conversion_refused(sess, feeds)
+    if refused is not None:
+        return refused
     if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
         known = feedable(sess)
-        for name in feeds:
-            if name not in known:
+        for name, data in feeds.items():
+            arg = known.get(name)
+            if arg is None:
                 return InvalidArgument(f"Invalid input name: {name}", 2)
+            wrong = type_mismatch(arg, data)
+            if wrong:
+                return InvalidArgument(wrong, 2)
         outputs = {a.name for a in sess.outputs}
         for name in output_names or ():
             if name not in outputs:
                 return InvalidArgument(f"Invalid output name:{name}", 2)
-        for name, data in feeds.items():
-            arg = known[name]
-            unconvertible = _numpy_type_refused(data)
-            if unconvertible:
-                return unconvertible
-            if arg.type.kind == ortc.ValueKind.MAP and isinstance(data, Mapping):
-                wrong_item = _map_item_refused(data, arg.type)
-                if wrong_item:  # onnxruntime's class; its text names a C type
-                    return RuntimeError(f"{wrong_item} for input '{name}'.")
-            if arg.type.kind == ortc.ValueKind.MAP and isinstance(data, (list, tuple)):
-                # onnxruntime reads a list for a map input as a tensor's, without a type
-                return RuntimeError("The graph is missing type information needed to "
-                                    "construct the ORT tensor")
-            if _other_item_type(arg.type, data):  # onnxruntime's TensorSeq check
-                return RuntimeError("TensorSeq: tensor to be added has a different data type.")
-            dtype = _tensor_dtype(arg.type)
-            if isinstance(data, (list, tuple)) and dtype is not None \
-                    and dtype.kind not in "OUS" and _list_as(data, dtype) is None:
-                return RuntimeError("Could not create tensor from given input list")
-            wrong = type_mismatch(arg, data)
-            if wrong:
-                return InvalidArgument(wrong, 2)
-    for name, data in feeds.items():
-        unconvertible = _numpy_type_refused(data)
-        if unconvertible:  # (a datetime's buffer raised numpy's ValueError in ortc's run)
-            return unconvertible
-        if isinstance(data, (str, bytes)):
-            return RuntimeError(f"Input must be a list of dictionaries or a single numpy "
-                                f"array for input '{name}'.")
-        if isinstance(data, (float, int, np.generic, SparseTensor)):  # no scalars, no sparse
-            return RuntimeError(f"Unable to handle object of type {type(data)}")
-        if not _feedable_kind(data):  # onnxruntime: an iterable is taken for a list of maps
-            return RuntimeError(
-                f"Input must be a list of dictionaries or a single numpy array for input "
-                f"'{name}'." if hasattr(data, "__iter__")
-                else f"Unable to handle object of type {type(data)}")
     return translate(err)
 
 
-def _other_item_type(info: ortc.TypeInfo, data: Any) -> bool:
-    """Whether ``data``, a list for a sequence of tensors, has an array item of another
-    element type than the sequence's (onnxruntime: RuntimeError; ortc: InvalidArgument)."""
-    if info.kind != ortc.ValueKind.SEQUENCE or not isinstance(data, (list, tuple)) \
-            or info.element is None or info.element.element_type is None:
-        return False
-    expected = info.element.element_type
-    for item in data:
-        if isinstance(item, np.ndarray):
-            try:
-                if element_type_for(item.dtype) != expected:
-                    return True
-            except TypeError:  # a dtype with no element type at all
-                return True
-    return False
+def _python_map_type(data: Any) -> str | None:
+    """The type onnxruntime makes of a (non-empty) dict, a map of str or int64 keys to
+    floats, or of a tuple of dicts, a sequence of such maps; None for other data."""
+    if isinstance(data, tuple) and data and isinstance(data[0], dict):
+        inner = _python_map_type(data[0])
+        return f"seq({inner})" if inner is not None else None
+    if isinstance(data, dict) and data:
+        key = "string" if isinstance(next(iter(data)), str) else "int64"
+        return f"map({key},tensor(float))"
+    return None
 
 
 def _feedable_kind(data: Any) -> bool:

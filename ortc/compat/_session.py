@@ -2,7 +2,9 @@
 
 The hot path is one Python call deep: ``run`` hands its arguments to the native session's
 ``run`` and does onnxruntime's checks (missing inputs, unknown names, wrong types) only when
-that fails, to raise what onnxruntime raises, in its order, with its message.
+that fails, to raise what onnxruntime raises, in its order, with its message. A session with a
+sequence input checks those feeds first (native ortc takes Python data as a sequence's items,
+which onnxruntime refuses).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import numpy as np
 
 import ortc
 
-from ._checks import explain, lists_converted, conversion_refused, validate_input
+from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
+                      sequence_feed_taken, validate_input)
 from ._errors import EPFail, _OrtStyle, translate
 from ._functions import KNOWN_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
@@ -117,6 +120,11 @@ class InferenceSession:
                          if a.element_type == ortc.ElementType.FLOAT8E4M3FN)
         if bits:
             self._run = _as_bits(sess, bits)
+        sequences = {a.name: a.type.element is not None
+                     and a.type.element.kind == ortc.ValueKind.TENSOR
+                     for a in sess.inputs if a.type.kind == ortc.ValueKind.SEQUENCE}
+        if sequences:
+            self._run = _sequences_checked(self._run, sess, sequences)
         self.run = self._fast_run(self._run)  # type: ignore[method-assign]
         self._inputs_meta = [NodeArg(a) for a in sess.inputs]
         self._outputs_meta = [NodeArg(a) for a in sess.outputs]
@@ -358,3 +366,23 @@ def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[An
     return run
 
 
+def _sequences_checked(native_run: Callable[..., list[Any]], sess: ortc.Session,
+                       sequences: dict[str, bool]) -> Callable[..., list[Any]]:
+    """``native_run`` refusing first what native ortc takes for a sequence input and
+    onnxruntime does not (``sequences``: each such input's name, and whether its items are
+    tensors): a list item that is no numpy array (a nested list, a number, an OrtValue), a
+    tuple. Only sessions with a sequence input pay for the check."""
+    items = list(sequences.items())
+
+    def run(output_names: Any, feeds: Any, run_options: Any = None) -> list[Any]:
+        if isinstance(feeds, Mapping):
+            for name, tensors in items:
+                data = feeds.get(name)
+                if data is not None and not sequence_feed_taken(tensors, data):
+                    # (the run's failure path says what onnxruntime raises first, in its
+                    # order; what its conversion takes, native ortc's run refuses too)
+                    refused = feed_refused(feedable(sess).get(name), name, data)
+                    if refused is not None:
+                        raise refused
+        return native_run(output_names, feeds, run_options)
+    return run
