@@ -235,6 +235,37 @@ def sequence_items_that_are_not_arrays(ort: Any) -> Any:
 
 
 @scenario
+def feeds_of_another_kind_than_the_input(ort: Any) -> Any:
+    # onnxruntime's run says which kind it wanted: a tensor for a sequence or a map ("expected
+    # to be of type: 3|1 but received a tensor"), a dict (a map of str or int64 keys to
+    # floats) or a tuple of dicts (a sequence of them) for an input of another type; compat
+    # said what native ortc's conversion found, in its own words
+    seq = ort.InferenceSession(models.sequence_identity_model())
+    dv = ort.InferenceSession(models.dict_vectorizer_model())
+    dvs = ort.InferenceSession(models.dict_vectorizer_model(("x", "y")))
+    add = ort.InferenceSession(ADD)
+    opt = ort.InferenceSession(models.optional_input_model())
+    tensor = ort.OrtValue.ortvalue_from_numpy(np.ones(2, F32))
+    runs: list[Callable[[], Any]] = [
+        lambda: seq.run(None, {"seq": np.ones(2, F32)}),
+        lambda: seq.run(None, {"seq": np.array([np.ones(1, F32)], dtype=object)}),
+        lambda: seq.run(None, {"seq": tensor}),
+        lambda: seq.run(None, {"seq": ({"a": 1.0},)}),
+        lambda: seq.run_with_ort_values(None, {"seq": tensor}),
+        lambda: dv.run(None, {"x": np.ones(2, F32)}),
+        lambda: dv.run(None, {"x": tensor}),
+        lambda: dv.run(None, {"x": {"a": 1.0}}),
+        lambda: dv.run(None, {"x": ({1: 1.0},)}),
+        lambda: dvs.run(None, {"x": {1: 2, 2: 3.0}}),
+        lambda: add.run(None, {"a": {1: 2.0}, "b": AB["b"]}),
+        lambda: add.run(None, {"a": {"k": np.float32(2)}, "b": AB["b"]}),
+        lambda: add.run(None, {"a": {}, "b": AB["b"]}),
+        lambda: add.run(None, {"a": ({1: 2.0},), "b": AB["b"]}),
+        lambda: opt.run(None, {"opt": {1: 2.0}})]
+    return _gist(_outcomes(lambda call: call(), runs))
+
+
+@scenario
 def empty_sequence_input(ort: Any) -> Any:
     s = ort.InferenceSession(models.sequence_at_model())
     return s.run(["len"], {"seq": [], "i": np.array(0)})

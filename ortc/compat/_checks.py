@@ -320,7 +320,7 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
             arg = known.get(name)
             if arg is None:
                 return InvalidArgument(f"Invalid input name: {name}", 2)
-            wrong = type_mismatch(arg, data)
+            wrong = kind_mismatch(arg, data) or type_mismatch(arg, data)
             if wrong:
                 return InvalidArgument(wrong, 2)
         outputs = {a.name for a in sess.outputs}
@@ -328,6 +328,36 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
             if name not in outputs:
                 return InvalidArgument(f"Invalid output name:{name}", 2)
     return translate(err)
+
+
+def kind_mismatch(arg: ortc.NodeArg, data: Any) -> str | None:
+    """onnxruntime's message when ``data`` is not of the input's kind: a tensor for a
+    sequence or a map (its number is its type category: 3 a sequence of tensors, 1 any other
+    non-tensor), a dict or a tuple of dicts (a map of str or int64 keys to floats, or a
+    sequence of them) for another input, or for a map of other keys."""
+    info = arg.type
+    if info.kind in (ortc.ValueKind.SEQUENCE, ortc.ValueKind.MAP) and _is_tensor(data):
+        category = 3 if info.kind == ortc.ValueKind.SEQUENCE and info.element is not None \
+            and info.element.kind == ortc.ValueKind.TENSOR else 1
+        return (f"input with name: '{arg.name}' expected to be of type: {category} but "
+                f"received a tensor")
+    actual = _python_map_type(data)
+    if actual is None:
+        return None
+    expected = info.type_str
+    if info.kind == ortc.ValueKind.MAP and isinstance(data, dict) or \
+            info.kind == ortc.ValueKind.SEQUENCE and isinstance(data, tuple):
+        # compat converts the values to the map's type: only the keys must agree
+        if expected.split(",")[0] == actual.split(",")[0]:
+            return None
+    return f"Unexpected input data type. Actual: (({actual})) , expected: (({expected}))"
+
+
+def _is_tensor(data: Any) -> bool:
+    if isinstance(data, np.ndarray):
+        return True
+    value = data._value if isinstance(data, OrtValue) else data
+    return isinstance(value, ortc.Value) and value.has_value() and value.is_tensor
 
 
 def _python_map_type(data: Any) -> str | None:
