@@ -35,12 +35,18 @@ class OutputPlan:
     """
 
     __slots__ = ("names", "count", "tensor", "preallocate", "etypes", "learnable", "learned",
-                 "seen", "stageable", "confirmed", "unique", "positions", "one_element")
+                 "seen", "stageable", "confirmed", "unique", "positions", "one_element",
+                 "handed_back")
 
     def __init__(self, names: NameArray, tensor: list[bool],
                  preallocate: list[tuple[Any, ...]],
-                 learnable: list[tuple[int, np.dtype[Any], int, Any]]) -> None:
+                 learnable: list[tuple[int, np.dtype[Any], int, Any]],
+                 handed_back: tuple[int, ...] = ()) -> None:
         self.names = names
+        #: indices of the outputs that are also inputs: ORT gives the fed value back, over the
+        #: caller's memory, which the arrays made of it must not be views of (the caller may
+        #: change or free it): they are copied
+        self.handed_back = handed_back
         self.count = names.count
         self.tensor = tensor
         #: (output index, dtype, element type, dims: int or (input name, axis))
@@ -126,13 +132,19 @@ class OutputPlan:
         self.learned = None
 
 
-def derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
-                          ) -> tuple[dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]],
-                                     dict[str, tuple[np.dtype[Any], int, Any]]]:
+def derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg],
+                         initializers: list[NodeArg] | None = None
+                         ) -> tuple[dict[str, tuple[np.dtype[Any], int, tuple[Any, ...]]],
+                                    dict[str, tuple[np.dtype[Any], int, Any]]]:
     """(the outputs whose shape is known before a run: fixed dims, or symbolic dims that also
     name an input's dim (ONNX requires one symbol to mean one size within a model); the other
     numeric tensor outputs, whose shape a plan may learn: name -> (dtype, element type, the
-    declared shape or None))."""
+    declared shape or None)).
+
+    An output that is also an input or an overridable initializer (a graph that hands an input
+    back) is in neither: ORT gives the fed value itself for it, in place of a buffer given for
+    it, which stayed unwritten (its run returned uninitialized memory)."""
+    fed = {a.name for a in (*inputs, *(initializers or ()))}
     symbols: dict[str, tuple[str, int]] = {}
     for a in inputs:
         for axis, d in enumerate(a.shape or ()):
@@ -143,7 +155,7 @@ def derive_output_shapes(inputs: list[NodeArg], outputs: list[NodeArg]
     for a in outputs:
         dt = a.dtype
         if a.kind != ValueKind.TENSOR or dt is None or dt.kind in STRING_KINDS \
-                or bits_for(a.element_type or 0):
+                or bits_for(a.element_type or 0) or a.name in fed:
             continue
         if a.shape is None:
             open_[a.name] = (dt, int(a.element_type), None)  # type: ignore[arg-type]

@@ -106,6 +106,12 @@ def _release_steps(release: Callable[[Any], None], created: list[Any], keep: lis
                 release(raw)
 
 
+def handed_back(result: Any) -> Any:
+    """An output that is also an input, as the run returns it: an array copied (ORT hands back
+    the fed value, whose memory may be the caller's array), anything else as it is."""
+    return result.copy() if type(result) is np.ndarray else result
+
+
 class RunEngine:
     """The run machinery of one session, built from its inputs and outputs."""
 
@@ -133,7 +139,7 @@ class RunEngine:
             if a.kind == ValueKind.TENSOR and dt is not None and dt.kind not in STRING_KINDS \
                     and not bits_for(a.element_type or 0):
                 self.fast_inputs[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
-        self.output_alloc, self.output_open = derive_output_shapes(inputs, outputs)
+        self.output_alloc, self.output_open = derive_output_shapes(inputs, outputs, initializers)
         self.stages = Stages(self)
         #: thread id -> (address, shape, element type) -> the owner of an OrtValue over it
         self.value_cache: dict[int, dict[Any, Any]] = {}
@@ -182,7 +188,8 @@ class RunEngine:
                               [(i, *self.output_alloc[n]) for i, n in enumerate(names)
                                if n in self.output_alloc],
                               [(i, *self.output_open[n]) for i, n in enumerate(names)
-                               if n in self.output_open])
+                               if n in self.output_open],
+                              tuple(i for i, n in enumerate(names) if n in self.feedable))
             if len(set(names)) < len(names):
                 plan.unique = unique = tuple(dict.fromkeys(names))
                 plan.positions = tuple(unique.index(n) for n in names)
@@ -540,6 +547,8 @@ class RunEngine:
                     arrays[i] = tensor_to_numpy(api, owner, owner, True)
                 else:
                     arrays[i] = ortvalue_to_python(api, owner, owner, True)
+            for i in plan.handed_back:
+                arrays[i] = handed_back(arrays[i])
             if made < count:
                 if plan.seen is not False and len(shapes) == len(names) and self.preallocate:
                     plan.learn(shapes, arrays)  # every input's shape is in ``shapes``
@@ -663,6 +672,8 @@ class RunEngine:
                         owner = take_output(api, outputs, i)
                         result[i] = (tensor_to_numpy if tensor[i] else ortvalue_to_python)(
                             api, owner, owner, True)
+                for i in plan.handed_back:
+                    result[i] = handed_back(result[i])
                 return result
             finally:
                 # The run holds nothing once it is done: its holds end before the Future

@@ -560,6 +560,32 @@ def test_an_output_named_twice_is_at_both_positions_in_every_run(shape: list[Any
         assert [v.numpy().tolist() for v in values] == [(2 * x).tolist()] * 2
 
 
+@pytest.mark.parametrize("shape", [[2], ["n"], None])
+def test_an_input_handed_back_as_an_output_is_its_value_copied(shape: Any) -> None:
+    # A graph that returns an input (as such, or beside another output): ORT hands back the
+    # fed value in place of a buffer given for that output, which came back unwritten
+    # (np.empty's memory) from the second run on. Nor is the result a view of the caller's
+    # array, which the caller may change or free (onnxruntime copies too)
+    from onnx import helper
+
+    x = models._vi("x", models.T.FLOAT, shape)
+    alone = models.make_model([], [x], [x]).SerializeToString()
+    beside = models.make_model([helper.make_node("Neg", ["x"], ["y"])], [x],
+                               [models._vi("y", models.T.FLOAT, shape), x]).SerializeToString()
+    for model, names in ((alone, None), (beside, None), (beside, ["x"]), (beside, ["x", "y"])):
+        with ortc.Session(model) as s:
+            for i in range(12):  # past the runs after which a shape is learned and staged
+                xs = np.array([i, -i], np.float32)
+                got = s.run(names, {"x": xs})
+                want = {"x": [i, -i], "y": [-i, i]}
+                assert [g.tolist() for g in got] == [
+                    want[n] for n in names or [a.name for a in s.outputs]]
+                assert not any(np.shares_memory(g, xs) for g in got)
+            later = s.run_async(names, {"x": xs}).result()
+            assert not any(np.shares_memory(g, xs) for g in later)
+            assert [g.tolist() for g in later] == [g.tolist() for g in got]
+
+
 def test_a_one_element_output_has_the_shape_ort_made_not_the_declared_one() -> None:
     # ORT writes a one-element result of any shape into a one-element buffer: preallocated
     # with the declared shape, the array kept it ((), where ORT and onnxruntime give (1,))
