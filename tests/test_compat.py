@@ -1265,6 +1265,25 @@ def lists_for_optional_tensor_inputs(ort: Any) -> Any:
 
 
 @scenario
+def none_for_a_name_the_model_lacks_is_not_fed(ort: Any) -> Any:
+    # onnxruntime skips a feed that is None: for a name the model lacks it is no error (code
+    # that feeds every state a family of models may have, None where there is none; compat
+    # raised InvalidArgument "Invalid input name"), through run and run_async
+    sess = ort.InferenceSession(ADD)
+    got: list[Any] = []
+    sess.run_async(None, {**AB, "past": None}, lambda res, _data, err: got.append((res, err)),
+                   None)
+    out = [sess.run(None, {**AB, "past": None}), sess.run(["c"], {"past": None, **AB}),
+           _outcomes(lambda f: sess.run(None, f), [{**AB, "past": None, "zz": AB["a"]},
+                                                   {"a": AB["a"], "past": None, "b": "s"}])]
+    for _ in range(500):
+        if got:
+            break
+        threading.Event().wait(0.01)
+    return [out, got]
+
+
+@scenario
 def string_elements_that_are_not_strings(ort: Any) -> Any:
     # onnxruntime feeds str(x) for them: a pandas column with missing values, codes as numbers
     sess = ort.InferenceSession(models.identity_model(models.T.STRING, (2, 2)))
