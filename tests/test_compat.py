@@ -1284,6 +1284,19 @@ def none_for_a_name_the_model_lacks_is_not_fed(ort: Any) -> Any:
 
 
 @scenario
+def run_with_ort_values_of_what_is_not_an_ortvalue(ort: Any) -> Any:
+    # onnxruntime asks each feed for its value (AttributeError "... has no attribute
+    # '_get_c_value'"), after its check of the required inputs; compat said '_value', and
+    # judged a str or a class as run() judges feeds (RuntimeError)
+    sess = ort.InferenceSession(ADD)
+    b = ort.OrtValue.ortvalue_from_numpy(AB["b"])
+    return _outcomes(lambda f: sess.run_with_ort_values(None, f),
+                     [{"a": AB["a"], "b": b}, {"a": "s", "b": b}, {"a": [1.0, 2.0, 3.0], "b": b},
+                      {"a": None, "b": b}, {"a": ort.SparseTensor, "b": b}, {"a": "s"},
+                      {"zz": None, "a": b, "b": b}])
+
+
+@scenario
 def string_elements_that_are_not_strings(ort: Any) -> Any:
     # onnxruntime feeds str(x) for them: a pandas column with missing values, codes as numbers
     sess = ort.InferenceSession(models.identity_model(models.T.STRING, (2, 2)))

@@ -234,8 +234,11 @@ class InferenceSession:
     def run_with_ort_values(self, output_names: Sequence[str] | None,
                             input_dict_ort_values: Mapping[str, OrtValue],
                             run_options: RunOptions | None = None) -> list[OrtValue]:
+        # as onnxruntime: its Python-side checks first, and each feed is asked for its value
+        # (what is not an OrtValue raises AttributeError there)
+        validate_input(self._required, list(input_dict_ort_values.keys()))
+        feeds = {k: v._get_c_value() for k, v in input_dict_ort_values.items()}
         try:
-            feeds = {k: v._value for k, v in input_dict_ort_values.items()}
             values = self._sess.run_with_values(
                 output_names or None, feeds, None if run_options is None else run_options._for_run())
         except BaseException as err:  # noqa: BLE001
