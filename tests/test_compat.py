@@ -352,6 +352,11 @@ def bad_bytes(ort: Any) -> Any:
 
 
 @_err
+def empty_model_bytes(ort: Any) -> Any:  # compat said ortc's own words ("the model is empty")
+    return ort.InferenceSession(b"")
+
+
+@_err
 def bad_model_type(ort: Any) -> Any:
     return ort.InferenceSession(42)
 

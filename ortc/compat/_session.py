@@ -19,7 +19,7 @@ import ortc
 
 from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
                       sequence_feed_taken, validate_input)
-from ._errors import EPFail, _OrtStyle, translate
+from ._errors import EPFail, InvalidArgument, _OrtStyle, translate
 from ._functions import KNOWN_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
 from ._options import SessionOptions
@@ -104,6 +104,9 @@ class InferenceSession:
                 native_opts.append_execution_provider(name, opts)
             sess = ortc.Session(self._model, native_opts)
         except ortc.Error as err:
+            if self._model == b"" and isinstance(err, ortc.InvalidArgument):
+                # ortc refuses empty bytes itself; ORT's parser finds no graph in them
+                raise InvalidArgument("No graph was found in the protobuf.", 2) from None
             context = (f"loading model {self._model!r}" if isinstance(self._model, str)
                        else "loading model from bytes")
             raise translate(err, context) from None
