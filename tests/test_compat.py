@@ -1036,8 +1036,11 @@ def option_values_pybind_converts(ort: Any) -> Any:
 @scenario
 def ortvalue_from_numpy_of_what_is_not_a_numeric_array(ort: Any) -> Any:
     out = []
+    # (and the dtypes with no element type: compat said ortc's own words for them)
     for data in ([1.0, 2.0], np.float32(1.0), np.array(["a", "b"]),
-                 np.array(["a"], dtype=object), np.array([b"a"])):
+                 np.array(["a"], dtype=object), np.array([b"a"]), np.ones(2, np.complex64),
+                 np.ones(2, np.complex128), np.array([1], "datetime64[s]"),
+                 np.array([1], "timedelta64[s]"), np.zeros(2, "V4")):
         try:
             out.append(ort.OrtValue.ortvalue_from_numpy(data).shape())
         except Exception as err:  # noqa: BLE001 - compared
@@ -1622,6 +1625,18 @@ def test_ortvalue_with_onnx_type_reads_no_bytes_onnxruntime_misreads() -> None:
     assert got.tolist() == [0.0, 2.0]
     with pytest.raises(RuntimeError, match="object array"):
         new(np.array([1, 2], dtype=object), models.T.INT64)
+
+
+def test_update_inplace_of_a_value_over_a_read_only_array_raises_runtime_error() -> None:
+    # onnxruntime writes into it (into a bytes object under np.frombuffer too); compat let
+    # numpy's ValueError out, where onnxruntime's OrtValue errors are RuntimeError (COMPAT.md)
+    for arr in (np.frombuffer(np.arange(3, dtype=F32).tobytes(), F32),
+                np.frombuffer(b"\0" + np.arange(3, dtype=F32).tobytes(), F32, offset=1)):
+        v = compat.OrtValue.ortvalue_from_numpy(arr)
+        with pytest.raises(RuntimeError, match="read-only") as info:
+            v.update_inplace(np.full(3, 7, F32))
+        assert type(info.value) is RuntimeError
+        assert arr.tolist() == [0, 1, 2]
 
 
 def test_unsupported_settings_raise() -> None:

@@ -82,8 +82,12 @@ class OrtValue:
     def ortvalue_from_numpy(cls, numpy_obj: np.ndarray[Any, Any], /, device_type: str = "cpu",
                             device_id: int = 0, vendor_id: int = -1) -> OrtValue:
         cpu_only(device_type, device_id, vendor_id)
-        if not isinstance(numpy_obj, np.ndarray) or numpy_obj.dtype.kind in "OSU":
-            # onnxruntime's words: a list, a numpy scalar or a string array is refused there
+        if isinstance(numpy_obj, np.ndarray) and numpy_obj.dtype.kind == "c":
+            raise RuntimeError(f"Numpy_type {numpy_obj.dtype.num} can't be converted to "
+                               f"MLDataType.")
+        if not isinstance(numpy_obj, np.ndarray) or numpy_obj.dtype.kind in "OSUmMV":
+            # onnxruntime's words: a list, a numpy scalar, a string array (and the other
+            # dtypes with no element type: datetime, void) are refused there
             raise RuntimeError("Creation of OrtValues is currently only supported from "
                                "non-string numpy arrays")
         try:
@@ -263,6 +267,10 @@ class OrtValue:
         if data.size != view.size:
             raise RuntimeError("The input size of numpy arrays does not match the size of the "
                                "OrtValue.")
+        if not view.flags.writeable:
+            # (onnxruntime writes it anyway, into a read-only array or a bytes object)
+            raise RuntimeError("update_inplace: this OrtValue is over read-only memory (made "
+                               "of a read-only array)")
         np.copyto(view, data.reshape(view.shape), casting="no")
 
     def __repr__(self) -> str:
