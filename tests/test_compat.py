@@ -1292,6 +1292,30 @@ def none_for_a_name_the_model_lacks_is_not_fed(ort: Any) -> Any:
 
 
 @scenario
+def ortvalues_of_every_kind_as_run_feeds(ort: Any) -> Any:
+    # onnxruntime's run() takes an OrtValue feed of any kind (a sequence out of
+    # run_with_ort_values fed to another session); compat's took tensors only (native ortc
+    # read the OrtValue as an array), and refused a sequence, in run and run_async
+    split = ort.InferenceSession(models.split_to_sequence_model())
+    [seq] = split.run_with_ort_values(None, {"x": ort.OrtValue.ortvalue_from_numpy(
+        np.arange(6, dtype=F32).reshape(2, 3))})
+    ident = ort.InferenceSession(models.sequence_identity_model())
+    at = ort.InferenceSession(models.sequence_at_model())
+    opt = ort.InferenceSession(models.optional_input_model())
+    tensor = ort.OrtValue.ortvalue_from_numpy(np.array([1.0, 2.0], F32))
+    got: list[Any] = []
+    at.run_async(None, {"seq": seq, "i": np.array(1)}, lambda r, _d, e: got.append((r, e)), None)
+    out = [ident.run(None, {"seq": seq}), at.run(None, {"seq": seq, "i": np.array(1)}),
+           opt.run(None, {"opt": tensor}),
+           _outcomes(lambda f: ident.run(None, f), [{"seq": tensor}, {"seq": seq, "zz": seq}])]
+    for _ in range(500):
+        if got:
+            break
+        threading.Event().wait(0.01)
+    return [out, got]
+
+
+@scenario
 def run_with_ort_values_of_what_is_not_an_ortvalue(ort: Any) -> Any:
     # onnxruntime asks each feed for its value (AttributeError "... has no attribute
     # '_get_c_value'"), after its check of the required inputs; compat said '_value', and

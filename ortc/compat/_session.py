@@ -218,14 +218,18 @@ class InferenceSession:
                                feeds: Any) -> tuple[Any, Any] | None:
         """(output names, feeds) to run again with after ortc refused them (``err``) where
         onnxruntime's pybind layer takes them: None fed for a name the model lacks dropped (it
-        skips None feeds), bytes names as text, lists converted to the inputs' types. None
-        when none of these applies."""
+        skips None feeds), an OrtValue as its value (native ortc reads one as an array, which
+        a sequence, map or optional input refuses), bytes names as text, lists converted to
+        the inputs' types. None when none of these applies."""
         if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
             if isinstance(feeds, Mapping):
                 known = feedable(self._sess)
                 unfed = [k for k, v in feeds.items() if v is None and k not in known]
                 if unfed:
                     return output_names, {k: v for k, v in feeds.items() if k not in unfed}
+                if any(isinstance(v, OrtValue) for v in feeds.values()):
+                    return output_names, {k: v._value if isinstance(v, OrtValue) else v
+                                          for k, v in feeds.items()}
             names = _decoded(output_names)
             if names is not None:
                 return names, feeds
