@@ -1695,6 +1695,28 @@ def test_logger_callback_errors_go_to_unraisablehook(monkeypatch: Any) -> None:
         compat.set_default_logger_callback(broken, 7)
 
 
+@pytest.mark.parametrize("output", ["c", "nope"])
+def test_run_async_callback_errors_go_to_unraisablehook(monkeypatch: Any, output: str) -> None:
+    # as onnxruntime reports them (compat's went to concurrent.futures' logger, or, for a
+    # run its checks refused, to threading's excepthook), for a run that worked or failed
+    seen: list[Any] = []
+    called = threading.Event()
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+
+    def broken(results: Any, user_data: Any, err: str) -> None:
+        called.set()
+        raise ValueError("callback failed")
+
+    compat.InferenceSession(ADD).run_async([output], AB, broken, None)
+    assert called.wait(10)
+    for _ in range(500):
+        if seen:
+            break
+        threading.Event().wait(0.01)
+    assert len(seen) == 1 and isinstance(seen[0].exc_value, ValueError)
+    assert seen[0].object is broken
+
+
 def _foldable_model() -> bytes:
     """``y = x + (c1 + c2)`` with c1, c2 initializers: ConstantFolding makes it one Add."""
     from onnx import TensorProto, helper, numpy_helper

@@ -10,7 +10,9 @@ which onnxruntime refuses).
 from __future__ import annotations
 
 import os
+import sys
 import threading
+import types
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -275,17 +277,18 @@ class InferenceSession:
             # onnxruntime's run finds these after run_async returned: it calls back with the
             # text (its unknown-output text has a space the synchronous run's lacks)
             text = err.message.replace("Invalid output name:", "Invalid output name: ", 1)
-            threading.Thread(target=callback, args=([], user_data, text), daemon=True).start()
+            threading.Thread(target=_call_back, args=(callback, [], user_data, text),
+                             daemon=True).start()
             return
 
         def done(fut: Any) -> None:
             err = fut.exception()
             if err is None:
-                callback(fut.result(), user_data, "")
+                _call_back(callback, fut.result(), user_data, "")
             else:
                 # onnxruntime passes the status message alone, without its class prefix
-                callback([], user_data, err.message if isinstance(err, ortc.OrtError)
-                         else str(err))
+                _call_back(callback, [], user_data, err.message if isinstance(err, ortc.OrtError)
+                           else str(err))
 
         future.add_done_callback(done)
 
@@ -369,6 +372,19 @@ def _decoded(output_names: Any) -> list[str] | None:
         return [n.decode("utf-8") if isinstance(n, bytes) else n for n in output_names]
     except UnicodeDecodeError:
         return None
+
+
+def _call_back(callback: Callable[[Any, Any, str], None], results: Any, user_data: Any,
+               err: str) -> None:
+    """A run_async callback, whose exception goes to ``sys.unraisablehook`` as onnxruntime
+    reports it (not to concurrent.futures' logger, nor to threading's excepthook)."""
+    try:
+        callback(results, user_data, err)
+    except Exception:  # noqa: BLE001 - reported, as onnxruntime reports it
+        kind, value, tb = sys.exc_info()
+        sys.unraisablehook(types.SimpleNamespace(
+            exc_type=kind, exc_value=value, exc_traceback=tb, object=callback,
+            err_msg="Exception ignored in the run_async callback"))
 
 
 def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[Any]]:
