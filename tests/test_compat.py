@@ -1651,6 +1651,16 @@ def test_ortvalue_with_onnx_type_reads_no_bytes_onnxruntime_misreads() -> None:
         new(np.array([1, 2], dtype=object), models.T.INT64)
 
 
+def test_iobinding_binds_string_inputs() -> None:
+    # onnxruntime refuses them ("Only binding non-string Tensors"); compat binds them (COMPAT.md)
+    sess = compat.InferenceSession(models.identity_model(models.T.STRING, (2,)))
+    binding = sess.io_binding()
+    binding.bind_cpu_input("x", np.array(["a", "é"]))
+    binding.bind_output("y")
+    sess.run_with_iobinding(binding)
+    assert binding.copy_outputs_to_cpu()[0].tolist() == ["a", "é"]
+
+
 def test_update_inplace_of_a_value_over_a_read_only_array_raises_runtime_error() -> None:
     # onnxruntime writes into it (into a bytes object under np.frombuffer too); compat let
     # numpy's ValueError out, where onnxruntime's OrtValue errors are RuntimeError (COMPAT.md)
