@@ -1339,6 +1339,17 @@ def string_elements_that_are_not_strings(ort: Any) -> Any:
 
 
 @scenario
+def strings_utf8_cannot_carry(ort: Any) -> Any:
+    # a lone surrogate (str that UTF-8 cannot encode) and fixed-width bytes that are no
+    # UTF-8: onnxruntime lets Python's UnicodeEncodeError / UnicodeDecodeError out; compat
+    # raised InvalidArgument
+    sess = ort.InferenceSession(models.identity_model(models.T.STRING, (2,)))
+    return _outcomes(lambda x: sess.run(None, {"x": x}),
+                     [np.array(["\ud800", "x"]), np.array(["a", "\udfff"], dtype=object),
+                      ["\ud800", "x"], np.array([b"\xff\xfe", b"x"]), np.array(["a", "b"])])
+
+
+@scenario
 def empty_lists_for_string_inputs(ort: Any) -> Any:
     # onnxruntime makes an empty string tensor of [] (of [[]] a [1, 0] one); compat fed numpy's
     # float64 array of it and raised "Unexpected input data type"

@@ -12,7 +12,7 @@ import ortc
 from ortc._numpy_bridge import exports_buffer, is_array_like
 from ortc.dtypes import dtype_for, element_type_for
 
-from ._errors import InvalidArgument, _OrtStyle, translate
+from ._errors import Fail, InvalidArgument, _OrtStyle, translate
 from ._ortvalue import OrtValue
 from ._run_options import RunOptions
 from ._sparse import SparseTensor
@@ -168,7 +168,7 @@ def feed_refused(arg: ortc.NodeArg | None, name: str, data: Any) -> BaseExceptio
     tensor input, a list of dicts for a sequence of maps)."""
     info = arg.type if arg is not None else None
     if isinstance(data, np.ndarray):
-        return _numpy_type_refused(data)
+        return _numpy_type_refused(data) or _text_refused(info, data)
     if data is None or isinstance(data, (OrtValue, ortc.Value)):
         return None
     if isinstance(data, (str, bytes)):
@@ -217,6 +217,35 @@ def _list_refused(info: ortc.TypeInfo | None, name: str, data: Sequence[Any]
     dtype = _tensor_dtype(info)
     if dtype is not None and dtype.kind not in "OUS" and _list_as(data, dtype) is None:
         return RuntimeError("Could not create tensor from given input list")
+    return _text_refused(info, data)
+
+
+def _text_refused(info: ortc.TypeInfo | None, data: Any) -> BaseException | None:
+    """Python's own error where onnxruntime meets it reading the strings fed for a string
+    input: UnicodeEncodeError for a str UTF-8 cannot encode (a lone surrogate; from a numpy
+    'U' array, its engine's Fail carrying that error's text), UnicodeDecodeError for
+    fixed-width bytes (numpy 'S') that are no UTF-8; None else."""
+    dtype = _tensor_dtype(info) if info is not None else None
+    if dtype is None or dtype.kind not in "OUS":
+        return None
+    try:
+        arr = data if isinstance(data, np.ndarray) else np.asarray(data)
+    except (TypeError, ValueError):
+        return None
+    if arr.dtype.kind not in "OUS":
+        return None
+    for item in arr.reshape(-1).tolist():
+        try:
+            if isinstance(item, str):
+                item.encode("utf-8")
+            elif isinstance(item, bytes) and arr.dtype.kind == "S":
+                item.decode("utf-8")
+        except UnicodeError as err:
+            if isinstance(data, np.ndarray) and arr.dtype.kind == "U":
+                fail = Fail(f"{type(err)}: {err}", 1)
+                fail.plain = True  # type: ignore[attr-defined]
+                return fail
+            return err
     return None
 
 

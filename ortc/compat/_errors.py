@@ -23,8 +23,13 @@ class _OrtStyle:
 
     code: Any
     message: str
+    #: str() is the message alone (onnxruntime raises some of its classes so: a Python error
+    #: met converting the feeds, as Fail "<class 'UnicodeEncodeError'>: ...")
+    plain = False
 
     def __str__(self) -> str:
+        if self.plain:
+            return self.message
         code = self.code
         name = code.name if isinstance(code, ErrorCode) else str(int(code))
         return f"[ONNXRuntimeError] : {int(code)} : {name} : {self.message}"
