@@ -1176,6 +1176,40 @@ def feeds_that_are_not_data(ort: Any) -> Any:
                       onnx.TensorProto()])
 
 
+class _ArrayProducer:
+    """Converts to an array (``__array__``) as a pandas frame or a torch tensor does."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.array if dtype is None else self.array.astype(dtype)
+
+
+class _Indexable:
+    """Iterable through __getitem__ alone (no __iter__)."""
+
+    def __getitem__(self, i: int) -> float:
+        if i >= 3:
+            raise IndexError(i)
+        return float(i)
+
+
+@scenario
+def array_producers_that_do_not_fit(ort: Any) -> Any:
+    # onnxruntime has no conversion for an array producer that is no numpy array ("Unable to
+    # handle object of type"); compat reads one (COMPAT.md), and when that fails says what
+    # onnxruntime says (compat said its own InvalidArgument), whatever else is wrong; an
+    # object iterable through __getitem__ is an iterable there (compat said "Unable to
+    # handle")
+    sess = ort.InferenceSession(ADD)
+    return _outcomes(lambda f: sess.run(None, f),
+                     [{"a": _ArrayProducer(np.ones(3)), "b": AB["b"]},
+                      {"a": _ArrayProducer(np.ones(4, F32)), "b": AB["b"]},
+                      {"a": _ArrayProducer(np.ones(3, F32)), "b": AB["b"], "zz": AB["a"]},
+                      {"a": _Indexable(), "b": AB["b"]}])
+
+
 @scenario
 def run_log_severity_out_of_range(ort: Any) -> Any:
     # onnxruntime's setter takes any int; each run entry refuses one outside -1 and 0-4 (Fail;
@@ -1660,6 +1694,27 @@ def test_ortvalue_with_onnx_type_reads_no_bytes_onnxruntime_misreads() -> None:
     assert got.tolist() == [0.0, 2.0]
     with pytest.raises(RuntimeError, match="object array"):
         new(np.array([1, 2], dtype=object), models.T.INT64)
+
+
+def test_array_producers_are_read_as_their_arrays() -> None:
+    # onnxruntime refuses them ("Unable to handle object of type"); compat reads them
+    # (COMPAT.md: refusing would cost every run a check)
+    sess = compat.InferenceSession(ADD)
+    assert sess.run(None, {"a": _ArrayProducer(AB["a"]), "b": AB["b"]})[0].tolist() == \
+        (AB["a"] + AB["b"]).tolist()
+
+
+def test_a_keyboard_interrupt_in_a_run_stays_one() -> None:
+    # the failure path says what onnxruntime would have raised for the feeds; a Ctrl-C (or
+    # SystemExit) during a run is not the feeds' fault and must stay what it is, whatever
+    # the feeds hold (a scalar or an array producer, which onnxruntime's conversion refuses)
+    from ortc.compat._checks import explain
+
+    sess = compat.InferenceSession(models.sequence_at_model())
+    for feeds in ({"seq": [np.ones(2, F32)], "i": _ArrayProducer(np.array(0))},
+                  {"seq": [np.ones(2, F32)], "i": "0"}):
+        for err in (KeyboardInterrupt(), SystemExit(3)):
+            assert explain(sess._sess, ["seq", "i"], err, None, feeds, None) is err
 
 
 def test_iobinding_binds_string_inputs() -> None:

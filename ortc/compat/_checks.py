@@ -145,14 +145,17 @@ def _as_strings(data: Any) -> np.ndarray[Any, Any] | None:
     return out.reshape(data.shape)
 
 
-def conversion_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseException | None:
+def conversion_refused(sess: ortc.Session, feeds: Mapping[str, Any], failed: bool = False
+                       ) -> BaseException | None:
     """onnxruntime's error for the first feed its conversion refuses before a run starts
     (run_async raises it at the call), or None. onnxruntime converts the feeds in the order
     of their names, before it looks at names the model lacks, at element types or at the
-    output names: what is refused here is found first whatever else is wrong."""
+    output names: what is refused here is found first whatever else is wrong. ``failed``:
+    the run failed, and what compat takes on purpose but onnxruntime refuses (an array
+    producer that is no numpy array) is refused as onnxruntime refuses it."""
     known = feedable(sess)
     for name in sorted(feeds, key=str):
-        refused = feed_refused(known.get(name), name, feeds[name])
+        refused = feed_refused(known.get(name), name, feeds[name], failed)
         if refused is not None:
             return refused
     return None
@@ -161,11 +164,14 @@ def conversion_refused(sess: ortc.Session, feeds: Mapping[str, Any]) -> BaseExce
 _NOT_A_LIST = "Input must be a list of dictionaries or a single numpy array for input '{}'."
 
 
-def feed_refused(arg: ortc.NodeArg | None, name: str, data: Any) -> BaseException | None:
+def feed_refused(arg: ortc.NodeArg | None, name: str, data: Any, failed: bool = False
+                 ) -> BaseException | None:
     """What onnxruntime's conversion of the feed ``name`` raises (``arg`` its input, None
     for a name the model lacks), or None where it converts it, and where compat takes it on
-    purpose (COMPAT.md: a scalar for a scalar-shaped input, a tuple or a buffer for a
-    tensor input, a list of dicts for a sequence of maps)."""
+    purpose (COMPAT.md: a scalar for a scalar-shaped input, a tuple or a buffer or another
+    array producer for a tensor input, a list of dicts for a sequence of maps). Once the run
+    ``failed``, an array producer that is no numpy array gets onnxruntime's error too (as a
+    buffer whose dtype does not fit does: COMPAT.md)."""
     info = arg.type if arg is not None else None
     if isinstance(data, np.ndarray):
         return _numpy_type_refused(data) or _text_refused(info, data)
@@ -182,9 +188,12 @@ def feed_refused(arg: ortc.NodeArg | None, name: str, data: Any) -> BaseExceptio
     if isinstance(data, list) or isinstance(data, tuple) and info is not None \
             and _tensor_dtype(info) is not None and not _python_map_type(data):
         return _list_refused(info, name, data)  # (compat takes such a tuple as a list)
-    if isinstance(data, tuple) or not _feedable_kind(data):
-        return _iterable_refused(name, data) if hasattr(data, "__iter__") \
-            else RuntimeError(f"Unable to handle object of type {type(data)}")
+    if isinstance(data, tuple) or failed or not _feedable_kind(data):
+        try:
+            items = iter(data)
+        except TypeError:
+            return RuntimeError(f"Unable to handle object of type {type(data)}")
+        return _iterable_refused(name, items)
     return None
 
 
@@ -297,7 +306,7 @@ def _iterable_refused(name: str, data: Any) -> BaseException | None:
     tuple, a generator, a set, a range), judged by its first item: None when that is a dict
     (it makes a sequence of maps, which the run checks against the input's type)."""
     try:
-        first = next(iter(data), _EMPTY)
+        first = next(iter(data), _EMPTY)  # (an iterator is its own iter())
     except Exception:  # noqa: BLE001 - an iterable that fails to iterate is no list either
         return RuntimeError(_NOT_A_LIST.format(name))
     if first is _EMPTY:
@@ -323,7 +332,10 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
     """What onnxruntime raises for the failed run, in its order: its Python-side check of
     the required inputs, its argument conversion (types of the arguments, then each feed's
     conversion, in the order of their names), then the run's checks of input names and
-    types and of output names (ortc does some of them itself, in its own words)."""
+    types and of output names (ortc does some of them itself, in its own words). A
+    KeyboardInterrupt (or another BaseException that is no Exception) stays what it is."""
+    if not isinstance(err, Exception):
+        return err
     try:
         validate_input(required, list(feeds.keys()))
     except (ValueError, AttributeError) as mine:
@@ -340,7 +352,7 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
         if not isinstance(name, str):  # onnxruntime's pybind conversion of the feeds refuses it
             return TypeError(f"run(): incompatible function arguments: input names must be "
                              f"str, not {type(name).__name__} {name!r}")
-    refused = conversion_refused(sess, feeds)
+    refused = conversion_refused(sess, feeds, failed=True)
     if refused is not None:
         return refused
     if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
