@@ -266,6 +266,23 @@ def feeds_of_another_kind_than_the_input(ort: Any) -> Any:
 
 
 @scenario
+def optional_sequence_inputs(ort: Any) -> Any:
+    # an optional sequence takes what a sequence takes, and refuses what it refuses (compat
+    # took nested lists and tuples there, and said native ortc's words for an array)
+    from onnx import TensorProto, helper
+
+    opt = helper.make_value_info("o", helper.make_optional_type_proto(
+        helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))))
+    seq = helper.make_value_info("s", helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, None)))
+    sess = ort.InferenceSession(models._bytes(models.make_model(
+        [helper.make_node("OptionalGetElement", ["o"], ["s"])], [opt], [seq], opset=18)))
+    return _gist(_outcomes(lambda x: sess.run(None, {"o": x}),
+                           [[np.ones(2, F32)], [], [[1.0]], [1.0], (np.ones(2, F32),),
+                            np.ones(2, F32), [np.ones(2)]]))
+
+
+@scenario
 def empty_sequence_input(ort: Any) -> Any:
     s = ort.InferenceSession(models.sequence_at_model())
     return s.run(["len"], {"seq": [], "i": np.array(0)})

@@ -221,8 +221,9 @@ def _list_refused(info: ortc.TypeInfo | None, name: str, data: Sequence[Any]
     if info.kind == ortc.ValueKind.MAP:  # read as a tensor's, without a type
         return RuntimeError("The graph is missing type information needed to construct the "
                             "ORT tensor")
-    if info.kind == ortc.ValueKind.SEQUENCE:
-        return _items_refused(info, data)
+    sequence = sequence_type(info)
+    if sequence is not None:
+        return _items_refused(sequence, data)
     dtype = _tensor_dtype(info)
     if dtype is not None and dtype.kind not in "OUS" and _list_as(data, dtype) is None:
         return RuntimeError("Could not create tensor from given input list")
@@ -256,6 +257,14 @@ def _text_refused(info: ortc.TypeInfo | None, data: Any) -> BaseException | None
                 return fail
             return err
     return None
+
+
+def sequence_type(info: ortc.TypeInfo) -> ortc.TypeInfo | None:
+    """The sequence type an input of type ``info`` takes a list for: its own, or the one an
+    optional holds; None for other inputs."""
+    if info.kind == ortc.ValueKind.OPTIONAL and info.element is not None:
+        info = info.element
+    return info if info.kind == ortc.ValueKind.SEQUENCE else None
 
 
 def _items_refused(info: ortc.TypeInfo, data: Sequence[Any]) -> BaseException | None:
@@ -373,12 +382,14 @@ def explain(sess: ortc.Session, required: Sequence[str], err: BaseException,
 
 def kind_mismatch(arg: ortc.NodeArg, data: Any) -> str | None:
     """onnxruntime's message when ``data`` is not of the input's kind: a tensor for a
-    sequence or a map (its number is its type category: 3 a sequence of tensors, 1 any other
-    non-tensor), a dict or a tuple of dicts (a map of str or int64 keys to floats, or a
+    sequence, a map or an optional of either (its number is its type category: 3 a sequence
+    of tensors, 5 an optional, 1 any other non-tensor), a dict or a tuple of dicts (a map of str or int64 keys to floats, or a
     sequence of them) for another input, or for a map of other keys."""
     info = arg.type
-    if info.kind in (ortc.ValueKind.SEQUENCE, ortc.ValueKind.MAP) and _is_tensor(data):
-        category = 3 if info.kind == ortc.ValueKind.SEQUENCE and info.element is not None \
+    if _is_tensor(data) and (info.kind in (ortc.ValueKind.SEQUENCE, ortc.ValueKind.MAP) or (
+            info.kind == ortc.ValueKind.OPTIONAL and _tensor_dtype(info) is None)):
+        category = 5 if info.kind == ortc.ValueKind.OPTIONAL else 3 \
+            if info.kind == ortc.ValueKind.SEQUENCE and info.element is not None \
             and info.element.kind == ortc.ValueKind.TENSOR else 1
         return (f"input with name: '{arg.name}' expected to be of type: {category} but "
                 f"received a tensor")

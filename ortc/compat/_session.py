@@ -20,7 +20,7 @@ import numpy as np
 import ortc
 
 from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
-                      sequence_feed_taken, validate_input)
+                      sequence_feed_taken, sequence_type, validate_input)
 from ._errors import EPFail, InvalidArgument, _OrtStyle, translate
 from ._functions import KNOWN_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
@@ -125,9 +125,10 @@ class InferenceSession:
                          if a.element_type == ortc.ElementType.FLOAT8E4M3FN)
         if bits:
             self._run = _as_bits(sess, bits)
-        sequences = {a.name: a.type.element is not None
-                     and a.type.element.kind == ortc.ValueKind.TENSOR
-                     for a in sess.inputs if a.type.kind == ortc.ValueKind.SEQUENCE}
+        sequences = {a.name: seq.element is not None
+                     and seq.element.kind == ortc.ValueKind.TENSOR
+                     for a, seq in ((a, sequence_type(a.type)) for a in sess.inputs)
+                     if seq is not None}
         if sequences:
             self._run = _sequences_checked(self._run, sess, sequences)
         self.run = self._fast_run(self._run)  # type: ignore[method-assign]
