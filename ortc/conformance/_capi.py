@@ -54,6 +54,38 @@ def join_all(threads: Sequence[Any], timeout: float = WAIT) -> None:
                    "(a hang)")
 
 
+def together(n: int, target: Callable[[int], None], timeout: float = WAIT
+             ) -> tuple[list[str], set[int]]:
+    """Run ``target(i)`` on ``n`` daemon threads released at once (a barrier), for checks whose
+    claim is that calls may overlap: (the errors they raised, their native thread ids). The
+    barrier and the joins are bounded (:func:`join_all`): a thread still running after
+    ``timeout`` fails the check."""
+    import threading
+
+    errors: list[str] = []
+    tids: set[int] = set()
+    start = threading.Barrier(n, timeout=timeout)
+
+    def body(i: int) -> None:
+        tids.add(threading.get_native_id())
+        try:
+            start.wait()
+            target(i)
+        except Exception as exc:  # noqa: BLE001 - collected and reported by the check
+            errors.append(f"{type(exc).__name__}: {exc}"[:200])
+
+    ts = [threading.Thread(target=body, args=(i,), daemon=True) for i in range(n)]
+    for t in ts:
+        t.start()
+    join_all(ts, timeout)
+    return errors, tids
+
+
+def mlp_input(seed: int, batch: int = 4, width: int = 32) -> list[float]:
+    """Deterministic inputs for the MLP test model, different for each seed."""
+    return [((seed * 131 + i * 17) % 97) / 97.0 - 0.5 for i in range(batch * width)]
+
+
 def shared_env() -> Any:
     """The env the in-process checks share, created once and never released.
 

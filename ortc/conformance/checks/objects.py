@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from typing import Any
 
 from .. import models
-from .._capi import Ctx, code_name, short
+from .._capi import Ctx, code_name, short, together
 from .._registry import Fail, Skip, check
 from .send import _expect, _moved, _on_thread
 
@@ -60,28 +60,6 @@ def _table(ctx: Ctx, getter: str, layout: dict[str, tuple[int, str]]) -> dict[st
         raise Skip(f"{getter} returned NULL")
     slots = ffi.cast("void**", ptr)
     return {name: ffi.cast(sig, slots[i]) for name, (i, sig) in layout.items()}
-
-
-def _threads(n: int, target: Callable[[int], None]) -> tuple[list[str], set[int]]:
-    """Run ``target(i)`` on ``n`` threads started together: (errors, their thread ids)."""
-    errors: list[str] = []
-    tids: set[int] = set()
-    start = threading.Barrier(n)
-
-    def body(i: int) -> None:
-        tids.add(threading.get_native_id())
-        try:
-            start.wait()
-            target(i)
-        except Exception as exc:  # noqa: BLE001 - collected and reported by the check
-            errors.append(f"{type(exc).__name__}: {exc}"[:200])
-
-    ts = [threading.Thread(target=body, args=(i,)) for i in range(n)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return errors, tids
 
 
 @check("send.external-initializer-info", "An OrtExternalInitializerInfo made on one thread "
@@ -151,7 +129,7 @@ def op_attr(ctx: Ctx) -> str:
             for _ in range(25):
                 read(attr, r)
 
-        errors, _ = _threads(4, reader)
+        errors, _ = together(4, reader)
         if errors:
             raise Fail(f"round {r}: concurrent reads: {errors[:2]}")
 
@@ -275,7 +253,7 @@ def model_editor(ctx: Ctx) -> str:
                               ctx.options())
 
     try:
-        errors, creators = _threads(2, create)
+        errors, creators = together(2, create)
     finally:
         a.ReleaseModel(model)  # the sessions do not need it
     for s in sessions:
@@ -340,7 +318,7 @@ def ep_assignment_info(ctx: Ctx) -> str:
             if got != want:
                 wrong.append(repr(got)[:120])
 
-    errors, readers = _threads(4, read)
+    errors, readers = together(4, read)
     if errors or wrong:
         raise Fail(f"errors {errors[:2]}, wrong reads {wrong[:2]}")
     if maker in readers:
@@ -393,7 +371,7 @@ def incompatibility_details(ctx: Ctx) -> str:
                 if got != first[r]:
                     wrong.append(got)
 
-        errors, _ = _threads(4, reader)
+        errors, _ = together(4, reader)
         if errors or wrong:
             raise Fail(f"round {r}: errors {errors[:2]}, wrong reads {wrong[:2]}")
 
@@ -427,7 +405,7 @@ def op_in_concurrent_runs(ctx: Ctx) -> str:
             if got != _expected(xs):
                 wrong.append(f"thread {i} run {k}: {got}")
 
-    errors, _ = _threads(4, run)
+    errors, _ = together(4, run)
     if op.seen.get("compute_error"):
         raise Fail(op.seen["compute_error"])
     if errors or wrong:

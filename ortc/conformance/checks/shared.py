@@ -11,44 +11,18 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from typing import Any
 
 from .. import models
-from .._capi import Ctx, code_name, short
+from .._capi import WAIT, Ctx, code_name, mlp_input, short, together
 from .._registry import Fail, check
 
 C_API = "https://onnxruntime.ai/docs/api/c/struct_ort_api.html"
 
 
-def _together(n: int, target: Callable[[int], None]) -> tuple[list[str], set[int]]:
-    """Run ``target(i)`` on ``n`` threads released at once: (errors, their thread ids)."""
-    errors: list[str] = []
-    tids: set[int] = set()
-    start = threading.Barrier(n)
-
-    def body(i: int) -> None:
-        tids.add(threading.get_native_id())
-        try:
-            start.wait()
-            target(i)
-        except Exception as exc:  # noqa: BLE001 - collected and reported by the check
-            errors.append(f"{type(exc).__name__}: {exc}"[:200])
-
-    ts = [threading.Thread(target=body, args=(i,)) for i in range(n)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return errors, tids
-
-
 def _verdict(errors: list[str], wrong: list[str]) -> None:
     if errors or wrong:
         raise Fail(f"errors {errors[:2]}; wrong {wrong[:2]}")
-
-
-def _mlp_input(seed: int, batch: int = 4, width: int = 32) -> list[float]:
-    return [((seed * 131 + i * 17) % 97) / 97.0 - 0.5 for i in range(batch * width)]
 
 
 @check("shared.process-calls", "Calls that read no object or only a status, from four threads "
@@ -101,7 +75,7 @@ def process_calls(ctx: Ctx) -> str:
             if seen != (1 + r % 6, f"thread {i} round {r}"):
                 wrong.append(f"thread {i}: own status read {seen}")
 
-    errors, _ = _together(4, work)
+    errors, _ = together(4, work)
     _verdict(errors, wrong)
     return (f"4 threads x {rounds} rounds: providers {want[0]}, build info, "
             f"{len(tables) + training} "
@@ -168,7 +142,7 @@ def env_reads(ctx: Ctx) -> str:
             if z != [i + 1.0, 2.0]:
                 wrong.append(f"thread {i}: z = {z}")
 
-    errors, _ = _together(4, work)
+    errors, _ = together(4, work)
     _verdict(errors, wrong)
     eps, hw, alloc = want
     return (f"4 threads x {rounds} rounds: {len(eps)} EP devices, "
@@ -205,7 +179,7 @@ def create_value(ctx: Ctx) -> str:
             finally:
                 a.ReleaseValue(seq)
 
-    errors, _ = _together(4, work)
+    errors, _ = together(4, work)
     _verdict(errors, wrong)
     return f"4 threads x {rounds} sequences of one set of elements: every element reads back"
 
@@ -231,7 +205,7 @@ def create_allocator(ctx: Ctx) -> str:
             finally:
                 a.ReleaseAllocator(alloc)
 
-    errors, _ = _together(4, work)
+    errors, _ = together(4, work)
     _verdict(errors, [])
     got = ctx.read_floats(ctx.run(sess, {"x": ctx.floats([1, 2]), "y": ctx.floats([3, 4])},
                                   ["z"])[0])
@@ -259,7 +233,7 @@ def create_session_variants(ctx: Ctx) -> str:
     box = ffi.new("OrtPrepackedWeightsContainer**")
     ctx.ok(a.CreatePrepackedWeightsContainer(box), "CreatePrepackedWeightsContainer")
     container = box[0]
-    x = ctx.floats(_mlp_input(3), [4, 32])
+    x = ctx.floats(mlp_input(3), [4, 32])
     ref = ctx.session(model, so)
     want = ctx.read_floats(ctx.run(ref, {"x": x}, ["y"])[0])
     buf = ctx.keep(ffi.from_buffer(model))
@@ -289,7 +263,7 @@ def create_session_variants(ctx: Ctx) -> str:
             wrong.append(f"variant {kind}: differs from the serial result")
 
     try:
-        errors, _ = _together(8, create)
+        errors, _ = together(8, create)
     finally:
         for s in sessions:
             a.ReleaseSession(s)
@@ -318,9 +292,9 @@ def load_cancel_from_another_thread(ctx: Ctx) -> str:
 
     def log(_p: Any, _sev: int, _cat: Any, _id: Any, _loc: Any, _msg: Any) -> None:
         if not fired and threading.get_native_id() == me:
-            t = threading.Thread(target=set_flag)
+            t = threading.Thread(target=set_flag, daemon=True)
             t.start()
-            t.join()
+            t.join(WAIT)  # bounded: a setter that hangs leaves ``fired`` empty, a failure below
 
     cb = ctx.keep(ffi.callback("OrtLoggingFunction", log))
     ctx.ok(a.SetUserLoggingFunction(so, cb, ffi.NULL), "SetUserLoggingFunction")

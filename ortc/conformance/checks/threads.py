@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable
 
 from .. import models
-from .._capi import WAIT, Ctx, code_name, join_all, short
+from .._capi import WAIT, Ctx, code_name, join_all, mlp_input, short
 from .._registry import Fail, Known, check
 
 RUN_DOC = ("https://onnxruntime.ai/docs/reference/high-level-design.html (multiple threads may "
@@ -37,17 +37,13 @@ def _threads(n: int, target: Callable[[int], None], timeout: float = WAIT) -> li
     return errors
 
 
-def _mlp_input(seed: int, batch: int = 4, width: int = 32) -> list[float]:
-    return [((seed * 131 + i * 17) % 97) / 97.0 - 0.5 for i in range(batch * width)]
-
-
 @check("thread.concurrent-run", "Concurrent Run calls on one CPU session give exactly the "
        "results of serial runs.", RUN_DOC,
        crosses=("OrtSession", "OrtValue"))
 def concurrent_run(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.mlp_model())
-    inputs = [ctx.floats(_mlp_input(s), [4, 32]) for s in range(4)]
+    inputs = [ctx.floats(mlp_input(s), [4, 32]) for s in range(4)]
     serial = [ctx.read_floats(ctx.run(sess, {"x": v}, ["y"])[0]) for v in inputs]
     bad: list[int] = []
     iters = 15
@@ -90,7 +86,7 @@ def _run_raw(ctx: Ctx, sess: Any, feeds: dict[str, Any], outputs: list[str],
 def shared_input(ctx: Ctx) -> str:
     a = ctx.api
     sess = ctx.session(models.mlp_model())
-    x = ctx.floats(_mlp_input(3), [4, 32])
+    x = ctx.floats(mlp_input(3), [4, 32])
     want = ctx.read_floats(ctx.run(sess, {"x": x}, ["y"])[0])
     bad: list[int] = []
 
@@ -171,7 +167,7 @@ def concurrent_create(ctx: Ctx) -> str:
     a = ctx.api
     so = ctx.options()
     model = models.mlp_model()
-    x = ctx.floats(_mlp_input(1), [4, 32])
+    x = ctx.floats(mlp_input(1), [4, 32])
     results: list[list[float]] = []
 
     def work(_i: int) -> None:
