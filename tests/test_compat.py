@@ -15,6 +15,7 @@ import io
 import os
 import sys
 import threading
+import time
 import warnings
 from typing import Any, Callable
 
@@ -1122,6 +1123,14 @@ def feeds_of_other_kinds(ort: Any) -> Any:
     return out
 
 
+def _wait_for(filled: list[Any], seconds: float = 5.0) -> None:
+    """Wait until a callback on another thread has put something into ``filled`` (a
+    run_async completion, an unraisable hook's report), for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not filled and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def _outcomes(run: Callable[[Any], Any], feeds: list[Any]) -> list[Any]:
     """run(feed) for each feed: its result, or the class name and text of what it raised."""
     out = []
@@ -1335,10 +1344,7 @@ def none_for_a_name_the_model_lacks_is_not_fed(ort: Any) -> Any:
     out = [sess.run(None, {**AB, "past": None}), sess.run(["c"], {"past": None, **AB}),
            _outcomes(lambda f: sess.run(None, f), [{**AB, "past": None, "zz": AB["a"]},
                                                    {"a": AB["a"], "past": None, "b": "s"}])]
-    for _ in range(500):
-        if got:
-            break
-        threading.Event().wait(0.01)
+    _wait_for(got)
     return [out, got]
 
 
@@ -1359,10 +1365,7 @@ def ortvalues_of_every_kind_as_run_feeds(ort: Any) -> Any:
     out = [ident.run(None, {"seq": seq}), at.run(None, {"seq": seq, "i": np.array(1)}),
            opt.run(None, {"opt": tensor}),
            _outcomes(lambda f: ident.run(None, f), [{"seq": tensor}, {"seq": seq, "zz": seq}])]
-    for _ in range(500):
-        if got:
-            break
-        threading.Event().wait(0.01)
+    _wait_for(got)
     return [out, got]
 
 
@@ -1802,10 +1805,7 @@ def test_run_async_callback_errors_go_to_unraisablehook(monkeypatch: Any, output
 
     compat.InferenceSession(ADD).run_async([output], AB, broken, None)
     assert called.wait(10)
-    for _ in range(500):
-        if seen:
-            break
-        threading.Event().wait(0.01)
+    _wait_for(seen)
     assert len(seen) == 1 and isinstance(seen[0].exc_value, ValueError)
     assert seen[0].object is broken
 
