@@ -38,6 +38,7 @@
 //! | [`Value<'buf>`](Value) | yes | yes | reads, run inputs | `as_mut_slice` | the caller's buffer (`'buf`); its allocator and session (kept alive) |
 //! | [`IoBinding<'v>`](IoBinding) | yes | **no** | - | every call, and in a run | its Session (kept alive); bound values' buffers and inputs bound by reference (`'v`) |
 //! | [`MemoryInfo`] / [`MemoryInfoRef<'a>`](MemoryInfoRef) | yes | yes | every getter | - | its owner (`'a`; no `Drop`) |
+//! | [`MemoryInfoData`] | yes | yes | plain data (fields) | - | - (a copy: a value's memory info) |
 //! | [`Allocator`] (CPU) | yes | yes | alloc/free, info | - | its Session (kept alive) |
 //! | [`DeviceAllocator`] | yes | **no** | info | - | its Session (kept alive) |
 //! | [`TypeInfo`] | yes | yes | every getter | - | - |
@@ -53,11 +54,13 @@
 //! "Must not outlive" is a lifetime where the borrow blocks nothing the table allows: type
 //! infos borrowed from a [`TypeInfo`] and memory infos of an allocator or a [`MemoryInfo`]
 //! (their owners have no exclusive call), a caller's buffer under a [`Value`] (the value may
-//! write it). One borrow is stricter than the table: a value's memory info
-//! ([`Value::memory_info`]) borrows the value, so `as_mut_slice` waits until the info is
-//! dropped, though writing the data leaves the info valid. A session has exclusive calls (`end_profiling`, `run` of an exclusive session),
-//! and the table only asks that its bindings, allocators and their values not outlive it, not
-//! that it be left alone while they live; so they hold it by reference counting instead: the
+//! write it). A value's memory info would be a borrow that holds off `as_mut_slice`, which
+//! leaves it valid: [`Value::memory_info`] copies it out as plain data ([`MemoryInfoData`])
+//! instead, which outlives nothing.
+//!
+//! A session has exclusive calls (`end_profiling`, `run` of an exclusive session), and the
+//! table only asks that its bindings, allocators and their values not outlive it, not that it
+//! be left alone while they live; so they hold it by reference counting instead: the
 //! `OrtSession` is released when the last of the [`Session`], its [`IoBinding`]s, its
 //! allocators and their values is dropped. Only a `Session` runs the model
 //! ([`Session::run_with_binding`] takes the binding by `&mut`), so `&mut Session` still means
@@ -135,7 +138,7 @@ pub mod misuse;
 pub use binding::IoBinding;
 pub use env::Env;
 pub use kernel::KernelContext;
-pub use memory::{Allocator, DeviceAllocator, MemoryInfo, MemoryInfoRef};
+pub use memory::{Allocator, DeviceAllocator, MemoryInfo, MemoryInfoData, MemoryInfoRef};
 pub use session::{provider_names, run_rule, ConcurrentRun, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
 pub use typeinfo::{MapTypeInfo, SequenceTypeInfo, TensorTypeAndShapeInfo, TypeInfo};
 pub use value::{Element, Value};

@@ -1,4 +1,5 @@
-//! MemoryInfo (owned, or borrowed from its owner) and allocators (CPU: Sync; device: not).
+//! MemoryInfo (owned, borrowed from its owner, or copied out as plain data) and allocators
+//! (CPU: Sync; device: not).
 
 use std::ffi::{c_char, CStr};
 use std::marker::PhantomData;
@@ -22,6 +23,31 @@ pub struct MemoryInfoRef<'a> {
     ptr: NonNull<sys::OrtMemoryInfo>,
     api: &'static Api,
     _owner: PhantomData<&'a ()>,
+}
+
+/// What a memory info says, copied out as plain data ([`MemoryInfoRef::to_data`],
+/// [`Value::memory_info`](crate::Value::memory_info)): it borrows nothing, so it may outlive the
+/// info's owner and leaves the owner's exclusive calls free (a value's `as_mut_slice`). Every
+/// field is read with the info's shared getters; nothing here is released.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryInfoData {
+    /// the memory's name, "Cpu", "Cuda", ... (`MemoryInfoGetName`)
+    pub name: String,
+    /// the device id (`MemoryInfoGetId`)
+    pub device_id: i32,
+    /// the memory type (`MemoryInfoGetMemType`)
+    pub mem_type: sys::OrtMemType,
+    /// the allocator type (`MemoryInfoGetType`)
+    pub allocator_type: sys::OrtAllocatorType,
+    /// the device type (`MemoryInfoGetDeviceType`)
+    pub device_type: sys::OrtMemoryInfoDeviceType,
+}
+
+impl MemoryInfoData {
+    /// Whether this is CPU memory (by its device type).
+    pub fn is_cpu(&self) -> bool {
+        self.device_type == sys::OrtMemoryInfoDeviceType_CPU
+    }
 }
 
 impl MemoryInfo {
@@ -102,12 +128,29 @@ impl<'a> MemoryInfoRef<'a> {
         Ok(t)
     }
 
-    /// Whether this is CPU memory (shared: `MemoryInfoGetDeviceType`).
-    pub fn is_cpu(&self) -> Result<bool> {
+    /// The device type (shared: `MemoryInfoGetDeviceType`).
+    pub fn device_type(&self) -> Result<sys::OrtMemoryInfoDeviceType> {
         let mut t = 0;
         let f = slot!(self.api, MemoryInfoGetDeviceType)?;
         unsafe { f(self.ptr.as_ptr(), &mut t) };
-        Ok(t == sys::OrtMemoryInfoDeviceType_CPU)
+        Ok(t)
+    }
+
+    /// Whether this is CPU memory (shared: `MemoryInfoGetDeviceType`).
+    pub fn is_cpu(&self) -> Result<bool> {
+        Ok(self.device_type()? == sys::OrtMemoryInfoDeviceType_CPU)
+    }
+
+    /// Everything this info says, copied out (shared: every getter): plain data that does not
+    /// borrow the info's owner.
+    pub fn to_data(&self) -> Result<MemoryInfoData> {
+        Ok(MemoryInfoData {
+            name: self.name()?,
+            device_id: self.device_id()?,
+            mem_type: self.mem_type()?,
+            allocator_type: self.allocator_type()?,
+            device_type: self.device_type()?,
+        })
     }
 }
 

@@ -324,17 +324,20 @@
 //! # Ok(()) }
 //! ```
 //!
-//! A value's memory info dies with the value (E0505):
+//! An allocator's memory info dies with the allocator (E0505). A value's memory info is
+//! copied out as plain data (`MemoryInfoData`) instead: it may outlive the value, and it does
+//! not hold off the value's `as_mut_slice` (the correct code below).
 //!
 //! ```compile_fail,E0505
 //! # use ortc_rules::*;
 //! # fn f() -> Result<()> {
-//! let value = Value::from_slice_copy(&[1.0f32], &[1])?;
-//! let info = value.memory_info()?;
-//! drop(value);
+//! let allocator = Allocator::default_cpu()?;
+//! let info = allocator.memory_info()?;
+//! drop(allocator);
 //! info.name()?;
 //! # Ok(()) }
 //! ```
+//!
 //!
 //! Allocators, and the values they allocate, need no such borrow: the rule is only that they
 //! do not outlive their session, and they keep it alive (see below).
@@ -433,6 +436,20 @@
 //!     let session = Session::new_concurrent(env, opts, model)?;
 //!     session.io_binding() // the OrtSession lives on in the binding
 //! }
+//! ```
+//!
+//! A value's memory info is plain data: it is kept while the value is written, and after it.
+//!
+//! ```no_run
+//! # use ortc_rules::*;
+//! # fn f() -> Result<()> {
+//! let mut value = Value::from_slice_copy(&[1.0f32], &[1])?;
+//! let info = value.memory_info()?;
+//! value.as_mut_slice::<f32>()?[0] = 2.0;
+//! drop(value);
+//! assert!(info.is_cpu());
+//! println!("{} {}", info.name, info.device_id);
+//! # Ok(()) }
 //! ```
 //!
 //! A value from a session's allocator lives alongside exclusive calls of the session (they

@@ -6,7 +6,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::api::{api, c_string, default_allocator, Api};
-use crate::memory::{Allocator, AllocatorHandle, MemoryInfo, MemoryInfoRef};
+use crate::memory::{Allocator, AllocatorHandle, MemoryInfo, MemoryInfoData, MemoryInfoRef};
 use crate::typeinfo::TypeInfo;
 use crate::{sys, Error, Result};
 
@@ -177,12 +177,15 @@ impl<'buf> Value<'buf> {
         unsafe { TypeInfo::from_raw(self.api, ti) }
     }
 
-    /// Where the data lives (shared: `GetTensorMemoryInfo`): borrowed from the value, valid
-    /// while it is, never released.
-    pub fn memory_info(&self) -> Result<MemoryInfoRef<'_>> {
+    /// Where the data lives (shared: `GetTensorMemoryInfo`), copied out as plain data. The
+    /// OrtMemoryInfo ORT returns is borrowed from the value (never released, never kept past
+    /// it): it is read at once, so what this returns borrows nothing and the value's exclusive
+    /// calls (`as_mut_slice`) and its release are free while it lives.
+    pub fn memory_info(&self) -> Result<MemoryInfoData> {
         let mut mi = std::ptr::null();
         ort!(self.api, GetTensorMemoryInfo(self.ptr.as_ptr(), &mut mi))?;
-        unsafe { MemoryInfoRef::from_raw(self.api, mi) }
+        let borrowed: MemoryInfoRef<'_> = unsafe { MemoryInfoRef::from_raw(self.api, mi) }?;
+        borrowed.to_data()
     }
 
     fn data_ptr<T: Element>(&self) -> Result<(*mut T, usize)> {

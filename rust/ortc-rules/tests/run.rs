@@ -221,6 +221,27 @@ fn a_binding_keeps_its_session_alive() {
 }
 
 #[test]
+fn a_values_memory_info_is_plain_data() {
+    // The table: a value's memory info must not outlive the value. Copied out at once, it
+    // does not: what memory_info returns borrows nothing, so the value is written and dropped
+    // while it lives.
+    let mut v = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+    let info = v.memory_info().unwrap();
+    v.as_mut_slice::<f32>().unwrap()[0] = 3.0; // exclusive call while the info lives
+    let again = v.memory_info().unwrap();
+    drop(v);
+    assert_eq!(info, again);
+    assert_eq!(info.name, "Cpu");
+    assert!(info.is_cpu());
+    assert_eq!(info.device_id, 0);
+    let cpu = MemoryInfo::cpu().unwrap();
+    assert_eq!(cpu.as_ref().to_data().unwrap().name, info.name);
+    let mut buf = [0.0f32; 2];
+    let over = Value::from_slice(&mut buf, &[2]).unwrap();
+    assert!(over.memory_info().unwrap().is_cpu());
+}
+
+#[test]
 fn a_binding_runs_only_with_its_own_session() {
     let s1 = Session::new_concurrent(env(), &options(1), &add_model(1)).unwrap();
     let s2 = Session::new_concurrent(env(), &options(1), &add_model(1)).unwrap();
@@ -347,7 +368,7 @@ fn type_infos_memory_infos_and_allocators() {
     assert_eq!(tensor.element_type().unwrap(), sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
 
     let v = Value::from_slice_copy(&[0.0f32; 5], &[5]).unwrap();
-    assert_eq!(v.memory_info().unwrap().name().unwrap(), "Cpu");
+    assert_eq!(v.memory_info().unwrap().name, "Cpu");
     assert!(v.type_info().unwrap().tensor_info().unwrap().is_some());
 
     let cpu = MemoryInfo::cpu().unwrap();
@@ -468,6 +489,7 @@ fn the_generated_rules_table_matches_the_types() {
     send::<ortc_rules::IoBinding<'static>>();
     assert!(rule("OrtValue").send && rule("OrtValue").sync);
     send_sync::<Value<'static>>();
+    send_sync::<ortc_rules::MemoryInfoData>(); // plain data
     send_sync::<RunOptions>();
     send_sync::<SessionOptions>();
     send_sync::<MemoryInfo>();
