@@ -309,10 +309,13 @@ def test_cargo_test_passes_with_compile_fail_doctests_counted() -> None:
     assert "terminate_from_another_thread_stops_a_run_in_flight" in integration
     # what the table allows compiles and runs: a bound output read between runs, a session
     # allocator's value alive across exclusive calls, a binding keeping its session alive, a
-    # value written and dropped while its memory info lives
+    # shared input given back when cleared or rebound, a read-only buffer read while an input
+    # over it lives, a value written and dropped while its memory info lives
     for name in ("a_bound_output_is_read_between_runs",
                  "a_session_allocators_values_live_alongside_exclusive_calls",
                  "a_binding_keeps_its_session_alive", "a_binding_runs_only_with_its_own_session",
+                 "a_shared_input_is_given_back_when_cleared_or_rebound",
+                 "a_read_only_buffer_is_read_by_its_owner_while_runs_read_it",
                  "a_values_memory_info_is_plain_data"):
         assert name in integration, name
     compile_fail = re.findall(r"^test .* - compile fail \.\.\. ok$", out, re.M)

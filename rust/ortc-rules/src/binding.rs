@@ -4,14 +4,13 @@
 //! [`Session::run_with_binding`]: crate::Session::run_with_binding
 
 use std::ffi::c_void;
-use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::api::{c_string, default_allocator, Api};
 use crate::memory::MemoryInfo;
 use crate::session::SessionHandle;
-use crate::value::{Element, Value};
+use crate::value::{Element, InputValue, Value};
 use crate::{sys, Error, Result};
 
 /// Inputs and outputs bound to a session. Stateful, so every call is exclusive (`&mut self`)
@@ -23,7 +22,7 @@ use crate::{sys, Error, Result};
 /// borrow), so the session's exclusive calls stay available between the binding's runs. The
 /// binding never runs the session by itself: every run borrows the session as `run` does.
 ///
-/// `'v` bounds what is bound: the buffers of bound values and the values bound by reference.
+/// `'v` bounds the buffers of the values it holds.
 ///
 /// * An output value ([`bind_output`](IoBinding::bind_output)) is written by every run, so it
 ///   is exclusive for as long as it is bound: the binding takes it (by value) and lends it
@@ -31,31 +30,33 @@ use crate::{sys, Error, Result};
 ///   [`output_data_mut`](IoBinding::output_data_mut) to write its data; a run cannot start
 ///   while such a loan lives. [`clear_outputs`](IoBinding::clear_outputs) gives the values
 ///   back.
-/// * An input is read by every run (shared). Bound by reference
-///   ([`bind_input`](IoBinding::bind_input)), one value can feed several bindings and
-///   threads, and it is not written while bound. Bound by value
-///   ([`bind_input_owned`](IoBinding::bind_input_owned)), the binding lends its data out
-///   between runs, [`input_data_mut`](IoBinding::input_data_mut) to write the next run's
-///   data in place.
+/// * An input is read by every run (shared). Shared ([`bind_input`](IoBinding::bind_input)),
+///   through an `Arc`: one value can feed several bindings and threads, and it is not written
+///   while bound, for the binding holds a clone of the `Arc` until the input is rebound or
+///   cleared ([`clear_inputs`](IoBinding::clear_inputs)) or the binding is dropped; then
+///   `Arc::get_mut` gives the value back for writing. A [`ReadOnlyValue`](crate::ReadOnlyValue)
+///   is bound this way. Bound by value ([`bind_input_owned`](IoBinding::bind_input_owned)),
+///   the binding lends its data out between runs,
+///   [`input_data_mut`](IoBinding::input_data_mut) to write the next run's data in place.
 pub struct IoBinding<'v> {
     pub(crate) ptr: NonNull<sys::OrtIoBinding>,
     api: &'static Api,
     /// inputs bound by value, by name
     owned_inputs: Vec<(String, Value<'v>)>,
+    /// inputs bound shared, by name: the binding's clone of each `Arc`, held while bound
+    shared_inputs: Vec<(String, Arc<dyn Send + Sync + 'v>)>,
     /// outputs bound by value, by name
     owned_outputs: Vec<(String, Value<'v>)>,
     /// the session: kept alive, and compared by `run_with_binding`
     pub(crate) session: Arc<SessionHandle>,
-    /// inputs bound by reference (shared) for `'v`
-    _shared_inputs: PhantomData<&'v Value<'v>>,
 }
 
-fn find(table: &[(String, Value<'_>)], name: &str) -> Option<usize> {
+fn find<T>(table: &[(String, T)], name: &str) -> Option<usize> {
     table.iter().position(|(n, _)| n == name)
 }
 
-/// Replace (or add) `name`'s value in `table`; the value it replaces, if any.
-fn put<'v>(table: &mut Vec<(String, Value<'v>)>, name: &str, value: Option<Value<'v>>) -> Option<Value<'v>> {
+/// Replace (or add) `name`'s entry in `table`; the one it replaces, if any.
+fn put<T>(table: &mut Vec<(String, T)>, name: &str, value: Option<T>) -> Option<T> {
     let old = find(table, name).map(|i| table.remove(i).1);
     if let Some(v) = value {
         table.push((name.to_string(), v));
@@ -80,17 +81,23 @@ impl<'v> IoBinding<'v> {
             api,
             owned_inputs: Vec::new(),
             owned_outputs: Vec::new(),
+            shared_inputs: Vec::new(),
             session: Arc::clone(session),
-            _shared_inputs: PhantomData,
         })
     }
 
-    /// Bind input `name` to `value`, by reference (exclusive: `BindInput`). The value stays
-    /// borrowed (shared) for `'v`: other bindings and runs may read it meanwhile, nobody
-    /// writes it. Returns the value this binding held for `name`, if it held one.
-    pub fn bind_input(&mut self, name: &str, value: &'v Value<'_>) -> Result<Option<Value<'v>>> {
+    /// Bind input `name` to a value shared through an `Arc` (exclusive: `BindInput`): a
+    /// [`Value`] or a [`ReadOnlyValue`](crate::ReadOnlyValue). The binding holds a clone of the
+    /// `Arc` while the input is bound, so nobody writes the value meanwhile (`Arc::get_mut`
+    /// is `None`); other bindings and runs may read it. Rebinding `name` or
+    /// [`IoBinding::clear_inputs`] drops the clone (ORT drops its own reference then too), and
+    /// the value is the caller's again. Returns the value this binding held for `name` by
+    /// value, if it held one.
+    pub fn bind_input<V: InputValue<'v> + 'v>(&mut self, name: &str, value: &Arc<V>) -> Result<Option<Value<'v>>> {
         let n = c_string("input name", name)?;
-        ort!(self.api, BindInput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))?;
+        ort!(self.api, BindInput(self.ptr.as_ptr(), n.as_ptr(), value.input_value().ptr.as_ptr()))?;
+        let held: Arc<dyn Send + Sync + 'v> = Arc::clone(value) as Arc<dyn Send + Sync + 'v>;
+        put(&mut self.shared_inputs, name, Some(held));
         Ok(put(&mut self.owned_inputs, name, None))
     }
 
@@ -101,6 +108,7 @@ impl<'v> IoBinding<'v> {
     pub fn bind_input_owned(&mut self, name: &str, value: Value<'v>) -> Result<Option<Value<'v>>> {
         let n = c_string("input name", name)?;
         ort!(self.api, BindInput(self.ptr.as_ptr(), n.as_ptr(), value.ptr.as_ptr()))?;
+        put(&mut self.shared_inputs, name, None);
         Ok(put(&mut self.owned_inputs, name, Some(value)))
     }
 
@@ -123,20 +131,24 @@ impl<'v> IoBinding<'v> {
         Ok(put(&mut self.owned_outputs, name, None))
     }
 
-    /// Forget the bound inputs (exclusive: `ClearBoundInputs`) and give back those the binding
-    /// took. Inputs bound by reference stay borrowed for `'v` (the borrow cannot end early).
+    /// Forget the bound inputs (exclusive: `ClearBoundInputs`): give back those the binding
+    /// took, and drop its clones of the shared ones (whose `Arc::get_mut` works again).
     pub fn clear_inputs(&mut self) -> Vec<(String, Value<'v>)> {
-        if let Ok(f) = slot!(self.api, ClearBoundInputs) {
-            unsafe { f(self.ptr.as_ptr()) }
+        match slot!(self.api, ClearBoundInputs) {
+            Ok(f) => unsafe { f(self.ptr.as_ptr()) },
+            // a table with CreateIoBinding has it: nothing was unbound, nothing is given back
+            Err(_) => return Vec::new(),
         }
+        self.shared_inputs.clear();
         std::mem::take(&mut self.owned_inputs)
     }
 
     /// Forget the bound outputs (exclusive: `ClearBoundOutputs`) and give back those the
     /// binding took.
     pub fn clear_outputs(&mut self) -> Vec<(String, Value<'v>)> {
-        if let Ok(f) = slot!(self.api, ClearBoundOutputs) {
-            unsafe { f(self.ptr.as_ptr()) }
+        match slot!(self.api, ClearBoundOutputs) {
+            Ok(f) => unsafe { f(self.ptr.as_ptr()) },
+            Err(_) => return Vec::new(),
         }
         std::mem::take(&mut self.owned_outputs)
     }
@@ -192,6 +204,7 @@ impl Drop for IoBinding<'_> {
         if let Ok(f) = slot!(self.api, ReleaseIoBinding) {
             unsafe { f(self.ptr.as_ptr()) }
         }
-        // then the values it took, then (if it was the last holder) the session
+        // then the values it took and its clones of shared inputs, then (if it was the last
+        // holder) the session
     }
 }

@@ -36,7 +36,8 @@
 //! | [`Session<P>`](Session) | yes | yes | `run`/`run_with_binding` if `P = ConcurrentRun`, type infos, allocators, bindings | `run`/`run_with_binding` if `P = ExclusiveRun`, `end_profiling` | the Env (static) |
 //! | [`RunOptions`] | yes | yes | `terminate`, `unset_terminate`, `tag`, runs | `set_tag`, `add_config_entry` | - |
 //! | [`Value<'buf>`](Value) | yes | yes | reads, run inputs | `as_mut_slice` | the caller's buffer (`'buf`); its allocator and session (kept alive) |
-//! | [`IoBinding<'v>`](IoBinding) | yes | **no** | - | every call, and in a run | its Session (kept alive); bound values' buffers and inputs bound by reference (`'v`) |
+//! | [`ReadOnlyValue<'buf>`](ReadOnlyValue) | as `Value` | as `Value` | reads, run and binding inputs | - | the caller's read-only buffer (`'buf`, a shared borrow) |
+//! | [`IoBinding<'v>`](IoBinding) | yes | **no** | - | every call, and in a run | its Session (kept alive); bound values' buffers (`'v`); inputs shared with it (an `Arc` clone while bound) |
 //! | [`MemoryInfo`] / [`MemoryInfoRef<'a>`](MemoryInfoRef) | yes | yes | every getter | - | its owner (`'a`; no `Drop`) |
 //! | [`MemoryInfoData`] | yes | yes | plain data (fields) | - | - (a copy: a value's memory info) |
 //! | [`Allocator`] (CPU) | yes | yes | alloc/free, info | - | its Session (kept alive) |
@@ -54,9 +55,10 @@
 //! "Must not outlive" is a lifetime where the borrow blocks nothing the table allows: type
 //! infos borrowed from a [`TypeInfo`] and memory infos of an allocator or a [`MemoryInfo`]
 //! (their owners have no exclusive call), a caller's buffer under a [`Value`] (the value may
-//! write it). A value's memory info would be a borrow that holds off `as_mut_slice`, which
-//! leaves it valid: [`Value::memory_info`] copies it out as plain data ([`MemoryInfoData`])
-//! instead, which outlives nothing.
+//! write it: a mutable borrow) or under a [`ReadOnlyValue`] (an input, which ORT only reads:
+//! a shared borrow, so the buffer stays readable). A value's memory info would be a borrow
+//! that holds off `as_mut_slice`, which leaves it valid: [`Value::memory_info`] copies it out
+//! as plain data ([`MemoryInfoData`]) instead, which outlives nothing.
 //!
 //! A session has exclusive calls (`end_profiling`, `run` of an exclusive session), and the
 //! table only asks that its bindings, allocators and their values not outlive it, not that it
@@ -68,9 +70,12 @@
 //!
 //! A bound output is written by every run: the binding takes it by value and lends it out
 //! between runs ([`IoBinding::output`]; its data writable, [`IoBinding::output_data_mut`]); a
-//! loan cannot live across the next run, which needs the binding by `&mut`. An input bound by
-//! reference is shared with whoever else reads it, so it is not written while bound; an input
-//! bound by value is rewritten between runs ([`IoBinding::input_data_mut`]).
+//! loan cannot live across the next run, which needs the binding by `&mut`. An input is read
+//! by every run while bound, and may be read by other bindings and runs too: bound shared
+//! ([`IoBinding::bind_input`]) it comes through an `Arc`, whose clone the binding holds until
+//! the input is rebound or cleared, so it is not written while bound (`Arc::get_mut` is `None`)
+//! and is the caller's again after (a borrow would have lasted as long as the binding); an
+//! input bound by value is rewritten between runs ([`IoBinding::input_data_mut`]).
 //!
 //! ## Run: shared or exclusive, decided by the execution providers
 //!
@@ -115,8 +120,9 @@
 //! ## Not in this prototype
 //!
 //! Custom operators (only the context's scoping is shown), `RunAsync`, LoRA adapters, sparse
-//! tensors, creating map/sequence values, and the CUDA/TensorRT `*ProviderOptionsV2` appenders
-//! (providers are appended through the generic slot). The Run gate knows only the providers
+//! tensors, creating map/sequence values, the model editor (`GetModelEditorApi`: graphs,
+//! nodes, attributes), and the CUDA/TensorRT `*ProviderOptionsV2` appenders (providers are
+//! appended through the generic slot). The Run gate knows only the providers
 //! appended through [`SessionOptions::append_execution_provider`].
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -141,7 +147,7 @@ pub use kernel::KernelContext;
 pub use memory::{Allocator, DeviceAllocator, MemoryInfo, MemoryInfoData, MemoryInfoRef};
 pub use session::{provider_names, run_rule, ConcurrentRun, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
 pub use typeinfo::{MapTypeInfo, SequenceTypeInfo, TensorTypeAndShapeInfo, TypeInfo};
-pub use value::{Element, Value};
+pub use value::{Element, InputValue, ReadOnlyValue, Value};
 
 /// What can go wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -177,14 +177,15 @@
 //! # Ok(()) }
 //! ```
 //!
-//! An input bound by reference (other bindings and runs may read it too) is not written
-//! while bound (E0502); bind it by value to rewrite it between runs (`input_data_mut`).
+//! An input bound shared (through an `Arc`: other bindings and runs may read it too) is not
+//! written while bound (E0596); `Arc::get_mut` gives it back once the input is rebound or
+//! cleared (below), and an input bound by value is rewritten between runs (`input_data_mut`).
 //!
-//! ```compile_fail,E0502
-//! # use ortc_rules::*;
+//! ```compile_fail,E0596
+//! # use ortc_rules::*; use std::sync::Arc;
 //! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
 //! let session = Session::new_concurrent(env, opts, model)?;
-//! let mut x = Value::from_slice_copy(&[1.0f32], &[1])?;
+//! let x = Arc::new(Value::from_slice_copy(&[1.0f32], &[1])?);
 //! let mut binding = session.io_binding()?;
 //! binding.bind_input("x", &x)?;
 //! x.as_mut_slice::<f32>()?[0] = 2.0;
@@ -308,6 +309,42 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A value over a read-only buffer (`Value::from_slice_readonly`, an input: ORT never writes
+//! one) leaves the buffer readable, but not writable while it lives (E0506)...
+//!
+//! ```compile_fail,E0506
+//! # use ortc_rules::*;
+//! # fn f() -> Result<()> {
+//! let mut buf = [0.0f32; 4];
+//! let value = Value::from_slice_readonly(&buf, &[4])?;
+//! buf[0] = 1.0;
+//! value.shape()?;
+//! # Ok(()) }
+//! ```
+//!
+//! ...its data is not written through it (E0596)...
+//!
+//! ```compile_fail,E0596
+//! # use ortc_rules::*;
+//! # fn f() -> Result<()> {
+//! let buf = [0.0f32; 4];
+//! let mut value = Value::from_slice_readonly(&buf, &[4])?;
+//! value.as_mut_slice::<f32>()?[0] = 1.0;
+//! # Ok(()) }
+//! ```
+//!
+//! ...and it is not a Value a run may write, a bound output (E0308).
+//!
+//! ```compile_fail,E0308
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
+//! let session = Session::new_concurrent(env, opts, model)?;
+//! let buf = [0.0f32; 1];
+//! let mut binding = session.io_binding()?;
+//! binding.bind_output("y", Value::from_slice_readonly(&buf, &[1])?)?;
+//! # Ok(()) }
+//! ```
+//!
 //! ## Borrowed infos carry their owner's lifetime
 //!
 //! A tensor info cast from a TypeInfo dies with it (E0597):
@@ -337,7 +374,6 @@
 //! info.name()?;
 //! # Ok(()) }
 //! ```
-//!
 //!
 //! Allocators, and the values they allocate, need no such borrow: the rule is only that they
 //! do not outlive their session, and they keep it alive (see below).
@@ -383,7 +419,7 @@
 //! run_options.terminate()?;
 //! let _ = worker.join();
 //! // one binding per thread, one input value shared by all of them
-//! let x = Value::from_slice_copy(&[1.0f32], &[1])?;
+//! let x = Arc::new(Value::from_slice_copy(&[1.0f32], &[1])?);
 //! std::thread::scope(|s| {
 //!     for _ in 0..2 {
 //!         let (session, x) = (&session, &x);
@@ -403,10 +439,11 @@
 //! A bound output is read (and rewritten) between runs through its binding; an input bound by
 //! value is rewritten between runs; the session's exclusive calls come between runs too, while
 //! the binding lives; and the binding, which keeps its session alive, may leave the function
-//! that made the session.
+//! that made the session. A read-only buffer feeds a binding while its owner reads it, and an
+//! input shared with a binding is written again once the binding lets it go.
 //!
 //! ```no_run
-//! # use ortc_rules::*;
+//! # use ortc_rules::*; use std::sync::Arc;
 //! # fn f(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<()> {
 //! let mut session = Session::new(env, opts, model)?; // run and end_profiling: &mut self
 //! let mut binding = session.io_binding()?;
@@ -421,15 +458,28 @@
 //! }
 //! session.end_profiling()?; // the binding lives on: it keeps the session, it does not borrow it
 //! session.run_with_binding(&mut binding, None)?;
-//! // a caller's buffer as the output: the binding borrows the buffer, not the value
+//! // a caller's buffer as the output: the binding borrows the buffer, not the value; a
+//! // read-only buffer as the input, read by its owner meanwhile
 //! let mut out = [0.0f32; 1];
+//! let input = [2.0f32];
 //! let mut b2 = session.io_binding()?;
-//! b2.bind_input("x", binding.input("x").unwrap())?;
+//! b2.bind_input("x", &Arc::new(Value::from_slice_readonly(&input, &[1])?))?;
 //! b2.bind_output("y", Value::from_slice(&mut out, &[1])?)?;
 //! session.run_with_binding(&mut b2, None)?;
 //! let first = b2.output("y").unwrap().as_slice::<f32>()?[0];
+//! println!("{} -> {first}", input[0]);
 //! drop(b2);
 //! assert_eq!(out[0], first);
+//! // an input shared with the binding is the caller's again once cleared (or rebound)
+//! let mut x = Arc::new(Value::from_slice_copy(&[1.0f32], &[1])?);
+//! let mut b3 = session.io_binding()?;
+//! b3.bind_input("x", &x)?;
+//! b3.bind_output("y", Value::from_slice_copy(&[0.0f32], &[1])?)?;
+//! session.run_with_binding(&mut b3, None)?;
+//! b3.clear_inputs();
+//! Arc::get_mut(&mut x).expect("no longer bound").as_mut_slice::<f32>()?[0] = 3.0;
+//! b3.bind_input("x", &x)?;
+//! session.run_with_binding(&mut b3, None)?;
 //! # Ok(()) }
 //!
 //! fn binding_of(env: &'static Env, opts: &SessionOptions, model: &[u8]) -> Result<IoBinding<'static>> {

@@ -2,6 +2,7 @@
 
 use std::ffi::{c_char, c_void};
 use std::marker::PhantomData;
+use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ pub trait Element: private::Sealed + Copy + Send + Sync + 'static {
 }
 mod private {
     pub trait Sealed {}
+    pub trait SealedInput {}
 }
 macro_rules! element {
     ($($t:ty => $c:ident),* $(,)?) => {$(
@@ -37,7 +39,8 @@ element! {
 /// [`Value::from_slice_copy`]) or keeps alive what its data needs (an allocator and its
 /// session: [`Value::zeros`]); `Value<'buf>` borrows what its data lives in: a caller's
 /// buffer ([`Value::from_slice`]), an IoBinding's outputs
-/// ([`IoBinding::outputs`](crate::IoBinding::outputs)).
+/// ([`IoBinding::outputs`](crate::IoBinding::outputs)). Over a caller's read-only buffer it is
+/// a [`ReadOnlyValue`] ([`Value::from_slice_readonly`]), which only reads.
 ///
 /// Send and Sync: reads take `&self` and may overlap (one input shared by concurrent runs);
 /// writes ([`Value::as_mut_slice`]) take `&mut self`.
@@ -115,6 +118,49 @@ impl Value<'static> {
     }
 }
 
+/// A tensor over a caller's read-only buffer ([`Value::from_slice_readonly`]): the buffer is
+/// borrowed shared for `'buf`, so the caller (and anyone else) goes on reading it while the
+/// value lives; nobody writes it. The type only allows being an input, which ORT reads and
+/// never writes: it derefs to [`Value`] for every read (`&self`), and there is no way to a
+/// `&mut Value` (`as_mut_slice`) or a `Value` (a bound output, which every run writes).
+///
+/// A run input as `&*v` (or `&v` where a `&Value` is expected); a binding input through an
+/// `Arc` ([`IoBinding::bind_input`](crate::IoBinding::bind_input)). Send and Sync exactly
+/// when [`Value`] is (the generated verdicts): it holds one, and its elements are `Sync`.
+pub struct ReadOnlyValue<'buf> {
+    value: Value<'buf>,
+    _buf: PhantomData<&'buf [u8]>,
+}
+
+impl<'buf> Deref for ReadOnlyValue<'buf> {
+    type Target = Value<'buf>;
+
+    fn deref(&self) -> &Value<'buf> {
+        &self.value
+    }
+}
+
+/// A value an [`IoBinding`](crate::IoBinding) can hold as a shared input, through an `Arc`:
+/// a [`Value`] or a [`ReadOnlyValue`]. Sealed.
+pub trait InputValue<'buf>: private::SealedInput + Send + Sync {
+    /// the value ORT reads
+    fn input_value(&self) -> &Value<'buf>;
+}
+
+impl private::SealedInput for Value<'_> {}
+impl<'buf> InputValue<'buf> for Value<'buf> {
+    fn input_value(&self) -> &Value<'buf> {
+        self
+    }
+}
+
+impl private::SealedInput for ReadOnlyValue<'_> {}
+impl<'buf> InputValue<'buf> for ReadOnlyValue<'buf> {
+    fn input_value(&self) -> &Value<'buf> {
+        &self.value
+    }
+}
+
 impl<'buf> Value<'buf> {
     /// A value ORT returned that shares data with something living for `'buf`.
     pub(crate) unsafe fn from_raw_borrowed(api: &'static Api, ptr: *mut sys::OrtValue) -> Value<'buf> {
@@ -135,6 +181,25 @@ impl<'buf> Value<'buf> {
                                                  std::mem::size_of_val(data), shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
         let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateTensorWithDataAsOrtValue returned NULL".into()))?;
         Ok(Value { ptr, api, _allocator: None, _buf: PhantomData })
+    }
+
+    /// A tensor over the caller's read-only buffer, without a copy
+    /// (`CreateTensorWithDataAsOrtValue`), for an input: ORT reads an input and never writes
+    /// it. The buffer is borrowed shared for `'buf`: it stays readable by everyone while the
+    /// value lives, and nobody writes it. The [`ReadOnlyValue`] it returns cannot become an
+    /// output nor be written.
+    pub fn from_slice_readonly<T: Element>(data: &'buf [T], shape: &[i64]) -> Result<ReadOnlyValue<'buf>> {
+        if shape_len(shape)? != data.len() {
+            return Err(Error::Invalid(format!("{} elements do not fill shape {shape:?}", data.len())));
+        }
+        let api = api()?;
+        let info = MemoryInfo::cpu()?;
+        let mut p = std::ptr::null_mut();
+        // the C function takes a `void*`; the type this returns never lets ORT write through it
+        ort!(api, CreateTensorWithDataAsOrtValue(info.ptr.as_ptr(), data.as_ptr() as *mut c_void,
+                                                 std::mem::size_of_val(data), shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
+        let ptr = NonNull::new(p).ok_or(Error::Invalid("CreateTensorWithDataAsOrtValue returned NULL".into()))?;
+        Ok(ReadOnlyValue { value: Value { ptr, api, _allocator: None, _buf: PhantomData }, _buf: PhantomData })
     }
 
     /// Whether the value is a tensor (shared: `IsTensor`).

@@ -127,9 +127,9 @@ fn one_io_binding_per_thread() {
         for k in 0..4 {
             let (session, cpu) = (&session, &cpu);
             s.spawn(move || {
-                // bound values outlive the binding: ORT reads them in every run
-                let a = Value::from_slice_copy(&[k as f32, 1.0, 2.0], &[3]).unwrap();
-                let b = Value::from_slice_copy(&[10.0f32; 3], &[3]).unwrap();
+                // bound inputs are shared with the binding (an Arc) while bound
+                let a = Arc::new(Value::from_slice_copy(&[k as f32, 1.0, 2.0], &[3]).unwrap());
+                let b = Arc::new(Value::from_slice_copy(&[10.0f32; 3], &[3]).unwrap());
                 let mut binding = session.io_binding().unwrap();
                 binding.bind_input("a", &a).unwrap();
                 binding.bind_input("b", &b).unwrap();
@@ -149,7 +149,7 @@ fn io_binding_writes_into_a_callers_buffer() {
     let mut session = Session::new(env(), &options(1), &add_model(2)).unwrap();
     let mut out_buf = [0.0f32; 2];
     {
-        let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+        let a = Arc::new(Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap());
         let mut binding = session.io_binding().unwrap(); // keeps the session alive, no borrow
         binding.bind_input("a", &a).unwrap();
         binding.bind_input("b", &a).unwrap();
@@ -168,7 +168,7 @@ fn a_bound_output_is_read_between_runs() {
     // The table: a bound output is the binding's while bound (every run writes it), and the
     // binding's holder reads it when no run is in flight.
     let mut session = Session::new(env(), &options(1), &add_model(3)).unwrap();
-    let b = Value::from_slice_copy(&[10.0f32, 20.0, 30.0], &[3]).unwrap();
+    let b = Arc::new(Value::from_slice_copy(&[10.0f32, 20.0, 30.0], &[3]).unwrap());
     let mut binding = session.io_binding().unwrap();
     binding.bind_input_owned("a", Value::from_slice_copy(&[0.0f32; 3], &[3]).unwrap()).unwrap();
     binding.bind_input("b", &b).unwrap();
@@ -194,10 +194,10 @@ fn a_bound_output_is_read_between_runs() {
     assert_eq!(given_back.len(), 1);
     assert_eq!(given_back[0].0, "c");
     assert!(binding.output("c").is_none());
-    assert!(matches!(binding.input_data_mut::<f32>("b"), Err(Error::Invalid(_)))); // by reference
+    assert!(matches!(binding.input_data_mut::<f32>("b"), Err(Error::Invalid(_)))); // shared
     assert!(matches!(binding.input_data_mut::<i64>("a"), Err(Error::Invalid(_)))); // wrong type
     assert_eq!(binding.input("a").unwrap().as_slice::<f32>().unwrap(), &[4.0, 8.0, 12.0]);
-    assert_eq!(binding.clear_inputs().len(), 1); // "a"; "b" was bound by reference
+    assert_eq!(binding.clear_inputs().len(), 1); // "a"; "b" was shared
 }
 
 #[test]
@@ -205,7 +205,7 @@ fn a_binding_keeps_its_session_alive() {
     // ORT 1.23.2 and later crash when a binding is used after its session's release
     // (life.binding-after-session-release): the binding holds the session, so dropping the
     // Session value does not release it.
-    let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+    let a = Arc::new(Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap());
     let session = Session::new_concurrent(env(), &options(1), &add_model(2)).unwrap();
     let mut binding = session.io_binding().unwrap();
     binding.bind_input("a", &a).unwrap();
@@ -218,6 +218,77 @@ fn a_binding_keeps_its_session_alive() {
     binding.bind_input("a", &a).unwrap();
     assert!(binding.outputs().is_ok());
     drop(binding); // the OrtSession is released here
+}
+
+#[test]
+fn a_shared_input_is_given_back_when_cleared_or_rebound() {
+    // The table: an input is read by every run with its binding (shared), so it is not written
+    // while bound; once cleared or rebound ORT holds no reference to it (BindInput replaces,
+    // ClearBoundInputs drops) and neither does the binding: the value is writable again.
+    let mut session = Session::new(env(), &options(1), &add_model(2)).unwrap();
+    let mut a = Arc::new(Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap());
+    let b = Arc::new(Value::from_slice_copy(&[10.0f32, 20.0], &[2]).unwrap());
+    let mut binding = session.io_binding().unwrap();
+    binding.bind_input("a", &a).unwrap();
+    binding.bind_input("b", &b).unwrap();
+    binding.bind_output("c", Value::from_slice_copy(&[0.0f32; 2], &[2]).unwrap()).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    assert_eq!(binding.output("c").unwrap().as_slice::<f32>().unwrap(), &[11.0, 22.0]);
+    assert!(Arc::get_mut(&mut a).is_none()); // bound: the binding holds it
+    // cleared: written in place while the binding lives, then bound again
+    assert!(binding.clear_inputs().is_empty());
+    Arc::get_mut(&mut a).unwrap().as_mut_slice::<f32>().unwrap().copy_from_slice(&[3.0, 4.0]);
+    binding.bind_input("a", &a).unwrap();
+    binding.bind_input("b", &b).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    assert_eq!(binding.output("c").unwrap().as_slice::<f32>().unwrap(), &[13.0, 24.0]);
+    // rebound to another value: the first is the caller's again
+    binding.bind_input("a", &b).unwrap();
+    Arc::get_mut(&mut a).unwrap().as_mut_slice::<f32>().unwrap()[0] = 5.0;
+    session.run_with_binding(&mut binding, None).unwrap();
+    assert_eq!(binding.output("c").unwrap().as_slice::<f32>().unwrap(), &[20.0, 40.0]);
+    // bound by value: the shared one it replaces is given back too
+    binding.bind_input_owned("b", Value::from_slice_copy(&[0.5f32, 0.5], &[2]).unwrap()).unwrap();
+    binding.bind_input("a", &a).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    assert_eq!(binding.output("c").unwrap().as_slice::<f32>().unwrap(), &[5.5, 4.5]);
+    drop(binding);
+    assert!(Arc::get_mut(&mut a).is_some());
+    assert_eq!(Arc::try_unwrap(b).ok().unwrap().as_slice::<f32>().unwrap(), &[10.0, 20.0]);
+}
+
+#[test]
+fn a_read_only_buffer_is_read_by_its_owner_while_runs_read_it() {
+    // ORT never writes an input: a tensor over a read-only buffer borrows it shared, so the
+    // buffer is read (by its owner and other threads) while the value lives and is run.
+    let session = Session::new_concurrent(env(), &options(1), &add_model(3)).unwrap();
+    let data = [1.0f32, 2.0, 3.0];
+    let x = Value::from_slice_readonly(&data, &[3]).unwrap();
+    assert_eq!(x.as_slice::<f32>().unwrap(), &data); // a Value's reads
+    assert_eq!(data[0], 1.0); // the buffer stays readable
+    std::thread::scope(|s| {
+        for k in 0..3 {
+            let (session, x, data) = (&session, &x, &data);
+            s.spawn(move || {
+                let b = Value::from_slice_copy(&[k as f32; 3], &[3]).unwrap();
+                let out = session.run(None, &[("a", x), ("b", &b)]).unwrap();
+                let want: Vec<f32> = data.iter().map(|v| v + k as f32).collect();
+                assert_eq!(out[0].as_slice::<f32>().unwrap(), &want[..]);
+            });
+        }
+    });
+    // a binding input, shared through an Arc
+    let shared = Arc::new(x);
+    let mut binding = session.io_binding().unwrap();
+    binding.bind_input("a", &shared).unwrap();
+    binding.bind_input("b", &shared).unwrap();
+    binding.bind_output_to_device("c", &MemoryInfo::cpu().unwrap()).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    assert_eq!(data.iter().sum::<f32>(), 6.0); // read while bound
+    assert_eq!(binding.outputs().unwrap()[0].as_slice::<f32>().unwrap(), &[2.0, 4.0, 6.0]);
+    drop(binding);
+    drop(shared);
+    assert_eq!(data, [1.0, 2.0, 3.0]); // never written
 }
 
 #[test]
@@ -489,6 +560,7 @@ fn the_generated_rules_table_matches_the_types() {
     send::<ortc_rules::IoBinding<'static>>();
     assert!(rule("OrtValue").send && rule("OrtValue").sync);
     send_sync::<Value<'static>>();
+    send_sync::<ortc_rules::ReadOnlyValue<'static>>(); // it holds a Value: the same traits
     send_sync::<ortc_rules::MemoryInfoData>(); // plain data
     send_sync::<RunOptions>();
     send_sync::<SessionOptions>();
