@@ -1,0 +1,196 @@
+"""Who owns an attribute given to the model editor's CreateNode.
+
+The C reference says CreateNode copies the attributes it is given; ORT's C++ wrapper gives its
+attributes up to the node on success. These checks settle it on each library: one builds a
+model from a node with an attribute and reads back what CreateNode did with the caller's array
+and whether the node kept the attribute's value; two release the attribute again afterwards
+(right after CreateNode, and after AddNodeToGraph), each in a child process with freed memory
+poisoned (:meth:`Ctx.poison_freed_memory`), since a release of what CreateNode already released
+is a double free.
+
+The node is a LeakyRelu whose ``alpha`` attribute (0.25) is not the operator's default (0.01):
+a model that lost or misread the attribute gives another answer.
+
+An attribute is a small block, which glibc keeps in its per-thread cache when freed, where
+``M_PERTURB`` does not fill it: the freed attribute is not poisoned, only its first words are
+overwritten by the cache's own links. So the first check also makes a second attribute right
+after CreateNode, which takes the block just freed (same size, last freed, first reused), and
+says whether it did. A second release crashes on every run, by SIGSEGV or SIGABRT ("double free
+detected") from one run to the next: which one depends on a random per-process key glibc
+writes into the freed block, which the attribute's destructor then reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._capi import Ctx
+from .._registry import Fail, Known, check
+from .lifetime import _poisoned
+from .objects import EDITOR_API, _EDITOR, _float_type_info, _table
+
+CXX_NODE = "https://onnxruntime.ai/docs/api/c/struct_ort_1_1_node.html"
+
+#: ORT_OP_ATTR_FLOAT
+_FLOAT = 3
+_ALPHA = 0.25
+_X = [-4.0, 2.0]
+#: LeakyRelu(x) with alpha 0.25, and with the operator's default alpha 0.01
+_WANT = [-1.0, 2.0]
+_DEFAULT = [-0.04, 2.0]
+
+
+def _attr(ctx: Ctx, alpha: float) -> Any:
+    """A float attribute ``alpha`` made with CreateOpAttr (the caller's to release)."""
+    ffi = ctx.ffi
+    return ctx.out(ctx.api.CreateOpAttr, "OrtOpAttr*", b"alpha", ffi.new("float*", alpha), 1,
+                   _FLOAT)
+
+
+class _Parts:
+    """A graph with input x and output y (float [2]) waiting for its node."""
+
+    def __init__(self, ctx: Ctx, fn: dict[str, Any]) -> None:
+        a, ffi = ctx.api, ctx.ffi
+        ti = _float_type_info(ctx, fn, [2])
+        try:
+            x, y = (ctx.out(fn["CreateValueInfo"], "OrtValueInfo*", n, ti) for n in (b"x", b"y"))
+        finally:
+            a.ReleaseTypeInfo(ti)  # CreateValueInfo copies the type info
+        self.graph = ctx.out(fn["CreateGraph"], "OrtGraph*")
+        # the graph owns its inputs and outputs from here on
+        ctx.ok(fn["SetGraphInputs"](self.graph, ffi.new("OrtValueInfo*[]", [x]), 1),
+               "SetGraphInputs")
+        ctx.ok(fn["SetGraphOutputs"](self.graph, ffi.new("OrtValueInfo*[]", [y]), 1),
+               "SetGraphOutputs")
+        self.names = [ffi.new("char[]", n) for n in (b"x", b"y")]  # alive during CreateNode
+
+
+def _create_node(ctx: Ctx, fn: dict[str, Any], parts: _Parts, attrs: Any) -> Any:
+    ffi = ctx.ffi
+    return ctx.out(fn["CreateNode"], "OrtNode*", b"LeakyRelu", b"", b"leaky",
+                   ffi.new("char*[]", parts.names[:1]), 1, ffi.new("char*[]", parts.names[1:]),
+                   1, attrs, 1)
+
+
+def _run(ctx: Ctx, fn: dict[str, Any], parts: _Parts) -> list[float]:
+    """Put the graph (its node added) into a model, make a session from it (the model released
+    at once: the session does not need it) and run it on x."""
+    a, ffi = ctx.api, ctx.ffi
+    domain = ffi.new("char[]", b"")
+    model = ctx.out(fn["CreateModel"], "OrtModel*", ffi.new("char*[]", [domain]),
+                    ffi.new("int[]", [17]), 1)
+    try:
+        ctx.ok(fn["AddGraphToModel"](model, parts.graph), "AddGraphToModel")
+        sess = ctx.out(fn["CreateSessionFromModel"], "OrtSession*", ctx.env, model,
+                       ctx.options())
+    finally:
+        a.ReleaseModel(model)
+    ctx.defer(a.ReleaseSession, sess)
+    return ctx.read_floats(ctx.run(sess, {"x": ctx.floats(_X)}, ["y"])[0])
+
+
+def _close(got: list[float], want: list[float]) -> bool:
+    return len(got) == len(want) and all(abs(g - w) < 1e-6 for g, w in zip(got, want))
+
+
+def _answer(got: list[float]) -> str:
+    if _close(got, _WANT):
+        return f"alpha {_ALPHA}"
+    if _close(got, _DEFAULT):
+        return "the default alpha 0.01 (the attribute was lost)"
+    return f"y = {got}"
+
+
+@check("editor.create-node-takes-attributes", "The model editor's CreateNode takes the "
+       "attributes it is given: on success it sets the caller's array entries to NULL (it has "
+       "released the attributes), and the node keeps its own copy: a new attribute made in the "
+       "memory just freed does not change it, and with freed memory poisoned the model built "
+       "from the node runs with the attribute's value (LeakyRelu, alpha 0.25).",
+       f"{EDITOR_API} (CreateNode copies the attributes); {CXX_NODE} (the node takes "
+       "ownership of the attributes on success)",
+       slots=("GetModelEditorApi", "CreateOpAttr"), child=True)
+def create_node_takes_attributes(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    fn = _table(ctx, "GetModelEditorApi", _EDITOR)
+    parts = _Parts(ctx, fn)
+    poison = _poisoned(ctx)
+    attr = _attr(ctx, _ALPHA)
+    attrs = ffi.new("OrtOpAttr*[]", [attr])
+    ctx.step(f"CreateNode with one attribute ({poison})")
+    node = _create_node(ctx, fn, parts, attrs)
+    taken = attrs[0] == ffi.NULL
+    # the next attribute of the same size takes the block just freed, when CreateNode freed it:
+    # a node that pointed at the caller's attribute would now read 0.75
+    other = _attr(ctx, 0.75)
+    reused = other == attr
+    ctx.defer(a.ReleaseOpAttr, other)
+    ctx.step("AddNodeToGraph, then a model, a session and a run")
+    ctx.ok(fn["AddNodeToGraph"](parts.graph, node), "AddNodeToGraph")
+    # the array's entry: NULL (nothing to release) when CreateNode took the attribute, else the
+    # caller's attribute, released before the run, which then reads the node's copy
+    a.ReleaseOpAttr(attrs[0])
+    got = _run(ctx, fn, parts)
+    memory = ("a new attribute (alpha 0.75) was made in the freed attribute's memory"
+              if reused else "the freed attribute's memory was not reused by a new attribute")
+    if not _close(got, _WANT):
+        raise Fail(f"the model computes with {_answer(got)}; array entry "
+                   f"{'NULL' if taken else 'left as it was'}; {memory} ({poison})")
+    if not taken:
+        raise Known("CreateNode left the caller's array entry as it was: the caller still "
+                    "owns (and releases) its attribute here; the node keeps its own copy "
+                    f"(the model computes with alpha {_ALPHA}; {poison})")
+    return (f"CreateNode set the array entry to NULL (it released the caller's attribute); "
+            f"{memory}; the model computes with alpha {_ALPHA} ({poison})")
+
+
+def _release_again(ctx: Ctx, after_add: bool) -> str:
+    """Release an attribute the caller passed to a successful CreateNode, right after it or
+    after AddNodeToGraph, then build and run the model. The graph's inputs and outputs are set
+    before CreateNode, so that nothing ORT allocates between CreateNode and the release takes
+    the attribute's freed block (the release then meets the attribute itself, freed or not)."""
+    a, ffi = ctx.api, ctx.ffi
+    fn = _table(ctx, "GetModelEditorApi", _EDITOR)
+    parts = _Parts(ctx, fn)
+    poison = _poisoned(ctx)
+    attr = _attr(ctx, _ALPHA)
+    attrs = ffi.new("OrtOpAttr*[]", [attr])
+    node = _create_node(ctx, fn, parts, attrs)
+    taken = attrs[0] == ffi.NULL
+    when = "after AddNodeToGraph" if after_add else "right after CreateNode"
+    if after_add:
+        ctx.ok(fn["AddNodeToGraph"](parts.graph, node), "AddNodeToGraph")
+    ctx.step(f"CreateNode {'set' if taken else 'left'} the array entry "
+             f"{'to NULL' if taken else 'as it was'}; ReleaseOpAttr on the attribute {when} "
+             f"({poison})")
+    a.ReleaseOpAttr(attr)
+    ctx.step("released; building and running the model")
+    if not after_add:
+        ctx.ok(fn["AddNodeToGraph"](parts.graph, node), "AddNodeToGraph")
+    got = _run(ctx, fn, parts)
+    if not _close(got, _WANT):
+        raise Fail(f"no crash, but the model computes with {_answer(got)} ({poison})")
+    return (f"no crash ({poison}); CreateNode {'set' if taken else 'left'} the array entry "
+            f"{'to NULL' if taken else 'as it was'}; the model computes with alpha {_ALPHA}")
+
+
+@check("life.op-attr-release-after-create-node", "An OrtOpAttr passed to the model editor's "
+       "CreateNode is still the caller's to release, as a copy would leave it: released right "
+       "after a successful CreateNode, with freed memory poisoned, it does not crash the "
+       "process, and the model built from the node runs with the attribute's value.",
+       f"{EDITOR_API} (CreateNode copies the attributes); {CXX_NODE} (the node takes "
+       "ownership of the attributes on success)",
+       slots=("GetModelEditorApi", "CreateOpAttr"), crash=True)
+def release_after_create_node(ctx: Ctx) -> str:
+    return _release_again(ctx, after_add=False)
+
+
+@check("life.op-attr-release-after-add-node", "An OrtOpAttr passed to the model editor's "
+       "CreateNode is still the caller's to release once the node belongs to a graph: released "
+       "after AddNodeToGraph, with freed memory poisoned, it does not crash the process, and the "
+       "model built from the graph runs with the attribute's value.",
+       f"{EDITOR_API} (CreateNode copies the attributes; the graph owns the nodes added to "
+       f"it); {CXX_NODE} (the node takes ownership of the attributes on success)",
+       slots=("GetModelEditorApi", "CreateOpAttr"), crash=True)
+def release_after_add_node(ctx: Ctx) -> str:
+    return _release_again(ctx, after_add=True)
