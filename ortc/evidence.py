@@ -521,11 +521,21 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     "OrtOpAttr": (
         doc(C_API, "CreateOpAttr makes an attribute the caller releases with ReleaseOpAttr; "
             "ReadOpAttr and the OpAttr_* getters take a const OrtOpAttr*", "sync", "lifetime"),
-        doc(EDITOR_API, "the C reference says CreateNode copies the attributes it is given",
-            "lifetime"),
+        doc(EDITOR_API, "the C reference says CreateNode copies the attributes it is given "
+            "(it does, and it also releases the caller's: the checks below)", "lifetime"),
         doc(CXX_NODE, "ORT's C++ wrapper says the node takes ownership of the attributes on "
-            "success, contradicting the C reference: ortc treats them as given away",
-            "exclusive"),
+            "success: the checks below agree", "exclusive"),
+        check("editor.create-node-takes-attributes", "a successful CreateNode sets the caller's "
+              "array entries to NULL (it released the attributes) and the node keeps its own "
+              "copy: a new attribute made in the freed block leaves it alone, and the model "
+              "built from it runs with the attribute's value", "lifetime", "exclusive",
+              versions="1.22.1-1.32.0"),
+        check("life.op-attr-release-after-create-node", "the caller's ReleaseOpAttr right after "
+              "a successful CreateNode is a double free: the process dies (SIGSEGV or SIGABRT)",
+              "exclusive", "lifetime", outcome="known", versions="1.22.1-1.32.0"),
+        check("life.op-attr-release-after-add-node", "so is the caller's ReleaseOpAttr after "
+              "the node is added to its graph: the process dies (SIGSEGV or SIGABRT)",
+              "exclusive", "lifetime", outcome="known", versions="1.22.1-1.32.0"),
         check("kernel.compute-and-invoke", "an attribute made with CreateOpAttr is passed to "
               "CreateOp and released right after (one thread)", "lifetime",
               versions="1.17.1-1.32.0"),

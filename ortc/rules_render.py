@@ -198,7 +198,9 @@ def _answers(recs: list[dict[str, Any]],
         "borrowed result.",
         "- Graphs: a graph, node or value info given to the model editor's AddGraphToModel, "
         "AddNodeToGraph or SetGraphInputs/SetGraphOutputs belongs to the receiver from then "
-        "on (never released by the caller); the graph views a plugin EP receives are borrowed "
+        "on (never released by the caller), and an attribute given to CreateNode is copied "
+        "and released by it (releasing it again crashes: "
+        + _refs("life.op-attr-release-after-create-node") + "); the graph views a plugin EP receives are borrowed "
         "for that one call; EP-assignment records belong to their session; compilation options "
         "keep a pointer to the env (see each type's section).",
         "- Not needed: SessionOptions may be released right after `CreateSession` ("

@@ -123,10 +123,14 @@ TYPE_NOTES: dict[str, list[str]] = {
     "OrtOpAttr": [
         "Attributes returned by Node_GetAttributes, Node_GetAttributeByName and "
         "ShapeInferContext_GetAttribute belong to their node or context: never release them.",
-        "Model editor: the C reference says CreateNode copies the attributes, while ORT's C++ "
-        "wrapper gives up its attributes to the node on success. Until they agree, treat an "
-        "attribute passed to a successful CreateNode as given away (exclusive; never released "
-        "again by the caller).",
+        "Model editor: a successful CreateNode takes the attributes it is given: it copies each "
+        "into the node, releases the caller's and sets the caller's array entries to NULL "
+        "(editor.create-node-takes-attributes). An attribute passed to it is given away "
+        "(exclusive): releasing it again, at once or after AddNodeToGraph, is a double free "
+        "that crashes (life.op-attr-release-after-create-node, "
+        "life.op-attr-release-after-add-node); releasing the array's entries, now NULL, does "
+        "nothing. The C reference says only that it copies them; ORT's C++ wrapper, which "
+        "gives its attributes up on success, matches what ORT does.",
     ],
     "OrtGraph": [
         "Per instance: a view a plugin EP receives is borrowed from the session being created "
@@ -334,8 +338,9 @@ UNWRAPPED: list[dict[str, Any]] = [
      "other_tables": {"OrtModelEditorApi.CreateNode": "exclusive"},
      "parents": [],
      "evidence": "a read-only attribute after CreateOpAttr; one made by the caller is the "
-                 "caller's to release (CreateOp copies what it needs); those a node or a "
-                 "shape-inference context hands out are borrowed from it"},
+                 "caller's to release (CreateOp copies what it needs) unless it gives it to "
+                 "the model editor's CreateNode, which copies and releases it; those a node or "
+                 "a shape-inference context hands out are borrowed from it"},
     # -- graphs: plugin-EP views and the model editor --------------------------------------------
     {"type": "OrtModel", "python": None, "send": True, "sync": True,
      "methods": {"ReleaseModel": "exclusive"},
