@@ -454,6 +454,20 @@ def test_a_matrix_of_some_versions_does_not_replace_the_checkouts_report(tmp_pat
         ROOT, "docs", "CONFORMANCE.md")
 
 
+def test_a_matrix_of_some_checks_does_not_replace_the_checkouts_report(tmp_path,
+                                                                      monkeypatch) -> None:
+    """``--matrix all --only thread.`` wrote the rows of the thread checks alone over
+    docs/CONFORMANCE.md, the report of every check; with ``--only`` the report goes to
+    CONFORMANCE-<versions>-only-<prefixes>.md in the current directory."""
+    from ortc.conformance import cli
+
+    monkeypatch.chdir(tmp_path)
+    assert cli.default_matrix_output(list(cli.MATRIX_VERSIONS), ["thread."]) == str(
+        tmp_path / "CONFORMANCE-all-only-thread.md")
+    assert cli.default_matrix_output(["1.20.1"], ["thread.", "life."]) == str(
+        tmp_path / "CONFORMANCE-1.20.1-only-thread_life.md")
+
+
 def test_a_race_not_seen_is_reported_apart_from_pass() -> None:
     """A check that provokes a race and does not see it ends in ``not seen``, which the matrix
     shows as such (not as ``pass``, read as "safe in this version"), counts in its own column

@@ -59,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", default=None, metavar="FILE",
                     help="with --matrix: the Markdown report (default for 'all': "
                          "docs/CONFORMANCE.md in an ortc checkout, else ./CONFORMANCE.md; for "
-                         "some versions: ./CONFORMANCE-<versions>.md)")
+                         "some versions or with --only: ./CONFORMANCE-<versions>[-only-<prefixes>]"
+                         ".md)")
     ap.add_argument("--coverage", metavar="FILE",
                     help="with --matrix: include the slot coverage recorded in FILE "
                          "(ORTC_SLOT_COVERAGE) in the report")
@@ -273,7 +274,7 @@ def _matrix(args: argparse.Namespace, versions: list[str], ids: Sequence[str] | 
     if args.coverage:
         from . import coverage
         cov = coverage.report(coverage.read(args.coverage))
-    output = args.output or default_matrix_output(versions)
+    output = args.output or default_matrix_output(versions, args.only)
     _write(output, render_matrix(runs, cov, _matrix_command(argv), ids))
     if args.json:
         _write(args.json, json.dumps(runs, indent=1, ensure_ascii=False) + "\n")
@@ -359,14 +360,18 @@ def _repo_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def default_matrix_output(versions: Sequence[str] = MATRIX_VERSIONS) -> str:
+def default_matrix_output(versions: Sequence[str] = MATRIX_VERSIONS,
+                          only: Sequence[str] = ()) -> str:
     """docs/CONFORMANCE.md of an ortc checkout for the full matrix; for an installed ortc (no
     such file: the package's parent is site-packages) CONFORMANCE.md in the current directory,
-    never a docs/ folder made inside site-packages. Some versions only write
-    CONFORMANCE-<versions>.md in the current directory: the checkout's report of every version
-    is not replaced by a report of a few."""
-    if list(versions) != list(MATRIX_VERSIONS):
-        return os.path.abspath(f"CONFORMANCE-{'_'.join(versions)}.md")
+    never a docs/ folder made inside site-packages. Some versions, or some checks (``--only``),
+    write CONFORMANCE-<versions>[-only-<prefixes>].md in the current directory: the checkout's
+    report of every check on every version is not replaced by a report of a few."""
+    if only or list(versions) != list(MATRIX_VERSIONS):
+        which = "all" if list(versions) == list(MATRIX_VERSIONS) else "_".join(versions)
+        picked = "_".join(p.rstrip(".") or "all" for p in only)
+        return os.path.abspath(f"CONFORMANCE-{which}" + (f"-only-{picked}" if only else "") +
+                               ".md")
     checkout_doc = os.path.join(_repo_root(), "docs", "CONFORMANCE.md")
     if os.path.isfile(checkout_doc):
         return checkout_doc
