@@ -112,6 +112,18 @@ def handed_back(result: Any) -> Any:
     return result.copy() if type(result) is np.ndarray else result
 
 
+def handed_back_value(value: Value | None) -> Value | None:
+    """An output that is also an input, as run_with_values returns it: a tensor copied into a
+    Value of its own. ORT hands back the fed value, whose memory may be the caller's array
+    (or a copy the run made of it, freed when the run ends): a Value over it read freed
+    memory once the caller dropped the array, and changed when the caller wrote to it."""
+    if value is None or not value.is_tensor:
+        return value
+    copy = Value.from_numpy(np.array(value.numpy(), copy=True), value.element_type)
+    value.close()
+    return copy
+
+
 class RunEngine:
     """The run machinery of one session, built from its inputs and outputs."""
 
@@ -567,7 +579,8 @@ class RunEngine:
                    feeds: Mapping[str, Any], run_options: Any, raw_run_options: Any
                    ) -> list[Value | None]:
         """Session.run_with_values's work: outputs as Values, no conversion."""
-        out_names = self.name_array(self.output_names(output_names))
+        _key, plan = self.plan(output_names)  # the names read once, as run() reads them
+        out_names = plan.names
         api = self.api
         created: list[Any] = []
         keep: list[Any] = []
@@ -584,6 +597,8 @@ class RunEngine:
             for i in range(count):
                 if outputs[i] != _NULL:
                     result[i] = Value._take(api, outputs, i)
+            for i in plan.handed_back:
+                result[i] = handed_back_value(result[i])
             return result
         finally:
             try:

@@ -586,6 +586,43 @@ def test_an_input_handed_back_as_an_output_is_its_value_copied(shape: Any) -> No
             assert [g.tolist() for g in later] == [g.tolist() for g in got]
 
 
+@pytest.mark.parametrize("feed", ["array", "strided", "Value", "int4"])
+def test_run_with_values_gives_an_input_handed_back_as_a_value_of_its_own(feed: str) -> None:
+    # ORT hands back the fed value itself: a Value over the caller's array (or over the copy
+    # the run made of a strided one, freed when the run returned), which nothing kept alive.
+    # Found by tests/test_differential.py: an earlier run's Value changed when the caller
+    # wrote to the array it had fed (recycled memory); reading it after the caller dropped a
+    # 4 MB array segfaulted
+    import gc
+
+    et = models.T.INT4 if feed == "int4" else models.T.FLOAT
+    x = models._vi("x", et, ["n"])
+    model = models.make_model([], [x], [x], check=False).SerializeToString()
+    with ortc.Session(model) as s:
+        kept = []
+        for i in range(3):
+            data = np.full(8, i, np.float32)
+            if feed == "int4":
+                import ml_dtypes
+
+                data = data.astype(ml_dtypes.int4)
+            fed: Any = {"array": data, "int4": data, "strided": np.repeat(data, 2)[::2],
+                        "Value": ortc.Value.from_numpy(data)}[feed]
+            [v] = s.run_with_values(None, {"x": fed})
+            want = data.tolist()
+            assert v.numpy().tolist() == want
+            if isinstance(fed, np.ndarray):
+                fed[...] = 7  # the caller reuses its memory: no earlier result changes
+                assert not np.shares_memory(v.numpy(), fed)
+            else:
+                fed.close()
+            kept.append((v, want))
+            del fed, data
+        gc.collect()
+        for v, want in kept:
+            assert v.numpy().tolist() == want
+
+
 def test_a_one_element_output_has_the_shape_ort_made_not_the_declared_one() -> None:
     # ORT writes a one-element result of any shape into a one-element buffer: preallocated
     # with the declared shape, the array kept it ((), where ORT and onnxruntime give (1,))
