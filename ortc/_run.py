@@ -152,6 +152,9 @@ class RunEngine:
                     and not bits_for(a.element_type or 0):
                 self.fast_inputs[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
         self.output_alloc, self.output_open = derive_output_shapes(inputs, outputs, initializers)
+        #: the outputs that are also inputs or overridable initializers (ORT hands back the
+        #: fed value for them: see derive_output_shapes)
+        self.echoes = frozenset(n for n in self.output_index if n in self.feedable)
         self.stages = Stages(self)
         #: thread id -> (address, shape, element type) -> the owner of an OrtValue over it
         self.value_cache: dict[int, dict[Any, Any]] = {}

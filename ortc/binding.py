@@ -99,8 +99,15 @@ class IoBinding(Handle):
         self._bound_outputs: dict[str, Any] = {}
         #: input name -> a caller's Value bound to it (a run reads it: see _run_holds)
         self._caller_inputs: dict[str, Value] = {}
-        #: a caller's Value is bound (inputs or outputs): a run holds them (_run_holds)
+        #: a caller's Value is bound (inputs or outputs), or an input whose name is also an
+        #: output's: a run holds them (_run_holds), or records them (_echoes)
         self._values_bound = False
+        #: the outputs that are also inputs (or overridable initializers), for which ORT hands
+        #: back the value bound as that input
+        self._echo_names = session._engine.echoes
+        #: input name -> the Value the last run read for it, when the name is also an output's:
+        #: that output, as ORT holds it for get_outputs, is that Value's memory (_echoes)
+        self._echoed: dict[str, Value] = {}
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
     #: output name -> the exclusive lease on a caller's Value bound to it: every run with this
@@ -114,6 +121,7 @@ class IoBinding(Handle):
         self._bound_inputs = {}
         self._bound_outputs = {}
         self._caller_inputs = {}
+        self._echoed = {}
         self._release_output_leases()
 
     def _run_holds(self) -> list[Callable[[], None]]:
@@ -143,14 +151,30 @@ class IoBinding(Handle):
         return undo
 
     def _holding(self, work: Callable[..., T]) -> Callable[..., T]:
-        """``work`` (the bound run's C call) wrapped in :meth:`_run_holds`."""
+        """``work`` (the bound run's C call) wrapped in :meth:`_run_holds` and, when it
+        worked, :meth:`_echoes`."""
         def run(*args: Any) -> T:
             undo = self._run_holds()
             try:
-                return work(*args)
+                echoed = {n: v for n, v in self._bound_inputs.items() if n in self._echo_names}
+                result = work(*args)
             finally:
                 self._end_run_holds(undo)
+            self._echoes(echoed)
+            return result
         return run
+
+    def _echoes(self, echoed: dict[str, Value]) -> None:
+        """After a run: keep the input Values its outputs that are also inputs are (ORT hands
+        the input's value back for such an output, over the memory of the Value bound as that
+        input: the array a caller bound, which a rebind or a clear let go while ORT's output,
+        and every array get_outputs made of it, still read it). Each is held until a later
+        run no longer reads it, and is what those outputs' arrays and Values keep alive."""
+        old, self._echoed = self._echoed, echoed
+        for value in echoed.values():
+            self._hold(value)
+        for value in old.values():
+            self._unhold(value)
 
     @staticmethod
     def _end_run_holds(undo: list[Callable[[], None]]) -> None:
@@ -158,7 +182,8 @@ class IoBinding(Handle):
             step()
 
     def _note_values_bound(self) -> None:
-        self._values_bound = bool(self._caller_inputs or self._output_leases)
+        self._values_bound = bool(self._caller_inputs or self._output_leases or (
+            self._echo_names and not self._echo_names.isdisjoint(self._bound_inputs)))
 
     def _bind(self, table: dict[str, Any], name: str, value: Value | None) -> None:
         """Record a bound value. ORT's binding refers to the value's memory until it is
@@ -384,10 +409,14 @@ class IoBinding(Handle):
             _release_outputs(api, arr, count)
 
     def _bound_per_output(self) -> list[Value | None]:
-        """The Value bound to each output, in ORT's binding order (None: ORT allocates)."""
-        if not any(v is not None for v in self._bound_outputs.values()):
+        """The Value whose memory each output is, in ORT's binding order: the Value bound to
+        it, or for an output that is also an input the input Value the last run read
+        (:meth:`_echoes`); None: memory ORT allocated."""
+        echoed = self._echoed
+        if not echoed and not any(v is not None for v in self._bound_outputs.values()):
             return []
-        return [self._bound_outputs.get(n) for n in self._names()]
+        bound = self._bound_outputs
+        return [echoed[n] if n in echoed else bound.get(n) for n in self._names()]
 
     def _output_values(self, arr: Any, count: Any) -> None:
         """Fill ``arr``/``count`` with the bound output values. The caller takes them from

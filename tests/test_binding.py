@@ -339,3 +339,63 @@ def test_names_that_are_not_utf8_bind_as_they_run() -> None:
     io.bind_output(name_out)
     cs.run_with_iobinding(io)
     assert io.copy_outputs_to_cpu()[0].tolist() == [1, 2]
+
+
+def test_an_output_that_is_an_input_keeps_the_input_it_hands_back_alive() -> None:
+    """ORT hands back the value bound as an input for an output of the same name (a graph
+    that returns an input), over the memory of the array bound to it: get_outputs() and
+    get_output_values() read that array after a rebind or a clear had let it go (a 4 MB one,
+    freed, segfaulted; found by tests/test_differential.py). The outputs now keep the input
+    the last run read alive; in a child process, as the old behaviour crashed."""
+    from conftest import run_python
+
+    code = r"""
+import gc, numpy as np, ortc, models
+from onnx import helper
+x = models._vi("x", models.T.FLOAT, ["n"])
+y = models._vi("y", models.T.FLOAT, ["n"])
+model = models.make_model([helper.make_node("Neg", ["x"], ["y"])], [x], [y, x])
+s = ortc.Session(model.SerializeToString())
+n = 1 << 20
+for where in ("ort", "array"):
+    b = s.io_binding()
+    b.bind_input("x", np.full(n, 1, np.float32))
+    b.bind_output("y")
+    b.bind_output("x", *([np.zeros(n, np.float32)] if where == "array" else []))
+    s.run_with_binding(b)
+    early = b.get_outputs()  # arrays made before the rebind
+    b.bind_input("x", np.full(n, 2, np.float32))  # the first array is let go
+    gc.collect()
+    junk = [np.full(n, 7, np.float32) for _ in range(4)]
+    late = b.get_outputs()  # still the first run's outputs: its input
+    values = b.get_output_values()
+    b.clear_binding_inputs()
+    b.clear_binding_outputs()
+    del b
+    gc.collect()
+    junk = [np.full(n, 9, np.float32) for _ in range(4)]
+    got = [float(a[0]) for a in early + late] + [float(v.numpy()[-1]) for v in values]
+    print(where, got, flush=True)
+"""
+    proc = run_python(code)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.splitlines() == [f"{w} [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0]"
+                                        for w in ("ort", "array")], proc.stdout
+
+
+def test_a_scalar_output_that_is_an_input_reads_back_from_a_binding() -> None:
+    # (the outputs' owners were once chosen with ``or``, which asked a 0-d Value its len())
+    from onnx import helper
+
+    x = models._vi("x", models.T.FLOAT, [])
+    y = models._vi("y", models.T.FLOAT, [])
+    model = models.make_model([helper.make_node("Neg", ["x"], ["y"])], [x], [x, y])
+    with ortc.Session(model.SerializeToString()) as s:
+        b = s.io_binding()
+        for i in range(3):
+            b.bind_input("x", np.array(i, np.float32))
+            b.bind_output("x", np.zeros((), np.float32))
+            b.bind_output("y")
+            s.run_with_binding(b)
+            assert [a.tolist() for a in b.get_outputs()] == [i, -i]
+            assert [v.numpy().tolist() for v in b.get_output_values()] == [i, -i]
