@@ -65,9 +65,9 @@ class OutputPlan:
         #: a run on preallocated outputs has worked: the declared shapes hold (until then ORT's
         #: messages from such a run are held, as it may be refused and made again)
         self.confirmed = False
-        #: indices of the preallocated outputs declared with one element (see one_element):
-        #: the shape ORT gave them is read after each general-path run on their buffers, and
-        #: one that differs makes the output learned instead (:meth:`not_as_declared`)
+        #: indices of the preallocated outputs declared with one element (see one_element),
+        #: which an open lane does not serve (the shape ORT gave an output of one element is
+        #: read after each general-path run: RunEngine.as_ort_made)
         self.one_element = tuple(spec[0] for spec in preallocate if one_element(spec[3]))
         #: a list that names an output twice: the names once each, and for each requested
         #: position the index of its name among them. run() runs the names once (ORT writes
@@ -75,10 +75,21 @@ class OutputPlan:
         self.unique: tuple[str, ...] | None = None
         self.positions: tuple[int, ...] = ()
 
+    def reshaped_by_ort(self, index: int) -> None:
+        """ORT gave output ``index`` another shape than its buffer of one element had (see
+        RunEngine.as_ort_made): a declared shape is learned from now on, a learned one is
+        never guessed again (it followed the input values)."""
+        if any(spec[0] == index for spec in self.preallocate):
+            self.not_as_declared(index)
+        else:
+            self.unlearn()
+
     def not_as_declared(self, index: int) -> None:
-        """Output ``index`` came out of ORT with another shape than its one-element
-        declaration: from now on it is learned, as an undeclared output is."""
-        spec = next(s for s in self.preallocate if s[0] == index)
+        """Output ``index`` came out of ORT with another shape than its declaration: from now
+        on it is learned, as an undeclared output is. (Once: two threads' runs may find it.)"""
+        spec = next((s for s in self.preallocate if s[0] == index), None)
+        if spec is None:
+            return
         self.preallocate = [s for s in self.preallocate if s[0] != index]
         self.one_element = tuple(i for i in self.one_element if i != index)
         self.learnable = [*self.learnable, (index, spec[1], spec[2], None)]

@@ -391,10 +391,11 @@ class RunEngine:
     # -- outputs -------------------------------------------------------------------------------
     def preallocate_outputs(self, specs: list[tuple[Any, ...]],
                             shapes: dict[str, tuple[int, ...]], outputs: Any, arrays: list[Any],
-                            keep: list[Any]) -> int:
+                            keep: list[Any], single: list[int]) -> int:
         """Give ORT new numpy arrays for the outputs whose shape is known (``specs``: a plan's
         ``preallocate`` or learned shapes); returns how many. Their values' owners go to
-        ``keep`` (they may live on in the value cache: never released by the run)."""
+        ``keep`` (they may live on in the value cache: never released by the run); the
+        indices of the arrays of one element to ``single`` (see :meth:`as_ort_made`)."""
         made = 0
         cache: dict[Any, Any] | None = None  # this thread's value cache, looked up once
         for index, dtype, et, dims in specs:
@@ -417,23 +418,38 @@ class RunEngine:
                 outputs[index] = owner
                 arrays[index] = arr
                 made += 1
+                if arr.size == 1:
+                    single.append(index)
         return made
 
-    def as_ort_made(self, plan: OutputPlan, outputs: Any, arrays: list[Any]) -> bool:
-        """Give the preallocated one-element outputs the shape ORT made (see
-        :func:`ortc._plan.one_element`: ORT writes any one-element shape into them); True when
-        one differed from its declaration, which is then learned (no stage from this run)."""
+    def as_ort_made(self, plan: OutputPlan, outputs: Any, arrays: list[Any],
+                    single: list[int]) -> bool:
+        """Give the preallocated outputs of one element (``single``) the shape ORT made; True
+        when one differed, which the plan then no longer preallocates with that shape.
+
+        ORT refuses a buffer of another shape than the result's, except where both hold one
+        element and either is a scalar: it writes the result and gives the value the result's
+        shape in place. So a scalar declared and a [1] made (or the other way round), a
+        declaration of [n] that is a scalar when n is 1 (a Squeeze), a learned shape that
+        another branch of an If makes: each came back with the buffer's shape. The value is
+        also dropped from the value cache: its key (the buffer's address and shape) no longer
+        says its shape, and a later feed at that address and of that shape was read with
+        ORT's."""
         changed = False
-        for i in plan.one_element:
+        for i in single:
             arr = arrays[i]
-            if arr is None:
-                continue
             shape = tensor_shape_and_type(self.api, outputs[i])[1]
             if shape != arr.shape:
                 arrays[i] = arr.reshape(shape)
-                plan.not_as_declared(i)
+                self.forget_value(arr, plan.etypes[i])
+                plan.reshaped_by_ort(i)
                 changed = True
         return changed
+
+    def forget_value(self, array: np.ndarray[Any, Any], et: int) -> None:
+        """Drop this thread's cached value over ``array`` (made for its shape: ORT has given it
+        another, see :meth:`as_ort_made`)."""
+        this_threads(self.value_cache).pop((_from_buffer(array), array.shape, et), None)
 
     # -- the C call ----------------------------------------------------------------------------
     def call(self, sess_ptr: Any, in_names: NameArray, values: Any, out_names: NameArray,
@@ -502,14 +518,15 @@ class RunEngine:
             in_names, values, shapes = self.prepare_inputs(names, data, created, keep)
             made = 0
             guessed = False
+            single: list[int] = []  # the preallocated outputs of one element (as_ort_made)
             if self.preallocate:
                 if plan.preallocate:
                     made = self.preallocate_outputs(plan.preallocate, shapes, outputs, arrays,
-                                                    keep)
+                                                    keep, single)
                 learned = plan.learned
                 if learned is not None and learned[0] == shapes:
                     made += self.preallocate_outputs(learned[1], shapes, outputs, arrays,
-                                                     keep)
+                                                     keep, single)
                     guessed = True
             # A run on buffers ortc guessed may be refused and made again: ORT's messages from
             # it are held until that is known (ortc.env.hold_ort_logs). Declared shapes count
@@ -532,8 +549,8 @@ class RunEngine:
             if err is None:
                 if made:
                     plan.confirmed = True
-                    if plan.one_element:
-                        changed = self.as_ort_made(plan, outputs, arrays)
+                    if single:
+                        changed = self.as_ort_made(plan, outputs, arrays, single)
             else:
                 if guess_refused:
                     # A learned shape may be what ORT refused, whatever its wording (a shape

@@ -835,3 +835,99 @@ def test_other_feed_kinds_give_the_right_answer_in_every_state_of_the_served_pat
         if k % 4 == 3:  # a plain array now and then (of another shape, when shapes change)
             feeds = _ab(1 + k % 2 if changing else 3, k)
             np.testing.assert_array_equal(s.run(None, feeds)[0], feeds["a"] + feeds["b"])
+
+
+# -- outputs of one element, which ORT may give another shape than their buffer's -------------
+# ORT refuses a preallocated buffer of another shape than the result's, except where both hold
+# one element and either is a scalar: it writes the result and gives the value the result's
+# shape in place. The general path reads such outputs' shapes back after every run.
+
+def _one_element_model(y_shape: Any, op: str) -> bytes:
+    """``y`` of one element whose shape is not the declared ``y_shape``: ``Unsqueeze`` of a
+    scalar (a [1]), ``Squeeze`` of x declared ``["n"]`` (a scalar when n is 1), or
+    ``SequenceAt(i)`` of ``[x, Unsqueeze(x)]`` with x a scalar (a scalar or a [1], by the
+    value of i; x declared without a shape, else ORT reports the first item's for y)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    x_shape: Any = {"Squeeze": ["n"], "Unsqueeze": []}.get(op)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)]
+    axes = [numpy_helper.from_array(np.array([0], np.int64), "axes")]
+    if op == "Unsqueeze":
+        nodes = [helper.make_node("Unsqueeze", ["x", "axes"], ["y"])]
+    elif op == "Squeeze":
+        nodes = [helper.make_node("Squeeze", ["x"], ["y"])]
+        axes = []
+    else:
+        inputs.append(helper.make_tensor_value_info("i", TensorProto.INT64, []))
+        nodes = [helper.make_node("Unsqueeze", ["x", "axes"], ["x1"]),
+                 helper.make_node("SequenceConstruct", ["x", "x1"], ["seq"]),
+                 helper.make_node("SequenceAt", ["seq", "i"], ["y"])]
+    return models._bytes(models.make_model(
+        nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], axes,
+        check=False))
+
+
+def test_a_value_ort_reshaped_is_never_fed_at_its_old_address_and_shape() -> None:
+    """A scalar declared and a [1] made: ORT gave the buffer's value the shape [1] in place,
+    and the value cache kept it under the buffer's address and the shape ()... so a scalar fed
+    at that address later (the result, read as a scalar) was read as a [1] (found by
+    tests/test_differential.py: a Unsqueeze of such a feed made a [1, 1])."""
+    s = ortc.Session(_one_element_model([], "Unsqueeze"))
+    [y] = s.run(None, {"x": np.array(3, np.float32)})
+    assert y.shape == (1,) and y.tolist() == [3.0]
+    for k in range(6):
+        fed = y.reshape(())  # the result's own memory, as a scalar
+        [y] = s.run(None, {"x": fed})
+        assert y.shape == (1,) and y.tolist() == [3.0], k
+
+
+def test_a_declared_dim_ort_makes_a_scalar_gives_the_scalar() -> None:
+    """``y`` declared ``["n"]`` is a Squeeze of x: a scalar when n is 1, which ORT writes into
+    the [1] buffer derived from the declaration: the result was that [1] (only declarations
+    of one element were read back)."""
+    s = ortc.Session(_one_element_model(["n"], "Squeeze"))
+    s._engine.stages.active = False
+    [y] = s.run(None, {"x": np.array([5.0], np.float32)})
+    assert y.shape == () and y.tolist() == 5.0
+
+
+def _sequence_at_runs(s: ortc.Session, label: str) -> None:
+    for k, i in enumerate([0] * 6 + [1] * 6 + [0, 1, 1, 0]):
+        [y] = s.run(None, {"x": np.array(2, np.float32), "i": np.array(i, np.int64)})
+        assert y.shape == [(), (1,)][i] and y.tolist() in (2.0, [2.0]), (label, k)
+    assert s._engine.plan(None)[1].seen is False  # a learned shape that flipped
+
+
+def test_a_one_element_shape_that_follows_the_values_is_read_back() -> None:
+    """An item of a sequence, a scalar or a [1] by the value of i (ORT reports a scalar for y,
+    as it does for a shape it does not know): preallocated as declared, then learned; when i
+    changes, ORT wrote the other item into the buffer, and the result kept the buffer's
+    shape."""
+    s = ortc.Session(_one_element_model(None, "SequenceAt"))
+    s._engine.stages.active = False
+    _sequence_at_runs(s, "general path")
+
+
+def test_a_run_that_finds_a_declared_one_element_shape_wrong_as_another_thread_does() -> None:
+    """Two threads' first runs of a scalar declared and a [1] made: each read the declared
+    outputs' shapes back from the plan after its run, and the first to finish had taken the
+    output off that list: the other returned (and staged) the scalar."""
+    s = ortc.Session(_one_element_model([], "Unsqueeze"))
+    engine = s._engine
+    real = engine.call
+    inner: list[Any] = []
+
+    def call(*args: Any) -> Any:
+        if not inner:  # another thread's run starts and ends while this one is in Run
+            inner.append(None)
+            t = threading.Thread(target=lambda: inner.append(
+                s.run(None, {"x": np.array(1, np.float32)})[0]))
+            t.start()
+            t.join()
+        return real(*args)
+
+    engine.call = call  # type: ignore[method-assign]
+    [y] = s.run(None, {"x": np.array(2, np.float32)})
+    assert inner[1].shape == (1,) and y.shape == (1,)
+    for _ in range(5):
+        assert s.run(None, {"x": np.array(2, np.float32)})[0].shape == (1,)
