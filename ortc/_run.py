@@ -156,6 +156,8 @@ class RunEngine:
         #: fed value for them: see derive_output_shapes)
         self.echoes = frozenset(n for n in self.output_index if n in self.feedable)
         self.stages = Stages(self)
+        #: whether a tensor's rank may follow input values, or how to find out (ranks_follow_values)
+        self.model_ranks: bool | Callable[[], bool] = True
         #: thread id -> (address, shape, element type) -> the owner of an OrtValue over it
         self.value_cache: dict[int, dict[Any, Any]] = {}
 
@@ -450,6 +452,16 @@ class RunEngine:
         """Drop this thread's cached value over ``array`` (made for its shape: ORT has given it
         another, see :meth:`as_ort_made`)."""
         this_threads(self.value_cache).pop((_from_buffer(array), array.shape, et), None)
+
+    def ranks_follow_values(self) -> bool:
+        """Whether a tensor's rank in the model may follow input values (read from the model
+        when first asked: :func:`ortc._model_proto.rank_may_follow_values`); True when the
+        session gave no way to read it. A stage or lane then reads back the shape ORT gave
+        each output of one element after every run."""
+        known = self.model_ranks
+        if not isinstance(known, bool):
+            known = self.model_ranks = bool(known())
+        return known
 
     # -- the C call ----------------------------------------------------------------------------
     def call(self, sess_ptr: Any, in_names: NameArray, values: Any, out_names: NameArray,

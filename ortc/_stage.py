@@ -16,6 +16,13 @@ When a stage or lane misses more runs than it serves (shapes that change from ca
 feed shapes), that or a lane by an :class:`OpenLane` (any shapes, outputs derived per run) when
 every output's shape follows from the inputs', else the general path for good.
 
+An output of one element is the one a buffer of another shape can hold: ORT writes such a
+result into such a buffer when either is a scalar, and gives the value the result's shape in
+place. The run that sets a stage up read its shape back; while the feed shapes stay, only a
+model whose ranks may follow the input values can change it (an If, a SequenceAt: see
+:mod:`ortc._model_proto`), and for such a model alone every served run reads its outputs of
+one element back (``Stage.single``); an open lane reads back any output that has one element.
+
 All of them reach the session only through the :class:`~ortc._run.RunEngine` (names, memory
 info, which inputs are plain arrays, the value cache, the Run call) and the session pointer
 each run passes in; a run on this thread that starts while one is busy (a signal handler's)
@@ -112,6 +119,9 @@ class Stage:
     open = False
     #: misses beyond hits after which it is given up
     max_misses = STAGE_MAX_MISSES
+    #: the outputs of one element whose shape ORT gave is read back after each run (see
+    #: :meth:`_singles`)
+    single: tuple[int, ...] = ()
 
     def __init__(self, engine: RunEngine, plan: OutputPlan, names: tuple[str, ...],
                  data: tuple[Any, ...], arrays: list[Any]) -> None:
@@ -128,6 +138,9 @@ class Stage:
             owned.append(engine.value_over(buf, plan.etypes[i]))
         #: the plan, when some output shapes are learned ones (ORT may refuse them one day)
         self.guessed_for = plan if plan.learned is not None else None
+        self.single = self._singles(arrays)
+        #: a run without run options makes the C call itself (nothing to hold, retry or read)
+        self.inline = self.guessed_for is None and not self.single
         self.owned = owned  # ffi.gc'd: released with the stage
         self._c_arrays(owned[:len(self.inputs)], owned[len(self.inputs):])
         self.only_output = self.outputs[0] if len(self.outputs) == 1 else None
@@ -143,6 +156,16 @@ class Stage:
         self.input_names = names
         self.names = engine.name_array(names)
         self.out_names = plan.names
+
+    def _singles(self, arrays: list[Any]) -> tuple[int, ...]:
+        """The outputs of one element, when the model may give them another shape by the input
+        values (:meth:`~ortc._run.RunEngine.ranks_follow_values`): ORT writes a one-element
+        result into a one-element buffer when either is a scalar, where it refuses any other
+        shape, so only reading the shape back tells (RunEngine.as_ort_made). The run that
+        made this stage read it for these input shapes; a model whose ranks follow only the
+        input shapes cannot change it while they stay."""
+        single = tuple(i for i, a in enumerate(arrays) if a.size == 1)
+        return single if single and self.engine.ranks_follow_values() else ()
 
     def _c_arrays(self, inputs: Any, outputs: Any) -> None:
         """The C arrays of input and output values Run takes (``inputs``, ``outputs``: the
@@ -172,12 +195,13 @@ class Stage:
                     self.misses += 1
                     return None
                 buf[...] = data
-            if run_options is None and self.guessed_for is None:
+            if run_options is None and self.inline:
                 # the common case inline: self.call's frame is 0.1 µs of a ~4 µs tiny run()
                 status = self.run_c(sess_ptr, raw_run_options, *self.c_args)
                 if status:
                     raise error_from_status(status)  # no learned shape: nothing to retry
-            elif not self.call(sess_ptr, run_options, raw_run_options):
+            elif not self.call(sess_ptr, run_options, raw_run_options, self.outputs,
+                               self.single):
                 return None
             if self.misses:  # a hit pays one miss back: see STAGE_MAX_MISSES
                 self.misses -= 1
@@ -188,11 +212,14 @@ class Stage:
         finally:
             self.busy = False
 
-    def call(self, sess_ptr: Any, run_options: Any, raw_run_options: Any) -> bool:
+    def call(self, sess_ptr: Any, run_options: Any, raw_run_options: Any,
+             arrays: list[Any] | None = None, single: tuple[int, ...] | list[int] = ()
+             ) -> bool:
         """ORT's Run over the stage's values: True when it worked, False when ORT refused an
-        output buffer whose shape ortc chose (a learned shape, or an open lane's derived one):
-        the stage is given up and the caller's general path runs the feeds again, without the
-        guess. ORT's other errors are raised."""
+        output buffer whose shape ortc chose (a learned shape, or an open lane's derived one)
+        or gave one of the outputs ``single`` (of one element; ``arrays``: this run's output
+        buffers) another shape: the stage is given up and the caller's general path runs the
+        feeds again, without the guess. ORT's other errors are raised."""
         guessed = self.guessed_for
         # ORT's messages wait until it is known whether the run is made again (_run.py); not
         # an open lane's (0.25 µs a run): a refused derived shape is logged at ERROR once, as
@@ -224,6 +251,10 @@ class Stage:
                 self.misses = STAGE_MAX_MISSES + 1  # given up
                 return False
             raise err
+        if single and self.engine.as_ort_made(self.plan, self.outvals, list(arrays or ()),
+                                              list(single)):
+            self.misses = STAGE_MAX_MISSES + 1  # given up: the plan no longer guesses so
+            return False
         return True
 
 
@@ -251,6 +282,7 @@ class Lane(Stage):
         #: (shape, dtype, element type) of each output
         self.made = [(a.shape, a.dtype, plan.etypes[i]) for i, a in enumerate(arrays)]
         self.guessed_for = plan if plan.learned is not None else None
+        self.single = self._singles(arrays)
         #: this thread's value cache (a lane serves the thread that made it), kept rather than
         #: looked up per run; should the engine's tables restart, it goes on as this lane's own
         self.cache = this_threads(engine.value_cache)
@@ -303,7 +335,7 @@ class Lane(Stage):
                     held.append(owner)
                 outvals[index] = owner
                 arrays.append(array)
-            if not self.call(sess_ptr, run_options, raw_run_options):
+            if not self.call(sess_ptr, run_options, raw_run_options, arrays, self.single):
                 return None
             if self.misses:  # a hit pays one miss back: see STAGE_MAX_MISSES
                 self.misses -= 1
@@ -373,6 +405,7 @@ class OpenLane(Lane):
                 values[index] = owner
             arrays: list[Any] = [None] * self.count
             outvals = self.outvals
+            single = []  # the outputs of one element this run: ORT may give them another shape
             for index, dtype, et, dims in self.specs:
                 out_shape = derived_shape(dims, shapes, dtype)
                 if out_shape is None:  # the general path leaves such an output to ORT
@@ -387,7 +420,9 @@ class OpenLane(Lane):
                     held.append(owner)
                 outvals[index] = owner
                 arrays[index] = array
-            if not self.call(sess_ptr, run_options, raw_run_options):
+                if array.size == 1:
+                    single.append(index)
+            if not self.call(sess_ptr, run_options, raw_run_options, arrays, single):
                 return None
             if self.misses:  # a hit pays one miss back: see STAGE_MAX_MISSES
                 self.misses -= 1

@@ -147,6 +147,27 @@ def _check_given_initializers(model: str | bytes | bytearray,
                 f"would read it as the declared type and shape)")
 
 
+def _rank_may_follow_values(path: str | None, data: bytes | None,
+                            identity: tuple[int, ...] | None) -> bool:
+    """Whether a tensor's rank in the session's model may follow input values (see
+    ortc._model_proto), read from its bytes or its file; True when neither can be read as the
+    model the session was made from (a file changed since, an ORT-format model)."""
+    from ._model_proto import rank_may_follow_values
+
+    try:
+        if data is not None:
+            return rank_may_follow_values(data)
+        if path is None or identity is None or _file_identity(path) != identity:
+            return True
+        import mmap
+
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            with memoryview(m) as view:
+                return rank_may_follow_values(view)
+    except (OSError, ValueError):  # ProtoError, an empty file
+        return True
+
+
 def _type_name(element_type: int) -> str:
     try:
         return ElementType(element_type).name
@@ -339,6 +360,9 @@ class Session(Handle):
                                   api.SessionGetOverridableInitializerName,
                                   api.SessionGetOverridableInitializerTypeInfo)
         self._engine = RunEngine(api, self._inputs, self._outputs, self._initializers)
+        path, data = self._recipe_fields[:2]
+        identity = self._model_file
+        self._engine.model_ranks = lambda: _rank_may_follow_values(path, data, identity)
 
     def _drop_references(self) -> None:
         self._engine.drop_caches()

@@ -840,7 +840,8 @@ def test_other_feed_kinds_give_the_right_answer_in_every_state_of_the_served_pat
 # -- outputs of one element, which ORT may give another shape than their buffer's -------------
 # ORT refuses a preallocated buffer of another shape than the result's, except where both hold
 # one element and either is a scalar: it writes the result and gives the value the result's
-# shape in place. The general path reads such outputs' shapes back after every run.
+# shape in place. The general path reads such outputs' shapes back after every run; stages and
+# lanes do where the model's ranks may follow the input values (ortc._model_proto).
 
 def _one_element_model(y_shape: Any, op: str) -> bytes:
     """``y`` of one element whose shape is not the declared ``y_shape``: ``Unsqueeze`` of a
@@ -931,3 +932,68 @@ def test_a_run_that_finds_a_declared_one_element_shape_wrong_as_another_thread_d
     assert inner[1].shape == (1,) and y.shape == (1,)
     for _ in range(5):
         assert s.run(None, {"x": np.array(2, np.float32)})[0].shape == (1,)
+
+
+def test_a_stage_reads_back_a_one_element_shape_that_follows_the_values(
+        served_by: type) -> None:
+    """The sequence item of the test above, staged (or served by a lane) with the declared,
+    then with the learned shape: the stage read nothing back and kept returning the buffer's
+    shape when i changed. Its model has a SequenceAt, so its one-element outputs are read
+    back after every staged run."""
+    s = ortc.Session(_one_element_model(None, "SequenceAt"))
+    for _ in range(3):
+        s.run(None, {"x": np.array(2, np.float32), "i": np.array(0, np.int64)})
+    stage = s._engine.stages.by_thread[threading.get_ident()][None]
+    assert type(stage) is served_by and stage.single == (0,)
+    _sequence_at_runs(s, served_by.__name__)
+
+
+def test_an_open_lane_reads_back_an_output_of_one_element(served_by: type) -> None:
+    """``y`` declared ``["n"]``, a Squeeze of x: an open lane (shapes new every run) derived
+    a [1] for n = 1, which ORT made a scalar; the lane returned the [1]."""
+    from ortc._stage import OpenLane
+
+    s = ortc.Session(_one_element_model(["n"], "Squeeze"))
+    for n in range(2, 2 + 80):
+        x = np.arange(n, dtype=np.float32)
+        np.testing.assert_array_equal(s.run(None, {"x": x})[0], x)
+    if served_by is Lane:
+        assert type(s._engine.stages.by_thread[threading.get_ident()][None]) is OpenLane
+    [y] = s.run(None, {"x": np.array([5.0], np.float32)})
+    assert y.shape == () and y.tolist() == 5.0
+
+
+def test_only_a_model_whose_ranks_may_follow_values_has_its_staged_outputs_read_back() -> None:
+    """The tiny model's stage (one output of one element) makes its one C call and nothing
+    else: its Add cannot change a rank by the values. A subgraph, a SequenceAt, an operator
+    of another domain or in a model function could."""
+    from onnx import TensorProto, helper
+
+    from ortc._model_proto import ProtoError, rank_may_follow_values
+
+    s = ortc.Session(models.add_model(np.float32, [1]))
+    for _ in range(3):
+        s.run(None, _ab(1, 0))
+    assert s._engine.stages.by_thread[threading.get_ident()][None].single == ()
+    assert s._engine.model_ranks is False
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+
+    def model(node: Any, **kwargs: Any) -> bytes:
+        return models._bytes(models.make_model([node], [x], [y], check=False, **kwargs))
+
+    branch = helper.make_graph([helper.make_node("Neg", ["x"], ["t"])], "b", [], [
+        helper.make_tensor_value_info("t", TensorProto.FLOAT, [1])])
+    assert not rank_may_follow_values(model(helper.make_node("Neg", ["x"], ["y"])))
+    assert rank_may_follow_values(model(helper.make_node(
+        "If", ["c"], ["y"], then_branch=branch, else_branch=branch)))
+    assert rank_may_follow_values(model(helper.make_node("SequenceAt", ["s", "i"], ["y"])))
+    assert rank_may_follow_values(model(helper.make_node("Mine", ["x"], ["y"], domain="my"),
+                                        extra_opsets={"my": 1}))
+    function = helper.make_function("my", "F", ["a"], ["b"], [helper.make_node(
+        "SequenceAt", ["a", "a"], ["b"])], [helper.make_opsetid("", 18)])
+    assert rank_may_follow_values(model(helper.make_node("F", ["x"], ["y"], domain="my"),
+                                        extra_opsets={"my": 1}, functions=[function]))
+    with pytest.raises(ProtoError):
+        rank_may_follow_values(b"\xff" * 8)
+
