@@ -40,7 +40,7 @@ import numpy as np
 from ._ffi import ffi
 from ._status import error_from_status
 from .env import hold_ort_logs, release_ort_logs
-from .errors import InvalidArgument
+from .errors import InvalidArgument, OrtError
 
 if TYPE_CHECKING:
     from ._plan import OutputPlan
@@ -198,8 +198,9 @@ class Stage:
             if run_options is None and self.inline:
                 # the common case inline: self.call's frame is 0.1 µs of a ~4 µs tiny run()
                 status = self.run_c(sess_ptr, raw_run_options, *self.c_args)
-                if status:
-                    raise error_from_status(status)  # no learned shape: nothing to retry
+                if status:  # raised, unless ORT refused a buffer: the general path runs then
+                    self.refused(error_from_status(status))
+                    return None
             elif not self.call(sess_ptr, run_options, raw_run_options, self.outputs,
                                self.single):
                 return None
@@ -216,10 +217,11 @@ class Stage:
              arrays: list[Any] | None = None, single: tuple[int, ...] | list[int] = ()
              ) -> bool:
         """ORT's Run over the stage's values: True when it worked, False when ORT refused an
-        output buffer whose shape ortc chose (a learned shape, or an open lane's derived one)
-        or gave one of the outputs ``single`` (of one element; ``arrays``: this run's output
-        buffers) another shape: the stage is given up and the caller's general path runs the
-        feeds again, without the guess. ORT's other errors are raised."""
+        output buffer (a learned shape, an open lane's derived one, a declared one that does
+        not hold for these input values) or gave one of the outputs ``single`` (of one
+        element; ``arrays``: this run's output buffers) another shape: the stage is given up
+        and the caller's general path runs the feeds again, without the guess. ORT's other
+        errors are raised."""
         guessed = self.guessed_for
         # ORT's messages wait until it is known whether the run is made again (_run.py); not
         # an open lane's (0.25 µs a run): a refused derived shape is logged at ERROR once, as
@@ -234,28 +236,35 @@ class Stage:
                                           self.outvals, run_options, raw_run_options)
             if status:
                 err = error_from_status(status)
-                retry = (guessed is not None or self.open) and (refused_buffer(err.message) or (
-                    guessed is not None and isinstance(err, InvalidArgument)))
+                retry = refused_buffer(err.message) or (
+                    guessed is not None and isinstance(err, InvalidArgument))
         finally:
             if held is not None:
                 release_ort_logs(held, retry)
         if status:
-            if retry:
-                if guessed is not None:
-                    # a learned shape that depends on the input values: never guessed again
-                    guessed.unlearn()
-                else:
-                    # a declared shape that is wrong for some input shapes: as when the general
-                    # path meets it (_run.py), stop preallocating for this session
-                    self.engine.preallocate = False
-                self.misses = STAGE_MAX_MISSES + 1  # given up
-                return False
-            raise err
+            self.refused(err, retry)
+            return False
         if single and self.engine.as_ort_made(self.plan, self.outvals, list(arrays or ()),
                                               list(single)):
             self.misses = STAGE_MAX_MISSES + 1  # given up: the plan no longer guesses so
             return False
         return True
+
+    def refused(self, err: OrtError, retry: bool | None = None) -> None:
+        """After a failed run: raise ``err``, unless it refused an output buffer (``retry``;
+        None: judged from its words). Then stop guessing: a learned shape followed the input
+        values, and is never guessed again; a declared or derived one does not hold (a
+        model's declaration that is wrong for some inputs): as when the general path meets it
+        (_run.py), preallocation stops for the session. The stage is given up."""
+        if retry is None:
+            retry = refused_buffer(err.message)
+        if not retry:
+            raise err
+        if self.guessed_for is not None:
+            self.guessed_for.unlearn()
+        else:
+            self.engine.preallocate = False
+        self.misses = STAGE_MAX_MISSES + 1  # given up
 
 
 class Lane(Stage):

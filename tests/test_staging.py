@@ -997,3 +997,24 @@ def test_only_a_model_whose_ranks_may_follow_values_has_its_staged_outputs_read_
     with pytest.raises(ProtoError):
         rank_may_follow_values(b"\xff" * 8)
 
+
+def test_a_declared_shape_a_stage_finds_wrong_for_other_values_gives_way(
+        served_by: type) -> None:
+    """``y`` declared [1], an item of a sequence of a [1] and a [1, 1] chosen by the value of
+    i: staged with the [1], the [1, 1] made ORT refuse the stage's buffer, and the stage
+    raised ORT's refusal where the general path runs such a model again unpreallocated (as
+    onnxruntime, which gives the [1, 1])."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = models._bytes(models.make_model(
+        [helper.make_node("Unsqueeze", ["x", "axes"], ["x1"]),
+         helper.make_node("SequenceConstruct", ["x", "x1"], ["seq"]),
+         helper.make_node("SequenceAt", ["seq", "i"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1]),
+         helper.make_tensor_value_info("i", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        [numpy_helper.from_array(np.array([0], np.int64), "axes")], check=False))
+    s = ortc.Session(model)
+    for i in [0] * 4 + [1, 1, 0, 1]:
+        [y] = s.run(None, {"x": np.array([2], np.float32), "i": np.array(i, np.int64)})
+        assert y.shape == [(1,), (1, 1)][i]
