@@ -564,6 +564,8 @@ class RunEngine:
                     if single:
                         changed = self.as_ort_made(plan, outputs, arrays, single)
             else:
+                for i in single:  # ORT may have given one another shape before it failed
+                    self.forget_value(arrays[i], plan.etypes[i])  # (see as_ort_made)
                 if guess_refused:
                     # A learned shape may be what ORT refused, whatever its wording (a shape
                     # that depends on the input values, a declaration ORT checks buffers

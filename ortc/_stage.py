@@ -242,6 +242,10 @@ class Stage:
             if held is not None:
                 release_ort_logs(held, retry)
         if status:
+            if arrays is not None:  # a lane's: ORT may have given one of one element another
+                for i, array in enumerate(arrays):  # shape before it failed (as_ort_made)
+                    if array is not None and array.size == 1:
+                        self.engine.forget_value(array, self.plan.etypes[i])
             self.refused(err, retry)
             return False
         if single and self.engine.as_ort_made(self.plan, self.outvals, list(arrays or ()),

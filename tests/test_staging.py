@@ -1018,3 +1018,34 @@ def test_a_declared_shape_a_stage_finds_wrong_for_other_values_gives_way(
     for i in [0] * 4 + [1, 1, 0, 1]:
         [y] = s.run(None, {"x": np.array([2], np.float32), "i": np.array(i, np.int64)})
         assert y.shape == [(1,), (1, 1)][i]
+
+
+def _cached_values_have_their_keys_shapes(s: ortc.Session) -> None:
+    from ortc._numpy_bridge import tensor_shape_and_type
+
+    for cache in s._engine.value_cache.values():
+        for (_address, shape, _et), owner in cache.items():
+            assert tensor_shape_and_type(s._engine.api, owner)[1] == shape
+
+
+def test_a_failed_run_leaves_no_value_ort_reshaped_in_the_cache(served_by: type) -> None:
+    """``y1`` a scalar declared and a [1] made, ``y2`` of it declared [1, 1] and a [1] made:
+    ORT wrote y1 (giving its scalar buffer's value the shape [1]) and then refused y2's
+    buffer. The run is made again unpreallocated, and the reshaped value stayed in the
+    value cache under its scalar key: a scalar fed at that address later was read as a [1]
+    (found by tests/test_differential.py: a Unsqueeze of it made a [1, 1])."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = models._bytes(models.make_model(
+        [helper.make_node("Unsqueeze", ["x", "axes"], ["y1"]),
+         helper.make_node("Sub", ["y1", "one"], ["y2"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y1", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 1])],
+        [numpy_helper.from_array(np.array([0], np.int64), "axes"),
+         numpy_helper.from_array(np.array(1, np.float32), "one")], check=False))
+    s = ortc.Session(model)
+    for k in range(4):
+        y1, y2 = s.run(None, {"x": np.array(k, np.float32)})
+        assert (y1.shape, y2.shape, y1.tolist(), y2.tolist()) == ((1,), (1,), [k], [k - 1])
+        _cached_values_have_their_keys_shapes(s)
