@@ -1337,7 +1337,7 @@ def _run_path(case: Case, path: str, streams: dict[int, list[dict[str, Any]]],
                 want = Outcome([_OPAQUE if not (w is None or isinstance(w, np.ndarray)) else w
                                 for w in want.outputs])
         _check(case, f"{path}({how})" if path == "mixed" else path, k, want, got, faults,
-               given if how in ("run", "async", "compat") else None)
+               given if how in ("run", "values", "async", "compat", "compat_values") else None)
         kept.append((k, want, got))
         present.offer(got.outputs)
     skip = tuple(present.consumed)
