@@ -138,6 +138,8 @@ def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: st
     got = arr.dtype
     if got == want:
         return arr
+    if not arr.size:  # no value to change: ``[]`` is float64 to numpy whatever the input's type
+        return arr.astype(want)
     if want.kind == "V":  # ml_dtypes' types, which numpy's kinds and can_cast do not describe
         return _convert_to_ml_dtype(arr, want, what, type_name)
     # ints into an unsigned type are not numpy's "same kind"; the range check below decides

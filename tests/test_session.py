@@ -687,3 +687,14 @@ def test_switch_options_read_back_as_bools() -> None:
     got = (opts.enable_profiling, opts.enable_cpu_mem_arena, opts.use_deterministic_compute,
            opts.enable_mem_pattern)
     assert got == (False, True, True, False) and all(type(v) is bool for v in got), got
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.bool_, np.int8, np.uint16, np.float16])
+def test_an_empty_list_is_an_empty_tensor_of_the_inputs_type(dtype: Any) -> None:
+    """``[]`` is float64 to numpy, and converting it changes no value: it feeds an int64 or
+    bool input as onnxruntime's run takes it (it was refused as float data)."""
+    s = ortc.Session(models.identity_model(dtype, ["n"]))
+    [y] = s.run(None, {"x": []})
+    assert y.dtype == np.dtype(dtype) and y.shape == (0,)
+    v = ortc.Value.from_numpy([], s.inputs[0].element_type)
+    assert v.numpy().dtype == np.dtype(dtype) and v.shape == (0,)
