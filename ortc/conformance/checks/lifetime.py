@@ -15,7 +15,7 @@ from .._registry import Fail, check
 
 def _poisoned(ctx: Ctx) -> str:
     """Poison what is freed from now on; the words the step and the detail say it with."""
-    return ("freed memory poisoned" if ctx.poison_freed_memory()
+    return ("freed memory poisoned but for small blocks" if ctx.poison_freed_memory()
             else "freed memory not poisoned (no M_PERTURB in this C library)")
 
 
