@@ -24,12 +24,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...evidence import CXX_NODE
 from .._capi import Ctx
 from .._registry import Fail, Known, check
 from .lifetime import _poisoned
 from .objects import EDITOR_API, _EDITOR, _float_type_info, _table
 
-CXX_NODE = "https://onnxruntime.ai/docs/api/c/struct_ort_1_1_node.html"
+#: what the two sources say of attributes given to CreateNode (they disagree: the checks decide)
+_WHO_OWNS = (f"{EDITOR_API} (CreateNode copies the attributes); {CXX_NODE} (the node takes "
+             "ownership of the attributes on success)")
 
 #: ORT_OP_ATTR_FLOAT
 _FLOAT = 3
@@ -107,8 +110,7 @@ def _answer(got: list[float]) -> str:
        "released the attributes), and the node keeps its own copy: a new attribute made in the "
        "memory just freed does not change it, and with freed memory poisoned the model built "
        "from the node runs with the attribute's value (LeakyRelu, alpha 0.25).",
-       f"{EDITOR_API} (CreateNode copies the attributes); {CXX_NODE} (the node takes "
-       "ownership of the attributes on success)",
+       _WHO_OWNS,
        slots=("GetModelEditorApi", "CreateOpAttr"), child=True)
 def create_node_takes_attributes(ctx: Ctx) -> str:
     a, ffi = ctx.api, ctx.ffi
@@ -178,8 +180,7 @@ def _release_again(ctx: Ctx, after_add: bool) -> str:
        "CreateNode is still the caller's to release, as a copy would leave it: released right "
        "after a successful CreateNode, with freed memory poisoned, it does not crash the "
        "process, and the model built from the node runs with the attribute's value.",
-       f"{EDITOR_API} (CreateNode copies the attributes); {CXX_NODE} (the node takes "
-       "ownership of the attributes on success)",
+       _WHO_OWNS,
        slots=("GetModelEditorApi", "CreateOpAttr"), crash=True)
 def release_after_create_node(ctx: Ctx) -> str:
     return _release_again(ctx, after_add=False)
