@@ -20,7 +20,8 @@ TESTS ?= tests
 test: $(STAMP)
 	bash tools/with-pypy $(PY) -m pytest -q $(TESTS)
 
-# Real onnxruntime applications (magika, ddddocr, faster-whisper's VAD, RapidOCR: the apps extra)
+# Real onnxruntime applications (magika, ddddocr, faster-whisper's VAD, RapidOCR, sklearn-onnx
+# models: the apps extra)
 # run under ortc.compat and compared with the same runs on onnxruntime (tests/test_compat_apps.py).
 APPS_STAMP := $(VENV)/.installed-apps
 $(APPS_STAMP): $(STAMP)

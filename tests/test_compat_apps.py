@@ -1,6 +1,7 @@
-"""Real applications that call onnxruntime's Python API and ship their ONNX models inside their
-wheels run unchanged under ``python -m ortc.compat``, printing exactly what they print under
-onnxruntime (labels, scores and probabilities as repr'd floats: bit-for-bit results).
+"""Real applications that call onnxruntime's Python API (with the ONNX models their wheels ship,
+or, for sklearn-onnx, models trained and converted by the script) run unchanged under
+``python -m ortc.compat``, printing exactly what they print under onnxruntime (labels, scores
+and probabilities as repr'd floats: bit-for-bit results).
 
 They need the ``apps`` extra (``pip install -e '.[apps]'``; ``make test-apps`` does it), so
 the ``apps`` marker keeps them out of ``make test``. With CI set, a missing app fails rather
@@ -89,3 +90,17 @@ def test_rapidocr(tmp_path: Any) -> None:
     out = same_run(tmp_path, [], os.path.join(APPS, "app_rapidocr.py"))
     assert "ocr 0 'ONNXRuntime' " in out and "ocr 2 'upside down text' " in out, out
     assert out.splitlines()[-1].startswith("det 3 ")
+
+
+def test_sklearn_onnx(tmp_path: Any) -> None:
+    """scikit-learn models converted by sklearn-onnx: ZipMap probabilities (sequences of maps
+    keyed by int64 and by string), tree ensembles, a pipeline with a string column, a text
+    pipeline with string tensors and ORT's tokenizer, a string label encoder, k-means."""
+    need("skl2onnx")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_sklearn.py"))
+    assert "output_probability seq(map(string,tensor(float))) []" in out
+    assert "names -> object[5]:['setosa', 'setosa', 'versicolor', 'virginica', 'virginica'] | " \
+           "[{'setosa': " in out
+    assert "encoded -> int64[3]:[2, 1, 0]" in out
+    assert "text -> int64[4]:[0, 1, 1, 0] | float32[4, 2]:" in out
+    assert "pipeline -> int64[4]:" in out and "clusters -> int64[5]:" in out
