@@ -557,9 +557,10 @@ class RunEngine:
             finally:
                 if held is not None:
                     release_ort_logs(held, guess_refused or buffer_refused)
-            changed = False
+            changed = first_confirmed = False
             if err is None:
                 if made:
+                    first_confirmed = not plan.confirmed
                     plan.confirmed = True
                     if single:
                         changed = self.as_ort_made(plan, outputs, arrays, single)
@@ -598,8 +599,12 @@ class RunEngine:
             if made < count:
                 if plan.seen is not False and len(shapes) == len(names) and self.preallocate:
                     plan.learn(shapes, arrays)  # every input's shape is in ``shapes``
-            elif plan.stageable and self.stages.active and not changed:
-                # every output was preallocated: a stage may serve the next runs
+            elif plan.stageable and self.stages.active and not changed and not first_confirmed:
+                # every output was preallocated, and not for the first time: a stage may serve
+                # the next runs. Not after the first such run: a session run once (a command
+                # line tool, the cold start) would pay for a stage nothing uses (0.5-1 ms of
+                # the tiny model's first run: its OrtValues, the model read for value-dependent
+                # ranks; bench/bench_startup.py)
                 self.stages.offer(key, plan, names, data, arrays)
             return arrays
         finally:

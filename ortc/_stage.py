@@ -2,8 +2,9 @@
 
 Creating and releasing an OrtValue per input and output costs more than the run itself on a
 small model (bench: ~1.7 µs a pair through cffi), and the general path's Python around Run is
-several µs. After a run whose outputs were all preallocated, :meth:`Stages.offer` sets one of
-these up for the next runs on the same thread:
+several µs. After a run whose outputs were all preallocated (the second such run of an output
+list: a session run once pays for none), :meth:`Stages.offer` sets one of these up for the
+next runs on the same thread:
 
 * :class:`Stage`: every tensor small. OrtValues made once over numpy buffers it owns; each run
   copies the feeds in, makes the one Run call and returns copies of the outputs. It serves only
