@@ -135,6 +135,7 @@ def test_models_are_valid_onnx() -> None:
         "identity": models.identity_model(models.FLOAT),
         "transpose4": models.identity_model(22, op="Transpose", perm=[0, 1]),
         "add": models.add_model(), "mlp": models.mlp_model(), "chain": models.chain_model(3, 8),
+        "loop": models.loop_model(),
         "optional": models.optional_out_model(), "metadata": models.metadata_model(),
         "overridable": models.overridable_model(), "type_error": models.type_error_model(),
         "sequence": models.sequence_model(),

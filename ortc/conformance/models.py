@@ -14,8 +14,8 @@ from typing import Any, Sequence, Union
 __all__ = [
     "FLOAT", "INT64", "STRING", "BOOL", "ELEMENT_SIZES",
     "tensor_type", "seq_type", "map_type", "optional_type", "value_info", "node", "attr",
-    "tensor", "model",
-    "identity_model", "add_model", "mlp_model", "chain_model", "optional_out_model",
+    "tensor", "graph", "model",
+    "identity_model", "add_model", "mlp_model", "chain_model", "loop_model", "optional_out_model",
     "metadata_model", "overridable_model", "unknown_op_model", "type_error_model",
     "sequence_model", "mlp_reference", "custom_op_model", "onnx_type", "LORA_BIAS_ADAPTER",
 ]
@@ -116,7 +116,8 @@ def value_info(name: str, type_proto: bytes) -> bytes:
 
 def attr(name: str, value: Any) -> bytes:
     """AttributeProto for an int, float, str/bytes, TypeProto (``("type", bytes)``), TensorProto
-    (``("tensor", bytes)``), or a list of ints, floats or strs."""
+    (``("tensor", bytes)``), GraphProto (``("graph", bytes)``, see :func:`graph`), or a list of
+    ints, floats or strs."""
     out = _bytes(1, name)
     if isinstance(value, bool) or isinstance(value, int):
         return out + _int(3, int(value)) + _int(20, 2)
@@ -128,6 +129,8 @@ def attr(name: str, value: Any) -> bytes:
         return out + _bytes(14, value[1]) + _int(20, 13)  # tp / TYPE_PROTO
     if isinstance(value, tuple) and value and value[0] == "tensor":
         return out + _bytes(5, value[1]) + _int(20, 4)  # t / TENSOR
+    if isinstance(value, tuple) and value and value[0] == "graph":
+        return out + _bytes(6, value[1]) + _int(20, 5)  # g / GRAPH
     if isinstance(value, list) and value and isinstance(value[0], float):
         return out + _bytes(7, struct.pack(f"<{len(value)}f", *value)) + _int(20, 6)
     if isinstance(value, list) and value and isinstance(value[0], str):
@@ -170,6 +173,16 @@ def _newest_supported() -> tuple[int, int]:
     return 21, 10
 
 
+def graph(nodes: Sequence[bytes], inputs: Sequence[bytes], outputs: Sequence[bytes],
+          initializers: Sequence[bytes] = (), *, name: str = "g", doc: str = "") -> bytes:
+    """Serialized GraphProto: a model's main graph, or a subgraph for a graph attribute."""
+    g = b"".join(_bytes(1, n) for n in nodes) + _bytes(2, name)
+    g += b"".join(_bytes(5, t) for t in initializers)
+    if doc:
+        g += _bytes(10, doc)
+    return g + b"".join(_bytes(11, i) for i in inputs) + b"".join(_bytes(12, o) for o in outputs)
+
+
 def model(nodes: Sequence[bytes], inputs: Sequence[bytes], outputs: Sequence[bytes],
           initializers: Sequence[bytes] = (), *, opset: int | None = None,
           ir_version: int | None = None,
@@ -182,11 +195,7 @@ def model(nodes: Sequence[bytes], inputs: Sequence[bytes], outputs: Sequence[byt
         newest_opset, newest_ir = _newest_supported()
         opset = newest_opset if opset is None else opset
         ir_version = newest_ir if ir_version is None else ir_version
-    g = b"".join(_bytes(1, n) for n in nodes) + _bytes(2, graph_name)
-    g += b"".join(_bytes(5, t) for t in initializers)
-    if graph_doc:
-        g += _bytes(10, graph_doc)
-    g += b"".join(_bytes(11, i) for i in inputs) + b"".join(_bytes(12, o) for o in outputs)
+    g = graph(nodes, inputs, outputs, initializers, name=graph_name, doc=graph_doc)
     m = _int(1, ir_version) + _bytes(2, producer) + _bytes(3, "1")
     if domain:
         m += _bytes(4, domain)
@@ -269,6 +278,24 @@ def chain_model(nodes_count: int = 60, size: int = 128) -> bytes:
         prev = out
     t = tensor_type(FLOAT, (size, size))
     return model(nodes, [value_info("x", t)], [value_info("y", t)], [init])
+
+
+def loop_model(width: int = 4) -> bytes:
+    """x float [width] and ``trips`` (int64 scalar) -> y = x + trips: one Loop whose body adds
+    1. A Run lasts as many body runs as its caller asks for, on any machine (ORT checks the
+    RunOptions' terminate flag before each node, also inside a Loop's body)."""
+    t = tensor_type(FLOAT, (width,))
+    one = tensor("one", FLOAT, [1], struct.pack("<f", 1.0))
+    body = graph([node("Identity", ["cond_in"], ["cond_out"]),
+                  node("Add", ["v_in", "one"], ["v_out"])],
+                 [value_info("i", tensor_type(INT64, ())),
+                  value_info("cond_in", tensor_type(BOOL, ())), value_info("v_in", t)],
+                 [value_info("cond_out", tensor_type(BOOL, ())), value_info("v_out", t)],
+                 [one], name="body")
+    go = tensor("go", BOOL, [], b"\x01")
+    return model([node("Loop", ["trips", "go", "x"], ["y"], body=("graph", body))],
+                 [value_info("x", t), value_info("trips", tensor_type(INT64, ()))],
+                 [value_info("y", t)], [go])
 
 
 def optional_out_model() -> bytes:

@@ -7,6 +7,7 @@ show up in these few iterations proves nothing, and the details say how many run
 
 from __future__ import annotations
 
+import struct
 import threading
 import time
 from typing import Any, Callable
@@ -105,58 +106,147 @@ def shared_input(ctx: Ctx) -> str:
     return "60 runs over one input value: all correct"
 
 
+#: trips of the Loop each terminated Run is asked for: minutes of work on any machine (about
+#: 1 µs a trip on every version 1.16-1.32 on a 2-core box), so no Run can end on its own before
+#: the terminate, and finite, so Runs a library fails to stop end some day
+TERMINATE_TRIPS = 300_000_000
+#: CPU time each Run's thread must have spent inside Run before the terminate: it is computing
+TERMINATE_BUSY = 0.02
+#: what Runs a library failed to stop may still read (session, options, inputs): never released
+_LEFT_RUNNING: list[Any] = []
+
+
+def _thread_cpu(ident: int) -> Callable[[], float] | None:
+    """A reader of the CPU time thread ``ident`` has used, or None where there is none."""
+    try:
+        clock = time.pthread_getcpuclockid(ident)
+        time.clock_gettime(clock)
+    except (AttributeError, OSError):
+        return None
+    return lambda: time.clock_gettime(clock)
+
+
 @check("thread.shared-run-options-terminate", "One RunOptions shared by concurrent in-flight "
        "Runs: a single RunOptionsSetTerminate stops all of them with an error, and after "
        "RunOptionsUnsetTerminate the same options run normally.",
        "onnxruntime_c_api.h RunOptionsSetTerminate (callable from another thread)",
        crosses=("OrtRunOptions", "OrtSession", "OrtValue"))
 def shared_terminate(ctx: Ctx) -> str:
-    a = ctx.api
-    size, nodes = 448, 60
-    sess = ctx.session(models.chain_model(nodes, size))
+    """No verdict depends on timing. Each Run asks a Loop for TERMINATE_TRIPS trips, which no
+    machine finishes while the check waits: a Run that returns OK, or returns at all before
+    SetTerminate, fails the check, and so does one still running WAIT seconds after it. The
+    terminate comes once every Run's thread has used TERMINATE_BUSY of CPU inside Run (so each
+    is computing; on a busy machine that only takes longer), or after 10 s without that; a Run
+    not yet inside Run when the flag is set is refused with an error too, and the details say
+    how many were stopped inside the Loop."""
+    a, ffi = ctx.api, ctx.ffi
+    sess = ctx.session(models.loop_model(), release=False)
     ro = ctx.out(a.CreateRunOptions, "OrtRunOptions*")
-    ctx.defer(a.ReleaseRunOptions, ro)
-    x = ctx.floats([0.01] * (size * size), [size, size])
-    t0 = time.perf_counter()
-    ctx.run(sess, {"x": x}, ["y"], ro)
-    single = time.perf_counter() - t0
-    started = threading.Barrier(5, timeout=WAIT)
-    outcome: list[tuple[str, float, float]] = []
+    x, x_buf = ctx.tensor(models.FLOAT, [4], struct.pack("<4f", 0, 1, 2, 3), release=False)
+    many, many_buf = ctx.tensor(models.INT64, [], struct.pack("<q", TERMINATE_TRIPS),
+                                release=False)
+    owned = [(a.ReleaseValue, many), (a.ReleaseValue, x), (a.ReleaseRunOptions, ro),
+             (a.ReleaseSession, sess)]
+    ts: list[threading.Thread] = []
 
-    def work(_i: int) -> None:
+    def cleanup() -> None:
+        if any(t.is_alive() for t in ts):  # still inside ORT: leave them what they read
+            _LEFT_RUNNING.append((owned, x_buf, many_buf))
+            return
+        for release, obj in owned:
+            release(obj)
+
+    ctx.defer(cleanup)
+
+    three = ctx.tensor(models.INT64, [], struct.pack("<q", 3))[0]
+
+    def three_trips(when: str) -> None:
+        got, err = ctx.try_run(sess, {"x": x, "trips": three}, ["y"], ro)
+        if err:
+            raise Fail(f"a 3-trip Run {when}: {code_name(err[0])}: {short(err[1])}")
+        if ctx.read_floats(got[0]) != [3.0, 4.0, 5.0, 6.0]:
+            raise Fail(f"a 3-trip Run {when} gave {ctx.read_floats(got[0])}")
+
+    three_trips("before the threads")
+    n = 4
+    started = threading.Barrier(n + 1, timeout=WAIT)
+    terminating = threading.Event()
+    idents: list[int] = [0] * n
+    cpu0: list[float | None] = [None] * n
+    called: list[float] = [0.0] * n
+    # (error or None, whether it returned before SetTerminate was called, when it returned)
+    outcome: list[tuple[Any, bool, float] | None] = [None] * n
+
+    def work(i: int) -> None:
+        idents[i] = threading.get_ident()
         started.wait()
-        s = time.perf_counter()
-        got, err = _run_raw(ctx, sess, {"x": x}, ["y"], ro)
-        outcome.append(("ok" if err is None else code_name(err[0]), s, time.perf_counter()))
+        called[i] = time.perf_counter()
+        cpu0[i] = time.thread_time()
+        got, err = _run_raw(ctx, sess, {"x": x, "trips": many}, ["y"], ro)
+        outcome[i] = (err, not terminating.is_set(), time.perf_counter())
         for v in got:
-            if v != ctx.ffi.NULL:
+            if v != ffi.NULL:
                 a.ReleaseValue(v)
 
-    ts = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(4)]
+    ts += [threading.Thread(target=work, args=(i,), daemon=True) for i in range(n)]
     for t in ts:
         t.start()
     started.wait()
-    time.sleep(single * 0.5)  # 4 runs share the cores: each is under way, none is done
+    clocks = [_thread_cpu(ident) for ident in idents]
+    busy: set[int] = set()
+    deadline = time.monotonic() + 10.0
+    while (len(busy) < n and time.monotonic() < deadline and None in outcome
+           and None not in clocks):
+        for i, clock in enumerate(clocks):
+            c0 = cpu0[i]
+            if i not in busy and clock is not None and c0 is not None:
+                try:
+                    if clock() - c0 >= TERMINATE_BUSY:
+                        busy.add(i)
+                except OSError:  # the thread has ended: its outcome says how
+                    pass
+        time.sleep(0.005)
+    if None in clocks:  # no per-thread CPU clock here: give the Runs a moment instead
+        time.sleep(0.2)
+    terminating.set()
     t_term = time.perf_counter()
-    ctx.ok(a.RunOptionsSetTerminate(ro))
+    ctx.ok(a.RunOptionsSetTerminate(ro), "RunOptionsSetTerminate")
     join_all(ts)
-    ctx.ok(a.RunOptionsUnsetTerminate(ro))
-    after = ctx.run(sess, {"x": x}, ["y"], ro)
-    if after[0] == ctx.ffi.NULL:
-        raise Fail("no output after unset")
-    # a run on its last node when the flag is set may finish: ORT checks between nodes
-    grace = 3 * single / nodes * 4
-    done_before = [o for o in outcome if o[0] == "ok" and o[2] <= t_term + grace]
-    stopped = [o for o in outcome if o[0] != "ok"]
-    ran_on = [o for o in outcome if o[0] == "ok" and o[2] > t_term + grace]
-    if ran_on or not stopped:
-        raise Fail(f"{len(ran_on)} in-flight runs finished normally after the terminate "
-                   f"(stopped {len(stopped)}, finished before {len(done_before)})")
-    slowest = max(o[2] - t_term for o in stopped)
-    return (f"{len(stopped)} of 4 stopped ({stopped[0][0]}) at most {slowest * 1000:.0f} ms "
-            f"after SetTerminate (one run alone takes {single * 1000:.0f} ms)"
-            + (f"; {len(done_before)} had finished" if done_before else "")
-            + "; works after unset")
+    ctx.ok(a.RunOptionsUnsetTerminate(ro), "RunOptionsUnsetTerminate")
+    done = [o for o in outcome if o is not None]
+    if len(done) < n:
+        raise Fail(f"{n - len(done)} of {n} Run threads ended without a result")
+    early = [o for o in done if o[1]]
+    if early:
+        raise Fail(f"{len(early)} of {n} Runs of {TERMINATE_TRIPS} trips returned before "
+                   f"SetTerminate, first with "
+                   + (f"{code_name(early[0][0][0])}: {short(early[0][0][1])}" if early[0][0]
+                      else "OK"))
+    ran_on = [o for o in done if o[0] is None]
+    if ran_on:
+        raise Fail(f"{len(ran_on)} of {n} Runs of {TERMINATE_TRIPS} trips returned OK after "
+                   "SetTerminate: the flag did not stop them")
+    three_trips("after RunOptionsUnsetTerminate")
+    errs = [o[0] for o in done if o[0] is not None]
+    in_loop = sum(1 for e in errs if "Loop" in e[1])
+    codes = sorted({code_name(e[0]) for e in errs})
+    tail = errs[0][1].split("Status Message:")[-1]
+    slowest = max(o[2] for o in done) - t_term
+    if len(busy) == n:
+        watched = (f"each computing inside Run ({TERMINATE_BUSY * 1000:.0f} ms of its thread's "
+                   "CPU)")
+    elif None not in clocks:
+        watched = f"{len(busy)} of {n} seen computing inside Run within 10 s"
+    else:
+        watched = "not seen computing (no per-thread CPU clock here)"
+    ran = min(t_term - c for c in called)
+    where = (f"all {n} inside the Loop" if in_loop == n else
+             f"{in_loop} inside the Loop and {n - in_loop} before its first node (a Run that "
+             f"enters after the flag is set is refused too)")
+    return (f"{n} Runs of a {TERMINATE_TRIPS}-trip Loop sharing one RunOptions, {watched} after "
+            f"{ran * 1000:.0f} ms: one SetTerminate stopped {where} within "
+            f"{slowest * 1000:.0f} ms with {'/'.join(codes)} ({short(tail, 60)}); after "
+            f"RunOptionsUnsetTerminate the same options run a 3-trip Loop right")
 
 
 @check("thread.concurrent-create", "Concurrent CreateSession calls sharing one SessionOptions "
