@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -64,3 +65,31 @@ def test_ray_batch_example() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "actors: 2, sessions in each: [1, 1]" in proc.stdout, proc.stdout
     assert "identical to the local run: True" in proc.stdout, proc.stdout
+
+
+def test_readme_use_example(tmp_path: Any) -> None:
+    """The README's first example (section "Use") runs as written on a model of the kind it
+    names, and prints ``sess.inputs`` as its comment shows."""
+    import re
+
+    from onnx import TensorProto, helper
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    use = readme.split("\n## Use\n", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", use, re.S)
+    assert code is not None, "no python block in the README's Use section"
+    snippet = code.group(1)
+    shape = ["batch", 3]
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    (tmp_path / "model.onnx").write_bytes(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString())
+    proc = subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    shown = re.search(r"print\(sess\.inputs\)\n# (.*?)\.\.\.\)\)\]\n", snippet)
+    assert shown is not None, "the Use example no longer shows what sess.inputs prints"
+    assert proc.stdout.splitlines()[0].startswith(shown.group(1)), proc.stdout
