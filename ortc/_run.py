@@ -31,7 +31,7 @@ from ._plan import OutputPlan, derive_output_shapes
 from ._stage import Stages, derived_shape, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
 from .env import hold_ort_logs, release_ort_logs
-from .dtypes import STRING_KINDS, bits_for, element_type_for
+from .dtypes import STRING_KINDS, bits_for, element_type_for, feed_dtype
 from ._interrupt import watcher
 from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import cpu_memory_info
@@ -144,13 +144,16 @@ class RunEngine:
         self.preallocate = True
         self.cpu_info = cpu_memory_info()
         self.cpu_info_ptr = self.cpu_info._ptr
-        # inputs that take a numpy array of one exact dtype directly: name -> (dtype, type)
+        # inputs that take a numpy array of one exact dtype directly: name -> (dtype, type);
+        # the dtype is the one numpy gives callers' arrays (np.int64, not the equal C long
+        # long outputs come out as), so that the identity check below holds for them
         self.fast_inputs: dict[str, tuple[np.dtype[Any], int]] = {}
         for a in self.feedable.values():
             dt = a.dtype
             if a.kind == ValueKind.TENSOR and dt is not None and dt.kind not in STRING_KINDS \
                     and not bits_for(a.element_type or 0):
-                self.fast_inputs[a.name] = (dt, int(a.element_type))  # type: ignore[arg-type]
+                self.fast_inputs[a.name] = (feed_dtype(dt),
+                                            int(a.element_type))  # type: ignore[arg-type]
         self.output_alloc, self.output_open = derive_output_shapes(inputs, outputs, initializers)
         #: the outputs that are also inputs or overridable initializers (ORT hands back the
         #: fed value for them: see derive_output_shapes)
@@ -316,7 +319,9 @@ class RunEngine:
             array = data[i]
             spec = fast.get(name)
             # fast path: an exact-dtype, C-contiguous array over its own memory, no checks left
-            if spec is not None and type(array) is np.ndarray and array.dtype is spec[0] \
+            # (an equal dtype that is another object: an int64 output fed back, C long long)
+            if spec is not None and type(array) is np.ndarray \
+                    and (array.dtype is spec[0] or array.dtype == spec[0]) \
                     and array.flags.c_contiguous:
                 if cache is None:
                     cache = this_threads(self.value_cache)

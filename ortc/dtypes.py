@@ -14,13 +14,16 @@ import numpy as np
 
 from ._enums import ElementType
 
-__all__ = ["dtype_for", "element_type_for", "bits_for", "pack_subbyte", "unpack_subbyte",
+__all__ = ["dtype_for", "feed_dtype", "element_type_for", "bits_for", "pack_subbyte", "unpack_subbyte",
            "STRING_KINDS", "PROTO_TO_C"]
 
+# 64-bit integers are numpy's C long long ('q', 'Q'), as onnxruntime's Python binding makes
+# them (NPY_LONGLONG): np.int64 is C long ('l') where long has 64 bits (Linux, macOS), an equal
+# dtype with another character and number, which repr(array) shows ("dtype=int64")
 _NUMPY: dict[str, Any] = {
     "FLOAT": np.float32, "DOUBLE": np.float64, "FLOAT16": np.float16,
-    "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
-    "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64,
+    "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.longlong,
+    "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.ulonglong,
     "BOOL": np.bool_, "COMPLEX64": np.complex64, "COMPLEX128": np.complex128,
 }
 _ML_DTYPES: dict[str, str] = {
@@ -102,6 +105,18 @@ def dtype_for(element_type: int, required: bool = True) -> np.dtype[Any] | None:
     except ValueError:
         name = f"#{int(element_type)}"
     raise TypeError(f"element type {name} has no numpy equivalent")
+
+
+def feed_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype numpy gives the arrays callers make of ``dtype``'s type: np.int64 and
+    np.uint64 (C long where long has 64 bits) for the table's C long long, which compare equal
+    to it but are other objects (identity checks on feeds look for this one); any other dtype
+    is itself."""
+    return _FEED_DTYPE.get(dtype, dtype)
+
+
+_FEED_DTYPE: dict[np.dtype[Any], np.dtype[Any]] = {
+    np.dtype(np.longlong): np.dtype(np.int64), np.dtype(np.ulonglong): np.dtype(np.uint64)}
 
 
 def element_type_for(dtype: np.dtype[Any]) -> ElementType:

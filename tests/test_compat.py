@@ -53,6 +53,10 @@ def same(a: Any, b: Any, path: str = "result") -> None:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), f"{path}: {a!r} vs {b!r}"
         assert a.dtype == b.dtype, f"{path}: dtype {a.dtype} vs {b.dtype}"
+        # equal dtypes can still differ in character and number (int64 as C long 'l' or as
+        # C long long 'q'), which repr(array) and dtype.char show
+        assert (a.dtype.char, a.dtype.num) == (b.dtype.char, b.dtype.num), \
+            f"{path}: dtype {a.dtype.char!r} vs {b.dtype.char!r}"
         assert a.shape == b.shape, f"{path}: shape {a.shape} vs {b.shape}"
         if a.dtype == object:
             assert a.tolist() == b.tolist(), f"{path}: {a!r} vs {b!r}"
@@ -1530,6 +1534,38 @@ def sparse_tensors(ort: Any) -> Any:
     out.append(y.numpy().copy())
     back = v.as_sparse_tensor()
     out.append([back.values(), back.as_coo_view().indices(), back.dense_shape()])
+    return out
+
+
+@scenario
+def int64_arrays_as_onnxruntime_types_them(ort: Any) -> Any:
+    """64-bit integer arrays come out of runs, sequences, OrtValues and bindings as numpy's
+    C long long ('q', 'Q'), as onnxruntime makes them, not as the equal np.int64 (C long 'l'
+    on Linux and macOS): repr(array) shows the difference ("dtype=int64"); sparse tensors'
+    arrays are pybind11's np.int64 and np.uint64."""
+    out: list[Any] = []
+    for dtype in (np.int64, np.uint64):
+        x = np.array([[1, 2, 3], [4, 5, 6]], dtype)
+        sess = ort.InferenceSession(models.identity_model(dtype))
+        [y] = sess.run(None, {"x": x})
+        [seq] = ort.InferenceSession(models.sequence_construct_model(dtype)).run(
+            None, {"a": x, "b": x[0], "c": x[:, 0]})
+        value = ort.OrtValue.ortvalue_from_numpy(x)
+        [ran] = sess.run_with_ort_values(None, {"x": value})
+        binding = sess.io_binding()
+        binding.bind_cpu_input("x", x)
+        binding.bind_output("y")
+        sess.run_with_iobinding(binding)
+        empty = ort.OrtValue.ortvalue_from_shape_and_type([2, 3], dtype)
+        arrays = [y, *seq, value.numpy(), ran.numpy(), binding.copy_outputs_to_cpu()[0],
+                  binding.get_outputs()[0].numpy(), empty.numpy()]
+        out.append([repr(y), [(a.dtype.char, a.dtype.num) for a in arrays], *arrays[:-1]])
+    cpu = ort.OrtDevice.make("cpu", 0)
+    coo = ort.SparseTensor.sparse_coo_from_numpy(
+        [4], np.array([7, 8], np.longlong), np.array([1, 3], np.longlong), cpu)
+    back = ort.OrtValue.ort_value_from_sparse_tensor(coo).as_sparse_tensor()
+    out.append([coo.values(), coo.as_coo_view().indices(), back.values(),
+                back.as_coo_view().indices(), repr(back.values())])
     return out
 
 

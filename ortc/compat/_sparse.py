@@ -17,9 +17,18 @@ from ._enums import OrtSparseFormat
 from ._device import OrtDevice, cpu_only
 
 
+def _pybind_array(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``arr`` as onnxruntime's sparse views hand their arrays out: pybind11 arrays of C++'s
+    int64_t and uint64_t, numpy's np.int64 and np.uint64 (C long 'l' where long has 64 bits),
+    where dense tensors come out as C long long ('q': ortc.dtypes)."""
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
+        return arr.view(np.int64 if arr.dtype.kind == "i" else np.uint64)
+    return arr
+
+
 class _CooView:
     def __init__(self, indices: np.ndarray[Any, Any]) -> None:
-        self._indices = indices
+        self._indices = _pybind_array(indices)
 
     def indices(self) -> np.ndarray[Any, Any]:
         return self._indices
@@ -27,7 +36,7 @@ class _CooView:
 
 class _CsrView:
     def __init__(self, inner: np.ndarray[Any, Any], outer: np.ndarray[Any, Any]) -> None:
-        self._inner, self._outer = inner, outer
+        self._inner, self._outer = _pybind_array(inner), _pybind_array(outer)
 
     def inner(self) -> np.ndarray[Any, Any]:
         return self._inner
@@ -68,7 +77,7 @@ class SparseTensor:
                                          outer_indices))
 
     def values(self) -> np.ndarray[Any, Any]:
-        return self._tensor.values
+        return _pybind_array(self._tensor.values)
 
     def as_coo_view(self) -> _CooView:
         if self.format() != OrtSparseFormat.ORT_SPARSE_COO:
