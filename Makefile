@@ -21,7 +21,8 @@ test: $(STAMP)
 	bash tools/with-pypy $(PY) -m pytest -q $(TESTS)
 
 # Real onnxruntime applications (magika, ddddocr, faster-whisper's VAD, RapidOCR, sklearn-onnx
-# models: the apps extra)
+# models, onnxruntime-extensions, LightGBM via onnxmltools with onnxconverter-common's float16,
+# rapid_layout: the apps extra)
 # run under ortc.compat and compared with the same runs on onnxruntime (tests/test_compat_apps.py).
 APPS_STAMP := $(VENV)/.installed-apps
 $(APPS_STAMP): $(STAMP)

@@ -1,5 +1,6 @@
 """Real applications that call onnxruntime's Python API (with the ONNX models their wheels ship,
-or, for sklearn-onnx, models trained and converted by the script) run unchanged under
+or, for sklearn-onnx, onnxmltools and onnxruntime-extensions, models the script trains,
+converts or builds) run unchanged under
 ``python -m ortc.compat``, printing exactly what they print under onnxruntime (labels, scores
 and probabilities as repr'd floats: bit-for-bit results).
 
@@ -104,3 +105,41 @@ def test_sklearn_onnx(tmp_path: Any) -> None:
     assert "encoded -> int64[3]:[2, 1, 0]" in out
     assert "text -> int64[4]:[0, 1, 1, 0] | float32[4, 2]:" in out
     assert "pipeline -> int64[4]:" in out and "clusters -> int64[5]:" in out
+
+
+def test_onnxruntime_extensions(tmp_path: Any) -> None:
+    """onnxruntime-extensions: its custom-operator library registered in SessionOptions, its
+    string and tokenizer operators, Python operators ORT calls back, string tensors."""
+    need("onnxruntime_extensions")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_ort_extensions.py"))
+    assert "StringECMARegexReplace |O[3]:['a#b#c#', 'no digits', '']" in out
+    assert "BertTokenizer <i8[14]:[2, 5, 6, 7, 8, 9, 10, 11, 12, 5, 13, 14, 15, 3] |" in out
+    assert out.count("session |O[2, 2]:[['THREE TWO ONE', 'Y X'], ") == 2
+    assert "array([ 5, 10, 15], dtype=int64)" in out
+    assert out.splitlines()[-1].startswith("no library Fail [ONNXRuntimeError] : 1 : FAIL")
+
+
+def test_lightgbm_float16(tmp_path: Any) -> None:
+    """LightGBM models converted by onnxmltools (metadata, session options, provider options)
+    and a float16 network from onnxconverter-common (OrtValues, IOBinding, threads)."""
+    need("onnxmltools")
+    need("lightgbm")
+    need("onnxconverter_common")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_lightgbm_fp16.py"))
+    assert "meta OnnxMLTools test.lightgbm 7 iris classifier [('classes', " in out
+    assert "labels array([0, 0, 0, 0, 0, 1, 1, 2, 1, 2, 2, 2, 2], dtype=int64)" in out, out
+    assert "  X tensor(float16) [None, 10]" in out and "fp16 float16[142, 3]:" in out
+    for line in ("ortvalue tensor(float16) [142, 3] True", "binding True tensor(float16)",
+                 "binding ortvalues True", "binding pointers True", "run options True"):
+        assert line in out
+    assert out.splitlines()[-1].startswith("float32 fed InvalidArgument ")
+
+
+def test_rapid_layout(tmp_path: Any) -> None:
+    """rapid_layout's PP-Layout model on drawn pages: class names from the model's metadata,
+    session options and a provider with options, two engines."""
+    need("rapid_layout")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_rapid_layout.py"))
+    assert out.startswith("classes ['text', 'title', 'figure', ")
+    assert "page 0 3 ['text', 'title', 'table']" in out
+    assert "file " in out and "tuned " in out
