@@ -100,6 +100,28 @@ def test_shapes_new_every_run_end_in_an_open_lane(served_by: type) -> None:
     assert type(s._engine.stages.by_thread[threading.get_ident()][None]) is OpenLane
 
 
+def test_int64_outputs_fed_back_are_served_like_fresh_arrays(served_by: type) -> None:
+    """int64 outputs are numpy's C long long (as onnxruntime makes them), arrays made by the
+    caller C long: equal dtypes, other objects. Outputs fed back (token ids, a counter) must
+    find the same stage, lane and open lane as the caller's own arrays, not the general path."""
+    from ortc._stage import SHAPE_STAGES_MAX, OpenLane
+
+    s = ortc.Session(models.add_model(np.int64, ["n"]))
+    a = np.arange(3)
+    c = a
+    for _ in range(6):
+        c = s.run(None, {"a": c, "b": a})[0]
+    assert c.dtype.char == np.dtype(np.longlong).char
+    np.testing.assert_array_equal(c, 7 * a)
+    assert type(s._engine.stages.by_thread[threading.get_ident()][None]) is served_by
+    t = ortc.Session(models.add_model(np.int64, ["n"]))
+    for n in range(1, SHAPE_STAGES_MAX + 3 * _STAGE_MAX_MISSES):
+        fed = t.run(None, {"a": np.arange(n), "b": np.ones(n, np.int64)})[0]
+        got = t.run(None, {"a": fed, "b": fed})[0]
+        np.testing.assert_array_equal(got, 2 * (np.arange(n) + 1))
+    assert type(t._engine.stages.by_thread[threading.get_ident()][None]) is OpenLane
+
+
 def test_persistent_shape_changes_without_derivable_output_shapes_stop_staging() -> None:
     """An output whose shape the model leaves open is preallocated only for the input shapes
     it was learned for: when those keep changing there is no open lane to give way to."""
