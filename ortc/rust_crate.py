@@ -301,6 +301,11 @@ WRAPPERS: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "OrtMapTypeInfo": [("<'a>", "crate::MapTypeInfo<'a>", {})],
     "OrtSequenceTypeInfo": [("<'a>", "crate::SequenceTypeInfo<'a>", {})],
     "OrtKernelContext": [("<'c>", "crate::KernelContext<'c>", {})],
+    "OrtOpAttr": [("", "crate::OpAttr", {})],
+    "OrtValueInfo": [("", "crate::ValueInfo", {})],
+    "OrtNode": [("", "crate::Node", {})],
+    "OrtGraph": [("", "crate::Graph", {})],
+    "OrtModel": [("", "crate::Model", {})],
 }
 
 

@@ -101,6 +101,23 @@ macro_rules! ort {
     }};
 }
 
+/// Call a slot of the model editor's table (`GetModelEditorApi`, API 22; the table is declared
+/// in `editor.rs`): `editor!(api, CreateGraph(&mut g))` is a `Result<()>`, and
+/// `Error::NotSupported` on a library without the table.
+macro_rules! editor {
+    ($api:expr, $name:ident ( $($arg:expr),* $(,)? )) => {{
+        let api: &$crate::api::Api = $api;
+        let f = $crate::editor::table(api)?.$name.ok_or($crate::Error::NotSupported {
+            slot: concat!("OrtModelEditorApi.", stringify!($name)),
+            since: $crate::sys::since::GetModelEditorApi,
+            version: api.version,
+        })?;
+        #[allow(unused_unsafe)]
+        let status = unsafe { f($($arg),*) };
+        api.status(status)
+    }};
+}
+
 static API: OnceLock<std::result::Result<Api, String>> = OnceLock::new();
 
 /// The loaded API, loading the library on first use.

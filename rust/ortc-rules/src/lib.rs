@@ -45,10 +45,17 @@
 //! | [`TypeInfo`] | yes | yes | every getter | - | - |
 //! | [`TensorTypeAndShapeInfo<'a>`](TensorTypeAndShapeInfo), [`MapTypeInfo<'a>`](MapTypeInfo), [`SequenceTypeInfo<'a>`](SequenceTypeInfo) | yes | yes | every getter | - | their TypeInfo (`'a`; no `Drop`) |
 //! | [`KernelContext<'c>`](KernelContext) | **no** | **no** | input/output counts | (outputs) | the callback (`'c`, only inside [`KernelContext::scope`]) |
+//! | [`OpAttr`] | yes | yes | every getter | - | - (moved into [`Node::new`], which releases it) |
+//! | [`ValueInfo`] | yes | yes | every getter | - | - (moved into its graph: [`Graph::set_inputs`], [`Graph::set_outputs`]) |
+//! | [`Node`] | yes | yes | every getter | - | - (moved into its graph: [`Graph::add_node`]) |
+//! | [`Graph`] | yes | yes | - | `set_inputs`, `set_outputs`, `add_node`, `add_initializer` (each moves what it adds) | - (moved into its model: [`Model::new`], [`Model::set_graph`]) |
+//! | [`Model`] | yes | yes | making sessions ([`Session::from_model`]) | `set_graph` | - (its sessions do not need it) |
 //!
 //! `Drop` exists only on what the wrapper owns and calls that type's own `Release*`; borrowed
 //! infos and the default allocator have none, and the environment is never released (ORT
-//! cannot re-create it after the last release; a Run afterwards crashes).
+//! cannot re-create it after the last release; a Run afterwards crashes). What a call takes over
+//! is moved into it and its `Drop` does not run: the model editor's attributes, value infos,
+//! nodes, graphs and initializer values (see [`Node::new`] and the `editor` module's notes).
 //!
 //! ## Outliving: borrows and keep-alives
 //!
@@ -120,10 +127,12 @@
 //! ## Not in this prototype
 //!
 //! Custom operators (only the context's scoping is shown), `RunAsync`, LoRA adapters, sparse
-//! tensors, creating map/sequence values, the model editor (`GetModelEditorApi`: graphs,
-//! nodes, attributes), and the CUDA/TensorRT `*ProviderOptionsV2` appenders (providers are
-//! appended through the generic slot). The Run gate knows only the providers
-//! appended through [`SessionOptions::append_execution_provider`].
+//! tensors, creating map/sequence values, the model editor's non-tensor type infos, external
+//! initializers and model-editor sessions (`CreateModelEditorSession`,
+//! `ApplyModelToModelEditorSession`), the graph views a plugin EP is lent, and the CUDA/TensorRT
+//! `*ProviderOptionsV2` appenders (providers are appended through the generic slot). The Run
+//! gate knows only the providers appended through
+//! [`SessionOptions::append_execution_provider`].
 #![deny(unsafe_op_in_unsafe_fn)]
 
 #[macro_use]
@@ -132,6 +141,7 @@ pub mod rules;
 pub mod sys;
 
 mod binding;
+mod editor;
 mod env;
 mod kernel;
 mod memory;
@@ -142,6 +152,7 @@ mod value;
 pub mod misuse;
 
 pub use binding::IoBinding;
+pub use editor::{Graph, Model, Node, OpAttr, ValueInfo};
 pub use env::Env;
 pub use kernel::KernelContext;
 pub use memory::{Allocator, DeviceAllocator, MemoryInfo, MemoryInfoData, MemoryInfoRef};

@@ -378,6 +378,93 @@
 //! Allocators, and the values they allocate, need no such borrow: the rule is only that they
 //! do not outlive their session, and they keep it alive (see below).
 //!
+//! ## The model editor: what is given away is moved
+//!
+//! A successful `CreateNode` takes the attributes it is given (it releases them): an attribute
+//! moved into `Node::new` is not released again, nor used (E0382), the double free the
+//! conformance kit shows crashing (life.op-attr-release-after-create-node).
+//!
+//! ```compile_fail,E0382
+//! # use ortc_rules::*;
+//! # fn f() -> Result<()> {
+//! let alpha = OpAttr::float("alpha", 0.25)?;
+//! let node = Node::new("LeakyRelu", "", "leaky", &["x"], &["y"], vec![alpha])?;
+//! drop(alpha);
+//! # Ok(()) }
+//! ```
+//!
+//! A node belongs to the graph once added: it is not used, nor released, after (E0382).
+//!
+//! ```compile_fail,E0382
+//! # use ortc_rules::*;
+//! # fn f() -> Result<()> {
+//! let mut graph = Graph::new()?;
+//! let node = Node::new("Relu", "", "relu", &["x"], &["y"], vec![])?;
+//! graph.add_node(node)?;
+//! println!("{}", node.name()?);
+//! # Ok(()) }
+//! ```
+//!
+//! Nor are a graph's inputs once set (E0382)...
+//!
+//! ```compile_fail,E0382
+//! # use ortc_rules::*;
+//! # fn f() -> Result<()> {
+//! let mut graph = Graph::new()?;
+//! let x = ValueInfo::tensor("x", sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &[2])?;
+//! let inputs = vec![x];
+//! graph.set_inputs(inputs)?;
+//! graph.set_outputs(inputs)?;
+//! # Ok(()) }
+//! ```
+//!
+//! ...an initializer once added (E0382)...
+//!
+//! ```compile_fail,E0382
+//! # use ortc_rules::*;
+//! # fn f() -> Result<()> {
+//! let mut graph = Graph::new()?;
+//! let w = Value::from_slice_copy(&[1.0f32, 2.0], &[2])?;
+//! graph.add_initializer("w", w)?;
+//! println!("{:?}", w.shape()?);
+//! # Ok(()) }
+//! ```
+//!
+//! ...or a graph once it is the model's (E0382).
+//!
+//! ```compile_fail,E0382
+//! # use ortc_rules::*;
+//! # fn f() -> Result<()> {
+//! let mut graph = Graph::new()?;
+//! let model = Model::new(&[("", 17)], graph)?;
+//! graph.add_node(Node::new("Relu", "", "relu", &["x"], &["y"], vec![])?)?;
+//! # Ok(()) }
+//! ```
+//!
+//! Changing a graph is exclusive (E0596): not through a shared reference, so not from two
+//! threads at once...
+//!
+//! ```compile_fail,E0596
+//! # use ortc_rules::*;
+//! fn add(graph: &Graph, node: Node) -> Result<()> {
+//!     graph.add_node(node)
+//! }
+//! ```
+//!
+//! ...and a model's graph is not replaced while a session is made from it (E0502); making
+//! sessions from one model on several threads is shared and compiles.
+//!
+//! ```compile_fail,E0502
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions) -> Result<()> {
+//! let mut model = Model::new(&[("", 17)], Graph::new()?)?;
+//! std::thread::scope(|s| {
+//!     s.spawn(|| Session::from_model(env, opts, &model).map(|_| ()));
+//!     let _ = model.set_graph(Graph::new().unwrap());
+//! });
+//! # Ok(()) }
+//! ```
+//!
 //! ## A kernel context stays inside its callback
 //!
 //! It cannot be kept after the callback returns (E0521)...
@@ -486,6 +573,36 @@
 //!     let session = Session::new_concurrent(env, opts, model)?;
 //!     session.io_binding() // the OrtSession lives on in the binding
 //! }
+//! ```
+//!
+//! A model is built from parts made anywhere (they are Send), each moved into what owns it;
+//! sessions are made from the model on several threads at once (it is Sync) and outlive it.
+//!
+//! ```no_run
+//! # use ortc_rules::*;
+//! # fn f(env: &'static Env, opts: &SessionOptions) -> Result<()> {
+//! const FLOAT: sys::ONNXTensorElementDataType = sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+//! let parts = std::thread::spawn(|| -> Result<_> {
+//!     let alpha = OpAttr::float("alpha", 0.25)?;
+//!     let node = Node::new("LeakyRelu", "", "leaky", &["x"], &["y"], vec![alpha])?;
+//!     Ok((ValueInfo::tensor("x", FLOAT, &[2])?, ValueInfo::tensor("y", FLOAT, &[2])?, node))
+//! });
+//! let (x, y, node) = parts.join().unwrap()?;
+//! println!("{} -> {}", x.name()?, node.operator_type()?); // shared reads before giving them away
+//! let mut graph = Graph::new()?;
+//! graph.set_inputs(vec![x])?;
+//! graph.set_outputs(vec![y])?;
+//! graph.add_node(node)?;
+//! let model = Model::new(&[("", 17)], graph)?;
+//! let sessions = std::thread::scope(|s| {
+//!     let a = s.spawn(|| Session::from_model_concurrent(env, opts, &model));
+//!     let b = s.spawn(|| Session::from_model_concurrent(env, opts, &model));
+//!     (a.join().unwrap(), b.join().unwrap())
+//! });
+//! drop(model); // the sessions do not need it
+//! let (a, _b) = (sessions.0?, sessions.1?);
+//! a.run(None, &[("x", &Value::from_slice_copy(&[-4.0f32, 2.0], &[2])?)])?;
+//! # Ok(()) }
 //! ```
 //!
 //! A value's memory info is plain data: it is kept while the value is written, and after it.

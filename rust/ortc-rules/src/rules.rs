@@ -878,3 +878,66 @@ pub const KERNEL_CONTEXT_IS_NOT_SEND: () = ();
 /// }
 /// ```
 pub const KERNEL_CONTEXT_IS_NOT_SYNC: () = ();
+
+// crate::OpAttr (OrtOpAttr): Send yes, Sync yes. Evidence: a read-only attribute after
+// CreateOpAttr; one made by the caller is the caller's to release (CreateOp copies what it
+// needs) unless it gives it to the model editor's CreateNode, which copies and releases it;
+// those a node or a shape-inference context hands out are borrowed from it; evidence:
+// https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_1_1_node.html,
+// check:editor.create-node-takes-attributes, check:life.op-attr-release-after-create-node,
+// check:life.op-attr-release-after-add-node, check:kernel.compute-and-invoke,
+// check:send.op-attr
+// Note: Attributes returned by Node_GetAttributes, Node_GetAttributeByName and
+// ShapeInferContext_GetAttribute belong to their node or context: never release them.
+// Note: Model editor: a successful CreateNode takes the attributes it is given: it copies each
+// into the node, releases the caller's and sets the caller's array entries to NULL
+// (editor.create-node-takes-attributes). An attribute passed to it is given away (exclusive):
+// releasing it again, at once or after AddNodeToGraph, is a double free that crashes
+// (life.op-attr-release-after-create-node, life.op-attr-release-after-add-node); releasing the
+// array's entries, now NULL, does nothing. The C reference says only that it copies them; ORT's
+// C++ wrapper, which gives its attributes up on success, matches what ORT does.
+unsafe impl Send for crate::OpAttr {}
+unsafe impl Sync for crate::OpAttr {}
+
+// crate::ValueInfo (OrtValueInfo): Send yes, Sync yes. Evidence: a value of a graph (input,
+// output, initializer, node edge): read-only and owned by its graph, or made by CreateValueInfo
+// and owned by the graph once set as its input or output; its type info is borrowed from it;
+// evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor
+// Note: A value info from CreateValueInfo belongs to the graph after
+// SetGraphInputs/SetGraphOutputs: never release it after that. Those read from a graph or node
+// are borrowed from the graph.
+unsafe impl Send for crate::ValueInfo {}
+unsafe impl Sync for crate::ValueInfo {}
+
+// crate::Node (OrtNode): Send yes, Sync yes. Evidence: a node of a graph: read-only and
+// borrowed from its graph, or made by CreateNode and owned by the graph once added to it;
+// evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor
+// Note: A node from CreateNode belongs to the graph after AddNodeToGraph: never release it
+// after that. Nodes read from a graph are borrowed from it.
+unsafe impl Send for crate::Node {}
+unsafe impl Sync for crate::Node {}
+
+// crate::Graph (OrtGraph): Send yes, Sync yes. Evidence: either a read-only view ORT lends a
+// plugin EP for one GetCapability/Compile call (borrowed from the session being created), a
+// view made by Graph_GetGraphView (the caller's, over its source graph), or a model-editor
+// graph the caller builds (owned by the model once added to it); evidence:
+// https://onnxruntime.ai/docs/api/c/struct_ort_ep.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.model-editor, untested
+// Note: Per instance: a view a plugin EP receives is borrowed from the session being created
+// and valid only during that GetCapability/Compile call; a view from Graph_GetGraphView is the
+// caller's to release, before its source graph; a model-editor graph is the caller's until
+// AddGraphToModel gives it to the model (never released after that).
+unsafe impl Send for crate::Graph {}
+unsafe impl Sync for crate::Graph {}
+
+// crate::Model (OrtModel): Send yes, Sync yes. Evidence: a model the caller builds with the
+// model editor; it owns the graph added to it; sessions created from it do not need it
+// afterwards; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor
+unsafe impl Send for crate::Model {}
+unsafe impl Sync for crate::Model {}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::api::{api, c_string, default_allocator, take_allocated_string, Api};
 use crate::binding::IoBinding;
+use crate::editor::Model;
 use crate::memory::{Allocator, DeviceAllocator, MemoryInfo};
 use crate::typeinfo::TypeInfo;
 use crate::value::Value;
@@ -268,6 +269,21 @@ fn create(env: &Env, options: &SessionOptions, model: &[u8]) -> Result<(Arc<Sess
     // CreateSessionFromArray: the env and the options are used shared (&Env, &SessionOptions)
     ort!(api, CreateSessionFromArray(env.ptr.as_ptr(), model.as_ptr() as *const _, model.len(), options.ptr.as_ptr(), &mut ptr))?;
     let ptr = NonNull::new(ptr).ok_or(Error::Invalid("CreateSessionFromArray returned NULL".into()))?;
+    finish(api, ptr)
+}
+
+fn create_from_model(env: &Env, options: &SessionOptions, model: &Model) -> Result<(Arc<SessionHandle>, Vec<String>, Vec<String>)> {
+    let api = env.api;
+    let mut ptr = std::ptr::null_mut();
+    // CreateSessionFromModel: the env, the options and the model are used shared; the session
+    // does not need the model afterwards
+    editor!(api, CreateSessionFromModel(env.ptr.as_ptr(), model.ptr.as_ptr(), options.ptr.as_ptr(), &mut ptr))?;
+    let ptr = NonNull::new(ptr).ok_or(Error::Invalid("CreateSessionFromModel returned NULL".into()))?;
+    finish(api, ptr)
+}
+
+/// A new session's handle and its input and output names.
+fn finish(api: &'static Api, ptr: NonNull<sys::OrtSession>) -> Result<(Arc<SessionHandle>, Vec<String>, Vec<String>)> {
     // owned from here: an error below releases it
     let handle = Arc::new(SessionHandle { ptr, api });
     let names = |input: bool| -> Result<Vec<String>> {
@@ -302,6 +318,14 @@ impl Session<ExclusiveRun> {
         Ok(Session { handle, api: env.api, inputs, outputs, rule: options.run_rule(), _policy: PhantomData })
     }
 
+    /// A session whose `run` takes `&mut self`, made from a model built with the model editor
+    /// (`CreateSessionFromModel`: the model is used shared, `&Model`, so several threads may
+    /// make sessions from one model at once; the session does not need it afterwards).
+    pub fn from_model(env: &Env, options: &SessionOptions, model: &Model) -> Result<Self> {
+        let (handle, inputs, outputs) = create_from_model(env, options, model)?;
+        Ok(Session { handle, api: env.api, inputs, outputs, rule: options.run_rule(), _policy: PhantomData })
+    }
+
     /// Run the model (`Run`, exclusive for this session: `&mut self`). Inputs by name; returns
     /// every output, in the model's order.
     pub fn run(&mut self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
@@ -327,6 +351,18 @@ impl Session<ConcurrentRun> {
             return Err(Error::ExclusiveRun(rule.reasons));
         }
         let (handle, inputs, outputs) = create(env, options, model)?;
+        Ok(Session { handle, api: env.api, inputs, outputs, rule, _policy: PhantomData })
+    }
+
+    /// A session whose `run` takes `&self`, made from a model built with the model editor
+    /// (`CreateSessionFromModel`, the model used shared), or `Error::ExclusiveRun`: the same
+    /// gate as [`Session::new_concurrent`].
+    pub fn from_model_concurrent(env: &Env, options: &SessionOptions, model: &Model) -> Result<Self> {
+        let rule = options.run_rule();
+        if !rule.concurrent {
+            return Err(Error::ExclusiveRun(rule.reasons));
+        }
+        let (handle, inputs, outputs) = create_from_model(env, options, model)?;
         Ok(Session { handle, api: env.api, inputs, outputs, rule, _policy: PhantomData })
     }
 

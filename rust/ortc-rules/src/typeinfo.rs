@@ -8,7 +8,7 @@ use crate::{sys, Error, Result};
 
 /// The type of an input, output or value; owned (`ReleaseTypeInfo` on drop), read-only.
 pub struct TypeInfo {
-    ptr: NonNull<sys::OrtTypeInfo>,
+    pub(crate) ptr: NonNull<sys::OrtTypeInfo>,
     api: &'static Api,
 }
 

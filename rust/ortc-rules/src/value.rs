@@ -202,6 +202,18 @@ impl<'buf> Value<'buf> {
         Ok(ReadOnlyValue { value: Value { ptr, api, _allocator: None, _buf: PhantomData }, _buf: PhantomData })
     }
 
+    /// Whether ORT frees this value's memory through a session's allocator (which it keeps
+    /// alive).
+    pub(crate) fn has_allocator(&self) -> bool {
+        self._allocator.is_some()
+    }
+
+    /// Give the value away (to a call that takes it): its `Drop` will not run. The allocator it
+    /// keeps alive, if any, is not released either: callers refuse such values first.
+    pub(crate) fn into_raw(self) -> *mut sys::OrtValue {
+        std::mem::ManuallyDrop::new(self).ptr.as_ptr()
+    }
+
     /// Whether the value is a tensor (shared: `IsTensor`).
     pub fn is_tensor(&self) -> Result<bool> {
         let mut out = 0;

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use common::{add_model, env, identity_model, matmul_chain_model, sample};
 use ortc_rules::{
-    api, rules, run_rule, sys, Allocator, ConcurrentRun, Error, MemoryInfo, RunOptions, Session,
-    SessionOptions, Value,
+    api, rules, run_rule, sys, Allocator, ConcurrentRun, Error, Graph, MemoryInfo, Model, Node,
+    OpAttr, RunOptions, Session, SessionOptions, Value, ValueInfo,
 };
 
 fn options(threads: i32) -> SessionOptions {
@@ -570,4 +570,108 @@ fn the_generated_rules_table_matches_the_types() {
     assert!(!rule("OrtKernelContext").send && !rule("OrtKernelContext").sync);
     assert!(rule("OrtSession").conditional.contains(&"Run"));
     assert!(rule("OrtIoBinding").must_not_outlive.contains(&"OrtSession"));
+    for t in ["OrtModel", "OrtGraph", "OrtNode", "OrtValueInfo", "OrtOpAttr"] {
+        assert!(rule(t).send && rule(t).sync, "{t}");
+    }
+    send_sync::<Model>();
+    send_sync::<Graph>();
+    send_sync::<Node>();
+    send_sync::<ValueInfo>();
+    send_sync::<OpAttr>();
+}
+
+// -- the model editor ---------------------------------------------------------------------------
+
+const FLOAT: sys::ONNXTensorElementDataType = sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+
+/// A graph y = LeakyRelu(x) with alpha 0.25 (not the operator's default 0.01, so a lost
+/// attribute gives another answer), its parts moved in as they are added.
+fn leaky_relu_graph() -> Graph {
+    let mut graph = Graph::new().unwrap();
+    graph.set_inputs(vec![ValueInfo::tensor("x", FLOAT, &[2]).unwrap()]).unwrap();
+    graph.set_outputs(vec![ValueInfo::tensor("y", FLOAT, &[2]).unwrap()]).unwrap();
+    let alpha = OpAttr::float("alpha", 0.25).unwrap();
+    let node = Node::new("LeakyRelu", "", "leaky", &["x"], &["y"], vec![alpha]).unwrap();
+    graph.add_node(node).unwrap();
+    graph
+}
+
+#[test]
+fn a_model_built_in_code_runs_with_its_attributes() {
+    let model = Model::new(&[("", 17)], leaky_relu_graph()).unwrap();
+    let mut session = Session::from_model(env(), &options(1), &model).unwrap();
+    drop(model); // the session does not need it
+    assert_eq!(session.input_names(), ["x"]);
+    assert_eq!(session.output_names(), ["y"]);
+    let x = Value::from_slice_copy(&[-4.0f32, 2.0], &[2]).unwrap();
+    let y = session.run(None, &[("x", &x)]).unwrap();
+    assert_eq!(y[0].as_slice::<f32>().unwrap(), [-1.0, 2.0]); // alpha 0.25, not 0.01
+}
+
+#[test]
+fn model_editor_parts_read_back_what_they_were_made_with() {
+    let attr = OpAttr::float("alpha", 0.25).unwrap();
+    assert_eq!(attr.name().unwrap(), "alpha");
+    assert_eq!(attr.attr_type().unwrap(), sys::ORT_OP_ATTR_FLOAT);
+    assert_eq!(attr.read_float().unwrap(), 0.25);
+    assert_eq!(OpAttr::ints("axes", &[0, 1]).unwrap().attr_type().unwrap(), sys::ORT_OP_ATTR_INTS);
+    assert_eq!(OpAttr::string("mode", "constant").unwrap().attr_type().unwrap(), sys::ORT_OP_ATTR_STRING);
+    let info = ValueInfo::tensor("x", FLOAT, &[-1, 3]).unwrap();
+    assert_eq!(info.name().unwrap(), "x");
+    assert_eq!(info.element_type_and_shape().unwrap(), (FLOAT, vec![-1, 3]));
+    let node = Node::new("LeakyRelu", "", "leaky", &["x"], &["y"], vec![attr]).unwrap();
+    assert_eq!(node.name().unwrap(), "leaky");
+    assert_eq!(node.operator_type().unwrap(), "LeakyRelu");
+    // a node, attributes, value infos and a graph never added are released by their owner
+    drop((node, info, Graph::new().unwrap()));
+}
+
+#[test]
+fn model_editor_parts_cross_threads_and_sessions_share_one_model() {
+    // made on one thread, assembled on a second (all Send), sessions made from the model on two
+    // threads at once (Model is Sync: CreateSessionFromModel is shared)
+    let (inputs, outputs, node) = std::thread::spawn(|| {
+        let inputs = vec![ValueInfo::tensor("a", FLOAT, &[2]).unwrap()];
+        let outputs = vec![ValueInfo::tensor("z", FLOAT, &[2]).unwrap()];
+        let node = Node::new("Add", "", "add", &["a", "b"], &["z"], vec![]).unwrap();
+        (inputs, outputs, node)
+    })
+    .join()
+    .unwrap();
+    let model = std::thread::spawn(move || {
+        let mut graph = Graph::new().unwrap();
+        graph.set_inputs(inputs).unwrap();
+        graph.set_outputs(outputs).unwrap();
+        graph.add_initializer("b", Value::from_slice_copy(&[10.0f32, 20.0], &[2]).unwrap()).unwrap();
+        graph.add_node(node).unwrap();
+        Model::new(&[("", 17)], graph).unwrap()
+    })
+    .join()
+    .unwrap();
+    let opts = options(1);
+    let sessions: Vec<Session<ConcurrentRun>> = std::thread::scope(|s| {
+        let made: Vec<_> = (0..2).map(|_| s.spawn(|| Session::from_model_concurrent(env(), &opts, &model).unwrap())).collect();
+        made.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    drop(model);
+    for session in &sessions {
+        let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+        assert_eq!(session.run(None, &[("a", &a)]).unwrap()[0].as_slice::<f32>().unwrap(), [11.0, 22.0]);
+    }
+}
+
+#[test]
+fn a_refused_model_editor_call_is_an_error_not_a_crash() {
+    // an initializer from a session's allocator would lose the session it keeps alive
+    let session = Session::new_concurrent(env(), &options(1), &add_model(2)).unwrap();
+    let allocator = session.allocator(&MemoryInfo::cpu().unwrap()).unwrap();
+    let mut graph = Graph::new().unwrap();
+    let v = Value::zeros::<f32>(&allocator, &[2]).unwrap();
+    assert!(matches!(graph.add_initializer("w", v), Err(Error::Invalid(_))));
+    // a bad name is refused before ORT sees the value, which is released once, here
+    assert!(matches!(graph.add_initializer("s\0", Value::from_slice_copy(&[1.0f32], &[1]).unwrap()), Err(Error::Invalid(_))));
+    // a node ORT cannot place: an error from session creation, not a crash
+    graph.add_node(Node::new("NoSuchOp", "", "n", &["x"], &["y"], vec![OpAttr::int("k", 1).unwrap()]).unwrap()).unwrap();
+    let model = Model::new(&[("", 17)], graph).unwrap();
+    assert!(matches!(Session::from_model(env(), &options(1), &model), Err(Error::Ort { .. })));
 }
