@@ -101,6 +101,9 @@ TYPE_NOTES: dict[str, list[str]] = {
         "ortc's binding holds it exclusively from bind_output until the output is rebound or "
         "cleared or the binding closes: another thread's use meanwhile is a conflict (the "
         "binding's own thread may read it between runs).",
+        "A Value given to the model editor's AddInitializerToGraph belongs to the graph once "
+        "the call succeeds: never release it after that (onnxruntime_c_api.h, "
+        "AddInitializerToGraph).",
     ],
     "OrtSessionOptions": [
         "Concurrent session creation with one options object is safe for plain options "

@@ -527,7 +527,7 @@ pub const RULES: &[Rule] = &[
         must_not_outlive: &[],
         conditional: &[],
         evidence: "reads are shared; a value a run writes (a bound or preallocated output) is exclusive while it is written; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:thread.shared-input-value, check:run.preallocated-output, check:binding.bound-output-written-by-every-run, check:value.user-memory-is-borrowed, check:life.output-after-session-release, check:life.session-value-after-session-release, check:send.value, tests/test_threads.py::test_shared_run_stress_matches_serial, tests/test_binding.py::test_bound_output_value_is_exclusive_while_bound, tests/test_threads.py::test_closing_a_run_input_value_waits_for_the_run",
-        notes: &["Arrays returned by Value.numpy() are views: writing through them is a write to the value (exclusive) that the guard cannot see.", "A Value bound as an output (IoBinding.bind_output) or passed as a preallocated output is written by every run that uses it: it is exclusive for as long as it is bound. ortc's binding holds it exclusively from bind_output until the output is rebound or cleared or the binding closes: another thread's use meanwhile is a conflict (the binding's own thread may read it between runs)."],
+        notes: &["Arrays returned by Value.numpy() are views: writing through them is a write to the value (exclusive) that the guard cannot see.", "A Value bound as an output (IoBinding.bind_output) or passed as a preallocated output is written by every run that uses it: it is exclusive for as long as it is bound. ortc's binding holds it exclusively from bind_output until the output is rebound or cleared or the binding closes: another thread's use meanwhile is a conflict (the binding's own thread may read it between runs).", "A Value given to the model editor's AddInitializerToGraph belongs to the graph once the call succeeds: never release it after that (onnxruntime_c_api.h, AddInitializerToGraph)."],
     },
     Rule {
         c_type: "OrtValueInfo",
@@ -735,6 +735,8 @@ unsafe impl Sync for crate::RunOptions {}
 // binding holds it exclusively from bind_output until the output is rebound or cleared or the
 // binding closes: another thread's use meanwhile is a conflict (the binding's own thread may
 // read it between runs).
+// Note: A Value given to the model editor's AddInitializerToGraph belongs to the graph once the
+// call succeeds: never release it after that (onnxruntime_c_api.h, AddInitializerToGraph).
 unsafe impl<'buf> Send for crate::Value<'buf> {}
 unsafe impl<'buf> Sync for crate::Value<'buf> {}
 
