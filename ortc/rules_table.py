@@ -65,6 +65,10 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
     "OrtValue": {"Run": "shared", "RunAsync": "shared", "BindInput": "shared",
                  "BindOutput": "exclusive", "RunWithBinding": "exclusive",
                  "AddInitializer": "shared", "AddExternalInitializers": "shared"},
+    # a session made from a model-editor model reads the env and the options as
+    # CreateSession does (ortc itself does not call it; the OrtModel row has the model's use)
+    "OrtEnv": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
+    "OrtSessionOptions": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
 }
 
 #: methods whose kind depends on the instance (``exclusive_when``), explained
