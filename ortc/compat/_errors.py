@@ -7,6 +7,9 @@ and ``except ortc.InvalidArgument`` catches them as well as ``except InvalidArgu
 
 from __future__ import annotations
 
+import sys
+import traceback
+import types
 from typing import Any
 
 from ortc import ErrorCode
@@ -82,3 +85,29 @@ def translate(err: BaseException, context: str | None = None) -> BaseException:
     new = ort_error(int(err.code), message)
     new.__traceback__ = err.__traceback__
     return new
+
+
+def report_unraisable(obj: Any, err_msg: str) -> None:
+    """Report the exception being handled as the interpreter reports one it cannot raise (as
+    onnxruntime reports an exception in a callback it calls): to ``sys.unraisablehook``, as
+    ``err_msg`` and ``obj``. The interpreter's own hook takes only its internal argument type
+    (it raises TypeError for any other), so while that one is installed the report is written
+    to stderr as it writes it."""
+    kind, value, tb = sys.exc_info()
+    hook = sys.unraisablehook
+    if hook is not getattr(sys, "__unraisablehook__", None):
+        try:
+            hook(types.SimpleNamespace(exc_type=kind, exc_value=value, exc_traceback=tb,
+                                       err_msg=err_msg, object=obj))
+            return
+        except Exception:  # noqa: BLE001 - as the interpreter does: then its own report
+            pass
+    stderr = sys.stderr
+    if stderr is None:
+        return
+    try:
+        stderr.write(f"{err_msg}: {obj!r}\n"
+                     + "".join(traceback.format_exception(kind, value, tb)))
+        stderr.flush()
+    except Exception:  # noqa: BLE001 - nowhere left to report it
+        pass

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import operator
-import sys
-import types
 from typing import Any, Callable, cast
 
 import ortc
@@ -13,6 +11,7 @@ from ortc._ffi import ffi
 from ortc._loader import api
 
 from ._errors import NotImplemented as OrtNotImplemented
+from ._errors import report_unraisable
 
 #: every provider name onnxruntime 1.32 knows of, whether or not this build has it (what its
 #: get_all_providers() returns; the C API has no query for it)
@@ -114,10 +113,7 @@ class _CallbackHandler(logging.Handler):
                           getattr(record, "ort_logid", ""),
                           getattr(record, "ort_code_location", ""), record.getMessage())
         except Exception:  # noqa: BLE001 - reported as onnxruntime reports it
-            kind, value, tb = sys.exc_info()
-            sys.unraisablehook(types.SimpleNamespace(
-                exc_type=kind, exc_value=value, exc_traceback=tb, object=self.callback,
-                err_msg="Exception ignored in the ORT logging callback"))
+            report_unraisable(self.callback, "Exception ignored in the ORT logging callback")
 
 
 _installed: _CallbackHandler | None = None
@@ -131,6 +127,8 @@ def set_default_logger_callback(callback: Callable[[int, str, str, str, str], An
     ``None`` restores that. Installing one sets the default severity."""
     global _installed, _saved
     severity = _severity("set_default_logger_callback", severity)
+    if callback is not None and not callable(callback):  # onnxruntime's check, after that one
+        raise RuntimeError("callback must be a callable")
     logger = logging.getLogger("ortc.ort")
     if _installed is not None:
         logger.removeHandler(_installed)
