@@ -452,3 +452,21 @@ def type_mismatch(arg: ortc.NodeArg, data: Any) -> str | None:
     actual = ortc.TypeInfo(ortc.ValueKind.TENSOR, got).type_str
     return (f"Unexpected input data type. Actual: ({actual}) , expected: "
             f"({arg.type.type_str})")
+
+
+def voids_as_strings(feeds: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The feeds with each numpy void array (raw-bytes items; a structured array too) as the
+    strings onnxruntime reads it as: each item's bytes, all of them (NULs too), as UTF-8, and
+    Python's UnicodeDecodeError for bytes that are not; None when no feed is one."""
+    if not any(isinstance(v, np.ndarray) and v.dtype.kind == "V" for v in feeds.values()):
+        return None
+    out: dict[str, Any] = {}
+    for name, data in feeds.items():
+        if isinstance(data, np.ndarray) and data.dtype.kind == "V":
+            raw, width = np.ascontiguousarray(data).tobytes(), data.dtype.itemsize
+            strings = np.empty(data.size, dtype=object)
+            strings[:] = [raw[i * width:(i + 1) * width].decode("utf-8")
+                          for i in range(data.size)]
+            data = strings.reshape(data.shape)
+        out[name] = data
+    return out

@@ -10,9 +10,7 @@ which onnxruntime refuses).
 from __future__ import annotations
 
 import os
-import sys
 import threading
-import types
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -20,8 +18,8 @@ import numpy as np
 import ortc
 
 from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
-                      sequence_feed_taken, sequence_type, validate_input)
-from ._errors import EPFail, InvalidArgument, _OrtStyle, translate
+                      sequence_feed_taken, sequence_type, validate_input, voids_as_strings)
+from ._errors import EPFail, InvalidArgument, _OrtStyle, report_unraisable, translate
 from ._functions import KNOWN_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
 from ._options import SessionOptions
@@ -233,6 +231,9 @@ class InferenceSession:
                 if any(isinstance(v, OrtValue) for v in feeds.values()):
                     return output_names, {k: v._value if isinstance(v, OrtValue) else v
                                           for k, v in feeds.items()}
+                voids = voids_as_strings(feeds)
+                if voids is not None:  # read as strings, as onnxruntime reads them
+                    return output_names, voids
             names = _decoded(output_names)
             if names is not None:
                 return names, feeds
@@ -382,10 +383,7 @@ def _call_back(callback: Callable[[Any, Any, str], None], results: Any, user_dat
     try:
         callback(results, user_data, err)
     except Exception:  # noqa: BLE001 - reported, as onnxruntime reports it
-        kind, value, tb = sys.exc_info()
-        sys.unraisablehook(types.SimpleNamespace(
-            exc_type=kind, exc_value=value, exc_traceback=tb, object=callback,
-            err_msg="Exception ignored in the run_async callback"))
+        report_unraisable(callback, "Exception ignored in the run_async callback")
 
 
 def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[Any]]:
