@@ -29,6 +29,7 @@ from ._install import install, installed, make_capi
 from ._options import SessionOptions, get_default_session_options
 from ._run_options import LoraAdapter, RunOptions
 from ._device import OrtDevice
+from ._providers import check_and_normalize_provider_args
 from ._ortvalue import OrtValue
 from ._nodes import ModelMetadata, NodeArg
 from ._session import InferenceSession
@@ -47,7 +48,7 @@ __all__ = [
     "get_build_info", "set_default_logger_callback", "set_default_logger_severity",
     "set_default_logger_verbosity",
     "enable_telemetry_events", "disable_telemetry_events", "set_seed",
-    "install", "installed",
+    "install", "installed", "check_and_normalize_provider_args",
 ]
 
 import sys as _sys

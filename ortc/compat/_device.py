@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from ._errors import InvalidArgument
 
-_DEVICE_TYPES = {"cpu": 0, "gpu": 1, "cuda": 1, "dml": 1, "fpga": 2, "npu": 3, "cann": 3}
+_DEVICE_TYPES = {"cpu": 0, "gpu": 1, "cuda": 1, "dml": 1, "webgpu": 1, "npu": 3, "cann": 3}
+#: the PCI vendor id onnxruntime gives a device of these names (NVIDIA, Microsoft, Huawei)
+#: unless one is given; a "dml" device is Microsoft's whatever is given
+_VENDORS = {"cuda": 0x10DE, "dml": 0x1414, "cann": 0x19E5}
 
 
 class OrtDevice:
@@ -17,10 +20,13 @@ class OrtDevice:
 
     @staticmethod
     def make(ort_device_name: str, device_id: int, vendor_id: int = -1) -> OrtDevice:
-        name = ort_device_name.lower()
+        name = ort_device_name  # (as onnxruntime: "CUDA" is no device name here)
         if name not in _DEVICE_TYPES:
             raise Exception(f"Unsupported device type: {ort_device_name}")  # as onnxruntime
-        return OrtDevice(_DEVICE_TYPES[name], int(device_id), max(int(vendor_id), 0))
+        vendor = int(vendor_id)
+        if name == "dml" or vendor < 0:
+            vendor = _VENDORS.get(name, 0)
+        return OrtDevice(_DEVICE_TYPES[name], int(device_id), vendor)
 
     def device_id(self) -> int:
         return self._id
@@ -36,7 +42,8 @@ class OrtDevice:
 
 
 def cpu_only(device_type: str, device_id: int, vendor_id: int) -> None:
-    device = OrtDevice.make(device_type, device_id, vendor_id)
+    # (onnxruntime's OrtValue and IOBinding take a device type in any case)
+    device = OrtDevice.make(device_type.lower(), device_id, vendor_id)
     if device.device_type() != 0:
         raise InvalidArgument(
             f"ortc.compat places OrtValues on the CPU only, not on {device_type!r}", 2)

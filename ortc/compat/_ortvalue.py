@@ -242,7 +242,17 @@ class OrtValue:
 
     @classmethod
     def from_dlpack(cls, data: Any, /) -> OrtValue:
-        return cls.ortvalue_from_numpy(np.from_dlpack(data))
+        """An OrtValue over what ``data`` holds: an object with ``__dlpack__`` (an array, an
+        OrtValue) or a DLPack capsule (what ``__dlpack__()`` returned), as onnxruntime takes."""
+        if hasattr(data, "__dlpack__"):
+            return cls.ortvalue_from_numpy(np.from_dlpack(data))
+        refused = TypeError("from_dlpack expected a valid DLPack capsule named 'dltensor'")
+        if type(data).__name__ != "PyCapsule":
+            raise refused
+        try:  # (one already consumed is named 'used_dltensor')
+            return cls.ortvalue_from_numpy(np.from_dlpack(_Capsule(data)))
+        except ValueError:
+            raise refused from None
 
     def update_inplace(self, data: np.ndarray[Any, Any]) -> None:
         if not isinstance(data, (np.ndarray, OrtValue)):
@@ -275,3 +285,17 @@ class OrtValue:
 
     def __repr__(self) -> str:
         return f"<onnxruntime.OrtValue over {self._value!r}>"
+
+
+class _Capsule:
+    """A DLPack capsule as the producer numpy's ``from_dlpack`` asks for (a CPU tensor's: the
+    capsules OrtValues and numpy arrays hand out here)."""
+
+    def __init__(self, capsule: Any) -> None:
+        self._capsule = capsule
+
+    def __dlpack__(self, stream: Any = None) -> Any:
+        return self._capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)

@@ -50,3 +50,11 @@ def normalize_providers(providers: Any, provider_options: Any, available: Sequen
                 raise ValueError("'providers' values must be either strings or (string, dict) "
                                  "tuples.")
     return list(chosen), list(chosen.values())
+
+
+def check_and_normalize_provider_args(providers: Any, provider_options: Any,
+                                      available_provider_names: Sequence[str]
+                                      ) -> tuple[list[str], list[dict[str, str]]]:
+    """onnxruntime's helper of that name (in its ``onnxruntime_inference_collection``):
+    ``providers`` and ``provider_options`` checked and normalized, as sessions take them."""
+    return normalize_providers(providers, provider_options, available_provider_names)

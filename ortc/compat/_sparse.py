@@ -21,8 +21,13 @@ def _pybind_array(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """``arr`` as onnxruntime's sparse views hand their arrays out: pybind11 arrays of C++'s
     int64_t and uint64_t, numpy's np.int64 and np.uint64 (C long 'l' where long has 64 bits),
     where dense tensors come out as C long long ('q': ortc.dtypes)."""
+    if arr.dtype.kind in "OSU":  # strings: a new array of str objects (a writable copy)
+        return np.array(arr.tolist(), dtype=object).reshape(arr.shape)
     if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
-        return arr.view(np.int64 if arr.dtype.kind == "i" else np.uint64)
+        arr = arr.view(np.int64 if arr.dtype.kind == "i" else np.uint64)
+    else:
+        arr = arr.view()
+    arr.flags.writeable = False  # read-only views of the tensor's memory, as onnxruntime's
     return arr
 
 
