@@ -1604,6 +1604,252 @@ def logger_callback(ort: Any) -> Any:
     return got
 
 
+def _square_model() -> bytes:
+    """y = x * x over float [3, 2]."""
+    from onnx import TensorProto, helper
+
+    return models._bytes(models.make_model(
+        [helper.make_node("Mul", ["x", "x"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])]))
+
+
+X32 = np.array([[1, 2], [3, 4], [5, 6]], F32)
+
+
+@scenario
+def logger_callbacks_that_raise_or_are_no_callables(ort: Any) -> Any:
+    # with the interpreter's own sys.unraisablehook (a plain program's), a callback that
+    # raises is reported and the session is made (compat handed that hook an object it
+    # refuses: the TypeError came out of InferenceSession() and left the callback installed);
+    # a callback that is not callable is refused, after the severity; each record is (int,
+    # str, str, str, str)
+    records: list[Any] = []
+
+    def broken(*record: Any) -> None:
+        raise ValueError("from the callback")
+
+    calls: list[Callable[[], Any]] = [
+        lambda: ort.set_default_logger_callback(lambda *r: None, severity=5),
+        lambda: ort.set_default_logger_callback(lambda *r: None, severity=-1),
+        lambda: ort.set_default_logger_callback("not a callable"),
+        lambda: ort.set_default_logger_callback(5, severity=9),
+        lambda: ort.set_default_logger_callback(lambda *r: None, severity=0),
+        lambda: ort.set_default_logger_callback(lambda *r: None, severity=4)]
+    # (warnings only: verbose records come from ORT's worker threads too, which a callback
+    # at severity 0 turns into a hazard of its own)
+    hook = sys.unraisablehook
+    sys.unraisablehook = sys.__unraisablehook__
+    try:
+        ort.set_default_logger_callback(
+            lambda *r: records.append(tuple(type(f).__name__ for f in r)), severity=2)
+        ort.InferenceSession(_unused_initializer_model(), providers=["CPUExecutionProvider"])
+        ort.set_default_logger_callback(broken, severity=2)
+        ran = ort.InferenceSession(_unused_initializer_model()).run(
+            None, {"x": np.array([1, 2], F32)})
+        refused = _gist(_outcomes(lambda call: call(), calls))
+    finally:
+        sys.unraisablehook = hook
+        ort.set_default_logger_callback(None)
+        ort.set_default_logger_severity(2)
+    return [bool(records), sorted(set(records)), ran, refused]
+
+
+@scenario
+def void_arrays_for_string_inputs(ort: Any) -> Any:
+    # onnxruntime reads a numpy void array (a structured one too) as strings: each item's
+    # bytes, all of them, as UTF-8 (compat refused the dtype); for a tensor of another type it
+    # is a string tensor of the wrong type
+    strings = ort.InferenceSession(models.identity_model(models.T.STRING, [None]))
+    floats = ort.InferenceSession(models.identity_model(models.T.FLOAT, [None]))
+    feeds = [np.array([b"left", b"rite"], dtype=np.void),
+             np.array([b"ab\x00", b"a\x00b"], dtype="V3"),
+             np.array([b"\xc3\xa9t\xc3\xa9"], dtype=np.void),
+             np.zeros(2, dtype=[("n", "<i2")]), np.array([b"abcd"], dtype=np.void)[:0],
+             np.array([b"\xff\xfe"], dtype=np.void)]
+    sess2 = ort.InferenceSession(models.identity_model(models.T.STRING, (2, 2)))
+    return [_outcomes(lambda x: strings.run(None, {"x": x}), feeds),
+            sess2.run(None, {"x": np.array([b"four", b"byte", b"long", b"item"],
+                                           dtype=np.void).reshape(2, 2)}),
+            _outcomes(lambda x: floats.run(None, {"x": x}), feeds[:1])]
+
+
+@scenario
+def sparse_tensor_views_are_read_only(ort: Any) -> Any:
+    # onnxruntime's views of a sparse tensor's values and indices are read-only, and its
+    # string values come out as an object array (compat's were writable, and 'U' arrays)
+    cpu = ort.OrtDevice.make("cpu", 0)
+    indices = np.array([2, 7, 11], np.int64)
+    coo = ort.SparseTensor.sparse_coo_from_numpy([4, 4], np.array([1, 2, 3], F32), indices, cpu)
+    csr = ort.SparseTensor.sparse_csr_from_numpy(
+        [3, 4], np.array([1, 2, 3], F32), np.array([0, 1, 3], np.int64),
+        np.array([0, 1, 3, 3], np.int64), cpu)
+    text = ort.SparseTensor.sparse_coo_from_numpy([4, 4], np.array(["ab", "c", "déf"]),
+                                                  indices, cpu)
+    again = ort.OrtValue.ort_value_from_sparse_tensor(coo).as_sparse_tensor()
+    arrays = [coo.values(), coo.as_coo_view().indices(), csr.values(), csr.as_csrc_view().inner(),
+              csr.as_csrc_view().outer(), again.values(), again.as_coo_view().indices(),
+              text.values(), text.as_coo_view().indices()]
+    return [[a.flags.writeable for a in arrays], arrays, text.data_type()]
+
+
+@scenario
+def ort_devices_name_their_vendor(ort: Any) -> Any:
+    # onnxruntime's OrtDevice.make gives a device the PCI vendor of its name unless one is
+    # given (CUDA NVIDIA's, DirectML Microsoft's whatever is given, CANN Huawei's) and knows
+    # "webgpu" but not "fpga" (compat gave every device vendor 0, and took "fpga")
+    out: list[Any] = []
+    for name in ("cpu", "gpu", "cuda", "dml", "npu", "cann", "webgpu", "fpga", "CUDA"):
+        out.append(_outcomes(lambda vendor: [
+            (d.device_type(), d.device_id(), d.device_vendor_id(), d.device_mem_type())
+            for d in [ort.OrtDevice.make(name, 1, *vendor)]], [(), (7,), (-1,)]))
+    return out
+
+
+@scenario
+def from_dlpack_takes_a_capsule(ort: Any) -> Any:
+    # onnxruntime's OrtValue.from_dlpack takes a producer (an array, an OrtValue) or the
+    # capsule one hands out, refusing a used capsule or anything else with TypeError (compat
+    # asked a capsule for __dlpack__)
+    v = ort.OrtValue.ortvalue_from_numpy(np.arange(6, dtype=F32).reshape(2, 3))
+    used = np.arange(3.0).__dlpack__()
+    ort.OrtValue.from_dlpack(used)
+    got = [ort.OrtValue.from_dlpack(v.__dlpack__()), ort.OrtValue.from_dlpack(v),
+           ort.OrtValue.from_dlpack(np.arange(3.0).__dlpack__()),
+           ort.OrtValue.from_dlpack(np.array([True, False]))]
+    return [[g.numpy().copy() for g in got], got[0].data_ptr() == v.data_ptr(),
+            _outcomes(ort.OrtValue.from_dlpack, [used, 5, [1.0]])]
+
+
+@scenario
+def provider_arguments_normalized_by_the_helper(ort: Any) -> Any:
+    # onnxruntime_inference_collection.check_and_normalize_provider_args, which tools import
+    # to check providers as sessions do (compat had no such name)
+    check = ort.capi.onnxruntime_inference_collection.check_and_normalize_provider_args
+    names = ["P", "Q", "R"]
+    return _outcomes(lambda args: check(*args, names), [
+        (None, None), (["P"], None), ([("P", {1: 2}), "Q"], None), (["P", "Q"], [{1: 2.5}, {}]),
+        (["P", "Q", "P"], [{"x": 1}, {}, {"y": 2}]), (["S"], None), (7, None), ([7], None),
+        (["P"], 7), (["P"], ["no dict"]), (["P", "Q"], [{}]), ([("P", {})], [{}])])
+
+
+@scenario
+def model_files_and_initializers_the_caller_gives(ort: Any) -> Any:
+    # a pathlib.Path for the model; the optimized model written where optimized_model_filepath
+    # says, its large initializers in the external file the config entries name, and that
+    # model loaded again; an initializer of the options replacing the model's; an initializer
+    # whose external file is not on disk given by the caller
+    import pathlib
+    import tempfile
+
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = numpy_helper.from_array(np.arange(60, dtype=F32).reshape(30, 2), "w")
+    added = models._bytes(models.make_model(
+        [helper.make_node("Add", ["x", "w"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [30, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [30, 2])], initializers=[weights]))
+    pads = helper.make_tensor("pads", TensorProto.INT64, [4], vals=[])
+    pads.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "pads_nowhere.bin"), ("offset", "0"), ("length", "32")):
+        entry = pads.external_data.add()
+        entry.key, entry.value = key, value
+    padded = models._bytes(models.make_model(
+        [helper.make_node("Pad", ["x", "pads"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializers=[pads]))
+    out: list[Any] = []
+    with tempfile.TemporaryDirectory() as d:
+        root = pathlib.Path(d)
+        (root / "square.onnx").write_bytes(_square_model())
+        out.append(ort.InferenceSession(root / "square.onnx").run(None, {"x": X32}))
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = str(root / "optimized.onnx")
+        so.add_session_config_entry(
+            "session.optimized_model_external_initializers_file_name", "weights.bin")
+        so.add_session_config_entry(
+            "session.optimized_model_external_initializers_min_size_in_bytes", "64")
+        ort.InferenceSession(added, so)
+        out.append(sorted(os.listdir(d)))
+        out.append(ort.InferenceSession(str(root / "optimized.onnx")).run(
+            None, {"x": np.ones((30, 2), F32)}))
+        so = ort.SessionOptions()
+        so.add_initializer("w", ort.OrtValue.ortvalue_from_numpy(np.full((30, 2), 0.5, F32)))
+        out.append(ort.InferenceSession(added, so).run(None, {"x": np.ones((30, 2), F32)}))
+        (root / "padded.onnx").write_bytes(padded)
+        so = ort.SessionOptions()
+        so.add_external_initializers(["pads"], [ort.OrtValue.ortvalue_from_numpy(
+            np.array([0, 1, 1, 0], np.int64))])
+        out.append(ort.InferenceSession(str(root / "padded.onnx"), so).run(
+            None, {"x": np.ones((2, 2), F32)}))
+    return out
+
+
+@scenario
+def iobinding_every_numeric_type_both_ways(ort: Any) -> Any:
+    # an OrtValue bound as input, or its memory by pointer; the output bound by device and
+    # read back; then the pointer input rebound and run again
+    from onnx import helper
+
+    out: list[Any] = []
+    for dtype in (np.float32, np.float64, np.int32, np.uint32, np.int64, np.uint64, np.int16,
+                  np.uint16, np.int8, np.uint8, np.float16, np.bool_):
+        x = np.arange(8).reshape(4, 2).astype(dtype)
+        elem = helper.np_dtype_to_tensor_dtype(x.dtype)
+        sess = ort.InferenceSession(models.identity_model(elem, [None, 2]))
+        value = ort.OrtValue.ortvalue_from_numpy(x)
+        by_value = sess.io_binding()
+        by_value.bind_ortvalue_input("x", value)
+        by_value.bind_output("y", "cpu")
+        sess.run_with_iobinding(by_value)
+        by_pointer = sess.io_binding()
+        by_pointer.bind_input("x", "cpu", 0, dtype, list(x.shape), value.data_ptr())
+        by_pointer.bind_output("y", "cpu")
+        sess.run_with_iobinding(by_pointer)
+        first = [v.numpy().copy() for v in by_pointer.get_outputs()]
+        other = ort.OrtValue.ortvalue_from_numpy(x[::-1].copy())
+        by_pointer.bind_input("x", "cpu", 0, dtype, list(x.shape), other.data_ptr())
+        sess.run_with_iobinding(by_pointer)
+        out.append([by_value.get_outputs()[0].numpy().copy(), first,
+                    by_pointer.copy_outputs_to_cpu(), by_pointer.get_outputs()[0].device_name()])
+    return out
+
+
+@scenario
+def outputs_that_are_inputs_are_copies(ort: Any) -> Any:
+    # a graph input that is also a graph output comes out as a copy, not a view of the feed:
+    # each run's outputs keep their values while the feeds change
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])
+    model = models._bytes(models.make_model(
+        [helper.make_node("Add", ["x", "ten"], ["plus"])], [x],
+        [helper.make_tensor_value_info("plus", TensorProto.FLOAT, [2, 2]), x],
+        initializers=[numpy_helper.from_array(np.array(10, F32), "ten")]))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model, so)
+    runs, shared = [], []
+    feed = np.zeros((2, 2), F32)
+    for k in range(4):
+        feed[:] = k
+        got = sess.run(None, {"x": feed})
+        shared.append(np.shares_memory(got[1], feed))
+        runs.append(got)
+    return [runs, shared]
+
+
+@scenario
+def ortvalue_array_protocol_shares_memory(ort: Any) -> Any:
+    # np.asarray of an OrtValue is a view of its memory (for its own dtype), a converted copy
+    # for another
+    v = ort.OrtValue.ortvalue_from_numpy(np.array([[1.5, 2], [3, 4]], F32))
+    same_type = [np.asarray(v), np.asarray(v, dtype=np.float32), np.array(v, copy=False)]
+    return [[a.ctypes.data == v.data_ptr() for a in same_type], np.asarray(v, dtype=np.float64),
+            np.asarray(ort.OrtValue.ortvalue_from_numpy(np.array([True, False]))),
+            np.asarray(ort.OrtValue.ortvalue_from_numpy(np.array([1, 2], np.int64)))]
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:
