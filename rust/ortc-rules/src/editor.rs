@@ -225,13 +225,7 @@ impl ValueInfo {
         if info.is_null() {
             return Err(Error::Invalid("the value info is not a tensor".into()));
         }
-        let mut ty = 0;
-        ort!(api, GetTensorElementType(info, &mut ty))?;
-        let mut n = 0usize;
-        ort!(api, GetDimensionsCount(info, &mut n))?;
-        let mut dims = vec![0i64; n];
-        ort!(api, GetDimensions(info, dims.as_mut_ptr(), n))?;
-        Ok((ty, dims))
+        crate::typeinfo::element_type_and_dims(api, info)
     }
 
     fn into_raw(self) -> *mut sys::OrtValueInfo {

@@ -78,6 +78,22 @@ impl Drop for TypeInfo {
     }
 }
 
+/// A tensor info's element type and dimensions, -1 where unknown (shared:
+/// `GetTensorElementType`, `GetDimensionsCount`, `GetDimensions`): what a value's and a value
+/// info's `element_type_and_shape` read from the info they get.
+pub(crate) fn element_type_and_dims(
+    api: &Api,
+    info: *const sys::OrtTensorTypeAndShapeInfo,
+) -> Result<(sys::ONNXTensorElementDataType, Vec<i64>)> {
+    let mut ty = 0;
+    ort!(api, GetTensorElementType(info, &mut ty))?;
+    let mut n = 0usize;
+    ort!(api, GetDimensionsCount(info, &mut n))?;
+    let mut dims = vec![0i64; n];
+    ort!(api, GetDimensions(info, dims.as_mut_ptr(), n))?;
+    Ok((ty, dims))
+}
+
 impl TensorTypeAndShapeInfo<'_> {
     /// The element type (shared: `GetTensorElementType`).
     pub fn element_type(&self) -> Result<sys::ONNXTensorElementDataType> {

@@ -226,16 +226,7 @@ impl<'buf> Value<'buf> {
         let api = self.api;
         let mut info = std::ptr::null_mut();
         ort!(api, GetTensorTypeAndShape(self.ptr.as_ptr(), &mut info))?;
-        let read = || -> Result<_> {
-            let mut ty = 0;
-            ort!(api, GetTensorElementType(info, &mut ty))?;
-            let mut n = 0usize;
-            ort!(api, GetDimensionsCount(info, &mut n))?;
-            let mut dims = vec![0i64; n];
-            ort!(api, GetDimensions(info, dims.as_mut_ptr(), n))?;
-            Ok((ty, dims))
-        };
-        let out = read();
+        let out = crate::typeinfo::element_type_and_dims(api, info);
         if let Ok(f) = slot!(api, ReleaseTensorTypeAndShapeInfo) {
             unsafe { f(info) }
         }
