@@ -1,6 +1,8 @@
 """The process-wide ORT environment, and ORT's log messages routed into Python ``logging``
 (logger ``ortc.ort``; each record carries ``ort_severity``, ``ort_category``, ``ort_logid``,
-``ort_code_location`` and ``ortc_retried``: see :func:`hold_ort_logs`).
+``ort_code_location`` and ``ortc_retried``: see :func:`hold_ort_logs`). The messages of ORT's
+own threads reach ``logging`` from a Python thread of ortc's, in order, shortly after ORT sends
+them: one of ORT's threads never waits for a lock of the logging path (see :func:`_queue`).
 
 ORT's ``OrtEnv`` is a reference-counted singleton: every CreateEnv returns the same object and
 ignores its arguments after the first, and once its last reference is released ORT cannot run
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import _thread
+from collections import deque
 from typing import TYPE_CHECKING, Any, cast
 
 from . import _exit, _loader
@@ -74,6 +78,7 @@ def ort_logger() -> logging.Logger:
         log = _ort_logger = logging.getLogger("ortc.ort")
     return log
 
+_getframe = sys._getframe
 _accepting_logs = True  # cleared at interpreter exit: from then on the callback does nothing
 
 
@@ -88,6 +93,11 @@ def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_lo
     if not _accepting_logs:
         return
     record = (severity, _text(message), _text(category), _text(logid), _text(code_location))
+    try:
+        _getframe(1)
+    except ValueError:  # no Python code below this call: one of ORT's own threads (see _queue)
+        _queue(record)
+        return
     if severity == _ORT_ERROR:
         held = getattr(_held, "records", None)
         if held is not None:  # a run ortc may retry: kept until it knows (hold_ort_logs)
@@ -104,6 +114,98 @@ def _emit(record: tuple[int, str, str, str, str], retried: bool) -> None:
             extra={"ort_category": category, "ort_logid": logid,
                    "ort_code_location": code_location, "ort_severity": severity,
                    "ortc_retried": retried})
+
+
+# ORT's own threads (its intra- and inter-op pools) do not hand their messages to logging
+# themselves. Logging takes locks (each handler's, the logging module's, whatever a handler's
+# code takes), and a Python thread may hold one of them while it waits inside ORT for those very
+# threads: a session released by a garbage collection, or closed, inside a handler's emit
+# (ReleaseSession joins the pool, whose threads log as they start), a run made under a lock a
+# handler takes (Run waits for its inter-op threads, which log as the arena grows). Each such
+# wait deadlocked. So a message from a thread with no Python code below the callback is queued,
+# without waiting on any lock, and the drainer, a Python thread that nothing in ORT waits for,
+# hands it to logging; in order (one queue, one drainer), with the ORT thread's id as the
+# record's ``thread`` (``threadName`` ``ORT-<thread>``) and the time it was logged as its
+# ``created``; they may reach the handlers after the call that made them has returned. Messages
+# on a thread that called into ORT are logged there and then, as before (the ERROR hold below,
+# a handler seeing a message while the call is still inside ORT). Telling the two apart costs a
+# message from a caller thread one frame lookup (about 40 ns); a run that logs nothing pays
+# nothing.
+_queued: deque[tuple[tuple[int, str, str, str, str], int, float]] = deque()
+#: a binary semaphore: released by a producer after each append, acquired by the drainer to
+#: wait for work; releasing it never waits (an unlocked one raises, and is already a wake-up)
+_queue_wake = _thread.allocate_lock()
+_queue_start = _thread.allocate_lock()
+_drainer_started = False
+_draining = False
+
+
+def _queue(record: tuple[int, str, str, str, str]) -> None:
+    _queued.append((record, _thread.get_ident(), time.time()))
+    if not _drainer_started:
+        _start_drainer()
+    try:
+        _queue_wake.release()
+    except RuntimeError:  # not held: the drainer is awake, or was woken already
+        pass
+
+
+def _start_drainer() -> None:
+    global _drainer_started
+    with _queue_start:  # held only to start the thread, never while waiting on anything else
+        if not _drainer_started:
+            _thread.start_new_thread(_drain_queued, ())
+            _drainer_started = True
+
+
+def _drain_queued() -> None:
+    global _draining
+    queued = _queued
+    while True:
+        _queue_wake.acquire()
+        _draining = True
+        while queued:
+            record, ident, when = queued.popleft()
+            if _accepting_logs:
+                try:
+                    _emit_queued(record, ident, when)
+                except BaseException:  # noqa: BLE001 - as the callback's onerror: nobody to tell
+                    pass
+        _draining = False
+
+
+def _emit_queued(record: tuple[int, str, str, str, str], ident: int, when: float) -> None:
+    severity, message, category, logid, code_location = record
+    log = _ort_logger or ort_logger()
+    level = _PY_LEVEL.get(severity, _WARNING)
+    if not log.isEnabledFor(level):
+        return
+    with _in_callback:  # as _emit: a handler calling ortc raises instead of waiting on a guard
+        fn, lno, func, _ = log.findCaller()
+        rec = log.makeRecord(log.name, level, fn, lno, "%s", (message,), None, func,
+                             {"ort_category": category, "ort_logid": logid,
+                              "ort_code_location": code_location, "ort_severity": severity,
+                              "ortc_retried": False})
+        # when and where ORT logged it, not when the drainer got to it
+        rec.relativeCreated -= (rec.created - when) * 1000.0
+        rec.created = when
+        rec.msecs = (when - int(when)) * 1000.0
+        rec.thread = ident
+        rec.threadName = f"ORT-{ident}"
+        log.handle(rec)
+
+
+def _queue_after_fork_in_child() -> None:
+    # the drainer is gone; the parent emits what its own threads queued
+    global _queue_wake, _queue_start, _drainer_started, _draining
+    _queued.clear()
+    _queue_wake = _thread.allocate_lock()
+    _queue_start = _thread.allocate_lock()
+    _drainer_started = _draining = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_queue_after_fork_in_child)
 
 
 # A run in which ortc gave ORT buffers it guessed (outputs preallocated from shapes the model
@@ -258,6 +360,10 @@ def _quiet_at_exit() -> None:
     # ORT may log from its static destructors after Python has finalized; calling back into a
     # finalized interpreter would crash. Raise ORT's threshold and make the callback inert.
     global _accepting_logs
+    # what ORT's threads logged and the drainer has not yet handed to logging: a bounded wait
+    deadline = time.monotonic() + 1.0
+    while (_queued or _draining) and time.monotonic() < deadline:
+        time.sleep(0.005)
     _accepting_logs = False
     env = _env
     if env is not None:

@@ -525,7 +525,9 @@ CALLBACKS: list[dict[str, str]] = [
      "and ORT's own pool threads, concurrently, without a lock held by ORT",
      "rust": "Fn(...) + Send + Sync + 'static (kept until the env's last release)",
      "ortc": "ortc/env.py _log_from_ort: catches everything, never waits on a guard (inside "
-             "threads.ort_callback), inert after interpreter exit",
+             "threads.ort_callback), inert after interpreter exit; on ORT's own threads it "
+             "waits on no Python lock: their messages are queued and a Python thread logs "
+             "them, in order",
      "evidence": "env.logger-caller-threads, thread.logger-pool-thread, "
                  "thread.logger-concurrent-runs"},
     {"type": "RunAsyncCallbackFn", "threads": "one of the session's intra-op pool threads",

@@ -203,3 +203,77 @@ def test_an_explicit_telemetry_choice_is_kept() -> None:
                       env={"ORT_DISABLE_TELEMETRY": "0"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["0"]
+
+
+_WAITS_FOR_LOGGING_POOL_THREADS = r"""
+import faulthandler, gc, logging, sys, threading, time
+import numpy as np, ortc, models
+faulthandler.dump_traceback_later(30, exit=True)  # a deadlock prints every thread's stack
+ortc.get_env().log_severity_level = ortc.LoggingLevel.VERBOSE
+main = threading.get_ident()
+# a session whose one intra-op pool thread logs as it starts (its thread affinity, at VERBOSE)
+starting = ortc.SessionOptions(intra_op_num_threads=2)
+starting.add_session_config_entry("session.intra_op_thread_affinities", "1")
+# a session whose inter-op pool thread logs during its first run (the arena grows, at VERBOSE)
+parallel = ortc.SessionOptions(execution_mode=ortc.ExecutionMode.PARALLEL,
+                               inter_op_num_threads=2, intra_op_num_threads=1)
+lock = threading.RLock()  # what the handler takes (reentrant: the main thread logs inside too)
+records, step = [], []
+
+class Handler(logging.Handler):
+    def emit(self, record):
+        with lock:
+            records.append(record)
+        if record.thread == main and not step:
+            step.append(1)
+            # on the main thread, holding this handler's lock: a session whose pool thread
+            # logs as it starts, closed here (ReleaseSession joins that thread) ...
+            ortc.Session(models.add_model(), starting).close()
+            # ... and one released by a garbage collection here
+            s = ortc.Session(models.add_model(), starting)
+            s.cycle = s
+            del s
+            gc.collect()
+
+log = logging.getLogger("ortc.ort")
+log.addHandler(Handler())
+log.setLevel(logging.DEBUG)
+log.propagate = False
+ortc.Session(models.add_model(), intra_op_num_threads=1).close()
+# a run whose pool thread logs, made while holding the lock the handler takes
+s = ortc.Session(models.mlp_model(3, 64, "batch"), parallel)
+with lock:
+    s.run(None, {"x": np.ones((256, 64), np.float32)})
+print("finished", flush=True)
+def pool():
+    return [r for r in records if r.thread != main]
+end = time.monotonic() + 10  # the messages of ORT's threads reach the handler asynchronously
+while time.monotonic() < end and not (
+        sum("affinity" in r.getMessage() for r in pool()) >= 2
+        and any("Arena" in r.getMessage() for r in pool())):
+    time.sleep(0.01)
+print(sum("affinity" in r.getMessage() for r in pool()),
+      any("Arena" in r.getMessage() for r in pool()),
+      all(isinstance(r.ort_severity, int) and isinstance(r.ort_category, str)
+          and isinstance(r.ort_logid, str) and isinstance(r.ort_code_location, str)
+          and r.ortc_retried is False for r in pool()),
+      all(r.created <= time.time() and r.levelno == 10 + 10 * r.ort_severity for r in pool()))
+"""
+
+
+def test_a_thread_waiting_for_ort_threads_that_log_while_it_holds_a_logging_lock() -> None:
+    """ORT's pool threads log (VERBOSE: a thread's affinity as it starts, the arena growing in
+    a run). A thread that waits inside ORT for them (ReleaseSession joins the pool; Run waits
+    for its inter-op threads) while it holds a lock the logging path takes (a handler's own
+    lock when a session is closed or collected inside emit; a lock the handler takes around a
+    run) deadlocked: the pool thread waited in the log callback for that lock. ortc queues the
+    messages of ORT's own threads, and a Python thread hands them to logging, with their fields
+    and the ORT thread as the record's thread."""
+    from conftest import run_python
+
+    proc = run_python(_WAITS_FOR_LOGGING_POOL_THREADS, timeout=90)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.split("\n")
+    assert lines[0] == "finished", proc.stdout
+    # both sessions' pool threads' affinity messages, the run's arena message, their fields
+    assert lines[1].split() == ["2", "True", "True", "True"], proc.stdout
