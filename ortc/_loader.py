@@ -271,6 +271,10 @@ def elf_truncation(path: str) -> str | None:
     return None
 
 
+#: cffi's default (RTLD_NOW), never unloaded (where the platform has RTLD_NODELETE)
+_DLOPEN_FLAGS = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
+
+
 def _open(path: str, source: str, searched: list[str]) -> Api:
     if os.sep in path:
         cut = elf_truncation(path)
@@ -278,7 +282,11 @@ def _open(path: str, source: str, searched: list[str]) -> Api:
             raise LibraryNotFoundError(f"{path} is truncated ({cut}); loading it would crash "
                                        f"the process")
     try:
-        lib: Any = ffi.dlopen(path)  # its symbols are not declared to type checkers
+        # never unloaded (RTLD_NODELETE): cffi closes the library when its object goes, at the
+        # latest as the interpreter finalizes, while code outside Python may still call into
+        # ORT until the process ends (a custom-op library's static destructors releasing the
+        # domains ORT made for it segfaulted in the unmapped code: tests/test_compat_apps.py)
+        lib: Any = ffi.dlopen(path, _DLOPEN_FLAGS)  # its symbols are not declared to type checkers
     except OSError as exc:
         msg = str(exc)  # cffi's text names the path already ("cannot load library '...': ...")
         if path not in msg:
