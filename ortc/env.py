@@ -106,14 +106,19 @@ def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_lo
     _emit(record, False)
 
 
+def _level_and_fields(record: tuple[int, str, str, str, str],
+                      retried: bool) -> tuple[int, dict[str, Any]]:
+    """A message's Python logging level and the fields its record carries (module docstring)."""
+    severity, _message, category, logid, code_location = record
+    return (_DEBUG if retried else _PY_LEVEL.get(severity, _WARNING),
+            {"ort_category": category, "ort_logid": logid, "ort_code_location": code_location,
+             "ort_severity": severity, "ortc_retried": retried})
+
+
 def _emit(record: tuple[int, str, str, str, str], retried: bool) -> None:
-    severity, message, category, logid, code_location = record
+    level, fields = _level_and_fields(record, retried)
     with _in_callback:  # a handler calling ortc raises instead of waiting on a guard
-        (_ort_logger or ort_logger()).log(
-            _DEBUG if retried else _PY_LEVEL.get(severity, _WARNING), "%s", message,
-            extra={"ort_category": category, "ort_logid": logid,
-                   "ort_code_location": code_location, "ort_severity": severity,
-                   "ortc_retried": retried})
+        (_ort_logger or ort_logger()).log(level, "%s", record[1], extra=fields)
 
 
 # ORT's own threads (its intra- and inter-op pools) do not hand their messages to logging
@@ -175,17 +180,13 @@ def _drain_queued() -> None:
 
 
 def _emit_queued(record: tuple[int, str, str, str, str], ident: int, when: float) -> None:
-    severity, message, category, logid, code_location = record
     log = _ort_logger or ort_logger()
-    level = _PY_LEVEL.get(severity, _WARNING)
+    level, fields = _level_and_fields(record, False)
     if not log.isEnabledFor(level):
         return
     with _in_callback:  # as _emit: a handler calling ortc raises instead of waiting on a guard
         fn, lno, func, _ = log.findCaller()
-        rec = log.makeRecord(log.name, level, fn, lno, "%s", (message,), None, func,
-                             {"ort_category": category, "ort_logid": logid,
-                              "ort_code_location": code_location, "ort_severity": severity,
-                              "ortc_retried": False})
+        rec = log.makeRecord(log.name, level, fn, lno, "%s", (record[1],), None, func, fields)
         # when and where ORT logged it, not when the drainer got to it
         rec.relativeCreated -= (rec.created - when) * 1000.0
         rec.created = when
