@@ -156,7 +156,9 @@ class IoBinding(Handle):
         def run(*args: Any) -> T:
             undo = self._run_holds()
             try:
-                echoed = {n: v for n, v in self._bound_inputs.items() if n in self._echo_names}
+                echo_names = self._echo_names  # (most models have none: no dict walk)
+                echoed = {n: v for n, v in self._bound_inputs.items()
+                          if n in echo_names} if echo_names else {}
                 result = work(*args)
             finally:
                 self._end_run_holds(undo)
