@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._enums import (AllocatorType, ElementType, ErrorCode, ExecutionMode,
-                     GraphOptimizationLevel, LoggingLevel, MemType, ValueKind)
+from ._enums import ElementType, ErrorCode, ValueKind
 from ._handle import live_handles
 from ._loader import LibraryInfo, load
 from .env import Env, available_providers, get_env
@@ -30,6 +29,7 @@ from .typeinfo import NodeArg, TypeInfo
 from .value import Value
 
 if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
+    from ._enums import AllocatorType, ExecutionMode, GraphOptimizationLevel, LoggingLevel, MemType
     from ._version import VersionInfo, version
     from .binding import IoBinding
     from .lora import LoraAdapter
@@ -41,9 +41,12 @@ if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
 
 #: names loaded on first use, and their modules: ``import ortc`` does not pay for the rules
 #: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, LoRA adapters,
-#: session options (a session with default options makes none), nor the dataclasses of
-#: version(), recipes and model metadata (making a dataclass costs ~0.4 ms)
-_LAZY = {"rules": "rules_table", "SparseTensor": "sparse", "IoBinding": "binding",
+#: session options (a session with default options makes none), the dataclasses of
+#: version(), recipes and model metadata (making a dataclass costs ~0.4 ms), nor the enums a
+#: first session does not hand out (an IntEnum costs ~0.1 ms)
+_LAZY = {"AllocatorType": "_enums", "ExecutionMode": "_enums",
+         "GraphOptimizationLevel": "_enums", "LoggingLevel": "_enums", "MemType": "_enums",
+         "rules": "rules_table", "SparseTensor": "sparse", "IoBinding": "binding",
          "LoraAdapter": "lora", "SessionOptions": "session_options",
          "version": "_version", "VersionInfo": "_version", "OptionsRecipe": "recipe",
          "SessionRecipe": "recipe", "RecipeError": "recipe", "ModelMetadata": "metadata"}

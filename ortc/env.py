@@ -27,8 +27,7 @@ import _thread
 from collections import deque
 from typing import TYPE_CHECKING, Any, cast
 
-from . import _exit, _loader
-from ._enums import LoggingLevel
+from . import _enums, _exit, _loader
 from ._ffi import ffi
 from ._guard import survive_fork
 from ._handle import Handle
@@ -43,6 +42,8 @@ _in_callback = ort_callback()
 if TYPE_CHECKING:
     import logging
 
+    from ._enums import LoggingLevel
+
 __all__ = ["Env", "get_env", "available_providers"]
 
 #: the ``ortc.ort`` logger ORT's messages go to. ``logging`` (2-3 ms of the import) is imported
@@ -52,20 +53,13 @@ _ort_logger: logging.Logger | None = None
 
 # Python logging's level numbers (fixed by the logging module's documentation).
 _DEBUG, _INFO, _WARNING, _ERROR, _CRITICAL = 10, 20, 30, 40, 50
+# ORT's severities (OrtLoggingLevel's numbers; the LoggingLevel enum is made on first use)
+_ORT_VERBOSE, _ORT_INFO, _ORT_WARNING, _ORT_ERROR, _ORT_FATAL = range(5)
 # ORT severity -> Python logging level.
-_PY_LEVEL = {
-    int(LoggingLevel.VERBOSE): _DEBUG,
-    int(LoggingLevel.INFO): _INFO,
-    int(LoggingLevel.WARNING): _WARNING,
-    int(LoggingLevel.ERROR): _ERROR,
-    int(LoggingLevel.FATAL): _CRITICAL,
-}
-_LOGGING_TO_ORT = [
-    (_DEBUG, LoggingLevel.VERBOSE),
-    (_INFO, LoggingLevel.INFO),
-    (_WARNING, LoggingLevel.WARNING),
-    (_ERROR, LoggingLevel.ERROR),
-]
+_PY_LEVEL = {_ORT_VERBOSE: _DEBUG, _ORT_INFO: _INFO, _ORT_WARNING: _WARNING, _ORT_ERROR: _ERROR,
+             _ORT_FATAL: _CRITICAL}
+_LOGGING_TO_ORT = [(_DEBUG, _ORT_VERBOSE), (_INFO, _ORT_INFO), (_WARNING, _ORT_WARNING),
+                   (_ERROR, _ORT_ERROR)]
 
 
 def ort_logger() -> logging.Logger:
@@ -218,7 +212,6 @@ if hasattr(os, "register_at_fork"):
 # handlers as ORT sends it (a handler watching a long run, or a process about to die, sees it
 # at once); messages from ORT's pool threads are not held.
 _held = _thread._local()
-_ORT_ERROR = int(LoggingLevel.ERROR)
 
 
 def hold_ort_logs() -> list[Any]:
@@ -250,13 +243,13 @@ def _log_failed(_kind: Any, exc: BaseException | None, _tb: Any) -> None:
 _log_callback = ffi.callback("OrtLoggingFunction", _log_from_ort, onerror=_log_failed)
 
 
-def _default_severity() -> LoggingLevel:
+def _default_severity() -> int:
     # without logging imported nobody configured it: its default level, without importing it
     level = ort_logger().getEffectiveLevel() if "logging" in sys.modules else _WARNING
     for py_level, ort_level in _LOGGING_TO_ORT:
         if level <= py_level:
             return ort_level
-    return LoggingLevel.FATAL
+    return _ORT_FATAL
 
 
 class Env(Handle):
@@ -277,10 +270,10 @@ class Env(Handle):
     def __init__(self, severity: LoggingLevel | int | None = None, logid: str = "ortc") -> None:
         api = _loader.api()
         self._api = api
-        self._severity = _default_severity() if severity is None else _logging_level(severity)
+        self._severity = _default_severity() if severity is None else int(_logging_level(severity))
         os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # see the module docstring
         raw = call_out(api.CreateEnvWithCustomLogger, "OrtEnv*", _log_callback, ffi.NULL,
-                       int(self._severity), logid.encode(), context="CreateEnvWithCustomLogger")
+                       self._severity, logid.encode(), context="CreateEnvWithCustomLogger")
         self._adopt(raw, None)  # never released: see the module docstring
         survive_fork(self._guard)  # process-wide: a forked child creates sessions with it too
 
@@ -290,14 +283,14 @@ class Env(Handle):
     @property
     def log_severity_level(self) -> LoggingLevel:
         """ORT's minimum severity for messages sent to the ``ortc.ort`` logger."""
-        return self._severity
+        return _enums.LoggingLevel(self._severity)
 
     @log_severity_level.setter
     @exclusive("UpdateEnvWithCustomLogLevel")
     def log_severity_level(self, level: LoggingLevel | int) -> None:
         checked = _logging_level(level)  # before ORT's level changes: a refusal changes nothing
         check(self._api.UpdateEnvWithCustomLogLevel(self._ptr, int(checked)))
-        self._severity = checked
+        self._severity = int(checked)
 
     @shared("GetAvailableProviders", "ReleaseAvailableProviders")
     def providers(self) -> list[str]:
@@ -322,10 +315,10 @@ def _logging_level(level: Any) -> LoggingLevel:
         raise InvalidArgument(f"log severity: expected an ortc.LoggingLevel or an int 0-4, got "
                               f"{type(level).__name__} {level!r}")
     try:
-        return LoggingLevel(level)
+        return _enums.LoggingLevel(level)
     except ValueError:
-        raise InvalidArgument(f"log severity: {level!r} is not a logging level "
-                              f"({', '.join(f'{m.value} {m.name}' for m in LoggingLevel)})") \
+        members = ", ".join(f"{m.value} {m.name}" for m in _enums.LoggingLevel)
+        raise InvalidArgument(f"log severity: {level!r} is not a logging level ({members})") \
             from None
 
 
@@ -369,7 +362,7 @@ def _quiet_at_exit() -> None:
     env = _env
     if env is not None:
         try:
-            env._api.UpdateEnvWithCustomLogLevel(env._ptr, int(LoggingLevel.FATAL))
+            env._api.UpdateEnvWithCustomLogLevel(env._ptr, _ORT_FATAL)
         except Exception:  # noqa: BLE001 - an old library without the slot: nothing to do
             pass
 

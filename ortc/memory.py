@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from . import _loader
+from . import _enums, _loader
 from ._cstr import INT32, c_enum, c_integer, read_key_values, utf8
-from ._enums import AllocatorType, MemType
 from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check
 from .errors import InvalidArgument
 from .threads import shared
+
+if TYPE_CHECKING:
+    from ._enums import AllocatorType, MemType
+
+# OrtAllocatorType's OrtDeviceAllocator and OrtArenaAllocator, OrtMemType's OrtMemTypeDefault
+# (the AllocatorType and MemType enums are made on first use: a first session needs neither)
+_DEVICE_ALLOCATOR, _ARENA_ALLOCATOR, _MEM_TYPE_DEFAULT = 0, 1, 0
 
 __all__ = ["MemoryInfo", "Allocator", "cpu_memory_info", "default_allocator"]
 
@@ -29,25 +35,28 @@ class MemoryInfo(Handle):
     sync = True
     evidence = "immutable after creation: every getter only reads"
 
-    def __init__(self, name: str = "Cpu", allocator_type: AllocatorType | int = AllocatorType.DEVICE_ALLOCATOR,
-                 device_id: int = 0, mem_type: MemType | int = MemType.DEFAULT) -> None:
+    def __init__(self, name: str = "Cpu", allocator_type: AllocatorType | int = _DEVICE_ALLOCATOR,
+                 device_id: int = 0, mem_type: MemType | int = _MEM_TYPE_DEFAULT) -> None:
         self._api = _loader.api()
         raw = call_out(self._api.CreateMemoryInfo, "OrtMemoryInfo*", utf8(name, "memory name"),
-                       c_enum(allocator_type, AllocatorType, "MemoryInfo allocator_type"),
+                       c_enum(allocator_type, _enums.AllocatorType, "MemoryInfo allocator_type"),
                        c_integer(device_id, "MemoryInfo device_id", *INT32),
-                       c_enum(mem_type, MemType, "MemoryInfo mem_type"),
+                       c_enum(mem_type, _enums.MemType, "MemoryInfo mem_type"),
                        context=f"CreateMemoryInfo({name!r})")
         self._adopt(raw, self._api.ReleaseMemoryInfo)
 
     @classmethod
-    def cpu(cls, allocator_type: AllocatorType | int = AllocatorType.DEVICE_ALLOCATOR,
-            mem_type: MemType | int = MemType.DEFAULT) -> MemoryInfo:
+    def cpu(cls, allocator_type: AllocatorType | int = _DEVICE_ALLOCATOR,
+            mem_type: MemType | int = _MEM_TYPE_DEFAULT) -> MemoryInfo:
         """CPU memory (CreateCpuMemoryInfo)."""
+        allocator = c_enum(allocator_type, _enums.AllocatorType, "MemoryInfo allocator_type")
+        return cls._cpu(int(allocator), int(c_enum(mem_type, _enums.MemType, "MemoryInfo mem_type")))
+
+    @classmethod
+    def _cpu(cls, allocator_type: int, mem_type: int) -> MemoryInfo:
         self = cls.__new__(cls)
         self._api = _loader.api()
-        raw = call_out(self._api.CreateCpuMemoryInfo, "OrtMemoryInfo*",
-                       c_enum(allocator_type, AllocatorType, "MemoryInfo allocator_type"),
-                       c_enum(mem_type, MemType, "MemoryInfo mem_type"))
+        raw = call_out(self._api.CreateCpuMemoryInfo, "OrtMemoryInfo*", allocator_type, mem_type)
         self._adopt(raw, self._api.ReleaseMemoryInfo)
         return self
 
@@ -77,14 +86,14 @@ class MemoryInfo(Handle):
     def mem_type(self) -> MemType:
         out = ffi.new("OrtMemType*")
         check(self._api.MemoryInfoGetMemType(self._ptr, out))
-        return MemType(out[0])
+        return _enums.MemType(out[0])
 
     @property
     @shared("MemoryInfoGetType")
     def allocator_type(self) -> AllocatorType:
         out = ffi.new("OrtAllocatorType*")
         check(self._api.MemoryInfoGetType(self._ptr, out))
-        return AllocatorType(out[0])
+        return _enums.AllocatorType(out[0])
 
     @shared("CompareMemoryInfo")
     def same_as(self, other: MemoryInfo) -> bool:
@@ -196,7 +205,7 @@ def cpu_memory_info() -> MemoryInfo:
     never released: its close() does nothing)."""
     global _cpu_info
     if _cpu_info is None:
-        info = MemoryInfo.cpu(AllocatorType.ARENA_ALLOCATOR, MemType.DEFAULT)
+        info = MemoryInfo._cpu(_ARENA_ALLOCATOR, _MEM_TYPE_DEFAULT)
         info._process_wide = True
         _cpu_info = info
     return _cpu_info

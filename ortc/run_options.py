@@ -10,16 +10,18 @@ from __future__ import annotations
 import numbers
 import os
 import _thread
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from . import _loader
+from . import _enums, _loader
 from ._cstr import INT32, c_enum, c_integer, config_value, utf8
-from ._enums import LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check
 from .errors import closest_name
 from .threads import exclusive, shared
+
+if TYPE_CHECKING:
+    from ._enums import LoggingLevel
 
 __all__ = ["RunOptions", "checked_run_options", "checked_timeout", "main_run_options"]
 
@@ -82,12 +84,12 @@ class RunOptions(Handle):
     def log_severity_level(self) -> LoggingLevel:
         out = ffi.new("int*")
         check(self._api.RunOptionsGetRunLogSeverityLevel(self._ptr, out))
-        return LoggingLevel(out[0])
+        return _enums.LoggingLevel(out[0])
 
     @log_severity_level.setter
     @exclusive("RunOptionsSetRunLogSeverityLevel")
     def log_severity_level(self, value: LoggingLevel | int) -> None:
-        level = c_enum(value, LoggingLevel, "run option log_severity_level")
+        level = c_enum(value, _enums.LoggingLevel, "run option log_severity_level")
         check(self._api.RunOptionsSetRunLogSeverityLevel(self._ptr, int(level)))
 
     @property
