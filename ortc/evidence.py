@@ -17,7 +17,9 @@ Every record has a ``kind``:
 * ``untested``: nothing here shows it; the record says what is assumed.
 
 ``backs`` names the verdicts a record supports: ``send``, ``sync``, ``not-send``, ``not-sync``,
-``run`` (Run concurrency), ``lifetime``, ``exclusive``, ``shared``. tests/test_evidence.py
+``run`` (Run concurrency), ``lifetime``, ``exclusive``, ``shared``, and for an ownership transfer
+(:data:`TRANSFER_EVIDENCE`) ``transfer`` (the call takes the argument) and ``on-failure`` (who
+owns it after the call fails). tests/test_evidence.py
 resolves every reference (URL shape, check id, test id) and fails when a Send/Sync verdict
 rests on ``guard``/``untested`` records alone without a caveat saying so, or when a Send record
 of kind ``ort-behaviour`` cites a check or test that never moves the type to another thread. A
@@ -31,7 +33,8 @@ from typing import Any
 
 __all__ = ["Evidence", "KINDS", "STRONG", "doc", "maintainer", "check", "test", "guard",
            "policy", "untested", "TYPE_EVIDENCE", "CAVEATS", "EP_EVIDENCE", "CALLBACK_EVIDENCE",
-           "COUNTER_REPORTS", "OPTION_EVIDENCE", "for_type", "find", "ALL_VERSIONS", "SUITE"]
+           "COUNTER_REPORTS", "OPTION_EVIDENCE", "TRANSFER_EVIDENCE", "for_type", "for_transfer",
+           "transfer_key", "find", "ALL_VERSIONS", "SUITE"]
 
 KINDS = ("ort-doc", "ort-maintainer", "ort-behaviour", "guard", "policy", "untested")
 #: kinds that can carry a Send/Sync verdict alone
@@ -120,6 +123,10 @@ EDITOR_API = "https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html
 EP_STRUCT = "https://onnxruntime.ai/docs/api/c/struct_ort_ep.html"
 CXX_NODE = "https://onnxruntime.ai/docs/api/c/struct_ort_1_1_node.html"
 COMPILE_OPTIONS_SRC = f"{GH}/blob/main/onnxruntime/core/session/model_compilation_options.h"
+#: the model editor's implementation at a commit read for what its calls do with what they take
+#: (the C reference says what is taken on success, not what a failed call leaves the caller)
+EDITOR_SRC = (f"{GH}/blob/004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6/onnxruntime/core/session/"
+              "model_editor_c_api.cc")
 ADD_CUSTOM_OP_DOMAINS = (f"{GH}/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/"
                          "session/inference_session.h#L268")
 _T = "tests/test_threads.py::"
@@ -748,6 +755,90 @@ CALLBACK_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               versions="1.19.2-1.32.0"),
     ),
 }
+
+# -- ownership transfers (ortc/rules_table.py TRANSFERS) ----------------------------------------
+
+def transfer_key(function: str, c_type: str) -> str:
+    """The key of a transfer's records: ``Table.Function(OrtType)``."""
+    return f"{function}({c_type})"
+
+
+_EDITOR = "OrtModelEditorApi."
+
+TRANSFER_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
+    transfer_key(_EDITOR + "CreateNode", "OrtOpAttr"): (
+        check("editor.create-node-takes-attributes", "a successful CreateNode sets the "
+              "caller's array entries to NULL, having released the attributes; the node keeps "
+              "its own copy", "transfer", versions="1.22.1-1.32.0"),
+        check("life.op-attr-release-after-create-node", "releasing the attribute again after "
+              "a successful CreateNode is a double free that kills the process", "transfer",
+              outcome="known", versions="1.22.1-1.32.0"),
+        doc(CXX_NODE, "ORT's C++ wrapper gives its attributes up to the node on success",
+            "transfer"),
+        doc(EDITOR_SRC, "CreateNode copies, releases and sets to NULL one array entry after "
+            "another; an entry it has not reached when it fails is left as it was",
+            "on-failure"),
+    ),
+    transfer_key(_EDITOR + "SetGraphInputs", "OrtValueInfo"): (
+        doc(EDITOR_API, "the graph takes ownership of the value infos it is given as inputs: "
+            "the caller must not release them", "transfer"),
+        doc(EDITOR_SRC, "SetGraphInputs checks the whole array first (duplicates, value infos "
+            "already owned by a graph), then takes the entries one by one, setting each to "
+            "NULL", "transfer", "on-failure"),
+        maintainer(f"{GH}/pull/28800", "the model editor's ownership pull request (merged, "
+                   "June 2026) documents the inputs and outputs as all or nothing: on failure "
+                   "the graph keeps its previous ones and none of the value infos is taken",
+                   "on-failure"),
+    ),
+    transfer_key(_EDITOR + "SetGraphOutputs", "OrtValueInfo"): (
+        doc(EDITOR_API, "the graph takes ownership of the value infos it is given as outputs: "
+            "the caller must not release them", "transfer"),
+        doc(EDITOR_SRC, "SetGraphOutputs works as SetGraphInputs: checks first, then each entry "
+            "taken and set to NULL", "transfer", "on-failure"),
+        maintainer(f"{GH}/pull/28800", "the same pull request documents SetGraphOutputs as all "
+                   "or nothing: a failed call takes none of the value infos", "on-failure"),
+    ),
+    transfer_key(_EDITOR + "AddNodeToGraph", "OrtNode"): (
+        doc(EDITOR_API, "the graph owns a node once AddNodeToGraph has it", "transfer"),
+        check("send.model-editor", "a node made on one thread and added to a graph on another "
+              "ends up in a model whose sessions run", "transfer",
+              versions="1.22.1-1.32.0"),
+        doc(EDITOR_SRC, "at this commit every error is returned before the node is taken (a "
+            "node already in a graph is refused); the C reference says nothing of a failed "
+            "call, and earlier sources did not refuse a node added twice", "on-failure"),
+        maintainer(f"{GH}/pull/28123", "vraspar (merged, April 2026): AddNodeToGraph now "
+                   "refuses a node already added to a graph instead of taking it a second time",
+                   "on-failure"),
+    ),
+    transfer_key(_EDITOR + "AddGraphToModel", "OrtGraph"): (
+        doc(EDITOR_API, "the model owns the graph AddGraphToModel gives it: never release it "
+            "after that", "transfer"),
+        check("send.model-editor", "a graph given to a model on another thread serves that "
+              "model's sessions", "transfer", versions="1.22.1-1.32.0"),
+        doc(EDITOR_SRC, "at this commit every error (a NULL argument, a model that already has "
+            "a graph, a graph already in a model) is returned before the graph is taken; the C "
+            "reference says nothing of a failed call", "on-failure"),
+        maintainer(f"{GH}/pull/28123", "vraspar (merged, April 2026): AddGraphToModel now "
+                   "refuses a model that already has a graph and a graph already in a model",
+                   "on-failure"),
+    ),
+    transfer_key(_EDITOR + "AddInitializerToGraph", "OrtValue"): (
+        doc(EDITOR_API, "ORT takes ownership of the value: the caller must not release it",
+            "transfer"),
+        doc(EDITOR_SRC, "every check (name, tensor type, CPU memory, a name or value already "
+            "added, external data under 128 bytes) runs before the value is taken", "transfer",
+            "on-failure"),
+        maintainer(f"{GH}/pull/28123", "vraspar (merged, April 2026) made the graph copy the "
+                   "value instead, the caller keeping and releasing it; the later ownership "
+                   f"pull request ({GH}/pull/28800) made the graph take it again. Which releases "
+                   "copy is not checked here", "transfer"),
+    ),
+}
+
+
+def for_transfer(function: str, c_type: str) -> tuple[Evidence, ...]:
+    return TRANSFER_EVIDENCE.get(transfer_key(function, c_type), ())
+
 
 # -- reports that seem to contradict a verdict, and why it stands --------------------------------
 

@@ -13,7 +13,7 @@ from . import evidence, slot_rules
 from .conformance import matrix_table
 from .process_rules import PICKLE_AND_FORK, markdown_lines as _pickle_and_fork_lines
 from .providers import EP_CONCURRENT_RUN, _EXCLUSIVE_OPTIONS
-from .rules_table import CALLBACKS, FUNCTION_TABLES, NO_ROW, rules
+from .rules_table import CALLBACKS, FAILURE_OWNERS, FUNCTION_TABLES, NO_ROW, rules, transfers
 
 __all__ = ["render_json", "render_markdown", "POLICY_TABLE"]
 
@@ -32,6 +32,7 @@ def render_json() -> str:
         "callbacks": [{**cb, "evidence_records": [
             e.to_json() for e in evidence.CALLBACK_EVIDENCE.get(cb["type"], ())]}
             for cb in CALLBACKS],
+        "transfers": transfers(), "failure_owners": FAILURE_OWNERS,
         "counter_reports": evidence.COUNTER_REPORTS,
         "slots": [r.to_json() for r in slot_rules.table()],
         "slot_coverage": slot_rules.coverage(),
@@ -200,7 +201,9 @@ def _answers(recs: list[dict[str, Any]],
         "AddNodeToGraph or SetGraphInputs/SetGraphOutputs belongs to the receiver from then "
         "on (never released by the caller), and an attribute given to CreateNode is copied "
         "and released by it (releasing it again crashes: "
-        + _refs("life.op-attr-release-after-create-node") + "); the graph views a plugin EP receives are borrowed "
+        + _refs("life.op-attr-release-after-create-node") + "); what each such call leaves "
+        "the caller when it fails is in [Ownership transfers](#ownership-transfers); the "
+        "graph views a plugin EP receives are borrowed "
         "for that one call; EP-assignment records belong to their session; compilation options "
         "keep a pointer to the env (see each type's section).",
         "- Not needed: SessionOptions may be released right after `CreateSession` ("
@@ -234,6 +237,26 @@ def _answers(recs: list[dict[str, Any]],
             "it.",
             "- **untested**: nothing here shows it; said so.", ""]
     return out
+
+
+def _transfer_lines(matrix: Optional[matrix_table.Matrix]) -> list[str]:
+    """The ownership transfers: per call and argument, what ORT does with it and who owns it
+    after a failed call, with the evidence."""
+    lines = ["", "## Ownership transfers", "",
+             "Calls that take an argument over: from the call on ORT releases it, and the caller "
+             "must never release it again (in Rust the wrapper is moved into the call). After "
+             "a failed call the argument is: "
+             + "; ".join(f"**{k}**: {why}" for k, why in FAILURE_OWNERS.items()) + ".", "",
+             "| call | argument | on success | after a failed call | evidence |",
+             "|---|---|---|---|---|"]
+    for t in transfers():
+        evs = "; ".join(_ev_line(e, matrix) + (f" [backs: {', '.join(e.backs)}]" if e.backs
+                                               else "")
+                        for e in evidence.for_transfer(t["function"], t["argument"]))
+        lines.append(f"| `{t['function']}` | {_type_link(t['argument'])} `{t['parameter']}` | "
+                     f"{_md(t['on_success'])} | **{t['failure_owner']}**: {_md(t['on_failure'])} "
+                     f"| {_md(evs)} |")
+    return lines
 
 
 def render_markdown(matrix_path: Optional[str] = None) -> str:
@@ -295,6 +318,7 @@ def render_markdown(matrix_path: Optional[str] = None) -> str:
             evs = "; ".join(_ev_line(e, matrix)
                             for e in evidence.OPTION_EVIDENCE.get(key, ()))
             lines.append(f"| {p} with `{key}` | no (exclusive) | - | {_md(why)} | {_md(evs)} |")
+    lines += _transfer_lines(matrix)
     lines += ["", "## Types", ""]
     for r in recs:
         lines += [f"### {r['type']}", ""]
@@ -325,6 +349,9 @@ def render_markdown(matrix_path: Optional[str] = None) -> str:
         if r["used_by"]:
             lines.append("- used as an argument by: " + ", ".join(
                 f"`{m}` ({k})" for m, k in r["used_by"].items()))
+        if r["taken_by"]:
+            lines.append("- taken over by (ORT releases it; never release it after): " + ", ".join(
+                f"`{fn}` (after a failed call: {owner})" for fn, owner in r["taken_by"].items()))
         for meth, why in r["conditions"].items():
             if not _is_c(meth):
                 lines.append(f"- `{meth}`: {why}")

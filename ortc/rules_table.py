@@ -30,7 +30,8 @@ from .threads import registry
 # of those modules for first use (binding, lora, session_options): the table imports them, or
 # it would miss their rules.
 
-__all__ = ["rules", "UNWRAPPED", "CALLBACKS", "FUNCTION_TABLES", "NO_ROW"]
+__all__ = ["rules", "transfers", "UNWRAPPED", "CALLBACKS", "FUNCTION_TABLES", "NO_ROW",
+           "TRANSFERS", "FAILURE_OWNERS"]
 
 # -- declared facts the markers cannot carry ---------------------------------------------------
 
@@ -70,6 +71,62 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
     "OrtEnv": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
     "OrtSessionOptions": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
 }
+
+#: who owns a taken argument after the call fails (a transfer's ``failure_owner``)
+FAILURE_OWNERS: dict[str, str] = {
+    "caller": "still the caller's: a failed call takes nothing",
+    "per-entry": "an array entry the call set to NULL was taken; one left non-NULL is still the "
+                 "caller's (to release once)",
+    "unstated": "not settled for every ORT release: never release it after a failed call (a "
+                "leak is the safe side of a double free)",
+}
+
+#: calls that take an argument over: from the call on, ORT releases it and the caller must never
+#: release it again (in Rust: the wrapper is moved in). ``function`` as the rows name it
+#: (``Table.Function`` for a sub-table), ``argument`` the C type taken, ``parameter`` its C
+#: parameter name, ``on_success`` what ORT does with it, ``failure_owner`` one of
+#: FAILURE_OWNERS and ``on_failure`` why. Evidence: ortc.evidence.TRANSFER_EVIDENCE.
+TRANSFERS: list[dict[str, str]] = [
+    {"function": "OrtModelEditorApi.CreateNode", "argument": "OrtOpAttr",
+     "parameter": "attributes",
+     "on_success": "copies each attribute into the node, releases the caller's and sets its "
+                   "array entry to NULL: releasing it again is a double free that crashes",
+     "failure_owner": "per-entry",
+     "on_failure": "not documented; the entries are taken one after another, each released "
+                   "and set to NULL, so a failed call leaves the entries it had not reached "
+                   "non-NULL and the caller's"},
+    {"function": "OrtModelEditorApi.SetGraphInputs", "argument": "OrtValueInfo",
+     "parameter": "inputs",
+     "on_success": "the graph owns every value info and sets each array entry to NULL",
+     "failure_owner": "per-entry",
+     "on_failure": "newer releases document all or nothing (none taken, the previous inputs "
+                   "kept); older sources take the entries one by one, setting each to NULL: "
+                   "the per-entry rule reads both right (out of memory in the middle aside)"},
+    {"function": "OrtModelEditorApi.SetGraphOutputs", "argument": "OrtValueInfo",
+     "parameter": "outputs",
+     "on_success": "the graph owns every value info and sets each array entry to NULL",
+     "failure_owner": "per-entry",
+     "on_failure": "as SetGraphInputs"},
+    {"function": "OrtModelEditorApi.AddNodeToGraph", "argument": "OrtNode", "parameter": "node",
+     "on_success": "the graph owns the node: never release it",
+     "failure_owner": "unstated",
+     "on_failure": "the C reference does not say; the source cited returns every error before "
+                   "taking the node, older ones could fail after the graph had it"},
+    {"function": "OrtModelEditorApi.AddGraphToModel", "argument": "OrtGraph",
+     "parameter": "graph",
+     "on_success": "the model owns the graph: never release it",
+     "failure_owner": "unstated",
+     "on_failure": "the C reference does not say; the source cited refuses, before taking the "
+                   "graph, a NULL argument, a graph already in a model and a model that "
+                   "already has one (older releases replaced the model's graph)"},
+    {"function": "OrtModelEditorApi.AddInitializerToGraph", "argument": "OrtValue",
+     "parameter": "tensor",
+     "on_success": "the graph owns the value: never release it (some releases copied it "
+                   "instead and left it the caller's: moving it in leaks it there)",
+     "failure_owner": "caller",
+     "on_failure": "every check runs before the value is taken, so a refused value is still "
+                   "the caller's"},
+]
 
 #: methods whose kind depends on the instance (``exclusive_when``), explained
 _CONDITIONS: dict[str, str] = {
@@ -597,10 +654,11 @@ def rules() -> list[dict[str, Any]]:
     such as OrtCompileApi acting on this type, as ``Table.Function``), ``wrapped``, ``conditions``
     (methods whose kind depends on the instance), ``arguments`` (how a method uses the handles
     passed to it), ``used_by`` (calls of other objects that take this type as an argument, and
-    how), ``c_functions`` (each Python method's C functions), ``notes``, ``evidence_records``
-    (ortc/evidence.py, each of a stated kind), ``basis`` (the evidence kinds behind the Send
-    and Sync verdicts) and ``caveats`` (a Send/Sync verdict that rests on no strong evidence,
-    said plainly).
+    how), ``taken_by`` (calls that take this type over, :data:`TRANSFERS`, -> who owns it after
+    a failed call), ``c_functions`` (each Python method's C functions), ``notes``,
+    ``evidence_records`` (ortc/evidence.py, each of a stated kind), ``basis`` (the evidence
+    kinds behind the Send and Sync verdicts) and ``caveats`` (a Send/Sync verdict that rests
+    on no strong evidence, said plainly).
 
     >>> [r for r in ortc.rules() if r["type"] == "OrtIoBinding"][0]["sync"]
     False
@@ -682,13 +740,29 @@ def rules() -> list[dict[str, Any]]:
     for c_type, uses in ARGUMENT_USES.items():
         for c_fn, kind in uses.items():
             _merge(records[c_type]["used_by"], c_fn, kind)
+    # a call that takes an argument over uses it exclusively (nothing else may hold it), and
+    # the argument's row says who takes it
+    for t in TRANSFERS:
+        target = records[t["argument"]]
+        if t["function"] not in {**target["methods"], **target["other_tables"]}:
+            _merge(target["used_by"], t["function"], "exclusive")
+        target.setdefault("taken_by", {})[t["function"]] = t["failure_owner"]
     out = []
     for c_type in sorted(records):
         r = records[c_type]
         for key in ("methods", "used_by"):
             r[key] = dict(sorted(r[key].items(), key=lambda kv: (kv[0][:1].isupper(), kv[0])))
+        r["taken_by"] = dict(sorted(r.get("taken_by", {}).items()))
         r["evidence_records"] = [e.to_json() for e in evidence.for_type(c_type)]
         r["basis"] = _basis(c_type, r["send"], r["sync"])
         r["caveats"] = dict(evidence.CAVEATS.get(c_type, {}))
         out.append(r)
     return out
+
+
+def transfers() -> list[dict[str, Any]]:
+    """:data:`TRANSFERS` with each one's evidence records (``evidence_records``, of
+    :data:`ortc.evidence.TRANSFER_EVIDENCE`), sorted by function and argument."""
+    return [{**t, "evidence_records": [e.to_json() for e in
+                                       evidence.for_transfer(t["function"], t["argument"])]}
+            for t in sorted(TRANSFERS, key=lambda t: (t["function"], t["argument"]))]

@@ -7,7 +7,8 @@ pointers is read back from the header text of each slot (a ``const T*`` paramete
 ``*const T``); the ABI is the same either way.
 
 ``rules.rs`` is :func:`ortc.rules` as Rust: a ``RULES`` table (per type: Send, Sync,
-shared and exclusive C functions, what it must not outlive, evidence), the per-provider
+shared and exclusive C functions, what it must not outlive, evidence), the ``TRANSFERS`` table
+(calls that take an argument over, and who owns it after a failed call), the per-provider
 concurrent-Run table, and the ``unsafe impl Send/Sync`` of the crate's hand-written wrapper
 types, exactly per verdict, each with its reason. A negative verdict becomes a ``compile_fail``
 doctest, so a verdict change that the wrappers do not follow fails ``cargo test``.
@@ -356,7 +357,7 @@ def run_rule_decisions() -> list[tuple[str, list[tuple[str, str]], str, bool]]:
 def render_rules() -> str:
     from .providers import (_EXCLUSIVE_OPTIONS, _TRUE, EP_CONCURRENT_RUN,
                             MIN_CONCURRENT_VERSION, PROVIDERS)
-    from .rules_table import rules
+    from .rules_table import FAILURE_OWNERS, rules, transfers
 
     recs = rules()
     out = [
@@ -413,6 +414,46 @@ def render_rules() -> str:
             f"        conditional: &[{', '.join(_rs_str(m) for m in cond)}],",
             f"        evidence: {_rs_str(r['evidence'])},",
             f"        notes: &[{', '.join(_rs_str(n) for n in r['notes'])}],",
+            "    },",
+        ]
+    out += ["];", "",
+            "/// A call that takes an argument over: from the call on ORT releases it, and the",
+            "/// caller never releases it again (a wrapper is moved into the call).",
+            "#[derive(Debug, Clone, Copy)]",
+            "pub struct Transfer {",
+            "    /// the C function (`Table.Function` for a sub-table's)",
+            "    pub function: &'static str,",
+            "    /// the C type taken",
+            "    pub c_type: &'static str,",
+            "    /// its C parameter",
+            "    pub parameter: &'static str,",
+            "    /// what ORT does with it when the call succeeds",
+            "    pub on_success: &'static str,",
+            "    /// who owns it after a failed call: "
+            + ", ".join(f'"{k}"' for k in FAILURE_OWNERS) + " (see [`FAILURE_OWNERS`])",
+            "    pub failure_owner: &'static str,",
+            "    /// why",
+            "    pub on_failure: &'static str,",
+            "    /// URLs and conformance check ids",
+            "    pub evidence: &'static [&'static str],",
+            "}",
+            "",
+            "/// What each `Transfer::failure_owner` means for the caller.",
+            "pub const FAILURE_OWNERS: &[(&str, &str)] = &["]
+    out += [f"    ({_rs_str(k)}, {_rs_str(v)})," for k, v in FAILURE_OWNERS.items()]
+    out += ["];", "", "/// Every ownership transfer the rules table knows, sorted by function.",
+            "pub const TRANSFERS: &[Transfer] = &["]
+    for t in transfers():
+        refs = list(dict.fromkeys(e["ref"] for e in t["evidence_records"] if e["ref"]))
+        out += [
+            "    Transfer {",
+            f"        function: {_rs_str(t['function'])},",
+            f"        c_type: {_rs_str(t['argument'])},",
+            f"        parameter: {_rs_str(t['parameter'])},",
+            f"        on_success: {_rs_str(t['on_success'])},",
+            f"        failure_owner: {_rs_str(t['failure_owner'])},",
+            f"        on_failure: {_rs_str(t['on_failure'])},",
+            f"        evidence: &[{', '.join(_rs_str(r) for r in refs)}],",
             "    },",
         ]
     out += ["];", "",

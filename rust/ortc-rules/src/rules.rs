@@ -542,6 +542,91 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
+/// A call that takes an argument over: from the call on ORT releases it, and the
+/// caller never releases it again (a wrapper is moved into the call).
+#[derive(Debug, Clone, Copy)]
+pub struct Transfer {
+    /// the C function (`Table.Function` for a sub-table's)
+    pub function: &'static str,
+    /// the C type taken
+    pub c_type: &'static str,
+    /// its C parameter
+    pub parameter: &'static str,
+    /// what ORT does with it when the call succeeds
+    pub on_success: &'static str,
+    /// who owns it after a failed call: "caller", "per-entry", "unstated" (see [`FAILURE_OWNERS`])
+    pub failure_owner: &'static str,
+    /// why
+    pub on_failure: &'static str,
+    /// URLs and conformance check ids
+    pub evidence: &'static [&'static str],
+}
+
+/// What each `Transfer::failure_owner` means for the caller.
+pub const FAILURE_OWNERS: &[(&str, &str)] = &[
+    ("caller", "still the caller's: a failed call takes nothing"),
+    ("per-entry", "an array entry the call set to NULL was taken; one left non-NULL is still the caller's (to release once)"),
+    ("unstated", "not settled for every ORT release: never release it after a failed call (a leak is the safe side of a double free)"),
+];
+
+/// Every ownership transfer the rules table knows, sorted by function.
+pub const TRANSFERS: &[Transfer] = &[
+    Transfer {
+        function: "OrtModelEditorApi.AddGraphToModel",
+        c_type: "OrtGraph",
+        parameter: "graph",
+        on_success: "the model owns the graph: never release it",
+        failure_owner: "unstated",
+        on_failure: "the C reference does not say; the source cited refuses, before taking the graph, a NULL argument, a graph already in a model and a model that already has one (older releases replaced the model's graph)",
+        evidence: &["https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html", "check:send.model-editor", "https://github.com/microsoft/onnxruntime/blob/004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6/onnxruntime/core/session/model_editor_c_api.cc", "https://github.com/microsoft/onnxruntime/pull/28123"],
+    },
+    Transfer {
+        function: "OrtModelEditorApi.AddInitializerToGraph",
+        c_type: "OrtValue",
+        parameter: "tensor",
+        on_success: "the graph owns the value: never release it (some releases copied it instead and left it the caller's: moving it in leaks it there)",
+        failure_owner: "caller",
+        on_failure: "every check runs before the value is taken, so a refused value is still the caller's",
+        evidence: &["https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html", "https://github.com/microsoft/onnxruntime/blob/004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6/onnxruntime/core/session/model_editor_c_api.cc", "https://github.com/microsoft/onnxruntime/pull/28123"],
+    },
+    Transfer {
+        function: "OrtModelEditorApi.AddNodeToGraph",
+        c_type: "OrtNode",
+        parameter: "node",
+        on_success: "the graph owns the node: never release it",
+        failure_owner: "unstated",
+        on_failure: "the C reference does not say; the source cited returns every error before taking the node, older ones could fail after the graph had it",
+        evidence: &["https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html", "check:send.model-editor", "https://github.com/microsoft/onnxruntime/blob/004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6/onnxruntime/core/session/model_editor_c_api.cc", "https://github.com/microsoft/onnxruntime/pull/28123"],
+    },
+    Transfer {
+        function: "OrtModelEditorApi.CreateNode",
+        c_type: "OrtOpAttr",
+        parameter: "attributes",
+        on_success: "copies each attribute into the node, releases the caller's and sets its array entry to NULL: releasing it again is a double free that crashes",
+        failure_owner: "per-entry",
+        on_failure: "not documented; the entries are taken one after another, each released and set to NULL, so a failed call leaves the entries it had not reached non-NULL and the caller's",
+        evidence: &["check:editor.create-node-takes-attributes", "check:life.op-attr-release-after-create-node", "https://onnxruntime.ai/docs/api/c/struct_ort_1_1_node.html", "https://github.com/microsoft/onnxruntime/blob/004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6/onnxruntime/core/session/model_editor_c_api.cc"],
+    },
+    Transfer {
+        function: "OrtModelEditorApi.SetGraphInputs",
+        c_type: "OrtValueInfo",
+        parameter: "inputs",
+        on_success: "the graph owns every value info and sets each array entry to NULL",
+        failure_owner: "per-entry",
+        on_failure: "newer releases document all or nothing (none taken, the previous inputs kept); older sources take the entries one by one, setting each to NULL: the per-entry rule reads both right (out of memory in the middle aside)",
+        evidence: &["https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html", "https://github.com/microsoft/onnxruntime/blob/004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6/onnxruntime/core/session/model_editor_c_api.cc", "https://github.com/microsoft/onnxruntime/pull/28800"],
+    },
+    Transfer {
+        function: "OrtModelEditorApi.SetGraphOutputs",
+        c_type: "OrtValueInfo",
+        parameter: "outputs",
+        on_success: "the graph owns every value info and sets each array entry to NULL",
+        failure_owner: "per-entry",
+        on_failure: "as SetGraphInputs",
+        evidence: &["https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html", "https://github.com/microsoft/onnxruntime/blob/004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6/onnxruntime/core/session/model_editor_c_api.cc", "https://github.com/microsoft/onnxruntime/pull/28800"],
+    },
+];
+
 /// Execution providers and whether one session may run concurrently on them
 /// (provider, concurrent Run allowed, why). A provider not listed is exclusive.
 pub const EP_CONCURRENT_RUN: &[(&str, bool, &str)] = &[
