@@ -21,7 +21,7 @@ import pytest
 
 import ortc
 from conftest import ROOT
-from ortc import rust_crate
+from ortc import rules_table, rust_crate
 from ortc.rules_table import rules
 
 CRATE = os.path.join(ROOT, rust_crate.CRATE)
@@ -278,19 +278,11 @@ def test_the_receiver_check_sees_through_helpers() -> None:
     assert _receiver_problems(_sources())[0] == []
 
 
-#: (C function, C type of an argument) where the call takes the argument over: the wrapper must
-#: take it by value, so it is neither released nor used again (the rows' notes and evidence:
-#: editor.create-node-takes-attributes, life.op-attr-release-after-create-node; the graph owns
-#: its nodes, inputs and outputs, the model its graph; AddInitializerToGraph: "ORT will take
-#: ownership of the OrtValue")
-TAKES = {
-    (f"{EDITOR_TABLE}.CreateNode", "OrtOpAttr"),
-    (f"{EDITOR_TABLE}.AddNodeToGraph", "OrtNode"),
-    (f"{EDITOR_TABLE}.SetGraphInputs", "OrtValueInfo"),
-    (f"{EDITOR_TABLE}.SetGraphOutputs", "OrtValueInfo"),
-    (f"{EDITOR_TABLE}.AddGraphToModel", "OrtGraph"),
-    (f"{EDITOR_TABLE}.AddInitializerToGraph", "OrtValue"),
-}
+def _takes() -> set[tuple[str, str]]:
+    """(C function, C type of an argument) where the call takes the argument over: the wrapper
+    must take it by value, so it is neither released nor used again. Read from the rules
+    table's transfers (ortc/rules_table.py TRANSFERS, each with its evidence)."""
+    return {(t["function"], t["argument"]) for t in rules_table.transfers()}
 
 
 def _params(body: str) -> list[tuple[str, str]]:
@@ -311,9 +303,17 @@ def _params(body: str) -> list[tuple[str, str]]:
 def _argument_problems(src: str) -> tuple[list[str], int]:
     """Wrapper-typed parameters passed against the table: by `&` to a call exclusive for the
     argument's type, by `&mut` to one that only shares it, or not by value to a call that takes
-    it over (TAKES). The argument's kind is its row's, for the call (its methods, sub-table
-    functions or uses as another call's argument). Returns the problems and the number of
-    (parameter, call) pairs checked."""
+    it over (the table's transfers). The argument's kind is its row's, for the call (its
+    methods, sub-table functions or uses as another call's argument). Returns the problems and
+    the number of (parameter, call) pairs checked."""
+    problems, checked, _ = _argument_check(src)
+    return problems, checked
+
+
+def _argument_check(src: str) -> tuple[list[str], int, set[tuple[str, str]]]:
+    """_argument_problems, and the transfers (C function, C type) a wrapper parameter met."""
+    takes = _takes()
+    met: set[tuple[str, str]] = set()
     by_type = {r["type"]: r for r in rules()}
     wrappers = {rust_type: c_type for c_type, rust_type in _wrapper_types()}
     fns = _functions(src)
@@ -336,14 +336,16 @@ def _argument_problems(src: str) -> tuple[list[str], int]:
                     if kind is None:
                         continue
                     checked += 1
-                    if (c_fn, arg_c) in TAKES and passed != "moved":
+                    if (c_fn, arg_c) in takes:
+                        met.add((c_fn, arg_c))
+                    if (c_fn, arg_c) in takes and passed != "moved":
                         problems.append(f"{where}: {c_fn} takes the {arg_c}: by value")
                     elif kind == "exclusive" and passed == "shared":
                         problems.append(f"{where}: {c_fn} is exclusive for {arg_c}: & is too "
                                         "loose")
                     elif kind == "shared" and passed == "exclusive":
                         problems.append(f"{where}: {c_fn} only shares the {arg_c}: & would do")
-    return problems, checked
+    return problems, checked, met
 
 
 def test_arguments_follow_the_rules_table() -> None:
@@ -352,9 +354,13 @@ def test_arguments_follow_the_rules_table() -> None:
     (the model editor's CreateNode takes its attributes, AddNodeToGraph the node,
     SetGraphInputs/Outputs the value infos, AddGraphToModel the graph, AddInitializerToGraph the
     value)."""
-    problems, checked = _argument_problems(_sources())
+    problems, checked, met = _argument_check(_sources())
     assert not problems, problems
     assert checked >= 8
+    # every transfer of a type the crate wraps is met by a wrapper passed to it: the check
+    # above compared it (a transfer the crate calls without a wrapper parameter is unchecked)
+    wrapped = {c_type for c_type, _ in _wrapper_types()}
+    assert {(f, t) for f, t in _takes() if t in wrapped} == met, met
     fns = _functions(_sources())
     (*_, body), = fns[("Node", "new")]
     assert ("attributes", "Vec<OpAttr>") in _params(body)
@@ -372,11 +378,31 @@ def test_the_argument_check_sees_a_release_or_a_use_the_table_refuses() -> None:
             ("pub fn from_model(env: &Env, options: &SessionOptions, model: &Model)",
              "pub fn from_model(env: &Env, options: &SessionOptions, model: &mut Model)",
              "Session::from_model(model: &mut Model): OrtModelEditorApi.CreateSessionFromModel "
-             "only shares the OrtModel")]:
+             "only shares the OrtModel"),
+            # a value lent to AddInitializerToGraph: the graph would own what the caller drops
+            ("pub fn add_initializer(&mut self, name: &str, value: Value<'static>)",
+             "pub fn add_initializer(&mut self, name: &str, value: &mut Value<'static>)",
+             "Graph::add_initializer(value: &mut Value<'static>): "
+             "OrtModelEditorApi.AddInitializerToGraph takes the OrtValue")]:
         src = _sources()
         assert src.count(old) == 1, old
         problems, _ = _argument_problems(src.replace(old, new))
         assert any(p.startswith(found) for p in problems), (found, problems)
+
+
+def test_the_argument_check_reads_the_transfers_from_the_table(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a call takes over comes from the rules table: without CreateNode's transfer an
+    attribute lent to it is only too loose a borrow (CreateNode stays exclusive for it), not a
+    value the node would release."""
+    src = _sources().replace("attributes: Vec<OpAttr>)", "attributes: &[OpAttr])")
+    where = "Node::new(attributes: &[OpAttr]): OrtModelEditorApi.CreateNode"
+    assert f"{where} takes the OrtOpAttr: by value" in _argument_problems(src)[0]
+    monkeypatch.setattr(rules_table, "TRANSFERS", [
+        t for t in rules_table.TRANSFERS if t["function"] != f"{EDITOR_TABLE}.CreateNode"])
+    problems = _argument_problems(src)[0]
+    assert f"{where} is exclusive for OrtOpAttr: & is too loose" in problems, problems
+    assert not any("takes the OrtOpAttr" in p for p in problems), problems
 
 
 def test_every_rust_counterpart_of_a_table_type_is_a_wrapper() -> None:
@@ -417,7 +443,7 @@ def test_send_and_sync_come_only_from_the_generated_verdicts() -> None:
 OUTLIVE_EXCEPTIONS = {
     ("Session", "OrtEnv"): "the Env is never released: sessions take a &'static Env",
     # the model editor: the wrapper is the caller's object, moved into its owner (by value,
-    # TAKES) when the owner takes it, so no wrapper lives on once its parent owns the object
+    # the table's transfers) when the owner takes it, so no wrapper lives on once its parent owns the object
     ("Graph", "OrtModel"): "a model-editor graph is moved into Model::new/set_graph",
     ("Graph", "OrtSession"): "only model-editor graphs are modelled, not the views a plugin EP "
                              "is lent during session creation",
