@@ -33,7 +33,8 @@ def all_records() -> list[tuple[str, ev.Evidence]]:
     out: list[tuple[str, ev.Evidence]] = []
     for name, table in (("type", ev.TYPE_EVIDENCE), ("provider", ev.EP_EVIDENCE),
                         ("provider option", ev.OPTION_EVIDENCE),
-                        ("callback", ev.CALLBACK_EVIDENCE)):
+                        ("callback", ev.CALLBACK_EVIDENCE),
+                        ("transfer", ev.TRANSFER_EVIDENCE)):
         for key, recs in table.items():
             out += [(f"{name} {key}", e) for e in recs]
     for rule in slot_rules.table():
@@ -246,6 +247,51 @@ def test_every_provider_rule_has_evidence() -> None:
     assert set(ev.EP_EVIDENCE) == set(EP_CONCURRENT_RUN)
     assert set(ev.OPTION_EVIDENCE) == {k for opts in _EXCLUSIVE_OPTIONS.values() for k in opts}
     assert {cb["type"] for cb in rules_table.CALLBACKS} == set(ev.CALLBACK_EVIDENCE)
+
+
+def transfer_evidence_problems(transfers: list[dict[str, Any]],
+                               table: dict[str, tuple[ev.Evidence, ...]]) -> list[str]:
+    """Transfers whose taking rests on no documentation or seen behaviour, or whose failure
+    owner is stated ("caller", "per-entry") without a record backing it; evidence for no
+    transfer."""
+    bad = []
+    keys = {ev.transfer_key(t["function"], t["argument"]) for t in transfers}
+    bad += [f"{k}: evidence for no transfer" for k in sorted(set(table) - keys)]
+    for t in transfers:
+        key = ev.transfer_key(t["function"], t["argument"])
+        recs = table.get(key, ())
+        for tag in ("transfer", "on-failure"):
+            if tag == "on-failure" and t["failure_owner"] == "unstated":
+                continue
+            if not any(tag in e.backs and e.kind in ev.STRONG for e in recs):
+                bad.append(f"{key}: {tag} rests on no ort-doc/ort-maintainer/ort-behaviour "
+                           "record")
+    return bad
+
+
+def test_every_transfer_rests_on_evidence() -> None:
+    """Each ownership transfer cites ORT (its documentation or source, a maintainer, or a
+    conformance check) for what the call takes, and for who owns the argument after a failed
+    call unless it says "unstated"; every reference resolves (test_every_reference_resolves
+    reads these records too)."""
+    transfers = rules_table.transfers()
+    assert transfer_evidence_problems(transfers, ev.TRANSFER_EVIDENCE) == []
+    for t in transfers:
+        assert t["evidence_records"] == [
+            e.to_json() for e in ev.for_transfer(t["function"], t["argument"])]
+    refs = {e.ref for recs in ev.TRANSFER_EVIDENCE.values() for e in recs}
+    assert "check:editor.create-node-takes-attributes" in refs
+
+
+def test_a_transfer_without_evidence_is_reported() -> None:
+    node = next(t for t in rules_table.transfers() if t["argument"] == "OrtNode")
+    assert len(transfer_evidence_problems([node], {})) == 1  # unstated: only the taking
+    stated = {**node, "failure_owner": "caller"}
+    key = ev.transfer_key(node["function"], "OrtNode")
+    only_transfer = {key: tuple(e for e in ev.TRANSFER_EVIDENCE[key]
+                                if "on-failure" not in e.backs)}
+    assert len(transfer_evidence_problems([stated], only_transfer)) == 1
+    assert len(transfer_evidence_problems([], {key: ()})) == 1  # an orphan record
 
 
 def test_counter_reports_are_discussed() -> None:

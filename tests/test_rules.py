@@ -154,6 +154,87 @@ def test_every_c_function_is_an_ort_api_slot() -> None:
         assert c_type in by_type()
 
 
+def _editor_declarations() -> dict[str, list[str]]:
+    """The model editor's sub-table as the project declares it (the Rust crate's EditorTable,
+    in ABI order; the C headers here leave the table opaque): function -> parameter types."""
+    with open(os.path.join(ROOT, "rust", "ortc-rules", "src", "editor.rs"), encoding="utf-8") as f:
+        body = f.read().split("pub(crate) struct EditorTable {")[1].split("\n}")[0]
+    out = {}
+    for m in re.finditer(r"^    (?:pub )?(\w+): Option<\s*unsafe extern \"C\" fn\((.*?)\)",
+                         body, re.M | re.S):
+        out[m.group(1)] = [p.strip() for p in m.group(2).split(",") if p.strip()]
+    return out
+
+
+def transfer_problems(transfers: list[dict[str, Any]]) -> list[str]:
+    """Transfers that name no real C function, no argument of its type the call could take
+    (a non-const pointer to it, or an array of them), no row, or no stated failure owner."""
+    editor = _editor_declarations()
+    slots = {name for name, _ in SLOTS}
+    from ortc._signatures import SIGNATURES
+
+    rows = by_type()
+    bad = []
+    for t in transfers:
+        fn, c_type, where = t["function"], t["argument"], f"{t['function']}({t['argument']})"
+        table, _, name = fn.rpartition(".")
+        if table == "OrtModelEditorApi" and name in editor:
+            params = editor[name]
+            takes = any(re.fullmatch(r"\*mut (\*mut )?sys::" + c_type, p) for p in params)
+        elif not table and name in slots:
+            params = list(SIGNATURES[name])
+            takes = any(re.fullmatch(c_type + r"\*\*?", p.replace(" ", "")) for p in params)
+        else:
+            bad.append(f"{where}: no such C function declared here")
+            continue
+        if not takes:
+            bad.append(f"{where}: {fn} takes no non-const {c_type} ({params})")
+        if c_type not in rows:
+            bad.append(f"{where}: {c_type} has no row")
+        elif rows[c_type]["taken_by"].get(fn) != t["failure_owner"]:
+            bad.append(f"{where}: the {c_type} row does not say it is taken")
+        elif {**rows[c_type]["methods"], **rows[c_type]["other_tables"],
+              **rows[c_type]["used_by"]}.get(fn) != "exclusive":
+            bad.append(f"{where}: a call that takes its argument uses it exclusively")
+        if not re.fullmatch(r"[a-z_]+", t["parameter"]):
+            bad.append(f"{where}: parameter {t['parameter']!r} is not a C parameter name")
+        if t["failure_owner"] not in rules_table.FAILURE_OWNERS or not t["on_failure"]:
+            bad.append(f"{where}: after a failed call: {t['failure_owner']!r}, "
+                       f"{t['on_failure']!r} (say 'unstated' where nothing settles it)")
+        if not t["on_success"]:
+            bad.append(f"{where}: says nothing of a successful call")
+    return bad
+
+
+def test_every_transfer_names_a_real_function_and_argument() -> None:
+    """The ownership transfers: each names a C function the project declares, a C type it takes
+    through a non-const pointer, that type's row (which lists the call as taking it, and as an
+    exclusive use), its parameter, and who owns the argument after a failed call."""
+    transfers = rules_table.transfers()
+    assert len(transfers) >= 6
+    assert len({(t["function"], t["argument"]) for t in transfers}) == len(transfers)
+    assert transfer_problems(transfers) == []
+    taken = {(fn, r["type"]) for r in ortc.rules() for fn in r["taken_by"]}
+    assert taken == {(t["function"], t["argument"]) for t in transfers}
+    value = by_type()["OrtValue"]
+    assert value["taken_by"] == {"OrtModelEditorApi.AddInitializerToGraph": "caller"}
+    assert value["used_by"]["OrtModelEditorApi.AddInitializerToGraph"] == "exclusive"
+
+
+@pytest.mark.parametrize("change, found", [
+    ({"function": "OrtModelEditorApi.AddNodeToGraphs"}, "no such C function"),
+    ({"argument": "OrtModel"}, "takes no non-const OrtModel"),
+    ({"function": "OrtModelEditorApi.CreateSessionFromModel", "argument": "OrtModel"},
+     "takes no non-const OrtModel"),
+    ({"failure_owner": "probably the caller"}, "after a failed call"),
+    ({"parameter": "The node"}, "not a C parameter name"),
+])
+def test_a_wrong_transfer_is_reported(change: dict[str, str], found: str) -> None:
+    t = {**next(t for t in rules_table.TRANSFERS
+                if t["function"] == "OrtModelEditorApi.AddNodeToGraph"), **change}
+    assert any(found in p for p in transfer_problems([t])), transfer_problems([t])
+
+
 def test_every_marker_argument_names_a_type() -> None:
     for name, rec in registry.items():
         for meth, rule in rec.methods.items():
@@ -234,6 +315,11 @@ def test_cli_json() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert {r["type"] for r in data["types"]} == set(by_type())
+    # the ownership transfers, with their evidence, and what each failure owner means
+    assert data["transfers"] == rules_table.transfers()
+    assert set(data["failure_owners"]) == {t["failure_owner"] for t in data["transfers"]} \
+        == {"caller", "per-entry", "unstated"}
+    assert all(t["evidence_records"] for t in data["transfers"])
     assert data["execution_providers"]["CPUExecutionProvider"]["concurrent_run"] is True
     assert data["callbacks"]
 
@@ -273,6 +359,12 @@ def test_rust_rules_module() -> None:
             assert lines[i - 1].startswith("// "), line
     for r in rules_table.rules():
         assert f'c_type: "{r["type"]}",' in rust
+    # each transfer, with who owns the argument after a failed call
+    body = rust.split("pub const TRANSFERS: &[Transfer] = &[")[1].split("\n];")[0]
+    got = re.findall(r'function: "([\w.]+)",\n\s+c_type: "(\w+)",.*?failure_owner: "([\w-]+)"',
+                     body, re.S)
+    assert got == [(t["function"], t["argument"], t["failure_owner"])
+                   for t in rules_table.transfers()]
 
 
 def test_main_writes_the_crate_files(tmp_path: Any, capsys: Any) -> None:
@@ -298,6 +390,14 @@ def test_markdown_has_every_type() -> None:
         assert f"### {t}" in md and f"| [`{t}`](#{t.lower()}) |" in md
     assert "| CPUExecutionProvider | yes |" in md
     assert md.index("## Answers first") < md.index("## Types") < md.index("## Every OrtApi slot")
+    # every transfer in the table of transfers and in its argument's section
+    transfers = md.split("## Ownership transfers")[1].split("## Types")[0]
+    for t in rules_table.transfers():
+        assert (f"| `{t['function']}` | [`{t['argument']}`](#{t['argument'].lower()}) "
+                f"`{t['parameter']}` |") in transfers
+        assert f"**{t['failure_owner']}**: " in transfers
+        section = md.split(f"### {t['argument']}\n")[1].split("\n### ")[0]
+        assert f"`{t['function']}` (after a failed call: {t['failure_owner']})" in section
     # the Python enforcement table lives in the README, not in the C-level rules
     assert "WrongThreadError" not in md
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
