@@ -18,6 +18,9 @@
 //!   OrtValue and you should NOT call ReleaseOrtValue"): [`Graph::add_initializer`] takes the
 //!   [`Value`], and gives it back to `Drop` when ORT refused it.
 //!
+//! The rules table lists these transfers as data, with who owns the argument after a failed
+//! call and the evidence: [`crate::rules::TRANSFERS`].
+//!
 //! Where ORT sets a caller's array entry to NULL as it takes it, what is left non-NULL after the
 //! call is still the caller's and is released here; where it takes a single pointer and fails,
 //! the pointer is not released again (`AddNodeToGraph` fails only inside the push that already
