@@ -785,8 +785,8 @@ TRANSFER_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(EDITOR_SRC, "SetGraphInputs checks the whole array first (duplicates, value infos "
             "already owned by a graph), then takes the entries one by one, setting each to "
             "NULL", "transfer", "on-failure"),
-        maintainer(f"{GH}/pull/28800", "the model editor's ownership pull request (merged, "
-                   "June 2026) documents the inputs and outputs as all or nothing: on failure "
+        maintainer(f"{GH}/pull/28800", "the model editor's ownership pull request (merged) "
+                   "documents the inputs and outputs as all or nothing: on failure "
                    "the graph keeps its previous ones and none of the value infos is taken",
                    "on-failure"),
     ),
@@ -806,7 +806,7 @@ TRANSFER_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(EDITOR_SRC, "at this commit every error is returned before the node is taken (a "
             "node already in a graph is refused); the C reference says nothing of a failed "
             "call, and earlier sources did not refuse a node added twice", "on-failure"),
-        maintainer(f"{GH}/pull/28123", "vraspar (merged, April 2026): AddNodeToGraph now "
+        maintainer(f"{GH}/pull/28123", "a merged pull request: AddNodeToGraph now "
                    "refuses a node already added to a graph instead of taking it a second time",
                    "on-failure"),
     ),
@@ -818,7 +818,7 @@ TRANSFER_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(EDITOR_SRC, "at this commit every error (a NULL argument, a model that already has "
             "a graph, a graph already in a model) is returned before the graph is taken; the C "
             "reference says nothing of a failed call", "on-failure"),
-        maintainer(f"{GH}/pull/28123", "vraspar (merged, April 2026): AddGraphToModel now "
+        maintainer(f"{GH}/pull/28123", "a merged pull request: AddGraphToModel now "
                    "refuses a model that already has a graph and a graph already in a model",
                    "on-failure"),
     ),
@@ -828,7 +828,7 @@ TRANSFER_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(EDITOR_SRC, "every check (name, tensor type, CPU memory, a name or value already "
             "added, external data under 128 bytes) runs before the value is taken", "transfer",
             "on-failure"),
-        maintainer(f"{GH}/pull/28123", "vraspar (merged, April 2026) made the graph copy the "
+        maintainer(f"{GH}/pull/28123", "a merged pull request made the graph copy the "
                    "value instead, the caller keeping and releasing it; the later ownership "
                    f"pull request ({GH}/pull/28800) made the graph take it again. Which releases "
                    "copy is not checked here", "transfer"),
