@@ -26,7 +26,6 @@ from .run_options import RunOptions
 from .session import Session
 from .threads import set_thread_checks, thread_checks
 from .typeinfo import NodeArg, TypeInfo
-from .value import Value
 
 if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
     from ._enums import AllocatorType, ExecutionMode, GraphOptimizationLevel, LoggingLevel, MemType
@@ -38,14 +37,16 @@ if TYPE_CHECKING:  # at run time these load on first use (__getattr__ below)
     from .recipe import OptionsRecipe, RecipeError, SessionRecipe
     from .rules_table import rules
     from .sparse import SparseTensor
+    from .value import Value
 
 #: names loaded on first use, and their modules: ``import ortc`` does not pay for the rules
 #: table (evidence, the slot table, the signatures), sparse tensors, IoBinding, LoRA adapters,
 #: session options (a session with default options makes none), the dataclasses of
-#: version(), recipes and model metadata (making a dataclass costs ~0.4 ms), nor the enums a
-#: first session does not hand out (an IntEnum costs ~0.1 ms)
+#: version(), recipes and model metadata (making a dataclass costs ~0.4 ms), the enums a first
+#: session does not hand out (an IntEnum costs ~0.1 ms), nor Value (a first run makes none)
 _LAZY = {"AllocatorType": "_enums", "ExecutionMode": "_enums",
          "GraphOptimizationLevel": "_enums", "LoggingLevel": "_enums", "MemType": "_enums",
+         "Value": "value",
          "rules": "rules_table", "SparseTensor": "sparse", "IoBinding": "binding",
          "LoraAdapter": "lora", "SessionOptions": "session_options",
          "version": "_version", "VersionInfo": "_version", "OptionsRecipe": "recipe",

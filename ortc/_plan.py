@@ -1,9 +1,12 @@
 """Output plans: what a run needs per requested output list, computed once per session and
 list (the C array of names, which outputs are tensors, which can be preallocated and with what
-shape), and the shapes a plan learns for outputs the model leaves open."""
+shape), and the shapes a plan learns for outputs the model leaves open; with the helpers the
+general path and the stages share to preallocate outputs (a shape derived per run, whether ORT
+refused a buffer, the per-thread tables)."""
 
 from __future__ import annotations
 
+import _thread
 from typing import Any
 
 import numpy as np
@@ -13,11 +16,59 @@ from ._enums import ValueKind
 from .dtypes import STRING_KINDS, bits_for
 from .typeinfo import NodeArg
 
-__all__ = ["OutputPlan", "derive_output_shapes", "LEARN_AFTER"]
+__all__ = ["OutputPlan", "derive_output_shapes", "LEARN_AFTER", "PREALLOCATE_MAX", "derived_shape",
+           "refused_buffer", "this_threads"]
 
 #: an output shape the model leaves open is preallocated once it came out the same this many
 #: runs in a row for the same input shapes (see OutputPlan.learned)
 LEARN_AFTER = 3
+#: outputs above this size are left to ORT to allocate (bytes): a large output gains little, and
+#: a model may declare an absurd shape (found by tests/test_malformed.py)
+PREALLOCATE_MAX = 1 << 26
+
+_get_ident = _thread.get_ident
+
+
+def this_threads(tables: dict[int, dict[Any, Any]]) -> dict[Any, Any]:
+    """This thread's table in ``tables`` (thread id -> dict), made on first use. Past 64
+    threads the whole mapping restarts: threads come and go, and it must not grow without
+    bound (what a table holds is only ever a cache)."""
+    tid = _get_ident()
+    table = tables.get(tid)
+    if table is None:
+        if len(tables) > 64:
+            tables.clear()
+        table = tables[tid] = {}
+    return table
+
+
+def derived_shape(dims: tuple[Any, ...], shapes: dict[str, tuple[int, ...]],
+                  dtype: np.dtype[Any]) -> list[int] | None:
+    """An output's shape from a plan's dims (ints, or (input name, axis)) and this run's input
+    shapes; None when it cannot be told this time (an input left out, a feed of another rank)
+    or is above PREALLOCATE_MAX (ORT allocates it then)."""
+    shape = []
+    size = dtype.itemsize
+    for d in dims:
+        if type(d) is not int:
+            source = shapes.get(d[0])
+            if source is None or len(source) <= d[1]:
+                return None
+            d = source[d[1]]
+        shape.append(d)
+        size *= d
+    return shape if size <= PREALLOCATE_MAX else None
+
+
+def refused_buffer(message: str) -> bool:
+    """Whether ORT refused a preallocated output for its shape (wording differs by version and
+    by the check: a kernel's output, or the caller's buffers against the model's declared
+    output shapes before the run)."""
+    return ("pre-allocated" in message or "re-use buffer" in message
+            or "OrtValue provided for output" in message
+            or "Invalid rank for output" in message
+            or "invalid dimensions for output" in message
+            or "OrtValue shape verification failed" in message)  # older ORT's kernel check
 
 
 class OutputPlan:

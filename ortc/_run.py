@@ -23,12 +23,12 @@ from ._cstr import NameArray
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._guard import Lease
+from ._handle import Handle
 from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
                             ortvalue_to_python, take_output, tensor_shape_and_type,
                             tensor_to_numpy)
-from ._plan import OutputPlan, derive_output_shapes
-from ._stage import Stages, derived_shape, refused_buffer, this_threads
+from ._plan import OutputPlan, derive_output_shapes, derived_shape, refused_buffer, this_threads
 from ._status import error_from_status, raise_status
 from .env import hold_ort_logs, release_ort_logs
 from .dtypes import STRING_KINDS, bits_for, element_type_for, feed_dtype
@@ -37,12 +37,14 @@ from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout
 from .memory import cpu_memory_info
 from .run_options import RunOptions, checked_timeout
 from .typeinfo import NodeArg, TypeInfo
-from .value import Value
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-__all__ = ["RunEngine", "release_run"]
+    from ._stage import ShapeStages, Stage
+    from .value import Value
+
+__all__ = ["RunEngine", "Stages", "release_run"]
 
 #: OrtValues kept per thread for reuse (see RunEngine.new_cached_value); past this, the cache restarts
 _VALUE_CACHE_MAX = 256
@@ -52,6 +54,13 @@ _gc = ffi.gc
 ffi_release = ffi.release
 _from_buffer = ffi.from_buffer
 _cast = ffi.cast
+
+
+def _value_type() -> type[Value]:
+    """ortc.value's Value. Imported where a run needs it, not with this module: a first session
+    and its first run need none (a feed can be a Value only once the module is loaded)."""
+    from .value import Value
+    return Value
 
 
 def _tensor_element_type(info: TypeInfo | None) -> ElementType | None:
@@ -119,9 +128,80 @@ def handed_back_value(value: Value | None) -> Value | None:
     memory once the caller dropped the array, and changed when the caller wrote to it."""
     if value is None or not value.is_tensor:
         return value
-    copy = Value.from_numpy(np.array(value.numpy(), copy=True), value.element_type)
+    copy = _value_type().from_numpy(np.array(value.numpy(), copy=True), value.element_type)
     value.close()
     return copy
+
+
+class Stages:
+    """A session's stages: thread id -> output-list key -> what serves its runs (a Stage, Lane,
+    ShapeStages or OpenLane of :mod:`ortc._stage`; False: given up, the general path). That
+    module is imported by the first offer: a first session and its first run make no stage."""
+
+    def __init__(self, engine: RunEngine) -> None:
+        self.engine = engine
+        self.by_thread: dict[int, dict[Any, Any]] = {}
+        #: False turns staging off for the session (tests compare both paths)
+        self.active = True
+
+    def offer(self, key: Any, plan: OutputPlan, names: tuple[str, ...], data: tuple[Any, ...],
+              arrays: list[Any]) -> None:
+        """After a run whose outputs were all preallocated: serve the next runs with the same
+        input shapes on this thread by a stage when every tensor is small, else by a lane."""
+        stages = this_threads(self.by_thread)
+        old = stages.get(key)
+        if old is False or (old is not None and (old.busy or old.open)):
+            return  # given up, in use (a nested run), or an open lane: it stays
+        kind = self._kind(names, data, arrays)
+        if kind is None:
+            return  # a feed that is not a plain array (a list, a Value...): nothing to learn
+        from ._stage import ShapeStages, Stage
+        if type(old) is ShapeStages:
+            shapes = tuple(a.shape for a in data)
+            there = old.by_shape.get(shapes)
+            if kind is Stage and (there is None or not there.busy):
+                old.add(Stage(self.engine, plan, names, data, arrays), shapes)
+            return
+        stage = kind(self.engine, plan, names, data, arrays)
+        if old is not None:
+            stage.misses = old.misses
+        stages[key] = stage
+
+    def _kind(self, names: tuple[str, ...], data: tuple[Any, ...],
+              arrays: list[Any]) -> type[Stage] | None:
+        """What may serve runs with these feeds and outputs: a Stage when every tensor is
+        small, a Lane when some are larger and every feed is C-contiguous (a lane passes the
+        feed's own memory), None when a feed is not a plain array of its input's dtype."""
+        from ._stage import STAGE_MAX_BYTES, Lane, Stage
+        fast = self.engine.fast_inputs
+        small = contiguous = True
+        for name, array in zip(names, data):
+            spec = fast.get(name)
+            if spec is None or type(array) is not np.ndarray or array.dtype != spec[0]:
+                return None
+            small = small and array.nbytes <= STAGE_MAX_BYTES
+            contiguous = contiguous and array.flags.c_contiguous
+        if small and all(a.nbytes <= STAGE_MAX_BYTES for a in arrays):
+            return Stage
+        return Lane if contiguous else None
+
+    def after_misses(self, missed: Stage | ShapeStages) -> Stage | ShapeStages | bool:
+        """What serves an output list after its stage or lane missed more than it served: a
+        stage per shape after a stage (small tensors, shapes among a few), then an open lane
+        when every output's shape follows from the input shapes, else False (the general
+        path)."""
+        from ._stage import OpenLane, ShapeStages, Stage
+        if type(missed) is Stage:
+            return ShapeStages(missed)
+        plan = missed.plan
+        if missed.open or len(plan.preallocate) != plan.count or plan.one_element \
+                or not self.engine.preallocate \
+                or any(n not in self.engine.fast_inputs for n in missed.input_names):
+            return False
+        return OpenLane(self.engine, plan, missed.input_names)
+
+    def clear(self) -> None:
+        self.by_thread = {}  # their OrtValues are over numpy buffers: freed with them
 
 
 class RunEngine:
@@ -276,7 +356,7 @@ class RunEngine:
                          name: str | None, keep: list[Any], cache: dict[Any, Any]) -> Any:
         """A new OrtValue over ``array``'s memory (a C-contiguous numpy array of ORT type
         ``et``; ``buf`` its ``ffi.from_buffer``), kept in this thread's value cache (``cache``,
-        :func:`~ortc._stage.this_threads` of ``value_cache``) for later runs: what a run path
+        :func:`~ortc._plan.this_threads` of ``value_cache``) for later runs: what a run path
         calls when its lookup of ``(buf, shape, et)`` there missed.
 
         ORT's value over caller memory holds only the address, the shape and the type, so one
@@ -345,7 +425,7 @@ class RunEngine:
         if arg is None:
             self.unknown_input(name)
             raise AssertionError("unreachable")
-        if isinstance(data, Value):
+        if isinstance(data, Handle) and isinstance(data, _value_type()):  # (a Handle: cheaper)
             Lease(data, False, keep)  # a shared use of the value until the run returns
             data._require_value(f"input {name!r} (pass None, or leave an optional input out)")
             return data._ptr
@@ -384,12 +464,13 @@ class RunEngine:
             created.append(_gc(raw, self.api.ReleaseValue))
             keep.append(buf)
             return raw
+        value_type = _value_type()
         if kind == ValueKind.SEQUENCE:  # the item type converts Python data (and types [])
-            v = Value.from_sequence(data, _tensor_element_type(declared.element))
+            v = value_type.from_sequence(data, _tensor_element_type(declared.element))
         elif kind == ValueKind.MAP:
-            v = Value.from_map(data, declared.key_type, _tensor_element_type(declared.element))
+            v = value_type.from_map(data, declared.key_type, _tensor_element_type(declared.element))
         elif kind == ValueKind.SPARSETENSOR:
-            v = Value.from_sparse(data)
+            v = value_type.from_sparse(data)
         else:
             raise InvalidArgument(f"input {name!r}: pass a Value for a {arg.type.type_str} input")
         keep.append(v)
@@ -631,6 +712,7 @@ class RunEngine:
         count = out_names.count
         outputs = ffi.new("OrtValue*[]", count)
         result: list[Any] = [None] * count
+        take = _value_type()._take
         try:
             names, data = self.snapshot(feeds)
             in_names, values, _shapes = self.prepare_inputs(names, data, created, keep)
@@ -640,7 +722,7 @@ class RunEngine:
                 raise_status(status)
             for i in range(count):
                 if outputs[i] != _NULL:
-                    result[i] = Value._take(api, outputs, i)
+                    result[i] = take(api, outputs, i)
             for i in plan.handed_back:
                 result[i] = handed_back_value(result[i])
             return result

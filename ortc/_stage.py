@@ -3,8 +3,9 @@
 Creating and releasing an OrtValue per input and output costs more than the run itself on a
 small model (bench: ~1.7 µs a pair through cffi), and the general path's Python around Run is
 several µs. After a run whose outputs were all preallocated (the second such run of an output
-list: a session run once pays for none), :meth:`Stages.offer` sets one of these up for the
-next runs on the same thread:
+list: a session run once pays for none), :meth:`ortc._run.Stages.offer` sets one of these up
+for the next runs on the same thread (this module is imported then: a first session and its
+first run need none of it):
 
 * :class:`Stage`: every tensor small. OrtValues made once over numpy buffers it owns; each run
   copies the feeds in, makes the one Run call and returns copies of the outputs. It serves only
@@ -13,9 +14,9 @@ next runs on the same thread:
   arrays, OrtValues from the engine's value cache.
 
 When a stage or lane misses more runs than it serves (shapes that change from call to call),
-:meth:`Stages.after_misses` replaces it: a stage by :class:`ShapeStages` (a stage per tuple of
-feed shapes), that or a lane by an :class:`OpenLane` (any shapes, outputs derived per run) when
-every output's shape follows from the inputs', else the general path for good.
+:meth:`ortc._run.Stages.after_misses` replaces it: a stage by :class:`ShapeStages` (a stage per
+tuple of feed shapes), that or a lane by an :class:`OpenLane` (any shapes, outputs derived per
+run) when every output's shape follows from the inputs', else the general path for good.
 
 An output of one element is the one a buffer of another shape can hold: ORT writes such a
 result into such a buffer when either is a scalar, and gives the value the result's shape in
@@ -33,7 +34,6 @@ takes the general path.
 from __future__ import annotations
 
 import operator
-import _thread
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
@@ -41,15 +41,14 @@ import numpy as np
 from ._ffi import ffi
 from ._status import error_from_status
 from .env import hold_ort_logs, release_ort_logs
+from ._plan import derived_shape, refused_buffer, this_threads
 from .errors import InvalidArgument, OrtError
 
 if TYPE_CHECKING:
     from ._plan import OutputPlan
     from ._run import RunEngine
 
-__all__ = ["Lane", "OpenLane", "PREALLOCATE_MAX", "ShapeStages", "Stage", "Stages",
-           "derived_shape", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES", "refused_buffer",
-           "this_threads"]
+__all__ = ["Lane", "OpenLane", "ShapeStages", "Stage", "STAGE_MAX_BYTES", "STAGE_MAX_MISSES"]
 
 #: tensors up to this size may be staged (copying them costs less than a value per call)
 STAGE_MAX_BYTES = 1 << 14
@@ -60,57 +59,10 @@ STAGE_MAX_BYTES = 1 << 14
 STAGE_MAX_MISSES = 8
 #: stages kept per output list for shapes that change (ShapeStages); past this, it restarts
 SHAPE_STAGES_MAX = 64
-#: outputs above this size are left to ORT to allocate (bytes): a large output gains little, and
-#: a model may declare an absurd shape (found by tests/test_malformed.py)
-PREALLOCATE_MAX = 1 << 26
-
-_get_ident = _thread.get_ident
 _ndarray = np.ndarray
 _empty = np.empty
 _shape_of = operator.attrgetter("shape")
 _from_buffer = ffi.from_buffer
-
-
-def this_threads(tables: dict[int, dict[Any, Any]]) -> dict[Any, Any]:
-    """This thread's table in ``tables`` (thread id -> dict), made on first use. Past 64
-    threads the whole mapping restarts: threads come and go, and it must not grow without
-    bound (what a table holds is only ever a cache)."""
-    tid = _get_ident()
-    table = tables.get(tid)
-    if table is None:
-        if len(tables) > 64:
-            tables.clear()
-        table = tables[tid] = {}
-    return table
-
-
-def derived_shape(dims: tuple[Any, ...], shapes: dict[str, tuple[int, ...]],
-                  dtype: np.dtype[Any]) -> list[int] | None:
-    """An output's shape from a plan's dims (ints, or (input name, axis)) and this run's input
-    shapes; None when it cannot be told this time (an input left out, a feed of another rank)
-    or is above PREALLOCATE_MAX (ORT allocates it then)."""
-    shape = []
-    size = dtype.itemsize
-    for d in dims:
-        if type(d) is not int:
-            source = shapes.get(d[0])
-            if source is None or len(source) <= d[1]:
-                return None
-            d = source[d[1]]
-        shape.append(d)
-        size *= d
-    return shape if size <= PREALLOCATE_MAX else None
-
-
-def refused_buffer(message: str) -> bool:
-    """Whether ORT refused a preallocated output for its shape (wording differs by version and
-    by the check: a kernel's output, or the caller's buffers against the model's declared
-    output shapes before the run)."""
-    return ("pre-allocated" in message or "re-use buffer" in message
-            or "OrtValue provided for output" in message
-            or "Invalid rank for output" in message
-            or "invalid dimensions for output" in message
-            or "OrtValue shape verification failed" in message)  # older ORT's kernel check
 
 
 class Stage:
@@ -450,9 +402,9 @@ class ShapeStages:
     """Stages for small tensors whose shapes change from run to run among a few (a batch size,
     requests batched as they come): one :class:`Stage` per tuple of the feeds' shapes, found
     per run by that tuple. A shape not seen yet takes the general path once, after which
-    :meth:`Stages.offer` adds its stage. Made when a stage misses more than it serves; when
-    this misses more than it serves too (shapes that are new every time), an open lane or
-    the general path takes over.
+    :meth:`ortc._run.Stages.offer` adds its stage. Made when a stage misses more than it
+    serves; when this misses more than it serves too (shapes that are new every time), an open
+    lane or the general path takes over.
     """
 
     open = False
@@ -495,70 +447,3 @@ class ShapeStages:
         if self.misses:  # a hit pays one miss back: see STAGE_MAX_MISSES
             self.misses -= 1
         return result
-
-
-class Stages:
-    """A session's stages: thread id -> output-list key -> what serves its runs (a Stage, Lane,
-    ShapeStages or OpenLane; False: given up, the general path)."""
-
-    def __init__(self, engine: RunEngine) -> None:
-        self.engine = engine
-        self.by_thread: dict[int, dict[Any, Any]] = {}
-        #: False turns staging off for the session (tests compare both paths)
-        self.active = True
-
-    def offer(self, key: Any, plan: OutputPlan, names: tuple[str, ...], data: tuple[Any, ...],
-              arrays: list[Any]) -> None:
-        """After a run whose outputs were all preallocated: serve the next runs with the same
-        input shapes on this thread by a stage when every tensor is small, else by a lane."""
-        stages = this_threads(self.by_thread)
-        old = stages.get(key)
-        if old is False or (old is not None and (old.busy or old.open)):
-            return  # given up, in use (a nested run), or an open lane: it stays
-        kind = self._kind(names, data, arrays)
-        if kind is None:
-            return  # a feed that is not a plain array (a list, a Value...): nothing to learn
-        if type(old) is ShapeStages:
-            shapes = tuple(a.shape for a in data)
-            there = old.by_shape.get(shapes)
-            if kind is Stage and (there is None or not there.busy):
-                old.add(Stage(self.engine, plan, names, data, arrays), shapes)
-            return
-        stage = kind(self.engine, plan, names, data, arrays)
-        if old is not None:
-            stage.misses = old.misses
-        stages[key] = stage
-
-    def _kind(self, names: tuple[str, ...], data: tuple[Any, ...],
-              arrays: list[Any]) -> type[Stage] | None:
-        """What may serve runs with these feeds and outputs: a Stage when every tensor is
-        small, a Lane when some are larger and every feed is C-contiguous (a lane passes the
-        feed's own memory), None when a feed is not a plain array of its input's dtype."""
-        fast = self.engine.fast_inputs
-        small = contiguous = True
-        for name, array in zip(names, data):
-            spec = fast.get(name)
-            if spec is None or type(array) is not np.ndarray or array.dtype != spec[0]:
-                return None
-            small = small and array.nbytes <= STAGE_MAX_BYTES
-            contiguous = contiguous and array.flags.c_contiguous
-        if small and all(a.nbytes <= STAGE_MAX_BYTES for a in arrays):
-            return Stage
-        return Lane if contiguous else None
-
-    def after_misses(self, missed: Stage | ShapeStages) -> Stage | ShapeStages | bool:
-        """What serves an output list after its stage or lane missed more than it served: a
-        stage per shape after a stage (small tensors, shapes among a few), then an open lane
-        when every output's shape follows from the input shapes, else False (the general
-        path)."""
-        if type(missed) is Stage:
-            return ShapeStages(missed)
-        plan = missed.plan
-        if missed.open or len(plan.preallocate) != plan.count or plan.one_element \
-                or not self.engine.preallocate \
-                or any(n not in self.engine.fast_inputs for n in missed.input_names):
-            return False
-        return OpenLane(self.engine, plan, missed.input_names)
-
-    def clear(self) -> None:
-        self.by_thread = {}  # their OrtValues are over numpy buffers: freed with them

@@ -23,12 +23,13 @@ from typing import Any
 from . import binding as _binding  # noqa: F401
 from . import lora as _lora  # noqa: F401
 from . import session_options as _session_options  # noqa: F401
+from . import value as _value  # noqa: F401
 from . import evidence, slot_rules
 from .threads import registry
 
 # A handle class registers its rules when its module is imported, and `import ortc` leaves some
-# of those modules for first use (binding, lora, session_options): the table imports them, or
-# it would miss their rules.
+# of those modules for first use (binding, lora, session_options, value): the table imports
+# them, or it would miss their rules.
 
 __all__ = ["rules", "transfers", "UNWRAPPED", "CALLBACKS", "FUNCTION_TABLES", "NO_ROW",
            "TRANSFERS", "FAILURE_OWNERS"]

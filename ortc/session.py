@@ -34,7 +34,6 @@ from .providers import session_run_rule
 from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
 from .threads import exclusive, shared
 from .typeinfo import NodeArg, take_type_info
-from .value import Value
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from .metadata import ModelMetadata
     from .recipe import SessionRecipe
     from .session_options import SessionOptions
+    from .value import Value
 
 __all__ = ["Session", "ModelSource"]
 

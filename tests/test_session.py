@@ -411,7 +411,7 @@ def test_wrong_declared_output_shape_falls_back_to_ort_allocation() -> None:
 def test_every_libraries_refusal_of_a_preallocated_output_is_recognised(message: str) -> None:
     """A refused guess is run again without it: on a library whose wording ortc did not know,
     a valid run raised RuntimeException (symbolic dims that broadcast, [1] + [3])."""
-    from ortc._stage import refused_buffer
+    from ortc._plan import refused_buffer
 
     assert refused_buffer(message)
     assert not refused_buffer("Non-zero status code returned while running Add node. Status "

@@ -18,7 +18,8 @@ import models
 import ortc
 import ortc._stage
 from ortc._stage import STAGE_MAX_MISSES as _STAGE_MAX_MISSES
-from ortc._stage import Lane, Stage, refused_buffer
+from ortc._plan import refused_buffer
+from ortc._stage import Lane, Stage
 
 
 @pytest.fixture(autouse=True, params=["stage", "lane"])
