@@ -809,6 +809,12 @@ TRANSFER_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         maintainer(f"{GH}/pull/28123", "a merged pull request: AddNodeToGraph now "
                    "refuses a node already added to a graph instead of taking it a second time",
                    "on-failure"),
+        check("editor.add-node-twice-refused", "a node given twice is refused, and the refusal "
+              "takes nothing: the graph holds the node once, and the model runs and is "
+              "released", "on-failure", versions="1.27.0-1.32.0"),
+        check("editor.add-node-twice-refused", "a node given twice is taken twice: the process "
+              "crashes when the model holding the graph is released (a node is never to be "
+              "added twice)", "transfer", outcome="known", versions="1.22.1-1.26.0"),
     ),
     transfer_key(_EDITOR + "AddGraphToModel", "OrtGraph"): (
         doc(EDITOR_API, "the model owns the graph AddGraphToModel gives it: never release it "
@@ -821,6 +827,12 @@ TRANSFER_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         maintainer(f"{GH}/pull/28123", "a merged pull request: AddGraphToModel now "
                    "refuses a model that already has a graph and a graph already in a model",
                    "on-failure"),
+        check("editor.add-graph-twice-refused", "a second graph for a model that has one is "
+              "refused, and stays the caller's: released by the caller, no crash, and the model "
+              "runs its first graph", "on-failure", versions="1.27.0-1.32.0"),
+        check("editor.add-graph-twice-refused", "a second graph for a model that has one is "
+              "taken in place of the first (the model no longer runs the first graph)",
+              "transfer", outcome="known", versions="1.22.1-1.26.0"),
     ),
     transfer_key(_EDITOR + "AddInitializerToGraph", "OrtValue"): (
         doc(EDITOR_API, "ORT takes ownership of the value: the caller must not release it",
@@ -828,10 +840,14 @@ TRANSFER_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         doc(EDITOR_SRC, "every check (name, tensor type, CPU memory, a name or value already "
             "added, external data under 128 bytes) runs before the value is taken", "transfer",
             "on-failure"),
+        check("life.value-release-after-add-initializer", "a value released by the caller "
+              "after a successful AddInitializerToGraph is still read by the graph: the model "
+              "computes with a new value made in its memory, or the process crashes when the "
+              "model is released", "transfer", outcome="known", versions="1.22.1-1.32.0"),
         maintainer(f"{GH}/pull/28123", "a merged pull request made the graph copy the "
                    "value instead, the caller keeping and releasing it; the later ownership "
-                   f"pull request ({GH}/pull/28800) made the graph take it again. Which releases "
-                   "copy is not checked here", "transfer"),
+                   f"pull request ({GH}/pull/28800) made the graph take it again. No release "
+                   "checked here copies it (the check above)", "transfer"),
     ),
 }
 

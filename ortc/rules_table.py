@@ -111,19 +111,25 @@ TRANSFERS: list[dict[str, str]] = [
     {"function": "OrtModelEditorApi.AddNodeToGraph", "argument": "OrtNode", "parameter": "node",
      "on_success": "the graph owns the node: never release it",
      "failure_owner": "unstated",
-     "on_failure": "the C reference does not say; the source cited returns every error before "
-                   "taking the node, older ones could fail after the graph had it"},
+     "on_failure": "the C reference does not say. Checked: from 1.27.0 a node the graph "
+                   "already holds is refused and the refusal takes nothing; 1.22.1-1.26.0 take "
+                   "such a node twice and crash when the graph is released (never add a node "
+                   "twice). Other failures: the source cited returns every error before taking "
+                   "the node, older ones could fail after the graph had it"},
     {"function": "OrtModelEditorApi.AddGraphToModel", "argument": "OrtGraph",
      "parameter": "graph",
      "on_success": "the model owns the graph: never release it",
      "failure_owner": "unstated",
-     "on_failure": "the C reference does not say; the source cited refuses, before taking the "
-                   "graph, a NULL argument, a graph already in a model and a model that "
-                   "already has one (older releases replaced the model's graph)"},
+     "on_failure": "the C reference does not say. Checked: from 1.27.0 a model that already "
+                   "has a graph refuses a second one, which stays the caller's; 1.22.1-1.26.0 "
+                   "take the second in place of the first. The source cited refuses, before "
+                   "taking the graph, a NULL argument and a graph already in a model too"},
     {"function": "OrtModelEditorApi.AddInitializerToGraph", "argument": "OrtValue",
      "parameter": "tensor",
-     "on_success": "the graph owns the value: never release it (some releases copied it "
-                   "instead and left it the caller's: moving it in leaks it there)",
+     "on_success": "the graph owns the value: never release it (every release checked, "
+                   "1.22.1-1.32.0, takes it: a release after the call is read by the graph or "
+                   "crashes; a source between two pull requests copied it instead, which would "
+                   "leave a moved-in value leaked, never freed twice)",
      "failure_owner": "caller",
      "on_failure": "every check runs before the value is taken, so a refused value is still "
                    "the caller's"},

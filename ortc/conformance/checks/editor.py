@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...evidence import CXX_NODE
-from .._capi import Ctx
+from ...evidence import CXX_NODE, EDITOR_SRC, GH
+from .._capi import Ctx, code_name, short
 from .._registry import Fail, Known, check
 from .lifetime import _poisoned
 from .objects import EDITOR_API, _EDITOR, _float_type_info, _table
@@ -195,3 +195,144 @@ def release_after_create_node(ctx: Ctx) -> str:
        slots=("GetModelEditorApi", "CreateOpAttr"), crash=True)
 def release_after_add_node(ctx: Ctx) -> str:
     return _release_again(ctx, after_add=True)
+
+
+# -- what a refused transfer leaves the caller ------------------------------------------------
+
+#: the model editor's source at a commit whose AddNodeToGraph and AddGraphToModel return every
+#: error before taking their argument (ortc.evidence.EDITOR_SRC), and the pull request that
+#: made them refuse a node or a graph given twice
+_REFUSALS = (f"{EDITOR_SRC} (a node already in a graph, a graph already in a model and a model "
+             f"that already has a graph are refused before anything is taken); {GH}/pull/28123 "
+             "(the change that made both calls refuse them)")
+
+
+def _graph_with_node(ctx: Ctx, fn: dict[str, Any]) -> tuple[_Parts, Any]:
+    """A graph (x -> LeakyRelu alpha 0.25 -> y) whose node is made but not yet added; an
+    attribute CreateNode left in the caller's array is released (the node keeps its own copy:
+    editor.create-node-takes-attributes)."""
+    ffi = ctx.ffi
+    parts = _Parts(ctx, fn)
+    attrs = ffi.new("OrtOpAttr*[]", [_attr(ctx, _ALPHA)])
+    node = _create_node(ctx, fn, parts, attrs)
+    if attrs[0] != ffi.NULL:
+        ctx.api.ReleaseOpAttr(attrs[0])
+    return parts, node
+
+
+@check("editor.add-node-twice-refused", "The model editor's AddNodeToGraph refuses a node the "
+       "graph already holds, and the refusal takes nothing: the graph keeps the node once, and "
+       "the model built from it runs and is released without a crash (a graph holding the node "
+       "twice would release it twice).",
+       _REFUSALS, slots=("GetModelEditorApi", "CreateOpAttr"), crash=True)
+def add_node_twice_refused(ctx: Ctx) -> str:
+    fn = _table(ctx, "GetModelEditorApi", _EDITOR)
+    parts, node = _graph_with_node(ctx, fn)
+    ctx.ok(fn["AddNodeToGraph"](parts.graph, node), "AddNodeToGraph")
+    ctx.step("AddNodeToGraph again with the same node")
+    refused = ctx.status(fn["AddNodeToGraph"](parts.graph, node))
+    ctx.step("the node " + ("refused the second time" if refused else "accepted twice") +
+             "; a model, a session, a run, then the model released")
+    got = _run(ctx, fn, parts)
+    if not _close(got, _WANT):
+        raise Fail(f"the model computes with {_answer(got)}")
+    if refused is None:
+        raise Known("AddNodeToGraph accepted a node the graph already held, and releasing the "
+                    "model did not crash here (the node is in the graph twice)")
+    return f"refused ({code_name(refused[0])}: {short(refused[1])}); the model runs and is released"
+
+
+@check("editor.add-graph-twice-refused", "The model editor's AddGraphToModel refuses a model "
+       "that already has a graph, and the refusal takes nothing: the second graph is still the "
+       "caller's to release, and the model keeps and runs its first graph.",
+       _REFUSALS, slots=("GetModelEditorApi", "CreateOpAttr"), crash=True)
+def add_graph_twice_refused(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    fn = _table(ctx, "GetModelEditorApi", _EDITOR)
+    parts, node = _graph_with_node(ctx, fn)
+    ctx.ok(fn["AddNodeToGraph"](parts.graph, node), "AddNodeToGraph")
+    second = ctx.out(fn["CreateGraph"], "OrtGraph*")  # empty: a model with it cannot run
+    domain = ffi.new("char[]", b"")
+    model = ctx.out(fn["CreateModel"], "OrtModel*", ffi.new("char*[]", [domain]),
+                    ffi.new("int[]", [17]), 1)
+    try:
+        ctx.ok(fn["AddGraphToModel"](model, parts.graph), "AddGraphToModel")
+        ctx.step("AddGraphToModel again, with a second (empty) graph")
+        refused = ctx.status(fn["AddGraphToModel"](model, second))
+        if refused is not None:
+            ctx.step("refused; the second graph released by the caller")
+            a.ReleaseGraph(second)
+        ctx.step("a session from the model, and a run")
+        box = ffi.new("OrtSession**")
+        made = ctx.status(fn["CreateSessionFromModel"](ctx.env, model, ctx.options(), box))
+    finally:
+        ctx.step("the model released")
+        a.ReleaseModel(model)
+    if made is None:
+        ctx.defer(a.ReleaseSession, box[0])
+        got = ctx.read_floats(ctx.run(box[0], {"x": ctx.floats(_X)}, ["y"])[0])
+        outcome = f"the model computes with {_answer(got)}"
+    else:
+        got, outcome = [], f"no session from the model ({code_name(made[0])}: {short(made[1])})"
+    if refused is None:
+        raise Known(f"AddGraphToModel accepted a second graph for a model that had one; "
+                    f"{outcome}")
+    if not _close(got, _WANT):
+        raise Fail(f"refused the second graph, but {outcome}")
+    return (f"refused ({code_name(refused[0])}: {short(refused[1])}); the caller released the "
+            f"second graph; the model runs its first")
+
+
+@check("life.value-release-after-add-initializer", "An OrtValue given to the model editor's "
+       "AddInitializerToGraph is still the caller's to release after the call succeeds, as a "
+       "copy would leave it: released right after, with freed memory poisoned and its block "
+       "taken by a new value, it does not crash the process, and the model built from the "
+       "graph runs with the initializer's values.",
+       f"{EDITOR_API} (ORT takes ownership of the value on success: the caller must not "
+       f"release it); {GH}/pull/28123 (the graph copies the value, the caller keeps it); "
+       f"{GH}/pull/28800 (the graph takes it again)",
+       slots=("GetModelEditorApi",), crash=True)
+def release_after_add_initializer(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    fn = _table(ctx, "GetModelEditorApi", _EDITOR)
+    ti = _float_type_info(ctx, fn, [2])
+    try:
+        a_in, z_out = (ctx.out(fn["CreateValueInfo"], "OrtValueInfo*", n, ti) for n in (b"a", b"z"))
+    finally:
+        a.ReleaseTypeInfo(ti)
+    graph = ctx.out(fn["CreateGraph"], "OrtGraph*")
+    ctx.ok(fn["SetGraphInputs"](graph, ffi.new("OrtValueInfo*[]", [a_in]), 1), "SetGraphInputs")
+    ctx.ok(fn["SetGraphOutputs"](graph, ffi.new("OrtValueInfo*[]", [z_out]), 1),
+           "SetGraphOutputs")
+    value = ctx.floats([10.0, 20.0], release=False)
+    ctx.ok(fn["AddInitializerToGraph"](graph, b"b", value, False), "AddInitializerToGraph")
+    poison = _poisoned(ctx)
+    ctx.step(f"ReleaseValue on the value after a successful AddInitializerToGraph ({poison})")
+    a.ReleaseValue(value)
+    # a value of the same size takes the block just freed (small blocks are not poisoned): a
+    # graph that kept the caller's value would now read this one
+    other = ctx.floats([100.0, 200.0])
+    reused = other == value
+    names = [ffi.new("char[]", n) for n in (b"a", b"b", b"z")]
+    node = ctx.out(fn["CreateNode"], "OrtNode*", b"Add", b"", b"add",
+                   ffi.new("char*[]", names[:2]), 2, ffi.new("char*[]", names[2:]), 1,
+                   ffi.NULL, 0)
+    ctx.ok(fn["AddNodeToGraph"](graph, node), "AddNodeToGraph")
+    ctx.step("a model, a session and a run, then the model released")
+    domain = ffi.new("char[]", b"")
+    model = ctx.out(fn["CreateModel"], "OrtModel*", ffi.new("char*[]", [domain]),
+                    ffi.new("int[]", [17]), 1)
+    try:
+        ctx.ok(fn["AddGraphToModel"](model, graph), "AddGraphToModel")
+        sess = ctx.out(fn["CreateSessionFromModel"], "OrtSession*", ctx.env, model,
+                       ctx.options())
+    finally:
+        a.ReleaseModel(model)
+    ctx.defer(a.ReleaseSession, sess)
+    got = ctx.read_floats(ctx.run(sess, {"a": ctx.floats([1.0, 2.0])}, ["z"])[0])
+    memory = ("a new value was made in the released value's memory" if reused
+              else "the released value's memory was not reused by a new value")
+    if not _close(got, [11.0, 22.0]):
+        raise Known(f"no crash, but the model computes {got} ({memory}; {poison}): the graph "
+                    "kept the value the caller released")
+    return f"no crash ({poison}); {memory}; the model computes [11.0, 22.0]"

@@ -44,6 +44,7 @@ _EDITOR = {
     "CreateGraph": (7, "OrtStatus*(*)(OrtGraph**)"),
     "SetGraphInputs": (8, "OrtStatus*(*)(OrtGraph*, OrtValueInfo**, size_t)"),
     "SetGraphOutputs": (9, "OrtStatus*(*)(OrtGraph*, OrtValueInfo**, size_t)"),
+    "AddInitializerToGraph": (10, "OrtStatus*(*)(OrtGraph*, const char*, OrtValue*, bool)"),
     "AddNodeToGraph": (11, "OrtStatus*(*)(OrtGraph*, OrtNode*)"),
     "CreateModel": (12, "OrtStatus*(*)(const char* const*, const int*, size_t, OrtModel**)"),
     "AddGraphToModel": (13, "OrtStatus*(*)(OrtModel*, OrtGraph*)"),

@@ -14,18 +14,23 @@
 //! * `AddNodeToGraph` gives the node to the graph: [`Graph::add_node`] takes the [`Node`];
 //! * `AddGraphToModel` gives the graph to the model: [`Model::new`] and [`Model::set_graph`] take
 //!   the [`Graph`];
-//! * `AddInitializerToGraph` takes the `OrtValue` on success ("ORT will take ownership of the
-//!   OrtValue and you should NOT call ReleaseOrtValue"): [`Graph::add_initializer`] takes the
+//! * `AddInitializerToGraph` takes the `OrtValue` on success (ORT's documentation: the caller
+//!   must not release it afterwards; check life.value-release-after-add-initializer: a release
+//!   after a successful call crashes the process): [`Graph::add_initializer`] takes the
 //!   [`Value`], and gives it back to `Drop` when ORT refused it.
 //!
 //! The rules table lists these transfers as data, with who owns the argument after a failed
 //! call and the evidence: [`crate::rules::TRANSFERS`].
 //!
 //! Where ORT sets a caller's array entry to NULL as it takes it, what is left non-NULL after the
-//! call is still the caller's and is released here; where it takes a single pointer and fails,
-//! the pointer is not released again (`AddNodeToGraph` fails only inside the push that already
-//! owns the node, `AddGraphToModel` only for a NULL graph, which these types never pass): a leak
-//! is the safe side of an ownership the C reference does not state.
+//! call is still the caller's and is released here. Where it takes a single pointer and fails:
+//! `AddInitializerToGraph` and `AddGraphToModel` return every error before taking it, so the
+//! caller's is released here (`AddGraphToModel` refuses a second graph from ONNX Runtime 1.27.0:
+//! check editor.add-graph-twice-refused); `AddNodeToGraph`'s node is not released again (older
+//! sources could fail inside the push that already owned it): a leak is the safe side of an
+//! ownership the C reference does not state. A node added twice (1.22.1-1.26.0 take it twice,
+//! and crash when the graph is released: check editor.add-node-twice-refused) cannot be
+//! written here: `add_node` moves the node.
 //!
 //! Every type here is Send and Sync per its row (check send.model-editor: value infos, a node
 //! and a graph made on one thread are read and assembled on another, and two threads create
@@ -447,12 +452,22 @@ impl Model {
         Ok(model)
     }
 
-    /// Replace the model's graph (exclusive: `AddGraphToModel`; ORT releases the graph it had).
-    /// The graph is moved into the model. On an error it is not released again: ORT fails here
-    /// only for a NULL graph.
+    /// Give the model a graph (exclusive: `AddGraphToModel`); the graph is moved in. A model
+    /// made by [`Model::new`] has one already: from ONNX Runtime 1.27.0 ORT refuses a second,
+    /// which is then still the caller's and is released here; 1.22.1-1.26.0 take it in place of
+    /// the first (check editor.add-graph-twice-refused). Every error ORT returns here comes
+    /// before it takes the graph (the rules table's transfers, AddGraphToModel).
     pub fn set_graph(&mut self, graph: Graph) -> Result<()> {
+        let api = self.api;
         let raw = graph.into_raw();
-        editor!(self.api, AddGraphToModel(self.ptr.as_ptr(), raw))
+        let status = editor!(api, AddGraphToModel(self.ptr.as_ptr(), raw));
+        if status.is_err() {
+            // refused: still the caller's
+            if let Some(ptr) = NonNull::new(raw) {
+                drop(Graph { ptr, api });
+            }
+        }
+        status
     }
 }
 

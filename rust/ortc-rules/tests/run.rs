@@ -675,3 +675,21 @@ fn a_refused_model_editor_call_is_an_error_not_a_crash() {
     let model = Model::new(&[("", 17)], graph).unwrap();
     assert!(matches!(Session::from_model(env(), &options(1), &model), Err(Error::Ort { .. })));
 }
+
+#[test]
+fn a_second_graph_refused_by_a_model_is_released_once_by_its_owner() {
+    // ONNX Runtime 1.27.0 and later refuse a model that has a graph a second one, which is then
+    // still the caller's (check editor.add-graph-twice-refused): set_graph releases it, once,
+    // and the model keeps running its first graph; 1.22.1-1.26.0 take it in place of the first
+    let mut model = Model::new(&[("", 17)], leaky_relu_graph()).unwrap();
+    let replaced = model.set_graph(Graph::new().unwrap());
+    let x = Value::from_slice_copy(&[-4.0f32, 2.0], &[2]).unwrap();
+    match Session::from_model(env(), &options(1), &model) {
+        Ok(mut session) => {
+            assert!(replaced.is_err(), "a session from the model, yet the second graph was taken");
+            assert_eq!(session.run(None, &[("x", &x)]).unwrap()[0].as_slice::<f32>().unwrap(), [-1.0, 2.0]);
+        }
+        // the empty graph took the first one's place: no session from it
+        Err(_) => assert!(replaced.is_ok(), "no session from a model that kept its graph"),
+    }
+}
