@@ -79,18 +79,24 @@ def _create_node(ctx: Ctx, fn: dict[str, Any], parts: _Parts, attrs: Any) -> Any
 def _run(ctx: Ctx, fn: dict[str, Any], parts: _Parts) -> list[float]:
     """Put the graph (its node added) into a model, make a session from it (the model released
     at once: the session does not need it) and run it on x."""
+    return _run_graph(ctx, fn, parts.graph, "x", _X, "y")
+
+
+def _run_graph(ctx: Ctx, fn: dict[str, Any], graph: Any, feed: str, values: list[float],
+               output: str) -> list[float]:
+    """:func:`_run` for any graph of one float input ``feed`` and one output."""
     a, ffi = ctx.api, ctx.ffi
     domain = ffi.new("char[]", b"")
     model = ctx.out(fn["CreateModel"], "OrtModel*", ffi.new("char*[]", [domain]),
                     ffi.new("int[]", [17]), 1)
     try:
-        ctx.ok(fn["AddGraphToModel"](model, parts.graph), "AddGraphToModel")
+        ctx.ok(fn["AddGraphToModel"](model, graph), "AddGraphToModel")
         sess = ctx.out(fn["CreateSessionFromModel"], "OrtSession*", ctx.env, model,
                        ctx.options())
     finally:
         a.ReleaseModel(model)
     ctx.defer(a.ReleaseSession, sess)
-    return ctx.read_floats(ctx.run(sess, {"x": ctx.floats(_X)}, ["y"])[0])
+    return ctx.read_floats(ctx.run(sess, {feed: ctx.floats(values)}, [output])[0])
 
 
 def _close(got: list[float], want: list[float]) -> bool:
@@ -319,17 +325,7 @@ def release_after_add_initializer(ctx: Ctx) -> str:
                    ffi.NULL, 0)
     ctx.ok(fn["AddNodeToGraph"](graph, node), "AddNodeToGraph")
     ctx.step("a model, a session and a run, then the model released")
-    domain = ffi.new("char[]", b"")
-    model = ctx.out(fn["CreateModel"], "OrtModel*", ffi.new("char*[]", [domain]),
-                    ffi.new("int[]", [17]), 1)
-    try:
-        ctx.ok(fn["AddGraphToModel"](model, graph), "AddGraphToModel")
-        sess = ctx.out(fn["CreateSessionFromModel"], "OrtSession*", ctx.env, model,
-                       ctx.options())
-    finally:
-        a.ReleaseModel(model)
-    ctx.defer(a.ReleaseSession, sess)
-    got = ctx.read_floats(ctx.run(sess, {"a": ctx.floats([1.0, 2.0])}, ["z"])[0])
+    got = _run_graph(ctx, fn, graph, "a", [1.0, 2.0], "z")
     memory = ("a new value was made in the released value's memory" if reused
               else "the released value's memory was not reused by a new value")
     if not _close(got, [11.0, 22.0]):
