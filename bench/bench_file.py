@@ -35,10 +35,18 @@ def parse_feed(text: str) -> tuple[str, tuple[int, ...], np.dtype[Any], float | 
     name, _, rest = text.partition("=")
     shape_text, _, rest = rest.partition(":")
     dtype_text, _, value = rest.partition("=")
+    usage = f"--feed {text!r}: expected NAME=SHAPE:DTYPE[=VALUE], SHAPE as 1x512 (empty: a scalar)"
     if not name or not dtype_text:
-        raise SystemExit(f"--feed {text!r}: expected NAME=SHAPE:DTYPE[=VALUE]")
-    shape = tuple(int(d) for d in shape_text.split("x")) if shape_text else ()
-    return name, shape, np.dtype(dtype_text), float(value) if value else None
+        raise SystemExit(usage)
+    try:
+        shape = tuple(int(d) for d in shape_text.split("x")) if shape_text else ()
+        dtype = np.dtype(dtype_text)
+        number = float(value) if value else None
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"{usage} ({exc})") from None
+    if any(d < 0 for d in shape):
+        raise SystemExit(f"{usage} (a negative dimension)")
+    return name, shape, dtype, number
 
 
 def make_pool(specs: dict[str, tuple[tuple[int, ...], np.dtype[Any], float | None]],
@@ -81,7 +89,8 @@ def timer(run: Callable[[Any, dict[str, Any]], list[Any]], outputs: list[str],
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model")
-    ap.add_argument("--feed", action="append", default=[], help="NAME=SHAPE:DTYPE[=VALUE]")
+    ap.add_argument("--feed", action="append", default=[],
+                    help="NAME=SHAPE:DTYPE[=VALUE], SHAPE as 1x512 (empty for a scalar)")
     ap.add_argument("--feedback", action="append", default=[], help="OUTPUT=INPUT")
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=9)

@@ -25,8 +25,12 @@ from dask_batch import build_model, infer_block  # noqa: E402  (the same model a
 
 
 def main() -> None:
-    import ray
-    from ray.util import ActorPool
+    try:
+        import ray
+        from ray.util import ActorPool
+    except ImportError:
+        raise SystemExit("examples/ray_batch.py needs Ray, which ortc does not install: "
+                         "pip install ray") from None
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20000)

@@ -64,6 +64,12 @@ def test_bench_file_refuses_a_malformed_feed(tmp_path) -> None:
     path.write_bytes(_recurrent_model())
     proc = _bench(str(path), "--feed", "sr")
     assert proc.returncode != 0 and "expected NAME=SHAPE:DTYPE" in proc.stderr, proc.stderr
+    # a shape written with commas, an unknown dtype, a value that is not a number: one line
+    # naming the feed and the format, no traceback
+    for feed in ("input=1,512:float32", "input=1x512:floaty", "sr=:int64=abc", "x=-1:float32"):
+        proc = _bench(str(path), "--feed", feed)
+        assert proc.returncode == 1 and proc.stderr.startswith(f"--feed {feed!r}: expected") \
+            and "SHAPE as 1x512" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_bench_guard_runs_every_variant() -> None:

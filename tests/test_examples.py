@@ -67,6 +67,23 @@ def test_ray_batch_example() -> None:
     assert "identical to the local run: True" in proc.stdout, proc.stdout
 
 
+def test_ray_batch_example_without_ray_says_what_it_needs() -> None:
+    """Where Ray is not installed (ortc's tests do not install it), the example says so and how
+    to get it, in one line, instead of a traceback."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("Ray is installed: test_ray_batch_example runs the example")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "ray_batch.py")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr == ("examples/ray_batch.py needs Ray, which ortc does not install: "
+                           "pip install ray\n"), proc.stderr
+
+
 def test_readme_use_example(tmp_path: Any) -> None:
     """The README's first example (section "Use") runs as written on a model of the kind it
     names, and prints ``sess.inputs`` as its comment shows."""
