@@ -66,7 +66,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .models import MODEL_KEYS, BenchModel, add_model, all_models
+if __name__ == "__main__" and not __package__:  # ``python bench/runner.py``: one line, no traceback
+    raise SystemExit("bench/runner.py is a module of the bench: run it as `python -m ortc bench "
+                     "[options]` (or `make bench`) from a checkout")
+
+from .models import MODEL_KEYS, BenchModel, add_model, all_models  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -142,3 +142,13 @@ def test_bench_handlers_runs_each_sigint_disposition() -> None:
     for line in lines.values():
         figures = re.findall(r"(?:run\(\)|bound|ns:) ([0-9.]+)", line)
         assert len(figures) == 3 and all(float(x) > 0 for x in figures), line
+
+
+def test_bench_runner_run_as_a_script_says_how_to_run_it() -> None:
+    """``python bench/runner.py`` (what a newcomer tries after reading that bench/runner.py is the
+    bench) says in one line how it is run, instead of an ImportError from its relative import."""
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "runner.py"), "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == ("bench/runner.py is a module of the bench: run it as `python -m ortc "
+                           "bench [options]` (or `make bench`) from a checkout\n"), proc.stderr
