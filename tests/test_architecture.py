@@ -1,71 +1,38 @@
 """docs/ARCHITECTURE.md against the code: its layer table names every module, and its list of
 arrows is the package's imports of same-or-higher layers, no more and no fewer.
 
-The imports are read from the source (``ast``): at a module's top, inside functions (the lazy
-ones), and by name (a string ``"ortc.x"`` that ``importlib`` loads); imports a type checker
-alone sees (under ``if TYPE_CHECKING:``) do not count. Inside the ``compat/`` and
+The imports are tests/test_imports.py's graph, read from the source: at a module's top, inside
+functions (the lazy ones), and by name (a string ``"ortc.x"`` in a module using
+``importlib``); imports a type checker alone sees (under ``if TYPE_CHECKING:``) do not count. Inside the ``compat/`` and
 ``conformance/`` subpackages modules import each other freely.
 """
 
 from __future__ import annotations
 
-import ast
+import functools
 import os
 import re
 
+from test_imports import import_graph
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PKG = os.path.join(ROOT, "ortc")
 DOC = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
 #: subpackages whose modules import each other without arrows
 SUBPACKAGES = ("compat", "conformance")
 
 
-def _file(module: str) -> str | None:
-    base = os.path.join(PKG, *module.split(".")[1:])
-    for path in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.exists(path):
-            return path
-    return None
+@functools.lru_cache(maxsize=None)
+def _graph() -> dict[str, set[str]]:
+    return import_graph()
 
 
 def _modules() -> list[str]:
-    found = []
-    for folder, _dirs, files in os.walk(PKG):
-        if "__pycache__" in folder:
-            continue
-        for name in files:
-            if name.endswith(".py"):
-                rel = os.path.relpath(os.path.join(folder, name), PKG)[:-3].replace(os.sep, ".")
-                rel = rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
-                found.append("ortc" if rel == "__init__" else "ortc." + rel)
-    return sorted(found)
+    return sorted(_graph())
 
 
 def _imports(module: str) -> set[str]:
-    """The ortc modules ``module`` imports (see the module docstring)."""
-    path = _file(module)
-    assert path is not None
-    tree = ast.parse(open(path, encoding="utf-8").read())
-    package = module.split(".") if path.endswith("__init__.py") else module.split(".")[:-1]
-    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                   and "TYPE_CHECKING" in ast.unparse(node.test)
-                   for stmt in node.body for n in ast.walk(stmt)}
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
-        if isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            target = ".".join(base + [node.module] if node.module else base)
-            for alias in node.names:  # ``from . import x``: the module x, else the package
-                sub = f"{target}.{alias.name}"
-                found.add(sub if _file(sub) and sub.startswith("ortc.") else target)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and re.fullmatch(r"ortc(\.\w+)+", node.value):
-            found.add(node.value)  # imported by name
-    return {f for f in found if (f == "ortc" or f.startswith("ortc.")) and f != module}
+    """The ortc modules ``module`` imports."""
+    return _graph()[module]
 
 
 def _doc_module(name: str) -> str:

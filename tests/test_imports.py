@@ -1,6 +1,9 @@
 """The package's imports run one way: no module of ortc/ imports, directly or through others, a
 module that imports it back. Imports made inside functions count too (they still couple the
-modules); annotations-only imports under ``if TYPE_CHECKING:`` do not (they never run)."""
+modules), and so do the modules a module using ``importlib`` names in strings (``__main__``'s
+commands);
+annotations-only imports under ``if TYPE_CHECKING:`` do not (they never run).
+tests/test_architecture.py reads the same graph against docs/ARCHITECTURE.md."""
 
 from __future__ import annotations
 
@@ -39,7 +42,10 @@ def import_graph() -> dict[str, set[str]]:
         package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
         with open(path, encoding="utf-8") as fh:
             tree = ast.parse(fh.read())
+        by_name = False  # whether the module imports modules by name (importlib)
         for node in _runtime_imports(tree):
+            by_name = by_name or "importlib" in (
+                [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module])
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             else:
@@ -55,6 +61,11 @@ def import_graph() -> dict[str, set[str]]:
             for t in targets:
                 if t in modules and t != name:
                     graph[name].add(t)
+        for node in ast.walk(tree) if by_name else ():  # a module it names for importlib
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and node.value.startswith("ortc.") and node.value in modules \
+                    and node.value != name:
+                graph[name].add(node.value)
     return graph
 
 
