@@ -436,7 +436,7 @@ class RunEngine:
         if arg is None:
             self.unknown_input(name)
             raise AssertionError("unreachable")
-        if isinstance(data, Handle) and isinstance(data, _value_type()):  # (a Handle: cheaper)
+        if isinstance(data, Handle) and isinstance(data, _value_type()):  # (no call for arrays)
             Lease(data, False, keep)  # a shared use of the value until the run returns
             data._require_value(f"input {name!r} (pass None, or leave an optional input out)")
             return data._ptr

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 import ortc
-from ortc.dtypes import element_type_for
+from ortc.dtypes import element_type_for, feed_dtype
 
 from ._enums import OrtSparseFormat
 from ._device import OrtDevice, cpu_only
@@ -23,10 +23,7 @@ def _pybind_array(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     where dense tensors come out as C long long ('q': ortc.dtypes)."""
     if arr.dtype.kind in "OSU":  # strings: a new array of str objects (a writable copy)
         return np.array(arr.tolist(), dtype=object).reshape(arr.shape)
-    if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
-        arr = arr.view(np.int64 if arr.dtype.kind == "i" else np.uint64)
-    else:
-        arr = arr.view()
+    arr = arr.view(feed_dtype(arr.dtype))  # (64-bit integers: the caller's dtype objects)
     arr.flags.writeable = False  # read-only views of the tensor's memory, as onnxruntime's
     return arr
 
