@@ -126,9 +126,10 @@ class Watcher:
             # Ctrl-C (a child's run went on after its SIGINT while the parent's watcher took the
             # byte). Give the wakeup fd back; the child's first run installs a pipe of its own.
             try:
-                signal.set_wakeup_fd(self._forward_fd)
+                _real_set_wakeup_fd(self._forward_fd)
             except (ValueError, OSError):
                 return  # the wakeup fd still writes into the pipe: keep it open, shared
+            _chain_set_wakeup_fd(False)
             for fd in (self._sig_r, self._sig_w):
                 try:
                     os.close(fd)
@@ -255,8 +256,12 @@ class Watcher:
             return False
 
     # -- Ctrl-C --------------------------------------------------------------------------------
-    def sigint_supported(self) -> bool:
-        """Install the wakeup-fd bridge once (main thread only); False when not possible."""
+    def ctrl_c_ready(self) -> bool:
+        """Whether Ctrl-C can stop a run on the main thread: the bridge is installed (by the
+        first main-thread run that asks: a Session installs nothing) and nothing has taken the
+        wakeup fd from it (see :func:`_chained_set_wakeup_fd`). False when the application
+        handles SIGINT itself (its handler decides what Ctrl-C means) or the bridge cannot be
+        installed."""
         if self.sigint_ready:
             return True
         handler = signal.getsignal(signal.SIGINT)
@@ -272,19 +277,99 @@ class Watcher:
         r, w = os.pipe()
         os.set_blocking(w, False)
         try:
-            old = signal.set_wakeup_fd(w)
+            old = _real_set_wakeup_fd(w)
         except (ValueError, OSError):
             os.close(r)
             os.close(w)
             return False
         self._forward_fd = old
         self._sig_r, self._sig_w = r, w
+        _chain_set_wakeup_fd(True)
         self.sigint_ready = True
         self._start()
         with self._lock:
             if self._wake is not None:  # the watcher waits without the pipe: wake it to use it
                 self._wake.notify()
         return True
+
+    def enter_main_run(self, run_options: Any) -> Any:
+        """The main thread starts a run with ``run_options``: Ctrl-C terminates them until
+        :meth:`leave_main_run`. Returns the run this one is nested in (a run a signal handler
+        started inside another), for :meth:`leave_main_run` to restore."""
+        if self.interrupted:  # options a Ctrl-C terminated that nobody re-armed yet
+            self.rearm()
+        outer = self.main_run
+        self.main_run = run_options
+        return outer
+
+    def leave_main_run(self, outer: Any) -> None:
+        self.main_run = outer
+        if self.interrupted:  # re-arm at once: other threads may share the options
+            self.rearm()
+
+    def uninstall(self) -> None:
+        """Give the wakeup fd back to whoever ortc took it from (or chained it for), and the
+        application its own ``set_wakeup_fd``; on the main thread only (where Python allows
+        setting it): when the last Session is closed there, and at exit."""
+        if not self.sigint_ready or _thread.get_ident() != MAIN_THREAD:
+            return
+        try:
+            _real_set_wakeup_fd(self._forward_fd)
+        except (ValueError, OSError):
+            return  # the fd it had is gone: ours stays, harmless
+        _chain_set_wakeup_fd(False)
+        self.sigint_ready = False
+        r, w = self._sig_r, self._sig_w
+        self._sig_r = self._sig_w = self._forward_fd = -1
+        for fd in (r, w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.main_run = None
+
+
+#: Python's own set_wakeup_fd, whatever ortc puts in its place
+_real_set_wakeup_fd = signal.set_wakeup_fd
+
+
+def _chained_set_wakeup_fd(fd: int, *, warn_on_full_buffer: bool = True) -> int:
+    """``signal.set_wakeup_fd`` while ortc's Ctrl-C bridge holds the wakeup fd.
+
+    Another part of the application (asyncio, whenever it adds or removes a signal handler)
+    setting the wakeup fd would silently take it from the bridge, and Ctrl-C would stop no
+    run. Confirming at every run that the fd is still ortc's costs ~0.9 us (Python checks a
+    new fd with two system calls: docs/PERFORMANCE.md); instead the bridge stays installed
+    and the fd given here becomes the one it forwards every byte to, so both work. Returns
+    the fd the caller had set before, as Python's would; a bad fd is refused as Python
+    refuses it."""
+    if not watcher.sigint_ready:
+        return _real_set_wakeup_fd(fd, warn_on_full_buffer=warn_on_full_buffer)
+    if _thread.get_ident() != MAIN_THREAD:
+        raise ValueError("set_wakeup_fd only works in main thread of the main interpreter")
+    fd = int(fd)
+    if fd != -1:
+        os.fstat(fd)  # OSError for a closed fd, as Python's
+        if os.get_blocking(fd):
+            raise ValueError(f"the fd {fd} must be in non-blocking mode")
+    old, watcher._forward_fd = watcher._forward_fd, fd
+    return old
+
+
+def _chain_set_wakeup_fd(on: bool) -> None:
+    """Put :func:`_chained_set_wakeup_fd` in place of Python's (``on``) or back. Both the C
+    module and ``signal`` (when imported: it copied the C module's names) are changed, each
+    only if it still holds what ortc expects there."""
+    mine, real = _chained_set_wakeup_fd, _real_set_wakeup_fd
+    for name in ("_signal", "signal"):
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        current = getattr(module, "set_wakeup_fd", None)
+        if on and current is real:
+            module.set_wakeup_fd = mine  # type: ignore[attr-defined]
+        elif not on and current is mine:
+            module.set_wakeup_fd = real  # type: ignore[attr-defined]
 
 
 def _terminate(run_options: Any) -> None:

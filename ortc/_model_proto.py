@@ -1,6 +1,5 @@
 """What ortc needs to know of a serialized ONNX model beyond what ORT reports, read from its
-protobuf without the onnx package: the initializers it declares (name -> element type, dims),
-and whether a tensor's rank in it may follow the values of its inputs.
+protobuf without the onnx package: the initializers it declares (name -> element type, dims).
 
 ORT takes an initializer given through ``SessionOptions.add_initializer`` (or
 ``add_external_initializers``) in place of the model's without comparing the two: a name the
@@ -8,20 +7,8 @@ model does not have is ignored, another shape changes what the graph computes, a
 element type is read as the declared one, past the end of a smaller buffer (a crash with a
 large tensor). The session checks the given values against what this reads.
 
-The run engine preallocates outputs and serves repeated runs with the same input shapes from
-buffers of the shapes an earlier run had. ORT refuses a buffer of another shape, except where
-both hold one element and one of the two is a scalar: it then writes the result and gives the
-value the result's shape in place (a scalar buffer takes a [1] or [1, 1] result, a [1] buffer
-a scalar one). With the input shapes fixed, a result's shape can differ from the earlier
-run's only when it follows the input values, and a rank can only do so through a subgraph
-(If, Loop, Scan), a tensor taken out of a sequence (SequenceAt), or an operator ortc cannot
-know (a domain other than ONNX's own): :func:`rank_may_follow_values` says whether the model
-has any, so that only such a model's staged runs pay for reading their one-element outputs'
-shapes back.
-
-Only the fields needed are decoded (ModelProto.graph = 7, functions = 25; GraphProto.node = 1,
-initializer = 5; FunctionProto.node = 7; NodeProto.op_type = 4, attribute = 5, domain = 7;
-AttributeProto.g = 6, graphs = 11; TensorProto.dims = 1, data_type = 2, name = 8); every other
+Only the fields needed are decoded (ModelProto.graph = 7; GraphProto.initializer = 5;
+TensorProto.dims = 1, data_type = 2, name = 8); every other
 field is skipped by its length, so the cost follows the number of fields, not the model's size
 (tensor data is never read).
 """
@@ -32,7 +19,7 @@ from typing import Union
 
 from .dtypes import PROTO_TO_C
 
-__all__ = ["declared_initializers", "ProtoError", "rank_may_follow_values"]
+__all__ = ["declared_initializers", "ProtoError"]
 
 Buffer = Union[bytes, bytearray, memoryview]
 
@@ -121,39 +108,3 @@ def declared_initializers(model: Buffer) -> dict[str, tuple[int, tuple[int, ...]
 
 #: operators whose output's rank may follow input values without a subgraph: an item of a
 #: sequence, whose items may have any rank (a subgraph attribute counts on its own)
-_RANK_BY_VALUE = frozenset({b"SequenceAt"})
-#: the domains of ONNX's own operators (whose output ranks are known to ortc)
-_KNOWN_DOMAINS = frozenset({b"", b"ai.onnx", b"ai.onnx.ml"})
-
-
-def _nodes_rank_by_value(buf: Buffer, start: int, end: int, node_field: int) -> bool:
-    """Whether a graph (``node_field`` 1) or function (7) has a node whose output rank may
-    follow values: one with a subgraph, in ``_RANK_BY_VALUE``, or of an unknown domain."""
-    for field, wire, value in _fields(buf, start, end):
-        if field != node_field or wire != 2:
-            continue
-        for n_field, n_wire, n_value in _fields(buf, *value):
-            if n_wire != 2:
-                continue
-            if n_field == 4 and bytes(buf[n_value[0]:n_value[1]]) in _RANK_BY_VALUE:
-                return True
-            if n_field == 7 and bytes(buf[n_value[0]:n_value[1]]) not in _KNOWN_DOMAINS:
-                return True
-            if n_field == 5:
-                for a_field, a_wire, _a_value in _fields(buf, *n_value):
-                    if a_field in (6, 11) and a_wire == 2:  # AttributeProto.g, .graphs
-                        return True
-    return False
-
-
-def rank_may_follow_values(model: Buffer) -> bool:
-    """Whether some tensor's rank in ``model`` may follow the values of its inputs (see the
-    module's docstring); ProtoError when the bytes are not a model."""
-    for field, wire, value in _fields(model, 0, len(model)):
-        if wire != 2:
-            continue
-        if field == 7 and _nodes_rank_by_value(model, value[0], value[1], 1):
-            return True
-        if field == 25 and _nodes_rank_by_value(model, value[0], value[1], 7):
-            return True
-    return False

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _loader
 from ._ffi import ffi
-from ._guard import Lease
+from ._guard import Entries, Hold
 from ._handle import Handle
 from ._numpy_bridge import as_array, is_array_like, ortvalue_to_python, take_output
 from .dlpack import dlpack_array, is_dlpack_producer
@@ -97,23 +97,23 @@ class IoBinding(Handle):
         self._session = session
         self._bound_inputs: dict[str, Value] = {}
         self._bound_outputs: dict[str, Any] = {}
-        #: input name -> a caller's Value bound to it (a run reads it: see _run_holds)
+        #: input name -> a caller's Value bound to it (a run reads it: see enter_bound)
         self._caller_inputs: dict[str, Value] = {}
         #: a caller's Value is bound (inputs or outputs), or an input whose name is also an
-        #: output's: a run holds them (_run_holds), or records them (_echoes)
+        #: output's: a run enters them (enter_bound), or records them (after_run)
         self._values_bound = False
         #: the outputs that are also inputs (or overridable initializers), for which ORT hands
         #: back the value bound as that input
         self._echo_names = session._engine.echoes
         #: input name -> the Value the last run read for it, when the name is also an output's:
-        #: that output, as ORT holds it for get_outputs, is that Value's memory (_echoes)
+        #: that output, as ORT holds it for get_outputs, is that Value's memory (after_run)
         self._echoed: dict[str, Value] = {}
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
-    #: output name -> the exclusive lease on a caller's Value bound to it: every run with this
-    #: binding writes that value, so it is exclusive for as long as it stays bound (another
-    #: thread using it meanwhile is a conflict; this thread may read it between runs)
-    _output_leases: dict[str, Lease] | None = None
+    #: output name -> the hold on a caller's Value bound to it: every run with this binding
+    #: writes that value, so other threads may not use it while it stays bound (this thread
+    #: may read it between runs)
+    _output_holds: dict[str, Hold] | None = None
 
     def _drop_references(self) -> None:
         # the bound values themselves were let go by the release (Handle._hold)
@@ -122,69 +122,47 @@ class IoBinding(Handle):
         self._bound_outputs = {}
         self._caller_inputs = {}
         self._echoed = {}
-        self._release_output_leases()
+        self._release_output_holds()
 
-    def _run_holds(self) -> list[Callable[[], None]]:
-        """Hold the caller's bound Values for a run on this thread (Session.run_with_binding,
-        only when ``_values_bound``): each input shared (the run reads it) and each output
-        exclusively, borrowed from the thread that bound it (the run writes it). Another
-        thread's use of one of them during the run is then a conflict like any other (strict:
-        ConcurrentUseError, in whichever thread comes second), where before only the binding
-        thread's hold guarded them and a run from another thread raced its uses. A Value its
-        user closed needs no hold: nobody can use it, and the binding keeps it alive for ORT.
-        Returns the undo steps, for :meth:`_end_run_holds`."""
-        undo: list[Callable[[], None]] = []
-        try:
-            for lease in (self._output_leases or {}).values():
-                try:
-                    lease.borrow_into(undo)  # its give-back is in undo before it borrows
-                except ClosedError:
-                    continue
-            for value in self._caller_inputs.values():
-                try:
-                    Lease.shared(value, undo)  # the lease is the undo step that ends it
-                except ClosedError:
-                    continue
-        except BaseException:
-            self._end_run_holds(undo)
-            raise
-        return undo
+    def enter_bound(self, entries: Entries) -> dict[str, Value]:
+        """For a run with this binding (:meth:`ortc._run.RunEngine.run_bound`): enter the
+        caller's bound Values into the run's ``entries``: each output exclusively, through the
+        binding thread's hold (the run writes it), each input shared (the run reads it).
+        Another thread's use of one of them during the run is then a conflict like any other.
+        A Value its user closed needs no entry: nobody can use it, and the binding keeps it
+        alive for ORT. Returns the input Values whose names are also outputs', for
+        :meth:`after_run`."""
+        if not self._values_bound:
+            return {}
+        for value in self._output_values_held():
+            if not value.closed:
+                entries.enter(value, True, through_holds=True)
+        for value in self._caller_inputs.values():
+            if not value.closed:
+                entries.enter(value)
+        echo_names = self._echo_names  # (most models have none: no dict walk)
+        return {n: v for n, v in self._bound_inputs.items()
+                if n in echo_names} if echo_names else {}
 
-    def _holding(self, work: Callable[..., T]) -> Callable[..., T]:
-        """``work`` (the bound run's C call) wrapped in :meth:`_run_holds` and, when it
-        worked, :meth:`_echoes`."""
-        def run(*args: Any) -> T:
-            undo = self._run_holds()
-            try:
-                echo_names = self._echo_names  # (most models have none: no dict walk)
-                echoed = {n: v for n, v in self._bound_inputs.items()
-                          if n in echo_names} if echo_names else {}
-                result = work(*args)
-            finally:
-                self._end_run_holds(undo)
-            self._echoes(echoed)
-            return result
-        return run
+    def _output_values_held(self) -> list[Value]:
+        return [self._bound_outputs[name] for name in (self._output_holds or {})]
 
-    def _echoes(self, echoed: dict[str, Value]) -> None:
+    def after_run(self, echoed: dict[str, Value]) -> None:
         """After a run: keep the input Values its outputs that are also inputs are (ORT hands
         the input's value back for such an output, over the memory of the Value bound as that
         input: the array a caller bound, which a rebind or a clear let go while ORT's output,
         and every array get_outputs made of it, still read it). Each is held until a later
         run no longer reads it, and is what those outputs' arrays and Values keep alive."""
+        if not echoed and not self._echoed:
+            return
         old, self._echoed = self._echoed, echoed
         for value in echoed.values():
             self._hold(value)
         for value in old.values():
             self._unhold(value)
 
-    @staticmethod
-    def _end_run_holds(undo: list[Callable[[], None]]) -> None:
-        for step in reversed(undo):
-            step()
-
     def _note_values_bound(self) -> None:
-        self._values_bound = bool(self._caller_inputs or self._output_leases or (
+        self._values_bound = bool(self._caller_inputs or self._output_holds or (
             self._echo_names and not self._echo_names.isdisjoint(self._bound_inputs)))
 
     def _bind(self, table: dict[str, Any], name: str, value: Value | None) -> None:
@@ -284,42 +262,42 @@ class IoBinding(Handle):
                     raise InvalidArgument(f"bind_output {name!r}: expected "
                                           f"{arg.type.type_str}, got dtype {data.dtype}")
             value = self._value_for(data, f"output {name!r}")
-            # a caller's Value is written by every run while bound: take it exclusively now
-            # (a conflict raises before ORT refers to it); an array's Value is ours alone
-            lease = Lease.exclusive(value) if isinstance(data, Value) else None
+            # a caller's Value is written by every run while bound: hold it now (a conflict
+            # raises before ORT refers to it); an array's Value is ours alone
+            hold = Hold(value) if isinstance(data, Value) else None
             try:
                 check(self._api.BindOutput(self._ptr, _model_name(name), value._ptr),
                       f"bind_output {name!r}")
             except BaseException:
-                if lease is not None:
-                    lease.release()
+                if hold is not None:
+                    hold.release()
                 raise
             self._bind(self._bound_outputs, name, value)
-            self._set_output_lease(name, lease)
+            self._set_output_hold(name, hold)
         else:
             info = memory_info or cpu_memory_info()
             info._check_open()
             check(self._api.BindOutputToDevice(self._ptr, _model_name(name), info._ptr),
                   f"bind_output {name!r}")
             self._bind(self._bound_outputs, name, None)
-            self._set_output_lease(name, None)
+            self._set_output_hold(name, None)
 
-    def _set_output_lease(self, name: str, lease: Lease | None) -> None:
-        leases = self._output_leases
-        if leases is None:
-            leases = self._output_leases = {}
-        old = leases.pop(name, None)
-        if lease is not None:
-            leases[name] = lease
+    def _set_output_hold(self, name: str, hold: Hold | None) -> None:
+        holds = self._output_holds
+        if holds is None:
+            holds = self._output_holds = {}
+        old = holds.pop(name, None)
+        if hold is not None:
+            holds[name] = hold
         self._note_values_bound()
         if old is not None:
             old.release()
 
-    def _release_output_leases(self) -> None:
-        leases, self._output_leases = self._output_leases, None
+    def _release_output_holds(self) -> None:
+        holds, self._output_holds = self._output_holds, None
         self._note_values_bound()
-        for lease in (leases or {}).values():
-            lease.release()
+        for hold in (holds or {}).values():
+            hold.release()
 
     @exclusive("ClearBoundInputs")
     def clear_binding_inputs(self) -> None:
@@ -332,7 +310,7 @@ class IoBinding(Handle):
     def clear_binding_outputs(self) -> None:
         self._api.ClearBoundOutputs(self._ptr)
         self._unbind_all(self._bound_outputs)
-        self._release_output_leases()
+        self._release_output_holds()
 
     @exclusive("SynchronizeBoundInputs")
     def synchronize_inputs(self) -> None:
@@ -413,7 +391,7 @@ class IoBinding(Handle):
     def _bound_per_output(self) -> list[Value | None]:
         """The Value whose memory each output is, in ORT's binding order: the Value bound to
         it, or for an output that is also an input the input Value the last run read
-        (:meth:`_echoes`); None: memory ORT allocated."""
+        (:meth:`after_run`); None: memory ORT allocated."""
         echoed = self._echoed
         if not echoed and not any(v is not None for v in self._bound_outputs.values()):
             return []

@@ -1,6 +1,6 @@
 """The process-wide ORT environment, and ORT's log messages routed into Python ``logging``
 (logger ``ortc.ort``; each record carries ``ort_severity``, ``ort_category``, ``ort_logid``,
-``ort_code_location`` and ``ortc_retried``: see :func:`hold_ort_logs`). The messages of ORT's
+and ``ort_code_location``). The messages of ORT's
 own threads reach ``logging`` from a Python thread of ortc's, in order, shortly after ORT sends
 them: one of ORT's threads never waits for a lock of the logging path (see :func:`_queue`).
 
@@ -92,25 +92,19 @@ def _log_from_ort(_param: Any, severity: int, category: Any, logid: Any, code_lo
     except ValueError:  # no Python code below this call: one of ORT's own threads (see _queue)
         _queue(record)
         return
-    if severity == _ORT_ERROR:
-        held = getattr(_held, "records", None)
-        if held is not None:  # a run ortc may retry: kept until it knows (hold_ort_logs)
-            held.append(record)
-            return
-    _emit(record, False)
+    _emit(record)
 
 
-def _level_and_fields(record: tuple[int, str, str, str, str],
-                      retried: bool) -> tuple[int, dict[str, Any]]:
+def _level_and_fields(record: tuple[int, str, str, str, str]) -> tuple[int, dict[str, Any]]:
     """A message's Python logging level and the fields its record carries (module docstring)."""
     severity, _message, category, logid, code_location = record
-    return (_DEBUG if retried else _PY_LEVEL.get(severity, _WARNING),
+    return (_PY_LEVEL.get(severity, _WARNING),
             {"ort_category": category, "ort_logid": logid, "ort_code_location": code_location,
-             "ort_severity": severity, "ortc_retried": retried})
+             "ort_severity": severity})
 
 
-def _emit(record: tuple[int, str, str, str, str], retried: bool) -> None:
-    level, fields = _level_and_fields(record, retried)
+def _emit(record: tuple[int, str, str, str, str]) -> None:
+    level, fields = _level_and_fields(record)
     with _in_callback:  # a handler calling ortc raises instead of waiting on a guard
         (_ort_logger or ort_logger()).log(level, "%s", record[1], extra=fields)
 
@@ -175,7 +169,7 @@ def _drain_queued() -> None:
 
 def _emit_queued(record: tuple[int, str, str, str, str], ident: int, when: float) -> None:
     log = _ort_logger or ort_logger()
-    level, fields = _level_and_fields(record, False)
+    level, fields = _level_and_fields(record)
     if not log.isEnabledFor(level):
         return
     with _in_callback:  # as _emit: a handler calling ortc raises instead of waiting on a guard
@@ -201,33 +195,6 @@ def _queue_after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_queue_after_fork_in_child)
-
-
-# A run in which ortc gave ORT buffers it guessed (outputs preallocated from shapes the model
-# declares, before a run has confirmed them, or from learned shapes) may be refused; ortc then
-# runs again without them, and the refusal (which ORT logs at ERROR, where a user reads it as
-# a failure) was ortc's own attempt. So the calling thread holds the ERROR messages ORT logs
-# during such a run, and lets them go when the run is over: as they were, or, when the run is
-# made again, at DEBUG with ``ortc_retried`` set. Only ERROR: every other message reaches the
-# handlers as ORT sends it (a handler watching a long run, or a process about to die, sees it
-# at once); messages from ORT's pool threads are not held.
-_held = _thread._local()
-
-
-def hold_ort_logs() -> list[Any]:
-    """Hold the ERROR messages ORT logs on this thread until :func:`release_ort_logs`
-    (nests)."""
-    records: list[Any] = [getattr(_held, "records", None)]  # [0]: the hold this one is in
-    _held.records = records
-    return records
-
-
-def release_ort_logs(records: list[Any], retried: bool) -> None:
-    """End a hold: log what it kept, at DEBUG if ``retried`` (the run is being made again)."""
-    _held.records = records[0]
-    for record in records[1:]:
-        if _accepting_logs:
-            _emit(record, retried)
 
 
 def _log_failed(_kind: Any, exc: BaseException | None, _tb: Any) -> None:

@@ -3,25 +3,24 @@
 >>> sess = ortc.Session("model.onnx", intra_op_num_threads=1)        # doctest: +SKIP
 >>> [y] = sess.run(None, {"x": np.ones((1, 3), np.float32)})          # doctest: +SKIP
 
-The run entry points here are thin: each checks its arguments, enters the thread guard, and
-hands the work to the session's :class:`~ortc._run.RunEngine` through :meth:`Session._stoppable`,
-the one place where deadlines (``timeout=``) and Ctrl-C are wired in.
+The run entry points here are thin: each is its thread marker (the guard entries) around one
+call of the run pipeline in :mod:`ortc._run`.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import _thread
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar, cast
 
 from . import _guard, _loader
-from . import run_options as _run_options_mod
 from ._cstr import fspath
 from ._enums import ElementType
 from ._ffi import ffi
-from ._guard import Guard, Lease
+from ._guard import Entries, Guard
 from ._handle import Handle
 from ._interrupt import MAIN_THREAD, main_thread_after_fork, watcher
 from ._loader import Api
@@ -147,27 +146,6 @@ def _check_given_initializers(model: str | bytes | bytearray,
                 f"would read it as the declared type and shape)")
 
 
-def _rank_may_follow_values(path: str | None, data: bytes | None,
-                            identity: tuple[int, ...] | None) -> bool:
-    """Whether a tensor's rank in the session's model may follow input values (see
-    ortc._model_proto), read from its bytes or its file; True when neither can be read as the
-    model the session was made from (a file changed since, an ORT-format model)."""
-    from ._model_proto import rank_may_follow_values
-
-    try:
-        if data is not None:
-            return rank_may_follow_values(data)
-        if path is None or identity is None or _file_identity(path) != identity:
-            return True
-        import mmap
-
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            with memoryview(m) as view:
-                return rank_may_follow_values(view)
-    except (OSError, ValueError):  # ProtoError, an empty file
-        return True
-
-
 def _type_name(element_type: int) -> str:
     try:
         return ElementType(element_type).name
@@ -203,20 +181,19 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
             for name, provider_options in _provider_entries(providers):
                 temporary.append_execution_provider(name, provider_options)
             options = temporary
-        leases: list[Lease] = []
+        entries = Entries(sys._getframe())
         try:
             # the env and the options are in use (shared) while ORT creates the session
-            Lease(env, False, leases)
+            entries.enter(env)
             given = None
             if options is not None:
-                Lease(options, False, leases)
+                entries.enter(options)
                 record = options._record
                 given = [*record.initializers, *(i for call in record.external for i in call)]
             raw = Session._create(api, env, model,
                                   options._ptr if options is not None else _NULL, given)
         finally:
-            for lease in leases:
-                lease.release()
+            entries.leave()
         # the session refers to the initializer values too: it holds them as its parents
         taken = (*(options._held or ()), *options._keep) if options is not None else ()
         return raw, taken, options
@@ -268,13 +245,6 @@ class Session(Handle):
                  providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
                  **option_kwargs: Any) -> None:
         self._api = api = _loader.api()
-        if _get_ident() == MAIN_THREAD:
-            # The Ctrl-C bridge, before the first run needs it. Installed before the env: its
-            # watcher thread starts and settles (imports, first select) while the first
-            # session's CreateEnv runs with the GIL released. Started after CreateSession, it
-            # competed with the rest of __init__ for the GIL: 1 in 3 first sessions took 5 ms
-            # longer (bench/bench_startup.py).
-            watcher.sigint_supported()
         env = get_env()
         model, path, data = model_source(model)
         #: the model file as this session read it: a forked child rebuilds from the file, and
@@ -293,7 +263,6 @@ class Session(Handle):
         self._provider_options = dict(used._provider_options) if used is not None else {}
         # Run is shared only when every provider of the session allows concurrent runs.
         self._run_exclusive = self.thread_rules()["run"] == "exclusive"
-        self._run_with_binding_c = api.RunWithBinding  # the bound run's one C call
         self._load_io()
 
     @staticmethod
@@ -360,9 +329,6 @@ class Session(Handle):
                                   api.SessionGetOverridableInitializerName,
                                   api.SessionGetOverridableInitializerTypeInfo)
         self._engine = RunEngine(api, self._inputs, self._outputs, self._initializers)
-        path, data = self._recipe_fields[:2]
-        identity = self._model_file
-        self._engine.model_ranks = lambda: _rank_may_follow_values(path, data, identity)
 
     def _drop_references(self) -> None:
         self._engine.drop_caches()
@@ -411,7 +377,7 @@ class Session(Handle):
         pointer is dropped, and a release in a new fork generation is skipped (ORT's thread
         pools did not survive the fork)."""
         with _fork_lock[0]:
-            if guard.gen == _guard._generation:
+            if guard.renewed_in_this_process():
                 return  # another thread of this child rebuilt it meanwhile
             from .recipe import check_recipe
             from .session_options import SessionOptions
@@ -491,73 +457,10 @@ class Session(Handle):
         return session_run_rule(self._providers, self._provider_options)
 
     # -- running -------------------------------------------------------------------------------
-    @staticmethod
-    def _stoppable(work: Callable[..., T], a: Any, b: Any, c: Any,
-                   run_options: RunOptions | None, timeout: float | None) -> T:
-        """``work(a, b, c, run_options, raw_run_options)`` so that a deadline or Ctrl-C can
-        stop it: the one place where every run entry point gets both. (Every entry's work takes
-        three arguments, passed as such: a tuple and a star-call cost the tiny model's run 0.1 µs.)
+    # Each entry point is its marker (the session's guard and the arguments it names, entered
+    # by the wrapper) around one call of the run pipeline (ortc/_run.py).
 
-        ``timeout`` (seconds): the watcher thread terminates the run's RunOptions when it
-        passes (a private RunOptions when none was given) and RunTimeout is raised; 0
-        terminates them before the run starts (always RunTimeout). On the
-        main thread, Ctrl-C terminates the run in flight (ortc's private RunOptions when none
-        was given), and Python raises KeyboardInterrupt once it has returned.
-        """
-        if timeout is None:
-            if _get_ident() != MAIN_THREAD:
-                return work(a, b, c, run_options, _NULL)
-            w = watcher  # one global lookup, not ten (bench: tiny run() and bound path)
-            if not (w.sigint_ready or w.sigint_supported()):
-                try:
-                    return work(a, b, c, run_options, _NULL)
-                finally:
-                    if w.deferred is not None:  # a signal handler's, raised during the run
-                        w.raise_deferred()
-            # A run on the main thread always has a RunOptions, so Ctrl-C has one to stop; the
-            # watcher terminates ``main_run`` on SIGINT. Written out here (the one place that
-            # sets it) rather than as watcher methods: two calls fewer per run (bench: tiny).
-            if run_options is None:  # ortc's private options: no guard needed
-                ro = _run_options_mod._main_options or main_run_options()
-                raw = ro._ptr
-            else:
-                ro, raw = run_options, _NULL
-            if w.interrupted:  # options a Ctrl-C terminated that nobody re-armed yet
-                w.rearm()
-            outer = w.main_run  # a run a signal handler starts inside another restores it
-            w.main_run = ro
-            try:
-                return work(a, b, c, run_options, raw)
-            finally:
-                w.main_run = outer
-                if w.interrupted:  # re-arm at once: other threads may share the options
-                    w.rearm()
-                if w.deferred is not None:  # Ctrl-C's KeyboardInterrupt, raised in a log
-                    w.raise_deferred()      # callback during the run (_interrupt)
-        seconds = checked_timeout(timeout)
-        assert seconds is not None  # None returned above
-        ro = run_options if run_options is not None else RunOptions()
-        seq = watcher.add_deadline(time.monotonic() + seconds, ro)
-        fired = False
-        try:
-            return Session._stoppable(work, a, b, c, ro, None)  # and Ctrl-C on the main thread
-        except OrtError as exc:
-            fired = watcher.finish_deadline(seq)
-            seq = -1
-            if fired:
-                raise RunTimeout(f"the run did not finish within {seconds:g} s and was "
-                                 f"terminated") from exc
-            raise
-        finally:
-            if seq >= 0:
-                fired = watcher.finish_deadline(seq)
-            if run_options is None:
-                ro.close()
-            elif fired:
-                ro.unset_terminate()
-
-    @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive",
-            inline=True)
+    @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: RunOptions | None = None, *, timeout: float | None = None
             ) -> list[Any]:
@@ -565,45 +468,21 @@ class Session(Handle):
         maps, Values for anything); returns the outputs named (all when None), in that order:
         arrays for tensors, lists for sequences, dicts for maps, None for an empty optional.
 
-        Outputs whose shape is known before the run (static, or from the inputs' shapes) are
-        written by ORT straight into new numpy arrays; others are views over ORT's memory.
+        Tensor outputs are numpy views over the memory ORT allocated for them (no copy).
 
         ``timeout`` (seconds) stops the run through RunOptions.terminate and raises
         :class:`ortc.RunTimeout`; with a shared ``run_options`` every run using them stops.
         On the main thread, Ctrl-C stops a run within milliseconds and raises
         KeyboardInterrupt. The session stays usable after either.
         """
-        guard = self._guard
-        if guard is None:
-            raise ClosedError("Session is closed")
-        if run_options is not None:
-            checked_run_options(run_options)
-        token = guard.enter_exclusive(self) if self._run_exclusive else guard.enter_shared(self)
-        try:
-            if timeout is None and _get_ident() != MAIN_THREAD:
-                # nothing for _stoppable to wire in (no deadline, no Ctrl-C off the main
-                # thread): one frame fewer, 0.1-0.2 µs of the tiny model's run (bench: tiny)
-                return self._engine.run(self._ptr, output_names, feeds, run_options, _NULL)
-            return self._stoppable(self._engine.run, self._ptr, output_names, feeds, run_options,
-                                   timeout)
-        finally:
-            if token > 0:  # inline, one C call: an interrupt cannot skip it (Guard.leave)
-                try:
-                    guard.users.remove(token)
-                finally:
-                    if guard.watch:
-                        guard.wake()
-            else:
-                guard.leave(token)
+        return self._engine.run(self._ptr, output_names, feeds, run_options, timeout, False)
 
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
                         run_options: RunOptions | None = None, *,
                         timeout: float | None = None) -> list[Value | None]:
         """Like :meth:`run`, but the outputs are ortc Values (no conversion)."""
-        checked_run_options(run_options)
-        return self._stoppable(self._engine.run_values, self._ptr, output_names, feeds,
-                               run_options, timeout)
+        return self._engine.run(self._ptr, output_names, feeds, run_options, timeout, True)
 
     @shared("RunAsync", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_async(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
@@ -626,7 +505,6 @@ class Session(Handle):
         need the very thread the callback holds (with ``intra_op_num_threads=2`` it does).
         Hand such work to an executor of your own from the callback.
         """
-        checked_run_options(run_options)
         return self._engine.start_async(self, output_names, feeds, run_options, timeout)
 
     # -- the bound path ------------------------------------------------------------------------
@@ -638,75 +516,17 @@ class Session(Handle):
         return IoBinding(self)
 
     @shared("RunWithBinding", args={"binding": "exclusive", "run_options": "shared"},
-            exclusive_when="_run_exclusive", inline=True)
+            exclusive_when="_run_exclusive")
     def run_with_binding(self, binding: IoBinding, run_options: RunOptions | None = None, *,
                          timeout: float | None = None) -> None:
         """Run with the inputs and outputs bound in ``binding`` (see :class:`IoBinding`).
         ``timeout`` and Ctrl-C stop it as they stop :meth:`run`."""
-        guard = self._guard
-        try:
-            bguard = binding._guard
-        except AttributeError:
-            raise TypeError(f"run_with_binding needs an ortc.IoBinding (session.io_binding()), "
-                            f"not {type(binding).__name__}") from None
-        if guard is None:
-            raise ClosedError("Session is closed")
-        if bguard is None:
-            raise ClosedError("IoBinding is closed")
-        if binding._session is not self:
-            if guard.closed or bguard.closed:  # a closed object is the first thing wrong
-                raise ClosedError(f"{'Session' if guard.closed else 'IoBinding'} is closed")
+        if getattr(binding, "_session", self) is not self:
             raise InvalidArgument("run_with_binding: this IoBinding belongs to another session")
-        if run_options is not None:
-            checked_run_options(run_options)
-        # (a closed session or binding fails the guard entry: their pointers are not used)
-        run_c, sess_ptr, binding_ptr = self._run_with_binding_c, self._ptr, binding._ptr
-        if not self._run_exclusive:
-            # the session shared, the binding alone: a binding is not Sync, two runs on one
-            # binding overwrite each other's outputs
-            if timeout is None and run_options is None and not binding._values_bound and (
-                    _get_ident() != MAIN_THREAD or not watcher.sigint_ready):
-                # nothing can stop this run but run options it has none of: the C call alone
-                # (bench: the tiny model's bound run is 1.7 µs, each frame here ~0.07)
-                status = guard.call_shared_alone(self, bguard, binding, run_c, sess_ptr, _NULL,
-                                                 binding_ptr)
-                if status:
-                    raise_status(status)
-                return
-            guard.call_shared_alone(self, bguard, binding, self._stoppable,
-                                    self._bound_work(binding), run_c, sess_ptr, binding_ptr,
-                                    run_options, timeout)
-            return
-        token = guard.enter_exclusive(self)
-        try:
-            btoken = bguard.enter_alone(binding)
-            try:
-                self._stoppable(self._bound_work(binding), run_c, sess_ptr, binding_ptr,
-                                run_options, timeout)
-            finally:
-                if btoken > 0:  # inline, one C call: an interrupt cannot skip it (Guard.leave)
-                    try:
-                        bguard.users.remove(btoken)
-                    finally:
-                        if bguard.watch:
-                            bguard.wake()
-                else:
-                    bguard.leave(btoken)
-        finally:
-            if token > 0:
-                try:
-                    guard.users.remove(token)
-                finally:
-                    if guard.watch:
-                        guard.wake()
-            else:
-                guard.leave(token)
-
-    def _bound_work(self, binding: IoBinding) -> Callable[..., None]:
-        """The bound run's call, wrapped to hold the caller's bound Values when there are any
-        (IoBinding._run_holds); the fast path above has none."""
-        work = self._engine.call_bound
-        return binding._holding(work) if binding._values_bound else work
+        if not hasattr(binding, "enter_bound"):
+            raise TypeError(f"run_with_binding needs an ortc.IoBinding (session.io_binding()), "
+                            f"not {type(binding).__name__}")
+        self._engine.run_bound(self._ptr, binding, run_options, timeout)
 
     @exclusive("SessionEndProfiling")
     def end_profiling(self) -> str:

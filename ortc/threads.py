@@ -21,7 +21,6 @@ import _thread
 from typing import Any, Callable, TypeVar
 
 from ._record import Record
-from .errors import ClosedError
 
 __all__ = [
     "shared",
@@ -101,106 +100,69 @@ class MethodRule(Record):
         self._init(kind, c_functions, args, exclusive_when)
 
 
+#: the guard's wrapper factory (ortc._guard.guarded), which that module hands over here as it is
+#: imported: the guard is built on this module, so this one cannot import it
+_wrapper_factory: Callable[[Callable[..., Any], bool, str | None,
+                            tuple[tuple[str, int, bool], ...]], Callable[..., Any]] | None = None
+
+
+def use_wrapper_factory(factory: Callable[..., Callable[..., Any]]) -> None:
+    """Called once by :mod:`ortc._guard`: the factory that makes a marked method's wrapper."""
+    global _wrapper_factory
+    _wrapper_factory = factory
+
+
 def _mark(kind: str, c_functions: tuple[str, ...], args: dict[str, str] | None,
-          exclusive_when: str | None = None, inline: bool = False) -> Callable[[F], F]:
+          exclusive_when: str | None = None) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         rule = MethodRule(kind, tuple(c_functions), tuple(sorted((args or {}).items())),
                           exclusive_when)
-        if inline:  # the method enters and leaves the guard itself (hot paths)
-            fn.__ortc_rule__ = rule  # type: ignore[attr-defined]
-            return fn
-        guarded = _guarded(fn, kind == "exclusive", exclusive_when)
-        guarded.__ortc_rule__ = rule  # type: ignore[attr-defined]
-        return guarded  # type: ignore[return-value]
+        if _wrapper_factory is None:
+            raise RuntimeError("ortc._guard is not imported: markers are for handle classes")
+        guarded_fn = _wrapper_factory(fn, kind == "exclusive", exclusive_when,
+                                      _argument_uses(fn, args or {}))
+        guarded_fn.__ortc_rule__ = rule  # type: ignore[attr-defined]
+        return guarded_fn  # type: ignore[return-value]
 
     return decorate
 
 
+def _argument_uses(fn: Callable[..., Any], args: dict[str, str]
+                   ) -> tuple[tuple[str, int, bool], ...]:
+    """(name, position after self, exclusive) of each handle argument a marker names: the
+    wrapper enters their guards for the call."""
+    code = fn.__code__
+    params = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+    uses = []
+    for name, use in sorted(args.items()):
+        if name not in params:
+            raise TypeError(f"{fn.__qualname__}: the marker names argument {name!r}, which "
+                            f"the method does not take")
+        if use not in ("shared", "exclusive"):
+            raise ValueError(f"{fn.__qualname__}: argument {name!r} is {use!r}; expected "
+                             f"'shared' or 'exclusive'")
+        position = params.index(name)
+        if position >= code.co_argcount - 1:
+            position = 1 << 30  # keyword-only: never positional
+        uses.append((name, position, use == "exclusive"))
+    return tuple(uses)
+
+
 def shared(*c_functions: str, args: dict[str, str] | None = None,
-           exclusive_when: str | None = None, inline: bool = False) -> Callable[[F], F]:
+           exclusive_when: str | None = None) -> Callable[[F], F]:
     """Mark a method as shared (Rust ``&self``): it may overlap other shared calls.
 
-    ``exclusive_when`` names a boolean instance attribute that, when true, makes the call
-    exclusive for that instance (e.g. a session whose execution provider forbids concurrent
-    runs). ``inline=True`` records the rule but leaves the guard to the method itself, for hot
-    paths that cannot afford a second Python frame.
+    ``args`` names the handle arguments the call uses and how (``"shared"`` or
+    ``"exclusive"``): their guards are entered for the call too. ``exclusive_when`` names a
+    boolean instance attribute that, when true, makes the call exclusive for that instance
+    (e.g. a session whose execution provider forbids concurrent runs).
     """
-    return _mark("shared", c_functions, args, exclusive_when, inline)
+    return _mark("shared", c_functions, args, exclusive_when)
 
 
 def exclusive(*c_functions: str, args: dict[str, str] | None = None) -> Callable[[F], F]:
     """Mark a method as exclusive (Rust ``&mut self``): no other call may overlap it."""
     return _mark("exclusive", c_functions, args)
-
-
-def _guarded(fn: Callable[..., Any], is_exclusive: bool,
-             exclusive_when: str | None = None) -> Callable[..., Any]:
-    import functools
-
-    if exclusive_when is not None:
-        @functools.wraps(fn)
-        def call_conditional(self: Any, *args: Any, **kwargs: Any) -> Any:
-            guard = self._guard
-            if guard is None:
-                raise ClosedError(f"{type(self).__name__} is closed")
-            if getattr(self, exclusive_when):
-                token = guard.enter_exclusive(self)
-            else:
-                token = guard.enter_shared(self)
-            try:
-                return fn(self, *args, **kwargs)
-            finally:
-                if token > 0:  # inline, one C call: see Guard.leave
-                    try:
-                        guard.users.remove(token)
-                    finally:
-                        if guard.watch:
-                            guard._wake()
-                else:
-                    guard.leave(token)
-
-        return call_conditional
-
-    if is_exclusive:
-        @functools.wraps(fn)
-        def call_exclusive(self: Any, *args: Any, **kwargs: Any) -> Any:
-            guard = self._guard
-            if guard is None:
-                raise ClosedError(f"{type(self).__name__} is closed")
-            token = guard.enter_exclusive(self)
-            try:
-                return fn(self, *args, **kwargs)
-            finally:
-                if token < 0:  # inline, ending in one C call: see Guard.leave
-                    depth = guard.depth - 1
-                    guard.depth = depth
-                    if not depth:
-                        guard.owner = 0
-                    token = -token
-                try:
-                    guard.users.remove(token)
-                finally:
-                    if guard.watch:
-                        guard._wake()
-
-        return call_exclusive
-
-    @functools.wraps(fn)
-    def call_shared(self: Any, *args: Any, **kwargs: Any) -> Any:
-        guard = self._guard
-        if guard is None:
-            raise ClosedError(f"{type(self).__name__} is closed")
-        token = guard.enter_shared(self)
-        try:
-            return fn(self, *args, **kwargs)
-        finally:
-            try:  # inline, one C call: see Guard.leave
-                guard.users.remove(token)
-            finally:
-                if guard.watch:
-                    guard._wake()
-
-    return call_shared
 
 
 # -- callbacks -------------------------------------------------------------------------------------
