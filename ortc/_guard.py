@@ -530,6 +530,10 @@ class Entries:
     thread). Each is registered here before it is entered, so :meth:`leave` finds every entry
     an interrupt may have cut short.
 
+    ``frame`` is the witness of the entries (see the module docstring): a frame that stays on
+    the thread's stack for the whole call; not a generator's, which leaves the stack whenever
+    it is suspended.
+
     A run_async job's entries (``job=True``) are owned by the job, not the thread: the caller's
     own later calls conflict with them as another thread's would. They live while the calling
     frame does until :meth:`accept` (ORT took the run), then until :meth:`leave`.

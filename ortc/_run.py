@@ -30,9 +30,10 @@ from ._handle import Handle
 from ._interrupt import MAIN_THREAD, watcher
 from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
-                            ortvalue_to_python, take_output, tensor_to_numpy)
+                            ortvalue_to_python, take_output, tensor_shape_and_type,
+                            tensor_view)
 from ._status import error_from_status, raise_status
-from .dtypes import STRING_KINDS, bits_for, element_type_for, feed_dtype
+from .dtypes import STRING_KINDS, bits_for, element_type_for, feed_dtype, plain_dtypes
 from .errors import InvalidArgument, RunTimeout
 from .memory import cpu_memory_info
 from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
@@ -56,6 +57,14 @@ _ffi_release = ffi.release
 _from_buffer = ffi.from_buffer
 _cast = ffi.cast
 _monotonic = time.monotonic
+_memmove = ffi.memmove
+
+#: outputs of at most this many bytes are copied into a new array rather than viewed: for a
+#: small tensor a copy costs less than the owner chain a view needs (docs/PERFORMANCE.md)
+COPY_OUT_MAX = 1 << 14
+#: element type -> numpy dtype of the types whose bytes numpy reads as they are (no strings,
+#: no sub-byte packing)
+_PLAIN_DTYPES = plain_dtypes()
 
 
 def _tensor_element_type(info: TypeInfo | None) -> ElementType | None:
@@ -122,14 +131,18 @@ class RunContext:
     def arm(self, run_options: Any, timeout: Any, ctrl_c: bool = True) -> None:
         """Choose the run's options and wire in the deadline and, on the main thread, Ctrl-C.
         The caller's options were entered by the marker's wrapper (shared, for the call)."""
-        ro = checked_run_options(run_options)
-        seconds = checked_timeout(timeout)
-        if seconds is not None:
+        ro = run_options
+        if ro is not None:
+            checked_run_options(ro)
+        if timeout is not None:
+            seconds = checked_timeout(timeout)
+            assert seconds is not None
             if ro is None:
                 ro = self.private = RunOptions()
             self.timeout = seconds
             self.deadline = watcher.add_deadline(_monotonic() + seconds, ro)
-        if ctrl_c and _get_ident() == MAIN_THREAD and watcher.ctrl_c_ready():
+        if ctrl_c and _get_ident() == MAIN_THREAD and (watcher.sigint_ready or
+                                                       watcher.ctrl_c_ready()):
             if ro is None:
                 ro = main_run_options()
             self.outer = watcher.enter_main_run(ro)
@@ -154,21 +167,22 @@ class RunContext:
             if self.main:
                 watcher.raise_deferred(err)
             raise err
-        if self.main:
+        if self.main and watcher.deferred is not None:
             watcher.raise_deferred()
 
     def close(self) -> None:
         """Give back everything the run holds (idempotent; retried to the end when a signal
         handler's exception stops it, the first such exception then going on)."""
-        interrupted: BaseException | None = None
-        while True:
-            try:
-                self._close_steps()
-                break
-            except KeyboardInterrupt as exc:
-                interrupted = interrupted or exc
-        if interrupted is not None:
-            raise interrupted
+        try:
+            self._close_steps()
+        except KeyboardInterrupt as exc:
+            while True:  # a storm of them may stop several attempts: the first goes on
+                try:
+                    self._close_steps()
+                    break
+                except KeyboardInterrupt:
+                    pass
+            raise exc
 
     def _close_steps(self) -> None:
         entries = self.entries_made
@@ -184,12 +198,13 @@ class RunContext:
                 if raw != _NULL:
                     outputs[i] = _NULL  # cleared first: a retry never releases it again
                     release(raw)
-        self.settle_deadline()
+        if self.deadline >= 0:
+            self.settle_deadline()
         if self.main:
             self.main = False
             watcher.leave_main_run(self.outer)
-        private, self.private = self.private, None
-        if private is not None:
+        if self.private is not None:
+            private, self.private = self.private, None
             private.close()
         elif self.fired:
             self.rearm_options()
@@ -378,11 +393,14 @@ class RunEngine:
             array = data[i]
             spec = fast.get(name)
             if spec is not None and type(array) is np.ndarray \
-                    and (array.dtype is spec[0] or array.dtype == spec[0]) \
-                    and array.flags.c_contiguous:
+                    and (array.dtype is spec[0] or array.dtype == spec[0]):
+                try:
+                    buf = _from_buffer(array)
+                except ValueError:  # not C-contiguous: the general path copies it
+                    values[i] = self.feed_value(name, array, ctx)
+                    continue
                 if cache is None:
                     cache = _this_threads(self.value_cache)
-                buf = _from_buffer(array)
                 owner = cache.get((buf, array.shape, spec[1]))
                 if owner is None:
                     owner = self.cached_value(array, buf, spec[1], name, cache)
@@ -482,15 +500,43 @@ class RunEngine:
         else:
             tensor = wanted.tensor
             for i in range(count):
-                if outputs[i] != _NULL:
+                raw = outputs[i]
+                if raw == _NULL:
+                    continue
+                if tensor[i]:
+                    et, shape = tensor_shape_and_type(api, raw)
+                    dtype = _PLAIN_DTYPES.get(et)
+                    if dtype is not None:
+                        size = dtype.itemsize
+                        for d in shape:
+                            size *= d
+                        if size <= COPY_OUT_MAX:
+                            # small: a copy of its own (the value stays in its slot, for
+                            # close() to release), cheaper than a view's owner chain
+                            result[i] = self.copied_out(raw, shape, dtype, size)
+                            continue
                     owner = take_output(api, outputs, i)  # from here the owner releases it
-                    result[i] = (tensor_to_numpy if tensor[i] else ortvalue_to_python)(
-                        api, owner, owner, True)
+                    result[i] = tensor_view(api, owner, et, shape, owner, True)
+                else:
+                    owner = take_output(api, outputs, i)
+                    result[i] = ortvalue_to_python(api, owner, owner, True)
             for i in wanted.handed_back:
                 if type(result[i]) is np.ndarray:
                     result[i] = result[i].copy()
         positions = wanted.positions
         return result if positions is None else [result[p] for p in positions]
+
+    def copied_out(self, raw: Any, shape: tuple[int, ...], dtype: np.dtype[Any],
+                   size: int) -> np.ndarray[Any, Any]:
+        """A new array holding the tensor ``raw``'s ``size`` bytes."""
+        arr = np.empty(shape, dtype)
+        if size:
+            data = ffi.new("void**")
+            status = self.api.GetTensorMutableData(raw, data)
+            if status:
+                raise_status(status)
+            _memmove(_from_buffer(arr), data[0], size)
+        return arr
 
     # -- the entry points' work ------------------------------------------------------------------
     def run(self, sess_ptr: Any, output_names: Sequence[str] | None, feeds: Mapping[str, Any],

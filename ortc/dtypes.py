@@ -132,6 +132,13 @@ def element_type_for(dtype: np.dtype[Any]) -> ElementType:
     raise TypeError(f"numpy dtype {dtype} has no ONNX Runtime element type")
 
 
+def plain_dtypes() -> dict[int, np.dtype[Any]]:
+    """Element type -> dtype of the tensors whose bytes numpy reads as they are (numbers and
+    bool: no strings, no sub-byte packing), among the types known now."""
+    return {et: dt for et, dt in _TO_DTYPE.items() if dt.kind not in STRING_KINDS
+            and not _BITS.get(et, 0)}
+
+
 def bits_for(element_type: int) -> int:
     """Bits per element of a sub-byte type, 0 for every other type."""
     return _BITS.get(int(element_type), 0)

@@ -146,7 +146,7 @@ def main(directory: str) -> dict[str, Any]:
         t = threading.Thread(target=run)
         t.start()
         deadline = time.monotonic() + 30
-        while not binding._guard.users and time.monotonic() < deadline:
+        while not binding._guard.calls and time.monotonic() < deadline:
             time.sleep(0.001)
         try:
             binding.bind_input("x", x)

@@ -160,7 +160,8 @@ def test_a_run_from_another_thread_holds_the_callers_bound_values() -> None:
         t = threading.Thread(target=body)
         t.start()
         deadline = time.monotonic() + 10
-        while v._guard.owner != t.ident:  # the run has borrowed the output: it is in flight
+        while not any(e[0] == t.ident and e[1] for e in tuple(v._guard.calls.values())):
+            # (until the run has entered the output: it is in flight)
             if time.monotonic() > deadline or not t.is_alive():
                 ro.terminate()
                 t.join(30)
@@ -238,20 +239,17 @@ def test_a_value_bound_as_the_output_of_two_bindings_is_written_by_runs_from_oth
         for b in bindings:
             b.clear_binding_outputs()
         g = out._guard
-        assert (g.users, g.owner, g.depth, g.leased) == ([], 0, 0, 0)  # no hold left behind
+        assert not g.calls and not g.holds and not g.exclusive  # no hold left behind
         out.close()
     finally:
         ortc.set_thread_checks(old)
 
 
-@pytest.mark.parametrize("where", ["as-borrow-returns", "mid-move"])
-def test_a_keyboard_interrupt_during_a_bound_runs_holds_leaves_the_hold_with_its_holder(
-        monkeypatch: Any, where: str) -> None:
-    # A run from another thread takes over the binding thread's hold on a bound output Value.
-    # A Ctrl-C raised as that takeover returned (before the run registered its undo step) left
-    # the hold with the run's thread for good: the binding thread's own reads were refused and
-    # unbinding raised. The give-back is registered before the takeover and ends whatever part
-    # of it was done.
+def test_a_keyboard_interrupt_during_a_bound_runs_entries_leaves_the_hold_with_its_holder(
+        monkeypatch: Any) -> None:
+    # A run from another thread enters the binding thread's bound output Value through its
+    # hold. A Ctrl-C raised right after that entry must leave nothing of the run behind: the
+    # binding thread's own reads, the unbinding and later runs all work.
     import threading
 
     from ortc import _guard
@@ -264,25 +262,13 @@ def test_a_keyboard_interrupt_during_a_bound_runs_holds_leaves_the_hold_with_its
     b.bind_input("b", np.ones(1, np.float32))
     b.bind_output(name, out)
     g = out._guard
-    if where == "as-borrow-returns":
-        original = _guard.Guard.borrow
+    original = _guard.Entries.enter
 
-        def borrow(self: Any, obj: Any, holder: int) -> int:
-            original(self, obj, holder)
-            raise KeyboardInterrupt  # as at the exit of borrow's lock, after the move
-        monkeypatch.setattr(_guard.Guard, "borrow", borrow)
-    else:
-        original_move = _guard.Guard._move_hold
-        interrupted = []
-
-        def move(self: Any, src: int, dst: int, held: int) -> None:
-            if not interrupted:  # the first move stops after the claim and one entry
-                interrupted.append(1)
-                self.owner = dst
-                self.users.append(dst)
-                raise KeyboardInterrupt
-            original_move(self, src, dst, held)
-        monkeypatch.setattr(_guard.Guard, "_move_hold", move)
+    def enter(self: Any, obj: Any, exclusive: bool = False, through_holds: bool = False) -> None:
+        original(self, obj, exclusive, through_holds)
+        if through_holds:
+            raise KeyboardInterrupt  # as a signal handler would, right after the entry
+    monkeypatch.setattr(_guard.Entries, "enter", enter)
     caught: list[BaseException] = []
 
     def run() -> None:
@@ -297,10 +283,10 @@ def test_a_keyboard_interrupt_during_a_bound_runs_holds_leaves_the_hold_with_its
     monkeypatch.undo()
     assert [type(e) for e in caught] == [KeyboardInterrupt]
     me = threading.get_ident()
-    assert (g.owner, g.users, g.depth, g.leased) == (me, [me], 1, 1)  # the binding thread's
+    assert not g.busy() and list(g.holds.values()) == [me]  # the binding thread's hold only
     out.numpy()  # its reads are its own again
     b.clear_binding_outputs()
-    assert (g.owner, g.users, g.depth, g.leased) == (0, [], 0, 0)
+    assert not g.calls and not g.holds
     b.bind_output(name, out)
     s.run_with_binding(b)  # and the session and binding are usable
     assert out.numpy().tolist() == [2.0]

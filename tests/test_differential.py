@@ -1,10 +1,9 @@
 """Differential fuzzing of ortc's run paths against onnxruntime, over random small graphs.
 
-ortc predicts output shapes to preallocate them (declared shapes, symbolic dims an input's dims
-name, shapes learned after they repeat), serves repeated calls from stages and lanes, keeps
-OrtValues over the caller's arrays by address, and has other paths (run_with_values,
-run_async, IoBinding, ortc.compat). Each of these is a guess that a model or a caller can make
-wrong, and a wrong guess shows as a wrong result, not an error. So this module builds random
+ortc keeps OrtValues over the caller's arrays by address (the value cache), converts ORT's
+outputs into arrays over ORT's memory, and has several run paths (run, run_with_values,
+run_async, IoBinding, ortc.compat). A model or a caller can make any of these wrong, and a
+fault shows as a wrong result, not an error. So this module builds random
 small ONNX graphs (onnx.helper) out of what those guesses rest on, runs each over a sequence
 of calls through every path, and compares every result with onnxruntime's for the same feeds:
 dtype, shape and bytes (every operator used is deterministic on the CPU provider), or both
@@ -36,9 +35,7 @@ Paths: ``run``, ``run_with_values``, ``run_async`` (intra_op_num_threads=2), IoB
 bound as outputs, or ORT's allocation; onnxruntime's own binding is the oracle where it can
 be), three threads on one session, one session taking every native path in turn, and
 ortc.compat's ``run``, ``run_with_ort_values`` and ``IOBinding``; each under ortc's tuning as
-shipped, with lanes in place of stages, or with thresholds so low that every state of the
-staged paths (stages per shape, open lanes, learned shapes, a churning value cache) comes
-within a few calls.
+shipped, or with a value cache so small that it churns within a few calls.
 
 The default run is short and seeded (``ORTC_DIFF_CASES``, ``ORTC_DIFF_SEED`` run more or
 others). From the command line::
@@ -69,9 +66,7 @@ if ROOT not in sys.path:  # run as a script
     sys.path.append(ROOT)
 
 import ortc  # noqa: E402
-import ortc._plan  # noqa: E402
 import ortc._run  # noqa: E402
-import ortc._stage  # noqa: E402
 
 FLOAT, INT64, F16, BOOL, STRING = TP.FLOAT, TP.INT64, TP.FLOAT16, TP.BOOL, TP.STRING
 DOUBLE, INT32, UINT8 = TP.DOUBLE, TP.INT32, TP.UINT8
@@ -83,7 +78,7 @@ WORDS = ["", "a", "bc", "d\u00e9f", "a longer string", "bc"]
 
 PATHS = ("run", "values", "async", "binding", "threads", "mixed", "compat", "compat_values",
          "compat_binding")
-TUNINGS = ("shipped", "lanes", "eager", "eager_lanes")
+TUNINGS = ("shipped", "eager")
 
 
 # -- sizes ------------------------------------------------------------------------------------
@@ -1080,23 +1075,15 @@ def _copy(x: Any) -> Any:
 
 @contextlib.contextmanager
 def tuned(tuning: str) -> Iterator[None]:
-    """ortc's staging thresholds for one case: as shipped, lanes for every size, or so low
-    that stages per shape, open lanes and learned shapes come within a few calls."""
-    st, pl, rn = ortc._stage, ortc._plan, ortc._run
-    saved = (st.STAGE_MAX_BYTES, st.STAGE_MAX_MISSES, st.SHAPE_STAGES_MAX, st.Stage.max_misses,
-             st.ShapeStages.max_misses, pl.LEARN_AFTER, rn._VALUE_CACHE_MAX)
+    """ortc's value cache for one case: as shipped, or so small that it churns."""
+    rn = ortc._run
+    saved = rn._VALUE_CACHE_MAX
     try:
-        if "lanes" in tuning:
-            st.STAGE_MAX_BYTES = -1
-        if tuning.startswith("eager"):
-            st.STAGE_MAX_MISSES = st.Stage.max_misses = 1
-            st.SHAPE_STAGES_MAX = st.ShapeStages.max_misses = 2
-            pl.LEARN_AFTER = 2
+        if tuning == "eager":
             rn._VALUE_CACHE_MAX = 4
         yield
     finally:
-        (st.STAGE_MAX_BYTES, st.STAGE_MAX_MISSES, st.SHAPE_STAGES_MAX, st.Stage.max_misses,
-         st.ShapeStages.max_misses, pl.LEARN_AFTER, rn._VALUE_CACHE_MAX) = saved
+        rn._VALUE_CACHE_MAX = saved
 
 
 class Outcome:

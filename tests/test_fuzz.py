@@ -508,8 +508,8 @@ class World:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
         guard = s.obj._guard
-        if guard is not None and tuple(guard.users):
-            raise Mismatch(f"an interrupted run left guard entries {list(guard.users)}")
+        if guard is not None and guard.busy():
+            raise Mismatch(f"an interrupted run left guard entries {dict(guard.calls)}")
         if ok:
             self._check_outputs("run (interrupted)", s.info, data, out)
 

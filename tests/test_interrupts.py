@@ -396,16 +396,16 @@ def test_a_child_forked_while_the_main_run_is_interrupted_runs_on_its_main_threa
 
 
 # -- an interrupt right after a guard entry is made -------------------------------------------
-# CPython may run a signal handler right after a call into C returns (an unspecialized
-# list.append among them, before the interpreter has warmed the call site up), so each entry a
-# guard appends must already be inside the try that removes it. Driven without signals: the
-# guard's list raises KeyboardInterrupt right after its first append, as a handler would.
+# A signal handler may raise between any two instructions, so an entry may be made and its
+# call stopped before the code that leaves it. Driven without signals: the guard's dict raises
+# KeyboardInterrupt right after its first store, as a handler would. Whatever the finally
+# blocks did or did not get to, no call may be counted as in flight afterwards.
 
-class _InterruptAfterAppend(list):  # type: ignore[type-arg]
+class _InterruptAfterStore(dict):  # type: ignore[type-arg]
     armed = True
 
-    def append(self, item: object) -> None:
-        super().append(item)
+    def __setitem__(self, key: object, item: object) -> None:
+        super().__setitem__(key, item)
         if self.armed:
             self.armed = False
             raise KeyboardInterrupt
@@ -426,11 +426,11 @@ def test_an_interrupt_right_after_a_guard_entry_leaves_no_entry_behind(entry: st
             "bound_binding": lambda: s.run_with_binding(b)}[entry]
     call()  # warm: the first run makes what later runs reuse
     guard = b._guard if entry == "bound_binding" else s._guard
-    guard.users = _InterruptAfterAppend(guard.users)
+    guard.calls = _InterruptAfterStore(guard.calls)
     with pytest.raises(KeyboardInterrupt):
         call()
-    assert list(guard.users) == [], f"{entry}: an entry was left behind"
-    guard.users = list(guard.users)
+    assert not guard.busy(), f"{entry}: an entry was left behind"
+    guard.calls = dict(guard.calls)
     call()  # and the objects are usable: nothing believes a call is still in flight
     s.close()
     assert s.closed

@@ -77,7 +77,9 @@ def test_device_allocators_are_not_sync() -> None:
     import threading
 
     from ortc.memory import Allocator
-    from ortc._guard import Lease
+    import sys
+
+    from ortc._guard import Entries
 
     s = ortc.Session(models.add_model())
     cpu = s.allocator()
@@ -92,22 +94,24 @@ def test_device_allocators_are_not_sync() -> None:
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
-    lease = Lease.shared(dev)  # a call in flight on this thread
+    held = Entries(sys._getframe())
+    held.enter(dev)  # a call in flight on this thread
     t = threading.Thread(target=other_thread)
     t.start()
     t.join(30)
-    lease.release()
+    held.leave()
     assert len(errors) == 1 and isinstance(errors[0], ortc.ConcurrentUseError), errors
     address = dev.alloc(16)  # alone, from any thread, it works
     dev.free(address)
     dev.close()
     # the same overlap on the CPU arena is allowed
     done: list[int] = []
-    lease = Lease.shared(cpu)
+    held = Entries(sys._getframe())
+    held.enter(cpu)
     t = threading.Thread(target=lambda: done.append(cpu.alloc(16)))
     t.start()
     t.join(30)
-    lease.release()
+    held.leave()
     assert len(done) == 1 and done[0]
     cpu.free(done[0])
     cpu.close()

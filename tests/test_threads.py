@@ -15,6 +15,7 @@ Nothing here asserts on timing: waits are bounded only so that a bug fails inste
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
@@ -33,7 +34,7 @@ import ortc
 from conftest import run_python
 from ortc import LoggingLevel, _guard, threads
 from ortc._ffi import ffi
-from ortc._guard import Lease
+from ortc._guard import Entries, Hold
 from ortc._handle import Handle
 from ortc.threads import exclusive, registry, shared
 
@@ -41,6 +42,24 @@ TIMEOUT = 60.0
 ADD = models.add_model(np.float32, ["n"])
 A = np.arange(4, dtype=np.float32)
 B = np.full(4, 10.0, np.float32)
+
+
+def idle(g: Any) -> bool:
+    """No call, hold or waiter left in guard ``g`` (what every test leaves behind)."""
+    return not g.calls and not g.holds and not g.exclusive and not g.watch
+
+
+@contextlib.contextmanager
+def holding(obj: Any, exclusive: bool = False) -> Any:
+    """``obj`` entered as an argument of a call of this thread's (Entries). The witness is the
+    frame of the ``with`` statement's function: a generator's own frame is off the stack
+    while it is suspended, so an entry it witnessed would count as over."""
+    entries = Entries(sys._getframe(2))
+    try:
+        entries.enter(obj, exclusive)
+        yield obj
+    finally:
+        entries.leave()
 
 
 def wait_until(pred: Callable[[], Any], what: str) -> None:
@@ -219,7 +238,7 @@ def test_reentry_by_the_same_thread_is_not_a_conflict(things: Any) -> None:
         assert seen == ["write", "read", "write"]
         assert t.read(lambda: seen.append(t.write())) == "read"
         # the guard is idle again
-        assert not t._guard.users and not t._guard.owner
+        assert idle(t._guard)
 
 
 def test_serialize_waits_and_runs_in_order(things: Any) -> None:
@@ -283,16 +302,16 @@ def test_guard_stress_never_overlaps_an_exclusive_call(things: Any) -> None:
         j()
     assert not bad, bad[:3]
     g = t._guard
-    assert not g.users and not g.owner and not g.depth and not g.watch
+    assert idle(g)
 
 
 @pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
 def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypatch: Any,
                                                           lock_free: bool) -> None:
-    """The lock-free entries (enter_shared on a Sync object, enter_alone on a non-Sync one, as
-    call_shared_alone's slow path and the generic markers use them) against locked exclusive entries, with a tiny switch interval so
-    threads interleave inside the entry code: an exclusive call is always alone. The same with
-    the locked entries a free-threaded build uses (LOCK_FREE false)."""
+    """The lock-free shared entry (on a Sync object; on a non-Sync one every entry locks)
+    against locked exclusive entries, with a tiny switch interval so threads interleave
+    inside the entry code: an exclusive call is always alone. The same with the locked
+    entries a free-threaded build uses (LOCK_FREE false)."""
     monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
@@ -316,11 +335,8 @@ def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypat
                     inside[kind] -= 1
 
             def lock_free() -> None:
-                token = g.enter_shared(t) if sync else g.enter_alone(t)
-                try:
+                with holding(t, exclusive=not sync):
                     enter("lockfree")
-                finally:
-                    g.leave(token)
 
             barrier = threading.Barrier(6)
 
@@ -335,31 +351,40 @@ def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypat
             for j in [in_thread(lambda i=i: work(i)) for i in range(6)]:
                 j()
             assert not bad, (sync, bad[:3])
-            assert not g.users and not g.owner and not g.depth and not g.watch
+            assert idle(g)
     finally:
         sys.setswitchinterval(old_interval)
 
 
+class Runner(Thing):
+    """A Thing whose ``run`` takes another Thing the way run_with_binding takes its binding:
+    shared on itself, exclusive on the argument (the marker's ``args``)."""
+
+    @shared(args={"other": "exclusive"})
+    def run(self, other: Any, during: Callable[[], Any] | None = None) -> str:
+        if during is not None:
+            during()
+        return "ran"
+
+
 @pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
-def test_bound_run_entry_never_overlaps_what_it_excludes(things: Any, monkeypatch: Any,
-                                                         lock_free: bool) -> None:
-    """Guard.call_shared_alone, the entry the bound run ships with (the session shared, the
-    binding alone), against exclusive calls on the shared object and against other bound entries
-    on the same non-Sync object, with a tiny switch interval so threads interleave inside it:
-    an exclusive call on the session is always alone, and the binding is never entered twice."""
+def test_a_marked_argument_is_held_for_the_call(monkeypatch: Any, lock_free: bool) -> None:
+    """A method whose marker names an argument (the bound run: the session shared, the
+    binding exclusive) against exclusive calls on its object and other such calls on the same
+    argument, with a tiny switch interval so threads interleave inside the entries: an
+    exclusive call on the object is always alone, and the argument is never entered twice."""
     monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        session, binding = things(sync=True), things(sync=False)
-        gs, gb = session._guard, binding._guard
+        session, binding = Runner(), Thing(sync=False)
         lock = threading.Lock()
         inside = {"bound": 0, "exclusive": 0}
         bad: list[str] = []
         calls = [0]
 
-        def enter(kind: str) -> str:
+        def enter(kind: str) -> None:
             with lock:
                 inside[kind] += 1
                 if inside["exclusive"] > 1 or (inside["exclusive"] and inside["bound"]) \
@@ -369,7 +394,6 @@ def test_bound_run_entry_never_overlaps_what_it_excludes(things: Any, monkeypatc
             with lock:
                 inside[kind] -= 1
                 calls[0] += kind == "bound"
-            return kind
 
         barrier = threading.Barrier(6)
 
@@ -379,101 +403,63 @@ def test_bound_run_entry_never_overlaps_what_it_excludes(things: Any, monkeypatc
                 if (i + j) % 5 == 0:
                     session.write(lambda: enter("exclusive"))
                 else:
-                    assert gs.call_shared_alone(session, gb, binding, enter, "bound") == "bound"
+                    assert session.run(binding, lambda: enter("bound")) == "ran"
 
         for j in [in_thread(lambda i=i: work(i)) for i in range(6)]:
             j()
         assert not bad, bad[:3]
         assert calls[0] == 6 * 400 - 6 * 80
-        for g in (gs, gb):
-            assert not g.users and not g.owner and not g.depth and not g.watch
+        for g in (session._guard, binding._guard):
+            assert idle(g)
     finally:
         sys.setswitchinterval(old_interval)
 
 
-@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
-def test_a_borrowed_hold_never_overlaps_the_holders_calls(things: Any, monkeypatch: Any,
-                                                          lock_free: bool) -> None:
-    """Guard.borrow/give_back, which a bound run uses for the Values bound as its outputs
-    (held by the thread that bound them, written by the run's thread), against the holder's
-    own reads and writes and other borrowers, in serialize mode with a tiny switch interval:
-    a borrower is never inside while the holder is, nor while another borrower is, and the
-    hold ends as the holder's."""
-    from ortc._guard import Lease
+def test_a_hold_refuses_other_threads_and_lets_a_bound_run_through(things: Any) -> None:
+    """A Hold (a Value bound as an output) refuses other threads' calls in strict and in
+    serialize mode alike (nobody waits on a hold), says it is a hold, lets its own thread in,
+    and lets an entry made through holds (the bound run's) in from any thread."""
+    value = things(sync=True)
+    hold = Hold(value)
+    for mode in ("strict", "serialize"):
+        ortc.set_thread_checks(mode)
+        with pytest.raises(ortc.ConcurrentUseError, match="a hold, not a call"):
+            in_thread(value.read)()
+        with pytest.raises(ortc.ConcurrentUseError, match="a hold"):
+            in_thread(value.close)()
+    assert value.read() == "read" and value.write() == "write"  # the holder's own calls
 
-    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
-    ortc.set_thread_checks("serialize")
-    old_interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        value = things(sync=True)
-        g = value._guard
-        lock = threading.Lock()
-        inside = {"holder": 0, "borrower": 0}
-        bad: list[str] = []
+    def bound_run() -> str:
+        entries = Entries(sys._getframe())
+        try:
+            entries.enter(value, True, through_holds=True)
+            return "wrote"
+        finally:
+            entries.leave()
 
-        def enter(kind: str) -> None:
-            with lock:
-                inside[kind] += 1
-                if inside["borrower"] > 1 or (inside["borrower"] and inside["holder"]):
-                    bad.append(str(inside))
-            time.sleep(0)
-            with lock:
-                inside[kind] -= 1
-
-        held: list[Lease] = []
-        barrier = threading.Barrier(4)
-
-        def holder() -> None:
-            lease = Lease.exclusive(value)  # as IoBinding.bind_output does
-            held.append(lease)
-            barrier.wait()
-            for j in range(300):
-                if j % 2:
-                    value.read(lambda: enter("holder"))
-                else:
-                    value.write(lambda: enter("holder"))
-            barrier.wait()
-
-        def borrower() -> None:
-            barrier.wait()
-            for _ in range(300):
-                undo: list[Any] = []
-                held[0].borrow_into(undo)  # as IoBinding._run_holds does
-                try:
-                    enter("borrower")
-                finally:
-                    for step in undo * 2:  # a cleanup run again does nothing twice
-                        step()
-            barrier.wait()
-
-        joins = [in_thread(holder)] + [in_thread(borrower) for _ in range(3)]
-        for j in joins:
-            j()
-        assert not bad, bad[:3]
-        holder_thread = held[0].token
-        assert g.owner == -holder_thread and g.depth == 1 and g.users == [-holder_thread]
-        held[0].release()
-        assert not g.users and not g.owner and not g.depth and not g.watch
-    finally:
-        sys.setswitchinterval(old_interval)
+    assert in_thread(bound_run)() == "wrote"
+    hold.release()
+    hold.release()  # idempotent
+    assert in_thread(value.read)() == "read"
+    assert idle(value._guard)
 
 
-def test_bound_run_entry_refuses_in_strict_mode(things: Any) -> None:
-    session, binding = things(sync=True), things(sync=False)
-    held = InFlight(binding.write)  # another thread inside the binding
+def test_a_marked_argument_is_refused_in_strict_mode() -> None:
+    session, binding = Runner(), Thing(sync=False)
+    held = InFlight(binding.write)  # another thread inside the argument
     try:
         with pytest.raises(ortc.ConcurrentUseError):
-            session._guard.call_shared_alone(session, binding._guard, binding, lambda: None)
+            session.run(binding)
     finally:
         held.finish()
-    held = InFlight(session.write)  # an exclusive call on the session
+    held = InFlight(session.write)  # an exclusive call on the object
     try:
         with pytest.raises(ortc.ConcurrentUseError):
-            session._guard.call_shared_alone(session, binding._guard, binding, lambda: None)
+            session.run(binding)
     finally:
         held.finish()
-    assert session._guard.call_shared_alone(session, binding._guard, binding, lambda: 7) == 7
+    assert session.run(binding) == "ran"
+    assert idle(session._guard) and idle(binding._guard)
 
 
 def test_strict_stress_every_call_succeeds_or_raises_at_once(things: Any) -> None:
@@ -500,7 +486,7 @@ def test_strict_stress_every_call_succeeds_or_raises_at_once(things: Any) -> Non
         j()
     assert not errors
     assert counts["ok"] + counts["refused"] == 1200
-    assert not t._guard.users and not t._guard.owner
+    assert idle(t._guard)
 
 
 def test_close_while_in_flight_strict_serialize_off(things: Any) -> None:
@@ -664,22 +650,21 @@ print("parent ok")
     assert "child 0" in proc.stdout and "parent ok" in proc.stdout, proc.stdout
 
 
-def test_lease_holds_an_argument(things: Any) -> None:
+def test_entries_hold_an_argument(things: Any) -> None:
     t = things()
-    lease = Lease.shared(t)
-    join = in_thread(t.write)
-    with pytest.raises(ortc.ConcurrentUseError):
-        join()
-    lease.release()
-    lease.release()  # idempotent
+    with holding(t):
+        join = in_thread(t.write)
+        with pytest.raises(ortc.ConcurrentUseError):
+            join()
     assert in_thread(t.write)() == "write"
-    with Lease.exclusive(t):
+    with holding(t, exclusive=True):
         assert t.read() == "read"  # the holder re-enters freely
         with pytest.raises(ortc.ConcurrentUseError):
             in_thread(t.read)()
     t.close()
     with pytest.raises(ortc.ClosedError):
-        Lease.shared(t)
+        with holding(t):
+            pass
 
 
 # -- holding a call inside ORT ------------------------------------------------------------
@@ -848,7 +833,7 @@ def _binding_case(method: str, args: tuple[Any, ...], check: Callable[[Any], boo
         b.bind_output("c")
 
         def held() -> Any:
-            with Lease.exclusive(b):  # run and read back as one use of the binding
+            with holding(b, exclusive=True):  # run and read back as one use of the binding
                 s.run_with_binding(b, _tagged())
                 return b.get_outputs()
 
@@ -1046,7 +1031,7 @@ class SlowRun:
     def __init__(self, call: Callable[[ortc.RunOptions], Any]) -> None:
         self.ro = ortc.RunOptions()
         self.join = in_thread(lambda: call(self.ro))
-        wait_until(lambda: self.ro._guard.users, "the slow run to start")
+        wait_until(lambda: self.ro._guard.calls, "the slow run to start")
 
     def stop(self) -> None:
         self.ro.terminate()
@@ -1061,7 +1046,7 @@ def test_conflicts_name_the_calls_as_compat_users_made_them() -> None:
     ro = rt.RunOptions()
     x = np.ones((64, 64), np.float32)
     join = in_thread(lambda: sess.run(None, {"x": x}, ro))
-    wait_until(lambda: ro._native._guard.users, "the slow run to start")
+    wait_until(lambda: ro._native._guard.calls, "the slow run to start")
     run_name = "Inference" + QUAL + "run" if QUAL else "run"
     try:
         with pytest.raises(ortc.ConcurrentUseError,
@@ -1291,7 +1276,7 @@ def test_terminate_is_shared_with_running_runs(chain: ortc.Session) -> None:
     ro = ortc.RunOptions()
     x = np.ones((512, 512), np.float32)
     joins = [in_thread(lambda: chain.run(None, {"x": x}, ro)) for _ in range(4)]
-    wait_until(lambda: len(ro._guard.users) == 4, "four runs to start")
+    wait_until(lambda: len(ro._guard.calls) == 4, "four runs to start")
     in_thread(ro.terminate)()
     for j in joins:
         with pytest.raises(ortc.Fail, match="terminate"):
@@ -1452,7 +1437,7 @@ def test_bound_run_without_run_options_is_exclusive_on_its_binding(
     other.bind_input("n", n)
     other.bind_output("y")
     join = in_thread(lambda: s.run_with_binding(b))
-    wait_until(lambda: b._guard.users or not join.thread.is_alive(),  # type: ignore[attr-defined]
+    wait_until(lambda: b._guard.calls or not join.thread.is_alive(),  # type: ignore[attr-defined]
                "the bound run to start")
     refused = []
     if join.thread.is_alive():  # type: ignore[attr-defined]
@@ -1465,7 +1450,7 @@ def test_bound_run_without_run_options_is_exclusive_on_its_binding(
     join()
     assert refused == [True, True], "the busy binding was not refused"
     assert same(b.get_outputs()[0], other.get_outputs()[0])
-    assert not b._guard.users and not s._guard.users
+    assert idle(b._guard) and idle(s._guard)
     b.close()
     other.close()
     s.close()
@@ -1475,7 +1460,7 @@ def test_bound_run_without_run_options_is_exclusive_on_its_binding(
 def test_iobinding_shared_by_threads_serialized(monkeypatch: Any, lock_free: bool) -> None:
     """Check thread.shared-binding (wrong outputs): 8 threads share one binding, each rebinding its
     input, running and reading back, 25 times. Each call is serialized by the guard; holding the
-    binding (Lease.exclusive) makes each bind-run-read sequence one use. All 200 correct, with
+    binding (held exclusively) makes each bind-run-read sequence one use. All 200 correct, with
     the lock-free entries and with the locked ones a free-threaded build uses."""
     monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
@@ -1490,7 +1475,7 @@ def test_iobinding_shared_by_threads_serialized(monkeypatch: Any, lock_free: boo
     def work(i: int) -> None:
         barrier.wait()
         for k in range(i, 200, 8):
-            with Lease.exclusive(b):
+            with holding(b, exclusive=True):
                 b.bind_input("x", xs[k])
                 s.run_with_binding(b)
                 got = b.get_outputs()[0]
@@ -1500,7 +1485,7 @@ def test_iobinding_shared_by_threads_serialized(monkeypatch: Any, lock_free: boo
     for j in [in_thread(lambda i=i: work(i)) for i in range(8)]:
         j()
     assert wrong == []
-    assert not b._guard.users and not b._guard.owner
+    assert idle(b._guard)
 
 
 # -- callbacks from ORT threads ----------------------------------------------------------------
