@@ -19,13 +19,17 @@ from bench.models import (ONNX_TEST_MODELS, all_models, batch_model, mixed_model
                           silero_model, vad_model)
 
 try:
-    import onnxruntime  # noqa: F401
+    import onnxruntime
     HAVE_ORT = True
 except ImportError:
+    onnxruntime = None
     HAVE_ORT = False
 
 #: every row the smoke run below asks for; the onnx package's networks when it ships them
-SMOKE_MODELS = ["tiny", "mixed", "batch", "vad", "silero", *ONNX_TEST_MODELS]
+#: (the MLP: the larger model of the call patterns)
+SMOKE_MODELS = ["tiny", "mixed", "batch", "mlp", "vad", "silero", *ONNX_TEST_MODELS]
+#: the call-pattern paths of each binding on PATTERN_MODELS
+PATTERN_NAMES = ["values_per_call", "rebind_buffers", "rebind_alloc_copy", "new_session"]
 
 
 def _env() -> dict[str, str]:
@@ -85,9 +89,92 @@ def test_bench_smoke_writes_json(smoke: tuple[dict[str, Any], str]) -> None:
         assert "the target is" in bound["detail"] and "through cffi" in bound["detail"]
     assert data["threads"]["tiny"]["ortc"]["scaling"] > 0
     for target in data["targets"]:
-        assert set(target) >= {"target", "value", "limit", "met", "basis"}
+        assert set(target) >= {"target", "value", "limit", "met", "verdict", "band", "basis"}
         assert target["met"] in (True, False, None)
+        assert target["verdict"] in ("met", "tie", "missed", "failed", None)
         assert (target["met"] is None) == (target["value"] is None) or target["detail"]
+        if target["verdict"] in ("met", "tie", "missed"):
+            assert target["met"] == (target["verdict"] == "met")
+
+
+def test_bench_smoke_has_the_aa_rows_and_the_noise_band(smoke: tuple[dict[str, Any], str]
+                                                        ) -> None:
+    """onnxruntime's run() and IOBinding each timed twice, as two independent paths: their
+    ratio, and the band it gives, is in the JSON, the text and the Markdown, and the ratio
+    targets carry the band they were judged with."""
+    data, stdout = smoke
+    if not HAVE_ORT:
+        assert all(v is None for v in data["models"]["tiny"]["noise"].values())
+        assert "A/A noise band: not measured" in stdout
+        return
+    for key, res in data["models"].items():
+        noise = res["noise"]
+        run = noise["run"]
+        assert "ort_run_aa" in res["paths"] and run["paths"] == ["ort_run_aa", "ort_run"]
+        assert run["ratio"] == res["ratios"]["ort_run_aa"]["vs_onnxruntime"] > 0
+        lo, hi = run["interval"]
+        assert lo <= run["ratio"] <= hi and run["rounds"] == data["models"][key]["rounds"]
+        assert run["band"] == pytest.approx(abs(run["ratio"] - 1) + (hi - lo) / 2)
+        streamed_or_reshaped = "ort_iobinding" not in res["paths"]
+        assert (noise["bound"] is None) == streamed_or_reshaped, key
+        if not streamed_or_reshaped:
+            assert "ort_iobinding_aa" in res["paths"]
+            assert noise["bound"]["ratio"] == res["ratios"]["ort_iobinding_aa"]["vs_onnxruntime"]
+    tiny = data["models"]["tiny"]
+    assert f"run() {tiny['noise']['run']['band']:.3f}" in stdout
+    assert stdout.count("A/A noise band") == len(data["models"])
+    assert data["_markdown"].count("A/A noise band") == len(data["models"])
+    targets = {t["target"]: t for t in data["targets"]}
+    t = targets["tiny: ortc run(), fresh array <= 0.75x onnxruntime run()"]
+    assert t["band"] == tiny["noise"]["run"]["band"]
+    t = targets["tiny: ortc bound <= 0.75x onnxruntime IOBinding (bound once)"]
+    assert t["band"] == tiny["noise"]["bound"]["band"]
+    assert targets["mlp: ortc run() <= 1x onnxruntime run()"]["band"] == \
+        data["models"]["mlp"]["noise"]["run"]["band"]
+    # no A/A pair behind the thread and cold-start targets: met or missed only
+    assert targets["tiny: 2-thread scaling ortc >= onnxruntime"]["band"] is None
+
+
+def test_bench_smoke_has_the_call_patterns(smoke: tuple[dict[str, Any], str]) -> None:
+    """The tiny model and the MLP time each call pattern in onnxruntime, ortc.compat and ortc,
+    each compat and ortc row against onnxruntime's, with a <= 1x target each; the other models
+    have none."""
+    data, stdout = smoke
+    targets = {t["target"]: t for t in data["targets"]}
+    for key, res in data["models"].items():
+        names = {n for n in [*res["paths"], *res["failed"]]
+                 if n.split("_", 1)[1] in PATTERN_NAMES}
+        if key not in ("tiny", "mlp"):
+            assert not names, key
+            continue
+        prefixes = ["ortc", "compat"] + (["ort"] if HAVE_ORT else [])
+        assert names == {f"{p}_{n}" for p in prefixes for n in PATTERN_NAMES}, key
+        # a failed row is reported with its error, in the text and the Markdown
+        for name, err in res["failed"].items():
+            assert f"FAILED: {err}" in stdout and f"**failed**: {err}" in data["_markdown"]
+        for name in PATTERN_NAMES:
+            # a new session costs about a millisecond: fewer calls a round than the others
+            if name == "new_session" and f"ort_{name}" in res["paths"]:
+                assert res["paths"][f"ort_{name}"]["calls_per_round"] <= \
+                    res["paths"]["ort_run"]["calls_per_round"]
+            for prefix in ("ortc", "compat"):
+                path = f"{prefix}_{name}"
+                t = targets[f"{key}: {_label(path)} <= 1x {_label(f'ort_{name}')}"]
+                assert t["limit"] == 1.0 and t["op"] == "<="
+                if path in res["failed"]:
+                    assert t["verdict"] == "failed" and res["failed"][path] in t["detail"]
+                elif HAVE_ORT:
+                    ratio = res["ratios"][path]["vs_onnxruntime"]
+                    assert t["value"] == ratio > 0
+                    assert t["band"] == res["noise"]["run"]["band"]
+                    assert t["verdict"] in ("met", "tie", "missed")
+                    assert _label(path) in stdout and _label(path) in data["_markdown"]
+
+
+def _label(path: str) -> str:
+    from bench.runner import PATH_LABELS
+
+    return PATH_LABELS[path]
 
 
 def test_bench_smoke_has_every_row(smoke: tuple[dict[str, Any], str]) -> None:
@@ -120,8 +207,9 @@ def test_vad_row_outputs_have_no_static_shape(smoke: tuple[dict[str, Any], str])
     data, _ = smoke
     vad = data["models"]["vad"]
     # streamed: only run() (and compat's run) as a user streams, against onnxruntime's run()
+    # (and its A/A twin)
     assert set(vad["paths"]) - {"c_floor"} == (
-        {"ortc_run", "compat_run"} | ({"ort_run"} if HAVE_ORT else set()))
+        {"ortc_run", "compat_run"} | ({"ort_run", "ort_run_aa"} if HAVE_ORT else set()))
     ins, outs = vad["io"]["inputs"], vad["io"]["outputs"]
     assert ins["input"] == {"dtype": "float32", "shape": [1, 512], "declared_dtype": "float32"}
     assert ins["state"]["shape"] == [2, 1, 128]
@@ -143,7 +231,7 @@ def test_silero_row_streams_the_real_model_or_says_why_not(
         return
     silero = data["models"]["silero"]
     assert set(silero["paths"]) - {"c_floor"} == (
-        {"ortc_run", "compat_run"} | ({"ort_run"} if HAVE_ORT else set()))
+        {"ortc_run", "compat_run"} | ({"ort_run", "ort_run_aa"} if HAVE_ORT else set()))
     ins, outs = silero["io"]["inputs"], silero["io"]["outputs"]
     assert ins["input"]["shape"] == ["seq_len", 576] and ins["h"]["shape"] == [1, 1, 128]
     assert outs["speech_probs"]["static_shape"] is False
@@ -156,7 +244,7 @@ def test_batch_row_runs_changing_shapes(smoke: tuple[dict[str, Any], str]) -> No
     data, _ = smoke
     batch = data["models"]["batch"]
     assert set(batch["paths"]) == (
-        {"ortc_run", "compat_run"} | ({"ort_run"} if HAVE_ORT else set()))
+        {"ortc_run", "compat_run"} | ({"ort_run", "ort_run_aa"} if HAVE_ORT else set()))
     assert batch["io"]["outputs"]["y"]["shape"] == ["batch", 4]
     m = batch_model()
     sizes = {m.feeds(seed)["x"].shape[0] for seed in range(16)}
@@ -267,6 +355,156 @@ def test_targets_are_judged_on_the_median_over_processes() -> None:
     assert busy_row["detail"] == f"not judged in 2 of 3 processes: {busy}"
     cold = got["cold"]  # one process did not measure it: the others decide
     assert (cold["value"], cold["met"], cold["values"]) == (1.15, False, [1.2, 1.1])
+
+
+def _rows(**round_medians: list[float]) -> dict[str, Any]:
+    """A model's result as bench_model makes it, from each path's round medians (µs)."""
+    from bench.runner import AA_PAIRS, _model_ratios, _summary, aa_band
+
+    paths = {k: dict(_summary([x * 1e3 for x in v], [x * 1e3 for x in v]), calls_per_round=1)
+             for k, v in round_medians.items()}
+    return {"paths": paths, "ratios": _model_ratios(paths), "failed": {},
+            "noise": {kind: aa_band(paths, *pair) for kind, pair in AA_PAIRS.items()}}
+
+
+def test_verdicts_met_tie_missed() -> None:
+    from bench.runner import aa_band, verdict_of
+
+    assert verdict_of(0.99, 1.0, "<=", 0.03) == "met"
+    assert verdict_of(1.0, 1.0, "<=", 0.03) == "met"
+    assert verdict_of(1.02, 1.0, "<=", 0.03) == "tie"
+    assert verdict_of(1.03, 1.0, "<=", 0.03) == "tie"
+    assert verdict_of(1.031, 1.0, "<=", 0.03) == "missed"
+    assert verdict_of(1.02, 1.0, "<=") == "missed"  # no band: no tie
+    assert verdict_of(0.772, 0.75, "<=", 0.03) == "tie"  # the band is relative: 0.75 * 1.03
+    assert verdict_of(0.773, 0.75, "<=", 0.03) == "missed"
+    assert verdict_of(1.9, 2.0, ">=", 0.06) == "tie" and verdict_of(1.87, 2.0, ">=", 0.06) == \
+        "missed" and verdict_of(2.1, 2.0, ">=", 0.06) == "met"
+    assert verdict_of(None, 1.0, "<=", 0.03) is None
+    # the band: |median A/A ratio - 1| + half the 95 % interval of that median (5 rounds: their
+    # range)
+    rows = _rows(ort_run=[10.0] * 5, ort_run_aa=[10.2, 10.1, 10.3, 10.2, 10.2])
+    band = aa_band(rows["paths"], "ort_run_aa", "ort_run")
+    assert band is not None and band["ratio"] == pytest.approx(1.02)
+    assert band["interval"] == pytest.approx([1.01, 1.03])
+    assert band["band"] == pytest.approx(0.03) and band["rounds"] == 5
+    # with many rounds the interval is the order statistics' 95 % one, not the range
+    ratios = [1 + i / 1000 for i in range(60)]
+    many = aa_band(_rows(ort_run=[10.0] * 60, ort_run_aa=[10 * r for r in ratios])["paths"],
+                   "ort_run_aa", "ort_run")
+    assert many is not None and many["interval"] == pytest.approx([ratios[21], ratios[38]])
+    assert aa_band(rows["paths"], "ort_iobinding_aa", "ort_iobinding") is None
+
+
+def test_targets_are_met_tied_or_missed_within_each_runs_band() -> None:
+    """evaluate_targets judges each ratio with its run's A/A band (the bound pair's for the
+    bound path), and says why a tie is one; a call pattern that raised is a failed target."""
+    from bench.runner import evaluate_targets, render
+
+    aa = {"ort_run": [10.0] * 5, "ort_run_aa": [10.2, 10.1, 10.3, 10.2, 10.2]}  # band 0.03
+    models = {
+        "tiny": _rows(**aa, ortc_run=[7.4] * 5, ort_iobinding=[4.0] * 5,
+                      ort_iobinding_aa=[4.4, 4.4, 4.4, 4.4, 4.4],  # bound band 0.10
+                      ortc_bound=[3.2] * 5),
+        "matmul": _rows(**aa, ortc_run=[9.9] * 5),
+        "vad": _rows(**aa, ortc_run=[10.2] * 5),
+        "squeezenet": _rows(**aa, ortc_run=[10.5] * 5),
+        "mlp": _rows(**aa, ortc_run=[10.0] * 5, ort_values_per_call=[20.0] * 5,
+                     compat_values_per_call=[20.4] * 5, ortc_values_per_call=[19.0] * 5,
+                     ort_new_session=[500.0] * 5, ortc_new_session=[900.0] * 5),
+    }
+    models["mlp"]["failed"] = {"compat_new_session": "RuntimeError: boom"}
+    got = {t["target"]: t for t in evaluate_targets(models, {}, None)}
+
+    def verdict(name: str) -> tuple[float | None, str | None]:
+        t = got[name]
+        return (None if t["value"] is None else round(t["value"], 3)), t["verdict"]
+
+    assert verdict("tiny: ortc run(), fresh array <= 0.75x onnxruntime run()") == (0.74, "met")
+    # 0.80 is past 0.75 by less than the bound pair's band (0.75 * 1.10), not the run()'s
+    bound = got["tiny: ortc bound <= 0.75x onnxruntime IOBinding (bound once)"]
+    assert (round(bound["value"], 3), bound["verdict"], bound["met"]) == (0.8, "tie", False)
+    assert bound["band"] == pytest.approx(0.1)
+    assert "tie: past the limit, within the A/A band (up to 0.825)" in bound["detail"]
+    assert verdict("matmul: ortc run() <= 1x onnxruntime run()") == (0.99, "met")
+    assert verdict("vad: ortc run() <= 1x onnxruntime run()") == (1.02, "tie")
+    assert verdict("squeezenet: ortc run() <= 1x onnxruntime run()") == (1.05, "missed")
+    on = "<= 1x onnxruntime OrtValue per call + run_with_ort_values"
+    assert verdict(f"mlp: ortc.compat OrtValue per call + run_with_ort_values {on}") == \
+        (1.02, "tie")
+    assert verdict(f"mlp: ortc Value per call + run_with_values {on}") == (0.95, "met")
+    assert verdict("mlp: ortc new Session from bytes + first run() <= 1x onnxruntime new "
+                   "session from bytes + first run()") == (1.8, "missed")
+    failed = got["mlp: ortc.compat new session from bytes + first run() <= 1x onnxruntime new "
+                 "session from bytes + first run()"]
+    assert (failed["value"], failed["verdict"], failed["met"]) == (None, "failed", False)
+    assert failed["detail"] == "it raised: RuntimeError: boom"
+    # patterns not measured have no target
+    assert not [n for n in got if "rebound" in n or n.startswith("tiny: ortc Value")]
+    for m in models.values():
+        m.update(label="m", note="", rounds=5, calls_per_round=1, io=None)
+    text = render({"models": models, "threads": {}, "cold_start": None,
+                   "targets": list(got.values())})
+    assert "[   tie] vad: ortc run() <= 1x onnxruntime run(): 1.020 (<= 1, A/A band 0.030); " \
+        "tie: past the limit, within the A/A band (up to 1.030)" in text
+    assert "[MISSED] squeezenet" in text and "[FAILED] mlp: ortc.compat new session" in text
+    assert "FAILED: RuntimeError: boom" in text  # the failed row in the model's table
+    assert "A/A noise band (|A/A - 1| + half the interval" in text and "run() 0.030" in text
+
+
+def test_targets_over_processes_keep_the_band_and_the_ties() -> None:
+    from bench.runner import combine_targets
+
+    def t(value: float | None, band: float | None, verdict: str | None = None,
+          detail: str = "") -> dict[str, Any]:
+        from bench.runner import verdict_of
+
+        v = verdict or verdict_of(value, 1.0, "<=", band)
+        return {"target": "x", "value": value, "limit": 1.0, "op": "<=", "band": band,
+                "verdict": v, "met": None if v is None else v == "met", "detail": detail,
+                "basis": ""}
+
+    [row] = combine_targets([[t(1.01, 0.01)], [t(1.04, 0.03)], [t(1.02, 0.02)]])
+    # the median (1.02) within the widest band of the processes (1.03): a tie
+    assert (row["value"], row["band"], row["verdict"], row["met"]) == (1.02, 0.03, "tie", False)
+    assert (row["met_in"], row["tie_in"], row["judged_in"]) == (0, 2, 3)
+    assert row["bands"] == [0.01, 0.03, 0.02] and "a tie in 2" in row["basis"]
+    [row] = combine_targets([[t(0.99, 0.01)], [t(1.05, 0.01)], [t(0.98, 0.01)]])
+    assert (row["verdict"], row["met"], row["met_in"]) == ("met", True, 2)
+    [row] = combine_targets([[t(1.05, 0.01)], [t(1.06, 0.02)], [t(1.04, 0.03)]])
+    assert row["verdict"] == "missed"
+    # a call pattern that raised in one process fails the target
+    [row] = combine_targets([[t(0.9, 0.01)], [t(None, 0.01, "failed", "it raised: boom")],
+                             [t(0.95, 0.01)]])
+    assert (row["verdict"], row["met"]) == ("failed", False)
+    assert row["detail"] == "failed in 1 of 3 processes: it raised: boom"
+
+
+def test_a_call_pattern_that_raises_is_a_failed_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pattern whose call raises under ortc.compat stays in the results as a failed row with
+    its error, the other rows measured as usual."""
+    import ortc
+    import ortc.compat._binding as compat_binding
+    from bench.models import add_model
+    from bench.runner import Config, bench_model, evaluate_targets
+
+    def refuse(self: Any, name: str, arr: Any) -> None:
+        raise RuntimeError(f"bind_cpu_input refused {name}")
+
+    monkeypatch.setattr(compat_binding.IOBinding, "bind_cpu_input", refuse)
+    ort = onnxruntime if HAVE_ORT else None
+    logged: list[str] = []
+    res = bench_model(add_model(), "unused.onnx", Config.of("smoke"), None, ort, ortc,
+                      logged.append)
+    res.pop("_sessions")
+    assert res["failed"] == {"compat_rebind_alloc_copy": "RuntimeError: bind_cpu_input "
+                                                         "refused a"}
+    assert "compat_rebind_alloc_copy" not in res["paths"]
+    assert "compat_rebind_buffers" in res["paths"] and "ortc_rebind_alloc_copy" in res["paths"]
+    assert any("compat_rebind_alloc_copy FAILED: RuntimeError" in line for line in logged)
+    [t] = [t for t in evaluate_targets({"tiny": res}, {}, None)
+           if t["target"].startswith("tiny: ortc.compat bind_cpu_input")]
+    assert t["verdict"] == "failed" and "bind_cpu_input refused a" in t["detail"]
 
 
 def test_bench_over_processes_writes_every_run_and_the_combined_verdicts(tmp_path) -> None:
