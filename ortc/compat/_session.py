@@ -129,7 +129,6 @@ class InferenceSession:
                      if seq is not None}
         if sequences:
             self._run = _sequences_checked(self._run, sess, sequences)
-        self.run = self._fast_run(self._run)  # type: ignore[method-assign]
         self._inputs_meta = [NodeArg(a) for a in sess.inputs]
         self._outputs_meta = [NodeArg(a) for a in sess.outputs]
         self._overridable_initializers = [NodeArg(a) for a in sess.overridable_initializers]
@@ -181,37 +180,31 @@ class InferenceSession:
     def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
             run_options: RunOptions | None = None) -> list[Any]:
         """Run the model: ``output_names`` None or empty for all outputs; returns arrays for
-        tensors, lists for sequences, dicts for maps, None for empty optionals. (Each session
-        replaces this method by the closure :meth:`_fast_run` makes; the same code.)"""
-        return self._fast_run(self._run)(output_names, input_feed, run_options)
-
-    def _fast_run(self, native_run: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
-        # A closure stored on the instance: one Python call between the caller and ortc's run,
-        # with no attribute lookups (this is the path the 5% budget is about)
-        def run(output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
-                run_options: RunOptions | None = None) -> list[Any]:
-            try:
-                if output_names is not None and output_names.__class__ is not list:
-                    # read a generator once, here: a failed run's checks and retry read it again
-                    output_names = _names(output_names)
-                if run_options is None:
-                    return native_run(output_names or None, input_feed)
-                return native_run(output_names or None, input_feed, run_options._for_run())
-            except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
-                if isinstance(err, ortc.ClosedError) and native_run is not self._run:
-                    # this caller took run() just before set_providers() replaced the session
-                    return self.run(output_names, input_feed, run_options)
-                return self._run_failed(err, output_names, input_feed, run_options)
-        run.__doc__ = InferenceSession.run.__doc__
-        return run
+        tensors, lists for sequences, dicts for maps, None for empty optionals."""
+        # the hot path: one Python call between the caller and ortc's run, and one attribute
+        # read (a method of the class, so subclasses, wrappers and mocks of it take effect)
+        native_run = self._run
+        try:
+            if output_names is not None and output_names.__class__ is not list:
+                # read a generator once, here: a failed run's checks and retry read it again
+                output_names = _names(output_names)
+            if run_options is None:
+                return native_run(output_names or None, input_feed)
+            return native_run(output_names or None, input_feed, run_options._for_run())
+        except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
+            if isinstance(err, ortc.ClosedError) and native_run is not self._run:
+                # this call read the session just before set_providers() replaced it
+                return _own_run(self, output_names, input_feed, run_options)
+            return self._run_failed(err, output_names, input_feed, run_options)
 
     def _run_failed(self, err: BaseException, output_names: Any, input_feed: Any,
                     run_options: Any) -> list[Any]:
         if isinstance(err, (EPFail, ortc.EPFail)):
-            return self._fall_back(err, lambda: self.run(output_names, input_feed, run_options))
+            return self._fall_back(err, lambda: _own_run(self, output_names, input_feed,
+                                                         run_options))
         again = self._taken_as_pybind_takes(err, output_names, input_feed)
         if again is not None:
-            return self.run(again[0], again[1], run_options)
+            return _own_run(self, again[0], again[1], run_options)
         raise explain(self._sess, self._required, err, output_names, input_feed,
                       run_options) from None
 
@@ -341,6 +334,10 @@ class InferenceSession:
         self.disable_fallback()
         return again()
 
+
+#: InferenceSession's own run, for its retries: a subclass's or a wrapper's run (or a mock)
+#: sees the caller's call once, not the internal ones
+_own_run = InferenceSession.run
 
 _DISABLED_KEY = "optimization.disable_specified_optimizers"
 

@@ -1,0 +1,110 @@
+"""ortc.compat's classes as Python objects, next to onnxruntime's: methods that subclasses,
+wrappers and mocks replace, sessions freed by reference counting alone, the attributes
+libraries read, copying and pickling.
+
+Where the behaviour is onnxruntime's to match, each test runs it once with the real
+onnxruntime and once with ortc.compat (``ort`` parametrized)."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import pickle
+import threading
+import weakref
+from typing import Any, Iterator
+from unittest import mock
+
+import numpy as np
+import onnxruntime as real_ort
+import pytest
+
+import models
+import ortc
+import ortc.compat as compat
+
+ADD = models.add_model(np.float32, [3])
+AB = {"a": np.array([1, 2, 3], np.float32), "b": np.array([0.5, -1, 4], np.float32)}
+SUM = np.array([1.5, 1, 7], np.float32)
+
+
+@pytest.fixture(params=["onnxruntime", "compat"])
+def ort(request: Any) -> Any:
+    return real_ort if request.param == "onnxruntime" else compat
+
+
+def _session(ort: Any, model: bytes = ADD) -> Any:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+# -- run and the other methods belong to the class ----------------------------------------------
+def test_run_is_a_method_of_the_class_not_of_the_instance(ort: Any) -> None:
+    sess = _session(ort)
+    assert "run" not in vars(sess)
+    assert sess.run.__func__ is ort.InferenceSession.run
+    callables = [k for k, v in vars(sess).items() if callable(v) and not isinstance(v, type)]
+    # an instance holds no function of its own (what it holds is the native session's)
+    assert not [k for k in callables if getattr(getattr(sess, k), "__self__", None) is sess]
+
+
+def test_a_subclass_overriding_run_is_called(ort: Any) -> None:
+    calls = []
+
+    class Counting(ort.InferenceSession):  # type: ignore[misc, name-defined]
+        def run(self, output_names: Any, input_feed: Any, run_options: Any = None) -> Any:
+            calls.append(sorted(input_feed))
+            return [2 * y for y in super().run(output_names, input_feed, run_options)]
+
+    sess = Counting(ADD, providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, AB)[0], 2 * SUM)
+    assert calls == [["a", "b"]]
+
+
+def test_a_retried_run_calls_a_subclass_run_once() -> None:
+    # compat runs a refused feed again as onnxruntime's pybind layer takes it (here a list
+    # converted to float32); the retry is internal, the override sees the caller's call only
+    calls = []
+
+    class Counting(compat.InferenceSession):
+        def run(self, output_names: Any, input_feed: Any, run_options: Any = None) -> Any:
+            calls.append(1)
+            return super().run(output_names, input_feed, run_options)
+
+    sess = Counting(ADD, providers=["CPUExecutionProvider"])
+    out = sess.run(None, {"a": [1, 2, 3], "b": AB["b"]})
+    np.testing.assert_array_equal(out[0], SUM)
+    assert calls == [1]
+
+
+def test_a_wrapper_assigned_to_the_class_run_is_called(ort: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    original = ort.InferenceSession.run
+    seen = []
+
+    def wrapped(self: Any, output_names: Any, input_feed: Any, run_options: Any = None) -> Any:
+        seen.append(self)
+        return original(self, output_names, input_feed, run_options)
+
+    sess = _session(ort)  # made before the class is patched: it takes the new run too
+    monkeypatch.setattr(ort.InferenceSession, "run", wrapped)
+    np.testing.assert_array_equal(sess.run(None, AB)[0], SUM)
+    np.testing.assert_array_equal(_session(ort).run(["c"], AB)[0], SUM)
+    assert seen[0] is sess and len(seen) == 2
+
+
+def test_mock_patch_object_replaces_run(ort: Any) -> None:
+    sess = _session(ort)
+    with mock.patch.object(ort.InferenceSession, "run", return_value=["mocked"]) as run:
+        assert sess.run(None, AB) == ["mocked"]
+        run.assert_called_once_with(None, AB)
+    np.testing.assert_array_equal(sess.run(None, AB)[0], SUM)  # restored
+
+
+@pytest.mark.parametrize("method", ["run_with_ort_values", "get_inputs", "io_binding",
+                                    "run_with_iobinding", "get_providers", "run_async"])
+def test_the_other_methods_are_patchable_too(ort: Any, method: str) -> None:
+    sess = _session(ort)
+    with mock.patch.object(ort.InferenceSession, method, return_value="mocked"):
+        assert getattr(sess, method)() == "mocked"
