@@ -210,3 +210,48 @@ def test_run_async_makes_no_cycle_of_compat_objects() -> None:
             del sess
     assert [type(o).__qualname__ for o in unreachable
             if type(o).__module__.startswith(("ortc.compat", "onnxruntime"))] == []
+
+
+# -- the attributes libraries read ---------------------------------------------------------------
+def test_model_path_and_bytes_as_onnxruntime_keeps_them(ort: Any, tmp_path: Any) -> None:
+    path = tmp_path / "add.onnx"
+    path.write_bytes(ADD)
+    for given in (str(path), path):  # a str and an os.PathLike: a str either way
+        sess = ort.InferenceSession(given, providers=["CPUExecutionProvider"])
+        assert (sess._model_path, sess._model_bytes) == (str(path), None)
+        assert type(sess._model_path) is str
+    sess = ort.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+    assert sess._model_path is None and sess._model_bytes is ADD
+
+
+def test_session_options_attributes(ort: Any) -> None:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(ADD, so, providers=["CPUExecutionProvider"])
+    assert sess._sess_options_initial is so
+    assert sess._sess_options is sess.get_session_options() is sess.get_session_options()
+    assert sess._sess_options is not so and sess._sess_options.intra_op_num_threads == 1
+    sess._sess_options.logid = "changed"  # reads back from the session's copy...
+    assert sess.get_session_options().logid == "changed" and so.logid == ""  # ...only
+    sess.set_providers(["CPUExecutionProvider"])
+    # a new session, a new copy of the caller's options
+    assert sess.get_session_options() is sess._sess_options
+    assert sess._sess_options.logid == "" and sess._sess_options.intra_op_num_threads == 1
+    plain = ort.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+    assert plain._sess_options_initial is None
+    assert isinstance(plain._sess_options, ort.SessionOptions)
+
+
+def test_provider_and_description_attributes(ort: Any) -> None:
+    sess = ort.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+    assert sess._providers == sess.get_providers() == ["CPUExecutionProvider"]
+    assert sess._provider_options == sess.get_provider_options()
+    assert list(sess._provider_options) == ["CPUExecutionProvider"]
+    assert sess._fallback_providers == ["CPUExecutionProvider"]
+    assert sess._enable_fallback is True
+    sess.disable_fallback()
+    assert sess._enable_fallback is False
+    assert [a.name for a in sess._inputs_meta] == ["a", "b"]
+    assert [a.name for a in sess._outputs_meta] == ["c"]
+    assert sess._overridable_initializers == []
+    assert sess._model_meta.graph_name == sess.get_modelmeta().graph_name

@@ -38,16 +38,21 @@ class InferenceSession:
                  provider_options: Sequence[dict[Any, Any]] | None = None,
                  **kwargs: Any) -> None:
         self._enable_fallback = int(kwargs.get("enable_fallback", 1)) == 1
+        # the model as onnxruntime keeps it (libraries read these two): a path as str, or the
+        # bytes object given; the other None
+        self._model_path: str | None = None
+        self._model_bytes: bytes | None = None
         if isinstance(path_or_bytes, (str, os.PathLike)):
-            self._model: Any = os.fspath(path_or_bytes)
+            self._model_path = os.fspath(path_or_bytes)
         elif isinstance(path_or_bytes, bytes):
-            self._model = path_or_bytes
+            self._model_bytes = path_or_bytes
         else:
             raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
         if sess_options is not None and not isinstance(sess_options, SessionOptions):
             raise TypeError(f"sess_options must be an onnxruntime.SessionOptions, not "
                             f"{type(sess_options).__name__}")
-        self._sess_options = sess_options if sess_options is not None else SessionOptions()
+        # the caller's options (None if none), from which every session of this object is made
+        self._sess_options_initial = sess_options
         self._fallback_providers = ["CPUExecutionProvider"]
         try:
             self._create(providers, provider_options,
@@ -67,9 +72,6 @@ class InferenceSession:
             except Exception as fallback_error:  # as onnxruntime chains it
                 raise fallback_error from err
             self._enable_fallback = False
-        # the session's own copy, the same object on every get_session_options() (as in
-        # onnxruntime: an attribute set on it reads back; the caller's options stay theirs)
-        self._options_copy = self._sess_options.copy()
 
     def _create(self, providers: Any, provider_options: Any,
                 disabled_optimizers: list[str] | None = None) -> None:
@@ -77,7 +79,8 @@ class InferenceSession:
         _ = [p[0] if isinstance(p, tuple) else p for p in providers or []]
         available = ortc.available_providers()
         names, options = normalize_providers(providers, provider_options, available)
-        native_opts = self._sess_options.native()
+        initial = self._sess_options_initial
+        native_opts = (initial if initial is not None else _DEFAULT_OPTIONS).native()
         try:
             # after the same warnings and the options' checks, onnxruntime's C++ session
             # refuses a name it does not know (a misspelling): a RuntimeError, which the
@@ -102,12 +105,13 @@ class InferenceSession:
                     opts = {k: "0" if str(v) in ("0", "false", "False") else "1"
                             for k, v in opts.items() if k == "use_arena"}
                 native_opts.append_execution_provider(name, opts)
-            sess = ortc.Session(self._model, native_opts)
+            model = self._model_path if self._model_path is not None else self._model_bytes
+            sess = ortc.Session(model, native_opts)
         except ortc.Error as err:
-            if self._model == b"" and isinstance(err, ortc.InvalidArgument):
+            if self._model_bytes == b"" and isinstance(err, ortc.InvalidArgument):
                 # ortc refuses empty bytes itself; ORT's parser finds no graph in them
                 raise InvalidArgument("No graph was found in the protobuf.", 2) from None
-            context = (f"loading model {self._model!r}" if isinstance(self._model, str)
+            context = (f"loading model {self._model_path!r}" if self._model_path is not None
                        else "loading model from bytes")
             raise translate(err, context) from None
         finally:
@@ -116,6 +120,11 @@ class InferenceSession:
 
     def _bind(self, sess: ortc.Session) -> None:
         self._sess = sess
+        # the session's own copy of its options, what get_session_options() returns: the same
+        # object until set_providers() makes a new session (as in onnxruntime: an attribute set
+        # on it reads back; the caller's options stay theirs)
+        initial = self._sess_options_initial
+        self._sess_options = (initial if initial is not None else _DEFAULT_OPTIONS).copy()
         self._run: Callable[..., list[Any]] = sess.run
         # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
         # other 8-, 4- and 16-bit float types, which ortc returns as ml_dtypes arrays)
@@ -139,7 +148,7 @@ class InferenceSession:
 
     # -- description ---------------------------------------------------------------------------
     def get_session_options(self) -> SessionOptions:
-        return self._options_copy
+        return self._sess_options
 
     def get_inputs(self) -> list[NodeArg]:
         return self._inputs_meta
@@ -338,6 +347,9 @@ class InferenceSession:
 #: InferenceSession's own run, for its retries: a subclass's or a wrapper's run (or a mock)
 #: sees the caller's call once, not the internal ones
 _own_run = InferenceSession.run
+
+#: what a session is made with when it is given no options (never changed: only read)
+_DEFAULT_OPTIONS = SessionOptions()
 
 _DISABLED_KEY = "optimization.disable_specified_optimizers"
 
