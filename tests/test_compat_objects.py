@@ -255,3 +255,60 @@ def test_provider_and_description_attributes(ort: Any) -> None:
     assert [a.name for a in sess._outputs_meta] == ["c"]
     assert sess._overridable_initializers == []
     assert sess._model_meta.graph_name == sess.get_modelmeta().graph_name
+
+
+# -- pickling and copying ------------------------------------------------------------------------
+def _made(ort: Any, kind: str) -> Any:
+    sess = ort.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+    cpu = ort.OrtDevice.make("cpu", 0)
+    return {
+        "SessionOptions": ort.SessionOptions, "RunOptions": ort.RunOptions,
+        "LoraAdapter": ort.LoraAdapter,
+        "session's options": sess.get_session_options,
+        "InferenceSession": lambda: sess, "IOBinding": sess.io_binding,
+        "OrtValue": lambda: ort.OrtValue.ortvalue_from_numpy(AB["a"]),
+        "NodeArg": lambda: sess.get_inputs()[0], "ModelMetadata": sess.get_modelmeta,
+        "OrtDevice": lambda: cpu,
+        "SparseTensor": lambda: ort.SparseTensor.sparse_coo_from_numpy(
+            [3], np.ones(1, np.float32), np.array([1], np.int64), cpu),
+    }[kind]()
+
+
+def _outcome(fn: Any, obj: Any) -> tuple[str, str]:
+    try:
+        return "ok", type(fn(obj)).__name__
+    except Exception as err:  # noqa: BLE001 - the exception is the outcome compared
+        return type(err).__name__, str(err)
+
+
+@pytest.mark.parametrize("kind", ["SessionOptions", "RunOptions", "LoraAdapter",
+                                  "session's options", "InferenceSession", "IOBinding",
+                                  "OrtValue", "NodeArg", "ModelMetadata", "OrtDevice",
+                                  "SparseTensor"])
+@pytest.mark.parametrize("how", ["pickle", "copy", "deepcopy"])
+def test_pickling_and_copying_as_onnxruntime(kind: str, how: str) -> None:
+    """onnxruntime's extension objects refuse pickling (so copying too) with a TypeError;
+    its Python-level classes holding them copy.copy, sharing them, and refuse the rest."""
+    fn = {"pickle": pickle.dumps, "copy": copy.copy, "deepcopy": copy.deepcopy}[how]
+    want = _outcome(fn, _made(real_ort, kind))
+    got = _outcome(fn, _made(compat, kind))
+    assert got == want
+    assert want[0] == ("ok" if how == "copy" and kind in (
+        "InferenceSession", "IOBinding", "OrtValue", "OrtDevice", "SparseTensor") else "TypeError")
+
+
+def test_a_copied_session_shares_the_native_session_and_runs() -> None:
+    sess = _session(compat)
+    twin = copy.copy(sess)
+    assert twin is not sess and twin._sess is sess._sess
+    np.testing.assert_array_equal(twin.run(None, AB)[0], SUM)
+    value = compat.OrtValue.ortvalue_from_numpy(AB["a"])
+    assert copy.copy(value).numpy() is not None and copy.copy(value)._value is value._value
+
+
+def test_session_options_errors_name_no_private_attribute() -> None:
+    # what copying compat's SessionOptions raised before: AttributeError('_values')
+    so = compat.SessionOptions()
+    with pytest.raises(TypeError, match="cannot pickle 'onnxruntime.capi."
+                                        "onnxruntime_pybind11_state.SessionOptions' object"):
+        copy.deepcopy(so)

@@ -10,7 +10,7 @@ import ortc
 from ortc.dtypes import PROTO_TO_C, bits_for, dtype_for, element_type_for, unpack_subbyte
 
 from ._device import cpu_only
-from ._errors import translate
+from ._errors import shallow_copy, translate, unpicklable
 from ._sparse import SparseTensor
 
 
@@ -67,6 +67,11 @@ def _value_error(err: BaseException) -> RuntimeError:
 
 class OrtValue:
     """A tensor, sequence, map or optional value (onnxruntime.OrtValue over an ortc.Value)."""
+
+    # as onnxruntime: pickling refused (its OrtValue is an extension object); copy.copy
+    # shares the native objects
+    __reduce_ex__ = unpicklable("OrtValue")
+    __copy__ = shallow_copy
 
     def __init__(self, ortvalue: ortc.Value, numpy_obj: np.ndarray[Any, Any] | None = None,
                  session: Any = None) -> None:

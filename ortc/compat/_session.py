@@ -19,7 +19,8 @@ import ortc
 
 from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
                       sequence_feed_taken, sequence_type, validate_input, voids_as_strings)
-from ._errors import EPFail, InvalidArgument, _OrtStyle, report_unraisable, translate
+from ._errors import (EPFail, InvalidArgument, _OrtStyle, report_unraisable, shallow_copy,
+                      translate, unpicklable)
 from ._functions import KNOWN_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
 from ._options import SessionOptions
@@ -31,6 +32,11 @@ from ._providers import normalize_providers
 class InferenceSession:
     """onnxruntime.InferenceSession: ``InferenceSession(path_or_bytes, sess_options=None,
     providers=None, provider_options=None)``."""
+
+    # as onnxruntime: pickling refused (its InferenceSession is an extension object); copy.copy
+    # shares the native objects
+    __reduce_ex__ = unpicklable("InferenceSession")
+    __copy__ = shallow_copy
 
     def __init__(self, path_or_bytes: str | bytes | os.PathLike[str],
                  sess_options: SessionOptions | None = None,
