@@ -256,7 +256,7 @@ class InferenceSession:
         # as onnxruntime: its Python-side checks first, and each feed is asked for its value
         # (what is not an OrtValue raises AttributeError there)
         validate_input(self._required, list(input_dict_ort_values.keys()))
-        feeds = {k: v._get_c_value() for k, v in input_dict_ort_values.items()}
+        feeds = {k: v._get_c_value()._value for k, v in input_dict_ort_values.items()}
         try:
             values = self._sess.run_with_values(
                 output_names or None, feeds, None if run_options is None else run_options._for_run())
