@@ -11,6 +11,7 @@ import ortc
 from ortc.dtypes import dtype_for
 
 from ._device import cpu_only
+from ._errors import shallow_copy, unpicklable
 from ._ortvalue import OrtValue, c_element_type
 
 
@@ -28,6 +29,11 @@ def _array_at(address: int, element_type: Any, shape: Sequence[int]) -> np.ndarr
 
 class IOBinding:
     """Inputs and outputs bound once to memory, for ``run_with_iobinding``."""
+
+    # as onnxruntime: pickling refused, naming the session it holds (an extension object
+    # there); copy.copy shares the native objects
+    __reduce_ex__ = unpicklable("InferenceSession")
+    __copy__ = shallow_copy
 
     def __init__(self, session: Any) -> None:
         self._session = session._sess

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._errors import InvalidArgument
+from ._errors import InvalidArgument, shallow_copy, unpicklable
 
 _DEVICE_TYPES = {"cpu": 0, "gpu": 1, "cuda": 1, "dml": 1, "webgpu": 1, "npu": 3, "cann": 3}
 #: the PCI vendor id onnxruntime gives a device of these names (NVIDIA, Microsoft, Huawei)
@@ -13,6 +13,11 @@ _VENDORS = {"cuda": 0x10DE, "dml": 0x1414, "cann": 0x19E5}
 class OrtDevice:
     """A device description (type, id, vendor, memory type); ortc.compat places values on the
     CPU only, so only ``"cpu"`` devices hold data."""
+
+    # as onnxruntime: pickling refused (its OrtDevice is an extension object); copy.copy
+    # shares the native objects
+    __reduce_ex__ = unpicklable("OrtDevice")
+    __copy__ = shallow_copy
 
     def __init__(self, device_type: int, device_id: int = 0, vendor_id: int = 0,
                  mem_type: int = 0) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import traceback
 import types
-from typing import Any
+from typing import Any, Callable, NoReturn, TypeVar
 
 from ortc import ErrorCode
 from ortc import errors as _e
@@ -19,6 +19,26 @@ from ortc import errors as _e
 PYBIND_MODULE = "onnxruntime.capi.onnxruntime_pybind11_state"
 #: where onnxruntime's Python-level classes (InferenceSession, OrtValue, ...) live
 COLLECTION_MODULE = "onnxruntime.capi.onnxruntime_inference_collection"
+
+
+def unpicklable(native: str) -> Callable[[Any, Any], NoReturn]:
+    """A ``__reduce_ex__`` refusing as onnxruntime refuses to pickle (and so to copy, but
+    where ``__copy__`` says otherwise) an object that is, or holds, its extension type
+    ``native``: with its TypeError."""
+    def __reduce_ex__(self: Any, protocol: Any) -> NoReturn:
+        raise TypeError(f"cannot pickle '{PYBIND_MODULE}.{native}' object")
+    return __reduce_ex__
+
+
+_T = TypeVar("_T")
+
+
+def shallow_copy(self: _T) -> _T:
+    """``copy.copy`` of a Python-level onnxruntime class: a new object sharing the native
+    objects (onnxruntime's copies share its extension objects the same way)."""
+    new = object.__new__(type(self))
+    new.__dict__.update(self.__dict__)
+    return new
 
 
 class _OrtStyle:

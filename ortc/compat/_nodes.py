@@ -6,12 +6,15 @@ from typing import Any
 
 import ortc
 
-from ._errors import PYBIND_MODULE
+from ._errors import PYBIND_MODULE, unpicklable
 
 
 class NodeArg:
     """An input or output: ``name``, ``type`` as onnxruntime spells it, ``shape`` as a list
     (ints, symbolic names as str, None for unknown dims; [] when the type has no shape)."""
+
+    # as onnxruntime: pickling refused (its NodeArg is an extension object)
+    __reduce_ex__ = unpicklable("NodeArg")
 
     __slots__ = ("name", "type", "shape")
 
@@ -32,6 +35,9 @@ class NodeArg:
 
 class ModelMetadata:
     """The model's metadata, with onnxruntime's attribute names."""
+
+    # as onnxruntime: pickling refused (its ModelMetadata is an extension object)
+    __reduce_ex__ = unpicklable("ModelMetadata")
 
     def __init__(self, md: ortc.ModelMetadata) -> None:
         self.producer_name = md.producer_name

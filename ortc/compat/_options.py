@@ -16,7 +16,7 @@ import numpy as np
 import ortc
 
 from ._enums import ExecutionMode, ExecutionOrder, GraphOptimizationLevel
-from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, translate
+from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, translate, unpicklable
 from ._ortvalue import OrtValue
 
 #: attribute -> default, as onnxruntime 1.32's SessionOptions has them
@@ -93,6 +93,9 @@ def config_pair(method: str, key: Any, value: Any) -> None:
 
 class SessionOptions:
     """onnxruntime.SessionOptions: how sessions are built (see the module docstring)."""
+
+    # as onnxruntime: pickling refused (its SessionOptions is an extension object)
+    __reduce_ex__ = unpicklable("SessionOptions")
 
     __slots__ = ("_values", "_config", "_initializers", "_external", "_dim_names",
                  "_dim_denotations", "_custom_op_libraries")

@@ -10,7 +10,8 @@ import ortc
 from ortc.dtypes import PROTO_TO_C, bits_for, dtype_for, element_type_for, unpack_subbyte
 
 from ._device import cpu_only
-from ._errors import translate
+from ._dlpack import array_of as dlpack_array, export as dlpack_export
+from ._errors import shallow_copy, translate, unpicklable
 from ._sparse import SparseTensor
 
 
@@ -68,15 +69,26 @@ def _value_error(err: BaseException) -> RuntimeError:
 class OrtValue:
     """A tensor, sequence, map or optional value (onnxruntime.OrtValue over an ortc.Value)."""
 
-    def __init__(self, ortvalue: ortc.Value, numpy_obj: np.ndarray[Any, Any] | None = None,
-                 session: Any = None) -> None:
+    # as onnxruntime: pickling refused (its OrtValue is an extension object); copy.copy
+    # shares the native objects
+    __reduce_ex__ = unpicklable("OrtValue")
+    __copy__ = shallow_copy
+
+    def __init__(self, ortvalue: ortc.Value | OrtValue,
+                 numpy_obj: np.ndarray[Any, Any] | None = None, session: Any = None) -> None:
+        if isinstance(ortvalue, OrtValue):  # what _get_c_value() gave (onnxruntime's C value)
+            numpy_obj = ortvalue._numpy_obj
+            ortvalue = ortvalue._value
         if not isinstance(ortvalue, ortc.Value):
             raise ValueError("`Provided ortvalue` needs to be an ortc.Value")
-        self._value = ortvalue
-        self._numpy_obj = numpy_obj  # the array whose memory the value uses, kept alive
+        self._value: ortc.Value = ortvalue
+        #: the array whose memory the value uses, kept alive
+        self._numpy_obj: np.ndarray[Any, Any] | None = numpy_obj
 
-    def _get_c_value(self) -> ortc.Value:
-        return self._value
+    def _get_c_value(self) -> OrtValue:
+        """What stands for onnxruntime's C value: this object, whose methods have its names
+        (``torch.from_dlpack(v._get_c_value())``, ``OrtValue(v._get_c_value())`` work)."""
+        return self
 
     @classmethod
     def ortvalue_from_numpy(cls, numpy_obj: np.ndarray[Any, Any], /, device_type: str = "cpu",
@@ -232,8 +244,17 @@ class OrtValue:
             arr = arr.astype(dtype, copy=False)
         return arr.copy() if copy else arr
 
-    def __dlpack__(self, *, stream: Any = None) -> Any:
-        return self.numpy().__dlpack__(stream=stream)
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """The tensor's DLPack capsule, zero copy, for every element type onnxruntime exports
+        but the sub-byte ones (bfloat16 and the float8 types with their DLPack codes)."""
+        if not self._value.is_tensor:
+            raise RuntimeError("Only tensor type OrtValues are supported")
+        try:
+            arr = self._value.numpy()
+        except ortc.OrtError as err:
+            raise _value_error(err) from err
+        return dlpack_export(arr, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         if not self._value.is_tensor:
@@ -244,15 +265,32 @@ class OrtValue:
     def from_dlpack(cls, data: Any, /) -> OrtValue:
         """An OrtValue over what ``data`` holds: an object with ``__dlpack__`` (an array, an
         OrtValue) or a DLPack capsule (what ``__dlpack__()`` returned), as onnxruntime takes."""
-        if hasattr(data, "__dlpack__"):
+        if isinstance(data, np.ndarray):
             return cls.ortvalue_from_numpy(np.from_dlpack(data))
+        if hasattr(data, "__dlpack__"):
+            try:
+                on_cpu = tuple(data.__dlpack_device__()) == (1, 0)
+            except Exception:  # noqa: BLE001 - numpy's from_dlpack reports it
+                on_cpu = False
+            return cls._over(dlpack_array(data.__dlpack__()) if on_cpu
+                             else np.from_dlpack(data))
         refused = TypeError("from_dlpack expected a valid DLPack capsule named 'dltensor'")
         if type(data).__name__ != "PyCapsule":
             raise refused
         try:  # (one already consumed is named 'used_dltensor')
-            return cls.ortvalue_from_numpy(np.from_dlpack(_Capsule(data)))
+            return cls._over(dlpack_array(data))
         except ValueError:
             raise refused from None
+
+    @classmethod
+    def _over(cls, arr: np.ndarray[Any, Any]) -> OrtValue:
+        """An OrtValue over a DLPack import's array (of ml_dtypes' types too)."""
+        if arr.dtype.kind == "V" and not type(arr.dtype).__module__.startswith("numpy"):
+            try:
+                return cls(ortc.Value.from_numpy(arr), arr)
+            except ortc.OrtError as err:
+                raise _value_error(err) from err
+        return cls.ortvalue_from_numpy(arr)
 
     def update_inplace(self, data: np.ndarray[Any, Any]) -> None:
         if not isinstance(data, (np.ndarray, OrtValue)):
@@ -286,16 +324,3 @@ class OrtValue:
     def __repr__(self) -> str:
         return f"<onnxruntime.OrtValue over {self._value!r}>"
 
-
-class _Capsule:
-    """A DLPack capsule as the producer numpy's ``from_dlpack`` asks for (a CPU tensor's: the
-    capsules OrtValues and numpy arrays hand out here)."""
-
-    def __init__(self, capsule: Any) -> None:
-        self._capsule = capsule
-
-    def __dlpack__(self, stream: Any = None) -> Any:
-        return self._capsule
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return (1, 0)

@@ -7,12 +7,15 @@ from typing import Any, cast
 
 import ortc
 
-from ._errors import PYBIND_MODULE, Fail, translate
+from ._errors import PYBIND_MODULE, Fail, translate, unpicklable
 from ._options import checked, config_pair, no_attribute
 
 
 class RunOptions:
     """onnxruntime.RunOptions: a tag, log levels, config entries and ``terminate``."""
+
+    # as onnxruntime: pickling refused (its RunOptions is an extension object)
+    __reduce_ex__ = unpicklable("RunOptions")
 
     __slots__ = ("_native", "_log_severity_level", "_logid", "_only_fetches", "_adapters",
                  "_terminate")
@@ -108,6 +111,9 @@ RunOptions.__module__ = PYBIND_MODULE
 class LoraAdapter:
     """onnxruntime.LoraAdapter: ``LoraAdapter()`` then ``Load(path)``, for
     ``RunOptions.add_active_adapter`` (an :class:`ortc.LoraAdapter` underneath)."""
+
+    # as onnxruntime: pickling refused (its LoraAdapter is an extension object)
+    __reduce_ex__ = unpicklable("LoraAdapter")
 
     def __init__(self) -> None:
         self._native: ortc.LoraAdapter | None = None

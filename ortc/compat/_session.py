@@ -19,7 +19,8 @@ import ortc
 
 from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
                       sequence_feed_taken, sequence_type, validate_input, voids_as_strings)
-from ._errors import EPFail, InvalidArgument, _OrtStyle, report_unraisable, translate
+from ._errors import (EPFail, InvalidArgument, _OrtStyle, report_unraisable, shallow_copy,
+                      translate, unpicklable)
 from ._functions import KNOWN_PROVIDERS
 from ._nodes import ModelMetadata, NodeArg
 from ._options import SessionOptions
@@ -32,22 +33,32 @@ class InferenceSession:
     """onnxruntime.InferenceSession: ``InferenceSession(path_or_bytes, sess_options=None,
     providers=None, provider_options=None)``."""
 
+    # as onnxruntime: pickling refused (its InferenceSession is an extension object); copy.copy
+    # shares the native objects
+    __reduce_ex__ = unpicklable("InferenceSession")
+    __copy__ = shallow_copy
+
     def __init__(self, path_or_bytes: str | bytes | os.PathLike[str],
                  sess_options: SessionOptions | None = None,
                  providers: Sequence[Any] | None = None,
                  provider_options: Sequence[dict[Any, Any]] | None = None,
                  **kwargs: Any) -> None:
         self._enable_fallback = int(kwargs.get("enable_fallback", 1)) == 1
+        # the model as onnxruntime keeps it (libraries read these two): a path as str, or the
+        # bytes object given; the other None
+        self._model_path: str | None = None
+        self._model_bytes: bytes | None = None
         if isinstance(path_or_bytes, (str, os.PathLike)):
-            self._model: Any = os.fspath(path_or_bytes)
+            self._model_path = os.fspath(path_or_bytes)
         elif isinstance(path_or_bytes, bytes):
-            self._model = path_or_bytes
+            self._model_bytes = path_or_bytes
         else:
             raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
         if sess_options is not None and not isinstance(sess_options, SessionOptions):
             raise TypeError(f"sess_options must be an onnxruntime.SessionOptions, not "
                             f"{type(sess_options).__name__}")
-        self._sess_options = sess_options if sess_options is not None else SessionOptions()
+        # the caller's options (None if none), from which every session of this object is made
+        self._sess_options_initial = sess_options
         self._fallback_providers = ["CPUExecutionProvider"]
         try:
             self._create(providers, provider_options,
@@ -67,9 +78,6 @@ class InferenceSession:
             except Exception as fallback_error:  # as onnxruntime chains it
                 raise fallback_error from err
             self._enable_fallback = False
-        # the session's own copy, the same object on every get_session_options() (as in
-        # onnxruntime: an attribute set on it reads back; the caller's options stay theirs)
-        self._options_copy = self._sess_options.copy()
 
     def _create(self, providers: Any, provider_options: Any,
                 disabled_optimizers: list[str] | None = None) -> None:
@@ -77,7 +85,8 @@ class InferenceSession:
         _ = [p[0] if isinstance(p, tuple) else p for p in providers or []]
         available = ortc.available_providers()
         names, options = normalize_providers(providers, provider_options, available)
-        native_opts = self._sess_options.native()
+        initial = self._sess_options_initial
+        native_opts = (initial if initial is not None else _DEFAULT_OPTIONS).native()
         try:
             # after the same warnings and the options' checks, onnxruntime's C++ session
             # refuses a name it does not know (a misspelling): a RuntimeError, which the
@@ -102,12 +111,13 @@ class InferenceSession:
                     opts = {k: "0" if str(v) in ("0", "false", "False") else "1"
                             for k, v in opts.items() if k == "use_arena"}
                 native_opts.append_execution_provider(name, opts)
-            sess = ortc.Session(self._model, native_opts)
+            model = self._model_path if self._model_path is not None else self._model_bytes
+            sess = ortc.Session(model, native_opts)
         except ortc.Error as err:
-            if self._model == b"" and isinstance(err, ortc.InvalidArgument):
+            if self._model_bytes == b"" and isinstance(err, ortc.InvalidArgument):
                 # ortc refuses empty bytes itself; ORT's parser finds no graph in them
                 raise InvalidArgument("No graph was found in the protobuf.", 2) from None
-            context = (f"loading model {self._model!r}" if isinstance(self._model, str)
+            context = (f"loading model {self._model_path!r}" if self._model_path is not None
                        else "loading model from bytes")
             raise translate(err, context) from None
         finally:
@@ -116,6 +126,11 @@ class InferenceSession:
 
     def _bind(self, sess: ortc.Session) -> None:
         self._sess = sess
+        # the session's own copy of its options, what get_session_options() returns: the same
+        # object until set_providers() makes a new session (as in onnxruntime: an attribute set
+        # on it reads back; the caller's options stay theirs)
+        initial = self._sess_options_initial
+        self._sess_options = (initial if initial is not None else _DEFAULT_OPTIONS).copy()
         self._run: Callable[..., list[Any]] = sess.run
         # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
         # other 8-, 4- and 16-bit float types, which ortc returns as ml_dtypes arrays)
@@ -129,7 +144,6 @@ class InferenceSession:
                      if seq is not None}
         if sequences:
             self._run = _sequences_checked(self._run, sess, sequences)
-        self.run = self._fast_run(self._run)  # type: ignore[method-assign]
         self._inputs_meta = [NodeArg(a) for a in sess.inputs]
         self._outputs_meta = [NodeArg(a) for a in sess.outputs]
         self._overridable_initializers = [NodeArg(a) for a in sess.overridable_initializers]
@@ -140,7 +154,7 @@ class InferenceSession:
 
     # -- description ---------------------------------------------------------------------------
     def get_session_options(self) -> SessionOptions:
-        return self._options_copy
+        return self._sess_options
 
     def get_inputs(self) -> list[NodeArg]:
         return self._inputs_meta
@@ -181,37 +195,31 @@ class InferenceSession:
     def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
             run_options: RunOptions | None = None) -> list[Any]:
         """Run the model: ``output_names`` None or empty for all outputs; returns arrays for
-        tensors, lists for sequences, dicts for maps, None for empty optionals. (Each session
-        replaces this method by the closure :meth:`_fast_run` makes; the same code.)"""
-        return self._fast_run(self._run)(output_names, input_feed, run_options)
-
-    def _fast_run(self, native_run: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
-        # A closure stored on the instance: one Python call between the caller and ortc's run,
-        # with no attribute lookups (this is the path the 5% budget is about)
-        def run(output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
-                run_options: RunOptions | None = None) -> list[Any]:
-            try:
-                if output_names is not None and output_names.__class__ is not list:
-                    # read a generator once, here: a failed run's checks and retry read it again
-                    output_names = _names(output_names)
-                if run_options is None:
-                    return native_run(output_names or None, input_feed)
-                return native_run(output_names or None, input_feed, run_options._for_run())
-            except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
-                if isinstance(err, ortc.ClosedError) and native_run is not self._run:
-                    # this caller took run() just before set_providers() replaced the session
-                    return self.run(output_names, input_feed, run_options)
-                return self._run_failed(err, output_names, input_feed, run_options)
-        run.__doc__ = InferenceSession.run.__doc__
-        return run
+        tensors, lists for sequences, dicts for maps, None for empty optionals."""
+        # the hot path: one Python call between the caller and ortc's run, and one attribute
+        # read (a method of the class, so subclasses, wrappers and mocks of it take effect)
+        native_run = self._run
+        try:
+            if output_names is not None and output_names.__class__ is not list:
+                # read a generator once, here: a failed run's checks and retry read it again
+                output_names = _names(output_names)
+            if run_options is None:
+                return native_run(output_names or None, input_feed)
+            return native_run(output_names or None, input_feed, run_options._for_run())
+        except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
+            if isinstance(err, ortc.ClosedError) and native_run is not self._run:
+                # this call read the session just before set_providers() replaced it
+                return _own_run(self, output_names, input_feed, run_options)
+            return self._run_failed(err, output_names, input_feed, run_options)
 
     def _run_failed(self, err: BaseException, output_names: Any, input_feed: Any,
                     run_options: Any) -> list[Any]:
         if isinstance(err, (EPFail, ortc.EPFail)):
-            return self._fall_back(err, lambda: self.run(output_names, input_feed, run_options))
+            return self._fall_back(err, lambda: _own_run(self, output_names, input_feed,
+                                                         run_options))
         again = self._taken_as_pybind_takes(err, output_names, input_feed)
         if again is not None:
-            return self.run(again[0], again[1], run_options)
+            return _own_run(self, again[0], again[1], run_options)
         raise explain(self._sess, self._required, err, output_names, input_feed,
                       run_options) from None
 
@@ -248,7 +256,7 @@ class InferenceSession:
         # as onnxruntime: its Python-side checks first, and each feed is asked for its value
         # (what is not an OrtValue raises AttributeError there)
         validate_input(self._required, list(input_dict_ort_values.keys()))
-        feeds = {k: v._get_c_value() for k, v in input_dict_ort_values.items()}
+        feeds = {k: v._get_c_value()._value for k, v in input_dict_ort_values.items()}
         try:
             values = self._sess.run_with_values(
                 output_names or None, feeds, None if run_options is None else run_options._for_run())
@@ -341,6 +349,13 @@ class InferenceSession:
         self.disable_fallback()
         return again()
 
+
+#: InferenceSession's own run, for its retries: a subclass's or a wrapper's run (or a mock)
+#: sees the caller's call once, not the internal ones
+_own_run = InferenceSession.run
+
+#: what a session is made with when it is given no options (never changed: only read)
+_DEFAULT_OPTIONS = SessionOptions()
 
 _DISABLED_KEY = "optimization.disable_specified_optimizers"
 

@@ -15,6 +15,7 @@ from ortc.dtypes import element_type_for, feed_dtype
 
 from ._enums import OrtSparseFormat
 from ._device import OrtDevice, cpu_only
+from ._errors import shallow_copy, unpicklable
 
 
 def _pybind_array(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -49,6 +50,11 @@ class _CsrView:
 
 class SparseTensor:
     """A sparse tensor: ``values()`` within ``dense_shape()``, COO or CSR indices."""
+
+    # as onnxruntime: pickling refused (its SparseTensor is an extension object); copy.copy
+    # shares the native objects
+    __reduce_ex__ = unpicklable("SparseTensor")
+    __copy__ = shallow_copy
 
     def __init__(self, sparse_tensor: ortc.SparseTensor) -> None:
         if not isinstance(sparse_tensor, ortc.SparseTensor):
