@@ -33,7 +33,7 @@ from ._guard import survive_fork
 from ._handle import Handle
 from . import _interrupt
 from ._interrupt import watcher
-from ._status import call_out, check
+from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .threads import exclusive, ort_callback, shared
 
@@ -362,7 +362,9 @@ def _quiet_at_exit() -> None:
     env = _env
     if env is not None:
         try:
-            env._api.UpdateEnvWithCustomLogLevel(env._ptr, _ORT_FATAL)
+            # (not logged: logging may have shut down before this step)
+            ignore(env._api.UpdateEnvWithCustomLogLevel(env._ptr, _ORT_FATAL),
+                   "UpdateEnvWithCustomLogLevel", log=False)
         except Exception:  # noqa: BLE001 - an old library without the slot: nothing to do
             pass
 

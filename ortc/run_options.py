@@ -16,7 +16,7 @@ from . import _enums, _loader
 from ._cstr import INT32, c_enum, c_integer, config_value, utf8
 from ._ffi import ffi
 from ._handle import Handle
-from ._status import call_out, check
+from ._status import call_out, check, ignore
 from .errors import closest_name
 from .threads import exclusive, shared
 
@@ -121,12 +121,15 @@ class RunOptions(Handle):
     def _terminate_now(self) -> None:
         ptr = self._ptr
         if ptr != ffi.NULL:
-            self._api.RunOptionsSetTerminate(ptr)
+            # on the watcher thread, or the exit drain: nobody to raise to
+            ignore(self._api.RunOptionsSetTerminate(ptr), "RunOptionsSetTerminate", log=False)
 
     def _unset_now(self) -> None:
         ptr = self._ptr
         if ptr != ffi.NULL:
-            self._api.RunOptionsUnsetTerminate(ptr)
+            # re-arming after Ctrl-C, under the watcher's Ctrl-C lock
+            ignore(self._api.RunOptionsUnsetTerminate(ptr), "RunOptionsUnsetTerminate",
+                   log=False)
 
     @exclusive("RunOptionsAddActiveLoraAdapter", args={"adapter": "shared"})
     def add_active_lora_adapter(self, adapter: Any) -> None:
