@@ -16,7 +16,7 @@ import sys
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from . import _exit
+from . import _process
 from .errors import ClosedError, ConcurrentUseError, ForkedHandleError, ThreadRuleError, \
     WrongThreadError
 from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy
@@ -67,8 +67,8 @@ def _after_fork_in_child() -> None:
         guard._renew()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+_process.at_fork(_after_fork_in_child, __name__, _generation=_process.RESET, _pid=_process.RESET,
+                 _fork_survivors=_process.RESET)
 
 
 # -- interpreter exit ---------------------------------------------------------------------------
@@ -81,7 +81,7 @@ if hasattr(os, "register_at_fork"):
 _exiting = False
 _exit_thread = 0
 #: one entry per C release in progress (append and pop are atomic: no lock on this path)
-_releases_in_flight: list[int] = []
+_releases_in_flight: list[int] = _process.emptied(__name__, "_releases_in_flight", [])
 
 
 def _park() -> None:
@@ -156,7 +156,7 @@ def _drain_at_exit(limit: float = 2.0) -> None:
         time.sleep(0.002)
 
 
-_exit.register(_exit.RUNS_IN_FLIGHT, _drain_at_exit)
+_process.at_exit(_process.RUNS_IN_FLIGHT, _drain_at_exit)
 
 
 class Guard:

@@ -27,7 +27,7 @@ import _thread
 from collections import deque
 from typing import TYPE_CHECKING, Any, cast
 
-from . import _enums, _exit, _loader
+from . import _enums, _loader, _process
 from ._ffi import ffi
 from ._guard import survive_fork
 from ._handle import Handle
@@ -199,8 +199,9 @@ def _queue_after_fork_in_child() -> None:
     _drainer_started = _draining = False
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_queue_after_fork_in_child)
+_process.at_fork(_queue_after_fork_in_child, __name__, _queued=_process.EMPTIED,
+                 _queue_wake=_process.NEW, _queue_start=_process.NEW,
+                 _drainer_started=_process.FORGOTTEN, _draining=_process.RESET)
 
 
 # A run in which ortc gave ORT buffers it guessed (outputs preallocated from shapes the model
@@ -322,7 +323,7 @@ def _logging_level(level: Any) -> LoggingLevel:
             from None
 
 
-_env_lock = _thread.allocate_lock()
+_env_lock = _process.lock(__name__, "_env_lock", _thread.allocate_lock)
 _env: Env | None = None
 
 
@@ -369,4 +370,4 @@ def _quiet_at_exit() -> None:
             pass
 
 
-_exit.register(_exit.QUIET_LOGGER, _quiet_at_exit)
+_process.at_exit(_process.QUIET_LOGGER, _quiet_at_exit)

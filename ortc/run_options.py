@@ -8,11 +8,10 @@ checks every run entry point makes of the ``run_options`` it is given.
 from __future__ import annotations
 
 import numbers
-import os
 import _thread
 from typing import TYPE_CHECKING, Any, cast
 
-from . import _enums, _loader
+from . import _enums, _loader, _process
 from ._cstr import INT32, c_enum, c_integer, config_value, utf8
 from ._ffi import ffi
 from ._handle import Handle
@@ -247,5 +246,5 @@ def _main_options_after_fork() -> None:
     _main_options_lock = _thread.RLock()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_main_options_after_fork)
+_process.at_fork(_main_options_after_fork, __name__, _main_options=_process.RESET,
+                 _main_options_lock=_process.NEW)
