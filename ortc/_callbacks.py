@@ -11,13 +11,12 @@ counts the job as a live child, so closing it meanwhile defers its release to th
 from __future__ import annotations
 
 import _thread
-import os
 import threading
 import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
-from . import _exit
+from . import _process
 from ._ffi import ffi
 from .threads import ort_callback
 
@@ -133,8 +132,10 @@ def _forget_the_parents_runs() -> None:
     releaser.__init__()  # type: ignore[misc]  # a new lock and queue, no thread
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_the_parents_runs)
+_process.at_fork(_forget_the_parents_runs, __name__, _pending_lock=_process.NEW,
+                 _pending=_process.EMPTIED, _in_completion=_process.EMPTIED)
+_process.at_fork(_forget_the_parents_runs, releaser, lock=_process.NEW, queue=_process.NEW,
+                 thread=_process.FORGOTTEN)
 
 
 def pending_jobs() -> int:
@@ -170,4 +171,4 @@ def _drain_at_exit(limit: float = 30.0) -> None:
         time.sleep(0.005)
 
 
-_exit.register(_exit.ASYNC_JOBS, _drain_at_exit)
+_process.at_exit(_process.ASYNC_JOBS, _drain_at_exit)

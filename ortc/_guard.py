@@ -38,7 +38,7 @@ import sys
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Tuple, TypeVar
 
-from . import _exit
+from . import _process
 from .errors import ClosedError, ConcurrentUseError, ForkedHandleError, ThreadRuleError, \
     WrongThreadError
 from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy, use_wrapper_factory
@@ -87,8 +87,8 @@ def _after_fork_in_child() -> None:
         guard._renew()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+_process.at_fork(_after_fork_in_child, __name__, _generation=_process.RESET, _pid=_process.RESET,
+                 _fork_survivors=_process.RESET)
 
 
 # -- interpreter exit ---------------------------------------------------------------------------
@@ -101,7 +101,7 @@ if hasattr(os, "register_at_fork"):
 _exiting = False
 _exit_thread = 0
 #: one entry per C release in progress (append and pop are atomic: no lock on this path)
-_releases_in_flight: list[int] = []
+_releases_in_flight: list[int] = _process.emptied(__name__, "_releases_in_flight", [])
 
 
 def _park() -> None:
@@ -173,7 +173,7 @@ def _drain_at_exit(limit: float = 2.0) -> None:
         time.sleep(0.002)
 
 
-_exit.register(_exit.RUNS_IN_FLIGHT, _drain_at_exit)
+_process.at_exit(_process.RUNS_IN_FLIGHT, _drain_at_exit)
 
 
 #: an entry: (owner: a thread ident or a job id, exclusive, witness: the frame of the call that

@@ -15,7 +15,7 @@ from collections import Counter
 from functools import partial
 from typing import Any, Callable, ClassVar, TypeVar
 
-from . import _guard
+from . import _guard, _process
 from ._ffi import ffi
 from ._guard import Guard, releasing
 from .errors import ClosedError
@@ -44,7 +44,7 @@ def _lifetime_debug() -> Any:
 # Guards children counts and deferred releases. Reentrant: a garbage collection can start at
 # any allocation made while it is held, and the cffi finalizers it runs take it again on the
 # same thread (a plain Lock deadlocked there: found by tests/test_fuzz.py).
-_tree_lock = _thread.RLock()
+_tree_lock = _process.lock(__name__, "_tree_lock", _thread.RLock)
 _live: Counter[str] = Counter()
 
 
@@ -351,7 +351,7 @@ class _Releaser:
 #: step is done once, so a finalizer that had finished does nothing)
 _doomed: dict[Any, Any] = {}
 _net_target = ffi.new("char[1]")
-_drain_lock = _thread.RLock()
+_drain_lock = _process.lock(__name__, "_drain_lock", _thread.RLock)
 
 
 def _drain() -> None:

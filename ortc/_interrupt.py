@@ -31,6 +31,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from . import _process
+
 if TYPE_CHECKING:
     import threading
     import signal
@@ -380,5 +382,10 @@ def _terminate(run_options: Any) -> None:
 
 
 watcher = Watcher()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=watcher.after_fork_in_child)
+_process.at_fork(watcher.after_fork_in_child, __name__, MAIN_THREAD=_process.RESET)
+_process.at_fork(watcher.after_fork_in_child, watcher, _lock=_process.NEW, _wake=_process.NEW,
+                 sigint_lock=_process.NEW, _thread_pid=_process.FORGOTTEN,
+                 _sig_r=_process.CLOSED, _sig_w=_process.CLOSED, _forward_fd=_process.RESET,
+                 sigint_ready=_process.RESET, _heap=_process.EMPTIED,
+                 _cancelled=_process.EMPTIED, _fired=_process.EMPTIED,
+                 interrupted=_process.EMPTIED, main_run=_process.RESET, deferred=_process.RESET)

@@ -16,6 +16,7 @@ import sys
 import _thread
 from typing import Any, Callable, cast
 
+from . import _process
 from ._ffi import ffi
 from ._record import Record
 from ._slots import DECLARED_API_VERSION, SINCE, SLOTS, TYPED_BY_TABLE
@@ -151,7 +152,7 @@ def _unsupported(name: str, since: int, info: LibraryInfo) -> Callable[..., Any]
     return missing
 
 
-_lock = _thread.allocate_lock()
+_lock = _process.lock(__name__, "_lock", _thread.allocate_lock)
 _api: Api | None = None
 
 

@@ -1,12 +1,16 @@
 """The one chokepoint that turns an ``OrtStatus*`` into a Python exception.
 
 Every ORT call that returns a status goes through :func:`check` (hot paths test the pointer for
-NULL first and call :func:`raise_status` only on failure). The status is released here, exactly
-once, after its code and message are copied out.
+NULL first and call :func:`raise_status` only on failure, or decode it with
+:func:`error_from_status` when the failure is theirs to judge), or, for a best-effort call whose
+failure changes nothing for the caller, :func:`ignore`. The status is released here, exactly
+once, after its code and message are copied out; no other module reads or releases one
+(tests/test_status.py scans the source for that, and for calls whose status is dropped).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any, NoReturn, cast
 
 from ._ffi import ffi
@@ -66,9 +70,17 @@ def call_out(fn: Any, out_type: str, *args: Any, context: str | None = None) -> 
     return result
 
 
-def ignore(status: Any) -> None:
-    """Release the status of a call whose failure changes nothing for the caller (freeing a
-    buffer whose contents were already copied out): not worth an exception, but the status
-    must not leak."""
+def ignore(status: Any, what: str | None = None, log: bool = True) -> None:
+    """Release the status of a best-effort call, one whose failure changes nothing for the
+    caller (freeing a buffer whose contents were already copied out, stopping a run that may
+    have ended, an optional field read as absent): not worth an exception, but the status must
+    not leak. A failure is logged at DEBUG on ``ortc.status`` naming ``what`` (once the
+    application has imported ``logging``: until then nothing can have turned DEBUG on), unless
+    ``log`` is false: the watcher thread takes no lock a logging handler might hold."""
     if status:
-        api().ReleaseStatus(status)
+        err = error_from_status(status)
+        logging = sys.modules.get("logging") if log else None
+        if logging is not None:
+            logger = logging.getLogger("ortc.status")
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug("%s failed, ignored: %s", what or "a best-effort ORT call", err)

@@ -27,13 +27,13 @@ import _thread
 from collections import deque
 from typing import TYPE_CHECKING, Any, cast
 
-from . import _enums, _exit, _loader
+from . import _enums, _loader, _process
 from ._ffi import ffi
 from ._guard import survive_fork
 from ._handle import Handle
 from . import _interrupt
 from ._interrupt import watcher
-from ._status import call_out, check
+from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .threads import exclusive, ort_callback, shared
 
@@ -193,8 +193,9 @@ def _queue_after_fork_in_child() -> None:
     _drainer_started = _draining = False
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_queue_after_fork_in_child)
+_process.at_fork(_queue_after_fork_in_child, __name__, _queued=_process.EMPTIED,
+                 _queue_wake=_process.NEW, _queue_start=_process.NEW,
+                 _drainer_started=_process.FORGOTTEN, _draining=_process.RESET)
 
 
 def _log_failed(_kind: Any, exc: BaseException | None, _tb: Any) -> None:
@@ -289,7 +290,7 @@ def _logging_level(level: Any) -> LoggingLevel:
             from None
 
 
-_env_lock = _thread.allocate_lock()
+_env_lock = _process.lock(__name__, "_env_lock", _thread.allocate_lock)
 _env: Env | None = None
 
 
@@ -329,9 +330,11 @@ def _quiet_at_exit() -> None:
     env = _env
     if env is not None:
         try:
-            env._api.UpdateEnvWithCustomLogLevel(env._ptr, _ORT_FATAL)
+            # (not logged: logging may have shut down before this step)
+            ignore(env._api.UpdateEnvWithCustomLogLevel(env._ptr, _ORT_FATAL),
+                   "UpdateEnvWithCustomLogLevel", log=False)
         except Exception:  # noqa: BLE001 - an old library without the slot: nothing to do
             pass
 
 
-_exit.register(_exit.QUIET_LOGGER, _quiet_at_exit)
+_process.at_exit(_process.QUIET_LOGGER, _quiet_at_exit)

@@ -58,8 +58,8 @@ def read_metadata(api: Api, md: Any, allocator: Any) -> ModelMetadata:
                     api.ModelMetadataLookupCustomMetadataMap, md, allocator, keys[0][i])
         finally:  # free every key even if one free fails (and free a failure's status)
             for i in range(nkeys[0]):
-                ignore(api.AllocatorFree(allocator, keys[0][i]))
-            ignore(api.AllocatorFree(allocator, keys[0]))
+                ignore(api.AllocatorFree(allocator, keys[0][i]), "AllocatorFree")
+            ignore(api.AllocatorFree(allocator, keys[0]), "AllocatorFree")
     graph_description = ""
     if api.has("ModelMetadataGetGraphDescription"):
         graph_description = take_string(api.ModelMetadataGetGraphDescription, md, allocator)

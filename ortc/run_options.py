@@ -8,15 +8,14 @@ checks every run entry point makes of the ``run_options`` it is given.
 from __future__ import annotations
 
 import numbers
-import os
 import _thread
 from typing import TYPE_CHECKING, Any, cast
 
-from . import _enums, _loader
+from . import _enums, _loader, _process
 from ._cstr import INT32, c_enum, c_integer, config_value, utf8
 from ._ffi import ffi
 from ._handle import Handle
-from ._status import call_out, check
+from ._status import call_out, check, ignore
 from .errors import closest_name
 from .threads import exclusive, shared
 
@@ -121,12 +120,15 @@ class RunOptions(Handle):
     def _terminate_now(self) -> None:
         ptr = self._ptr
         if ptr != ffi.NULL:
-            self._api.RunOptionsSetTerminate(ptr)
+            # on the watcher thread, or the exit drain: nobody to raise to
+            ignore(self._api.RunOptionsSetTerminate(ptr), "RunOptionsSetTerminate", log=False)
 
     def _unset_now(self) -> None:
         ptr = self._ptr
         if ptr != ffi.NULL:
-            self._api.RunOptionsUnsetTerminate(ptr)
+            # re-arming after Ctrl-C, under the watcher's Ctrl-C lock
+            ignore(self._api.RunOptionsUnsetTerminate(ptr), "RunOptionsUnsetTerminate",
+                   log=False)
 
     @exclusive("RunOptionsAddActiveLoraAdapter", args={"adapter": "shared"})
     def add_active_lora_adapter(self, adapter: Any) -> None:
@@ -244,5 +246,5 @@ def _main_options_after_fork() -> None:
     _main_options_lock = _thread.RLock()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_main_options_after_fork)
+_process.at_fork(_main_options_after_fork, __name__, _main_options=_process.RESET,
+                 _main_options_lock=_process.NEW)

@@ -16,7 +16,7 @@ import _thread
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar, cast
 
-from . import _guard, _loader
+from . import _guard, _loader, _process
 from ._cstr import fspath
 from ._enums import ElementType
 from ._ffi import ffi
@@ -62,8 +62,7 @@ def _new_fork_lock() -> None:
     MAIN_THREAD = main_thread_after_fork()  # a fork from another thread made it the main one
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_fork_lock)
+_process.at_fork(_new_fork_lock, __name__, _fork_lock=_process.NEW, MAIN_THREAD=_process.RESET)
 
 
 def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:

@@ -14,7 +14,7 @@ from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._loader import Api
 from ._record import Record
-from ._status import call_out, check
+from ._status import call_out, check, ignore
 from .dtypes import dtype_for
 
 __all__ = ["TypeInfo", "NodeArg", "Dim"]
@@ -150,8 +150,8 @@ def convert_type_info(api: Api, info: Any) -> TypeInfo:
     text = ffi.new("char**")
     length = ffi.new("size_t*")
     status = api.GetDenotationFromTypeInfo(info, ffi.cast("const char**", text), length)
-    if status:  # a denotation is optional: read a failure as none, but free its status
-        api.ReleaseStatus(status)
+    if status:  # a denotation is optional: read a failure as none
+        ignore(status, "GetDenotationFromTypeInfo")
     elif text[0] != ffi.NULL and length[0]:
         denotation = cast(bytes, ffi.unpack(text[0], length[0])).decode("utf-8", "replace")
     if kind in (ValueKind.TENSOR, ValueKind.SPARSETENSOR):

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence, cast
 
 import numpy as np
 
-from . import _loader
+from . import _loader, _process
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._cstr import c_enum
@@ -57,7 +57,7 @@ def _sequence_empty_model(element_type: int) -> bytes:
     return _field(1, 7) + _field(7, graph) + _field(8, _field(1, b"") + _field(2, 12))
 
 
-_empty_lock = _thread.allocate_lock()
+_empty_lock = _process.lock(__name__, "_empty_lock", _thread.allocate_lock)
 #: (pid, element type) -> OrtSession*; kept for the process (like the env they belong to), and
 #: made anew in a forked child, which must not use its parent's
 _empty_sessions: dict[tuple[int, int], Any] = {}

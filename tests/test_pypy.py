@@ -1,56 +1,32 @@
 """ortc under PyPy 3.9 (one of its targets): tests/pypy_check.py runs in a PyPy interpreter
 with numpy only, on models built here, and must give what CPython's ortc gives.
 
-PyPy comes from the system (`apt-get install pypy3`; `make test` installs it through
-tools/with-pypy where it can); its numpy, a binary
-wheel, goes into a venv under the library cache. The library is the one this process loaded
-(ORTC_LIBRARY): PyPy has no onnxruntime package. On a machine without PyPy the test fails
-and says how to get it; ORTC_SKIP_PYPY=1 skips it there explicitly, except under CI.
+PyPy and its venv (numpy, a binary wheel, in the library cache) come from tests/interpreters.py:
+on a machine without PyPy the test fails and says how to get it; ORTC_SKIP_PYPY=1 skips it
+there explicitly, except under CI. The library is the one this process loaded (ORTC_LIBRARY):
+PyPy has no onnxruntime package.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+import interpreters
 import models
 import ortc
 from conftest import ROOT
-from ortc.conformance import wheels
-
-
-def _pypy() -> str:
-    exe = os.environ.get("ORTC_PYPY") or shutil.which("pypy3")
-    ci = os.environ.get("CI", "") not in ("", "false", "0")
-    if os.environ.get("ORTC_SKIP_PYPY") == "1" and not ci:
-        # make test (tools/with-pypy) says on its last lines that this leg did not run
-        pytest.skip("ORTC_SKIP_PYPY=1: the PyPy leg does not run on this machine")
-    if exe is None:
-        pytest.fail("pypy3 not found: install it (apt-get install pypy3) or point ORTC_PYPY at "
-                    "one" + ("; under CI the PyPy leg never skips" if ci else
-                             ", or set ORTC_SKIP_PYPY=1 to skip this test on this machine"))
-    return exe
 
 
 @pytest.fixture(scope="module")
 def pypy_python() -> str:
     """A PyPy venv with numpy (made once, in the cache next to the fetched libraries)."""
-    exe = _pypy()
-    venv = os.path.join(wheels.cache_dir(), "pypy-venv")
-    python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(os.path.join(venv, ".ready")):
-        shutil.rmtree(venv, ignore_errors=True)
-        subprocess.run([exe, "-m", "venv", venv], check=True, timeout=300)
-        subprocess.run([python, "-m", "pip", "install", "-q", "--only-binary=:all:", "numpy"],
-                       check=True, timeout=600)
-        open(os.path.join(venv, ".ready"), "w").close()
-    return python
+    return interpreters.pypy()
 
 
 def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import logging
+import os
 import pickle
 
 import pytest
@@ -10,7 +13,8 @@ import ortc
 from ortc import ErrorCode, errors
 from ortc._ffi import ffi
 from ortc._loader import api
-from ortc._status import check, error_from_status
+from ortc._status import check, error_from_status, ignore
+from conftest import ROOT
 
 EXPECTED = {
     ErrorCode.FAIL: (errors.Fail, RuntimeError),
@@ -92,3 +96,91 @@ def test_an_exception_deferred_from_a_callback_wins_over_the_failed_status() -> 
         check(ortc._ffi.ffi.NULL)
     check(ortc._ffi.ffi.NULL)  # nothing left
     assert watcher.deferred is None
+
+
+def test_ignore_releases_a_failed_status_and_logs_it_at_debug(caplog: pytest.LogCaptureFixture
+                                                               ) -> None:
+    """A best-effort call's failure: no exception, one DEBUG line on ``ortc.status`` naming
+    the call and the error, none when the caller says not to log (the watcher thread)."""
+    with caplog.at_level(logging.DEBUG, logger="ortc.status"):
+        ignore(api().CreateStatus(int(ErrorCode.FAIL), b"could not free"), "AllocatorFree")
+        ignore(api().CreateStatus(int(ErrorCode.FAIL), b"not logged"), "Quiet", log=False)
+        ignore(ffi.NULL, "Succeeded")
+    lines = [(r.name, r.levelname, r.getMessage()) for r in caplog.records]
+    assert lines == [("ortc.status", "DEBUG",
+                      "AllocatorFree failed, ignored: [FAIL] could not free")], lines
+
+
+# -- the chokepoint, held to the source ------------------------------------------------------
+PACKAGE = os.path.join(ROOT, "ortc")
+#: the slots that read or release a status: only _status calls them
+STATUS_SLOTS = {"GetErrorCode", "GetErrorMessage", "ReleaseStatus"}
+#: The conformance kit checks ORT's own behaviour on the raw OrtApi table, not ortc's wrappers
+#: (a check's verdict must not rest on the code it is evidence for), and some of its checks are
+#: about the status slots themselves (CreateStatus, GetErrorCode, GetErrorMessage, ReleaseStatus
+#: across threads, NULL for ORT_OK): it decodes statuses with its own helpers (_capi's
+#: ``Ctx.status``/``ok``/``error``). It is held to the rule on dropped statuses all the same.
+DECODING_EXEMPT = ("ortc/_status.py", "ortc/conformance/")
+
+
+def _status_returning_slots() -> set[str]:
+    status = ffi.typeof("OrtStatus*")
+    return {name for name, field in ffi.typeof("OrtApi").fields
+            if field.type.kind == "function" and field.type.result is status}
+
+
+def _sources() -> dict[str, ast.AST]:
+    trees = {}
+    for folder, _, files in os.walk(PACKAGE):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(folder, f)
+                rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
+                with open(path, encoding="utf-8") as fh:
+                    trees[rel] = ast.parse(fh.read())
+    return trees
+
+
+def _called_name(call: ast.Call) -> str | None:
+    fn = call.func
+    return fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) \
+        else None
+
+
+def status_decoders(tree: ast.AST) -> list[int]:
+    """Lines naming a status slot (a call, or the function passed on)."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr in STATUS_SLOTS]
+
+
+def dropped_statuses(tree: ast.AST, slots: set[str]) -> list[tuple[int, str]]:
+    """Calls of a status-returning slot made as a statement of their own: the status dropped."""
+    return [(node.lineno, ast.unparse(node.value)) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and _called_name(node.value) in slots]
+
+
+def test_the_scans_see_what_they_look_for() -> None:
+    slots = _status_returning_slots()
+    assert {"Run", "RunOptionsSetTerminate", "CreateStatus", "AllocatorFree"} <= slots
+    assert not slots & STATUS_SLOTS - {"CreateStatus"}  # they return a code, a string, nothing
+    tree = ast.parse("def f(api, p):\n    api.RunOptionsSetTerminate(p)\n"
+                     "    check(api.RunOptionsUnsetTerminate(p))\n"
+                     "    s = api.Run(p)\n    api.ReleaseStatus(s)\n")
+    assert dropped_statuses(tree, slots) == [(2, "api.RunOptionsSetTerminate(p)")]
+    assert status_decoders(tree) == [5]
+
+
+def test_only_the_chokepoint_reads_or_releases_a_status() -> None:
+    found = {path: lines for path, tree in _sources().items()
+             if not path.startswith(DECODING_EXEMPT) and (lines := status_decoders(tree))}
+    assert not found, f"statuses read or released outside ortc/_status.py (use check, " \
+                      f"raise_status, error_from_status or ignore): {found}"
+
+
+def test_no_call_drops_the_status_it_returns() -> None:
+    slots = _status_returning_slots()
+    found = {path: drops for path, tree in _sources().items()
+             if (drops := dropped_statuses(tree, slots))}
+    assert not found, f"calls whose OrtStatus* is dropped (a failure unseen, the status " \
+                      f"leaked; pass it to check, or to ignore for a best-effort call): {found}"

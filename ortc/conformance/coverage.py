@@ -17,6 +17,8 @@ import os
 import threading
 from typing import Any
 
+from .. import _process
+
 __all__ = ["ENV_VAR", "install_from_env", "install", "flush", "read", "report",
            "NOT_ON_CPU", "UNCOVERED_REASONS"]
 
@@ -24,7 +26,7 @@ ENV_VAR = "ORTC_SLOT_COVERAGE"
 
 _seen: set[str] = set()
 _flushed: set[str] = set()
-_lock = threading.Lock()
+_lock = _process.lock(__name__, "_lock", threading.Lock)
 _path: str | None = None
 _undo: Any = None
 

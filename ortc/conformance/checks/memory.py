@@ -312,11 +312,11 @@ def register_custom(ctx: Ctx) -> str:
         calls["alloc"] += 1
         p = ffi.new("void**")
         st = a.AllocatorAlloc(base, size, p)
-        return ffi.NULL if st else p[0]
+        return ffi.NULL if ctx.status(st) is not None else p[0]
 
     def free(_this: Any, p: Any) -> None:
         calls["free"] += 1
-        a.AllocatorFree(base, p)
+        ctx.status(a.AllocatorFree(base, p))  # inside a C callback: nothing to raise to
 
     fields = dict(ffi.typeof("OrtAllocator").fields)
     al = ctx.keep(ffi.new("OrtAllocator*"))
