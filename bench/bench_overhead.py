@@ -5,19 +5,27 @@
 For each case, ortc's ``Session.run`` is timed per call over a loop (fresh input arrays cycled
 from a pool of four, as users and bench/runner.py feed them) while the ``Run`` slot is wrapped
 (``Api.instrument``) to time the C call itself; "around" is the difference: everything the
-binding does in Python per call plus the GIL hand-offs. Each round also times the same loop
-unwrapped ("plain"): the wrapper's own cost is "total" minus "plain". Means, not medians: the
-total is a loop mean, so the inside is one too. Medians over rounds. Cases:
+binding does in Python per call (the guard, the run context, the inputs' OrtValues, taking the
+outputs and releasing what the run held) plus the GIL hand-offs. Each round also times the
+same loop unwrapped ("plain"): the wrapper's own cost is "total" minus "plain". Means, not
+medians: the total is a loop mean, so the inside is one too. Medians over rounds.
 
-* ``add staged``: the tiny model through a stage (the default: one C call per run);
-* ``add general``: the same model with stages off (values, preallocated output, Run, releases);
-* ``matmul 16x64x64 general``: the general path on a small MatMul;
-* ``matmul 64x256x256 lane``, ``mlp 3x512 b32 lane``: the bench's rows as ortc runs them (a
-  lane: tensors too large to stage, inputs and outputs in place, one C call per run);
-* ``... general``: the same two with stages and lanes off (a larger kernel between runs leaves
-  the binding's Python objects out of the CPU caches: "around" grows with the kernel).
+Every run is the one path ortc has (ORT allocates the outputs, ``ortc._run``); what differs is
+how an output tensor comes out: an output of at most ``COPY_OUT_MAX`` bytes is copied into a
+new array ("copy-out"), a larger one is handed out as a view of ORT's memory ("view"). Cases:
 
-A case that names a stage or a lane checks that one served its runs.
+* ``add copy-out``: the tiny model (one float) as ortc runs it;
+* ``add view``: the same with the copy threshold lowered, so its output is viewed;
+* ``matmul 16x64x64 copy-out``: a small MatMul (a 4 KiB output: copied);
+* ``matmul 64x256x256 view``, ``mlp 3x512 b32 view``: the bench's rows as ortc runs them (64
+  KiB outputs: viewed);
+* ``... copy-out``: the same two with the threshold raised, so their outputs are copied (a
+  larger kernel between runs leaves the binding's Python objects out of the CPU caches:
+  "around" grows with the kernel).
+
+Each case checks that its outputs came out as it says (an array of its own, or a view).
+Before the run core was rewritten this script compared runs through a "stage" or a "lane"
+with the general path; those no longer exist, and neither do their rows.
 
 Intra-op threads 1, main thread. The numbers are printed, never asserted.
 """
@@ -28,7 +36,6 @@ import argparse
 import os
 import statistics
 import sys
-import threading
 import time
 from typing import Any, Callable
 
@@ -40,23 +47,49 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import ortc  # noqa: E402
+from ortc import _run  # noqa: E402
 from ortc._loader import api  # noqa: E402
 
 from bench.models import BenchModel, add_model, matmul_model, mlp_model  # noqa: E402
 
+#: a copy threshold no output reaches (every output copied), and one every output passes
+_COPY_ALL = 1 << 62
+_VIEW_ALL = -1
 
-def _cases() -> list[tuple[str, BenchModel, str | None]]:
-    """(name, model, the class that must serve the runs: "Stage", "Lane", or None for the
-    general path, with stages and lanes off)."""
+
+def _cases() -> list[tuple[str, BenchModel, bool]]:
+    """(name, model, whether its outputs are copied out rather than viewed)."""
     matmul, mlp = matmul_model(), mlp_model()
-    return [("add staged", add_model(), "Stage"), ("add general", add_model(), None),
-            ("matmul 16x64x64 general", matmul_model(16, 64, 64), None),
-            ("matmul 64x256x256 lane", matmul, "Lane"),
-            ("matmul 64x256x256 general", matmul, None),
-            ("mlp 3x512 b32 lane", mlp, "Lane"), ("mlp 3x512 b32 general", mlp, None)]
+    return [("add copy-out", add_model(), True), ("add view", add_model(), False),
+            ("matmul 16x64x64 copy-out", matmul_model(16, 64, 64), True),
+            ("matmul 64x256x256 view", matmul, False),
+            ("matmul 64x256x256 copy-out", matmul, True),
+            ("mlp 3x512 b32 view", mlp, False), ("mlp 3x512 b32 copy-out", mlp, True)]
 
 
-def measure(model: BenchModel, served_by: str | None, rounds: int, calls: int
+def _threshold(model: BenchModel, copied: bool) -> int:
+    """The COPY_OUT_MAX a case runs with: ortc's own when it gives the case's way out, else
+    one that forces it."""
+    sess = ortc.Session(model.model, intra_op_num_threads=1)
+    try:
+        feeds = {k: np.zeros(s, np.float32) for k, s in model.inputs.items()}
+        largest = max(a.nbytes for a in sess.run(None, feeds))
+    finally:
+        sess.close()
+    if (largest <= _run.COPY_OUT_MAX) == copied:
+        return _run.COPY_OUT_MAX
+    return _COPY_ALL if copied else _VIEW_ALL
+
+
+def _check_outputs(outputs: list[Any], copied: bool) -> None:
+    for out in outputs:
+        # a copied-out output owns its memory; a view's memory is ORT's value, kept by its base
+        if bool(out.flags.owndata) != copied:
+            raise RuntimeError(f"an output came out {'as a view' if copied else 'copied'}, not "
+                               f"{'copied' if copied else 'as a view'}")
+
+
+def measure(model: BenchModel, copied: bool, rounds: int, calls: int
             ) -> tuple[float, float, float]:
     """(µs per call unwrapped, in all, inside Run): medians over rounds of loop means."""
     rng = np.random.default_rng(0)
@@ -73,21 +106,13 @@ def measure(model: BenchModel, served_by: str | None, rounds: int, calls: int
             return status
         return call
 
-    # Two sessions: the plain one runs while the slot is not wrapped, the timed one while it is
-    # (the general path reads the slot at each call; a stage keeps the one it was made with,
-    # so each session's stage is made, and stays, on its side).
-    plain_sess = ortc.Session(model.model, intra_op_num_threads=1)
-    timed_sess = ortc.Session(model.model, intra_op_num_threads=1)
-    for sess in (plain_sess, timed_sess):
-        sess._engine.stages.active = served_by is not None
+    # The engine reads the Run slot from the Api facade at every call, so one session serves
+    # both loops: unwrapped, then wrapped.
+    sess = ortc.Session(model.model, intra_op_num_threads=1)
 
-    def loop(sess: ortc.Session) -> float:
-        for i in range(calls // 10):  # warm: caches, learned shapes, stages
-            sess.run(None, pool[i % 4])
-        if served_by is not None:
-            served = sess._engine.stages.by_thread[threading.get_ident()].get(None)
-            if type(served).__name__ != served_by:
-                raise RuntimeError(f"runs served by {served!r}, not a {served_by}")
+    def loop() -> float:
+        for i in range(calls // 10):  # warm: caches, name arrays, ORT's arena
+            _check_outputs(sess.run(None, pool[i % 4]), copied)
         inside.clear()
         t0 = clock()
         for i in range(calls):
@@ -95,20 +120,24 @@ def measure(model: BenchModel, served_by: str | None, rounds: int, calls: int
         return (clock() - t0) / calls * 1e6
 
     plains, totals, insides = [], [], []
+    default = _run.COPY_OUT_MAX
+    _run.COPY_OUT_MAX = _threshold(model, copied)  # read at every run: set for this case only
     try:
         for _ in range(rounds):
-            plains.append(loop(plain_sess))
+            plains.append(loop())
             if inside:
-                raise RuntimeError("the plain session's runs went through the wrapper")
+                raise RuntimeError("the plain loop's runs went through the wrapper")
             undo = api().instrument(timed, ["Run"])
             try:
-                totals.append(loop(timed_sess))
+                totals.append(loop())
             finally:
                 undo()
+            if len(inside) != calls:
+                raise RuntimeError(f"{len(inside)} timed Run calls for {calls} runs")
             insides.append(statistics.fmean(inside) * 1e6)
     finally:
-        plain_sess.close()
-        timed_sess.close()
+        _run.COPY_OUT_MAX = default
+        sess.close()
     return statistics.median(plains), statistics.median(totals), statistics.median(insides)
 
 
@@ -121,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--rounds needs at least 1 and --calls at least 10")
     print(f"{'case':<26} {'plain':>9} {'total':>9} {'inside Run':>11} {'around':>8}"
           "   (µs per call)")
-    for name, model, served_by in _cases():
-        plain, total, inside = measure(model, served_by, args.rounds, args.calls)
+    for name, model, copied in _cases():
+        plain, total, inside = measure(model, copied, args.rounds, args.calls)
         print(f"{name:<26} {plain:9.2f} {total:9.2f} {inside:11.2f} {total - inside:8.2f}")
     return 0
 

@@ -295,13 +295,13 @@ def _t_ortc_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
 
 def _t_cffi_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
     """The bound run's one C call as ortc makes it (the cffi function of the RunWithBinding
-    slot, no run options) with nothing around it: no guard, no Ctrl-C wiring, no checks. What
-    a bound run through cffi cannot go below."""
+    slot, no run options) with nothing around it: no guard, no run context, no Ctrl-C wiring,
+    no checks. What a bound run through cffi cannot go below."""
     from ortc._ffi import ffi
 
     out = [0] * n
     pc = _pc
-    run_c, sess_ptr, null = sess._run_with_binding_c, sess._ptr, ffi.NULL
+    run_c, sess_ptr, null = sess._api.RunWithBinding, sess._ptr, ffi.NULL
     ptrs = [b._ptr for b in pool]
     prev = pc()
     for i in range(n):
@@ -751,7 +751,7 @@ RUN_SESSIONS = 3
 def _in_turn(loop: Callable[..., list[int]], sessions: list[Any], pool: list[Any], mask: int
              ) -> Callable[[int], list[int]]:
     """A path timing ``loop`` on each of ``sessions`` in turn, one call of the path each; every
-    session has run a few calls first (its stage or lane made, its buffers allocated)."""
+    session has run a few calls first (its caches filled, its buffers allocated)."""
     for s in sessions:
         loop(s, pool, mask, 3)
     turn = itertools.cycle(sessions)

@@ -22,12 +22,17 @@ from .threads import ort_callback
 
 __all__ = ["AsyncJob", "run_async_callback", "pending_jobs", "releaser"]
 
-_pending_lock = threading.Lock()
+#: the jobs in flight (set.add and discard are each one atomic step: no lock, which a Ctrl-C on
+#: the main thread could leave held: see ortc/_handle.py)
 _pending: set[AsyncJob] = set()
 #: idents of the ORT threads inside a completion now, and whether any completion ever ran: the
 #: exit drain waits for both (see _drain_at_exit)
 _in_completion: set[int] = set()
 _completions_seen = False
+
+
+def _nothing(*_args: Any) -> Any:
+    return None
 
 
 class AsyncJob:
@@ -40,8 +45,7 @@ class AsyncJob:
         self.keep = keep
         self.on_done = on_done
         self.handle = ffi.new_handle(self)
-        with _pending_lock:
-            _pending.add(self)
+        _pending.add(self)
 
     def complete(self, outputs: Any, count: int, status: Any) -> None:
         # on an ORT pool thread: a guard conflict here (also in done-callbacks) raises, never waits
@@ -57,14 +61,18 @@ class AsyncJob:
                 try:
                     self.on_done()
                 finally:
-                    with _pending_lock:
-                        _pending.discard(self)
+                    # the closures hold the session and the run's context, and the handle
+                    # this object: let both go now rather than at a collection
+                    self.finish = self.on_done = _nothing
+                    self.handle = None
+                    _pending.discard(self)
 
     def abandon(self) -> None:
         """The run never started (RunAsync itself failed): forget the job."""
         self.keep = ()
-        with _pending_lock:
-            _pending.discard(self)
+        self.finish = self.on_done = _nothing
+        self.handle = None
+        _pending.discard(self)
 
 
 def _on_run_async_done(user_data: Any, outputs: Any, count: int, status: Any) -> None:
@@ -125,23 +133,19 @@ def _forget_the_parents_runs() -> None:
     # the parent, their completions never come here. Waiting for them at exit held every such
     # child 30 s per run; their Futures stay pending here (the result is the parent's). The
     # releaser's thread is gone, and its queue (the parent's releases) is not this process's.
-    global _pending_lock
-    _pending_lock = threading.Lock()
     _pending.clear()
     _in_completion.clear()
     releaser.__init__()  # type: ignore[misc]  # a new lock and queue, no thread
 
 
-_process.at_fork(_forget_the_parents_runs, __name__, _pending_lock=_process.NEW,
-                 _pending=_process.EMPTIED, _in_completion=_process.EMPTIED)
+_process.at_fork(_forget_the_parents_runs, __name__, _pending=_process.EMPTIED, _in_completion=_process.EMPTIED)
 _process.at_fork(_forget_the_parents_runs, releaser, lock=_process.NEW, queue=_process.NEW,
                  thread=_process.FORGOTTEN)
 
 
 def pending_jobs() -> int:
     """How many RunAsync jobs are in flight."""
-    with _pending_lock:
-        return len(_pending)
+    return len(_pending)
 
 
 def _drain_at_exit(limit: float = 30.0) -> None:
@@ -155,8 +159,7 @@ def _drain_at_exit(limit: float = 30.0) -> None:
     done-callbacks run there, then the job's releases (tests/test_async.py).
     """
     deadline = time.monotonic() + limit
-    with _pending_lock:
-        jobs = list(_pending)
+    jobs = list(_pending)
     for job in jobs:
         try:
             job.future.exception(timeout=max(0.0, deadline - time.monotonic()))

@@ -46,7 +46,7 @@ from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy, use_wrappe
 if TYPE_CHECKING:
     import threading
 
-__all__ = ["Guard", "Entries", "Hold", "guarded", "LOCK_FREE", "survive_fork", "releasing"]
+__all__ = ["Guard", "Entries", "Hold", "guarded", "survive_fork", "releasing"]
 
 T = TypeVar("T")
 
@@ -57,11 +57,6 @@ _next_token = itertools.count(1).__next__
 #: owners that are run_async jobs rather than threads: above any thread ident
 _JOBS_FROM = 1 << 62
 _next_job = itertools.count(_JOBS_FROM).__next__
-
-#: Whether a shared entry may skip the lock ("announce, then look": see Guard.enter). Sound while
-#: a GIL runs one thread's bytecode at a time, which orders every update before the next read;
-#: a free-threaded build gives no such order, so there every entry takes the lock.
-LOCK_FREE = bool(getattr(sys, "_is_gil_enabled", lambda: True)())
 
 # -- fork ------------------------------------------------------------------------------------------
 # A fork bumps the generation in the child; every guard remembers the generation it was made in.
@@ -110,14 +105,6 @@ def _park() -> None:
     threading.Event().wait()  # a daemon thread calling ortc after exit began: wait for the end
 
 
-def _condition(lock: Any) -> threading.Condition:
-    """A Condition over ``lock``, made on a guard's first wait: ``threading`` is imported here,
-    since a first session has no use for it (0.7 ms of a cold start)."""
-    import threading
-
-    return threading.Condition(lock)
-
-
 class releasing:
     """Context manager around a C release call: counted for the exit drain; after exit began
     the release is skipped (``__enter__`` returns False) rather than run on a thread the
@@ -153,12 +140,7 @@ def _drain_at_exit(limit: float = 2.0) -> None:
         return  # no other Python thread: nothing can be inside ORT
     _exit_thread = me
     _exiting = True
-    guards = []
-    for obj in gc.get_objects():
-        if type(obj) is Guard:
-            guards.append(obj)
-            with obj.lock:
-                obj.shared_slow = True  # every entry takes the locked path: it parks
+    guards = [obj for obj in gc.get_objects() if type(obj) is Guard]  # (entries now park)
     for obj in gc.get_objects():
         # the class first: any object's __getattr__ may raise (torch's CUDA backends object
         # does, without CUDA: the drain stopped there)
@@ -185,55 +167,45 @@ class Guard:
     """Which calls are inside one object, and whether a new one may join them.
 
     ``calls`` maps each call's token to its entry (owner, exclusive, witness); ``holds`` maps a
-    :class:`Hold`'s token to the thread that holds it. Both dicts are the truth; ``exclusive``
-    (how many exclusive calls are in) and ``shared_slow`` (the shared fast path does not apply:
-    closed, not Send, not Sync, or held) are hints kept under the lock, which the lock-free
-    shared entry reads. Re-entry by the same owner (a callback on the calling thread) is never a
-    conflict. ``send``/``sync`` come from the object's class.
+    :class:`Hold`'s token to the thread that holds it. There is no lock: a lock the main
+    thread holds while a signal handler's exception unwinds past its release stays held for
+    good (CPython 3.9 can skip a ``with`` block's exit that way; seen under a storm of
+    KeyboardInterrupts). Every step is one dict operation instead, each atomic under the GIL
+    (CPython and PyPy alike), in the order "announce, then look": an entry stores itself, then
+    looks at the others, and backs off (pops itself) on a conflict. Of two entries at once at
+    least one sees the other; both may see each other and both back off (strict: both
+    refused, serialize: both wait and try again). Re-entry by the same owner (a callback on
+    the calling thread) is never a conflict. ``send``/``sync`` come from the object's class.
     """
 
-    __slots__ = ("lock", "cond", "calls", "holds", "exclusive", "creator", "gen", "pid",
-                 "send", "sync", "closed", "shared_slow", "watch", "on_idle")
+    __slots__ = ("calls", "holds", "creator", "gen", "pid", "send", "sync", "closed",
+                 "on_idle", "waiting")
 
-    #: how long a serialize-mode waiter sleeps before it looks again on its own
-    wait_slice = 0.05
+    #: how long a serialize-mode waiter sleeps, at most, before it looks again
+    wait_slice = 0.02
 
     def __init__(self, send: bool = True, sync: bool = True) -> None:
-        # Reentrant: a garbage collection may start at an allocation made under the lock, and a
-        # finalizer it runs may enter this guard again on this thread.
-        self.lock = _thread.RLock()
-        self.cond: threading.Condition | None = None  # made on first wait (serialize mode)
         self.calls: Dict[int, _Entry] = {}
         self.holds: Dict[int, int] = {}
-        self.exclusive = 0
         self.creator = _get_ident()
         self.gen = _generation
         self.pid = _pid
         self.send = send
         self.sync = sync
         self.closed = False
-        self.shared_slow = not send or not sync
-        #: waiters plus a pending deferred release: a leaving call must wake them
-        self.watch = 0
-        #: called (once) when the last call leaves an object whose release was deferred
-        self.on_idle: Callable[[], None] | None = None
+        #: the release a close deferred to the last call's exit: one item, taken by pop (the
+        #: one atomic claim: of the leavers and the closer that see the object idle, one runs it)
+        self.on_idle: list[Callable[[], None]] = []
+        #: one item per serialize-mode waiter, while it sleeps (for diagnostics and tests)
+        self.waiting: list[int] = []
 
     def _renew(self) -> None:
-        # in a forked child: the parent's threads are gone, and so are their calls and locks
-        self.lock = _thread.RLock()
-        self.cond = None
+        # in a forked child: the parent's threads are gone, and so are their calls
         self.calls = {}
         self.holds = {}
-        self.exclusive = self.watch = 0
+        self.waiting = []
         self.gen = _generation
         self.pid = os.getpid()
-        self._hints()
-
-    def _hints(self) -> None:
-        """Recompute the hints from the truth (under the lock, or in a new child)."""
-        self.exclusive = sum(1 for e in tuple(self.calls.values()) if e[1])
-        self.shared_slow = (self.closed or not self.send or not self.sync or bool(self.holds)
-                            or _exiting)
 
     # -- entry and exit -------------------------------------------------------------------------
     def enter(self, token: int, obj: Any, exclusive: bool, witness: Any, owner: int = 0,
@@ -242,33 +214,25 @@ class Guard:
         passes to :meth:`leave` in a ``finally``). ``witness``: what the entry lives as long as
         (the calling frame; see the module docstring). ``owner``: a run_async job's id, for an
         entry that is the job's rather than the thread's. ``through_holds``: the bound run's
-        entry on a Value the binding holds.
-
-        Shared entries on a Sync object announce themselves, then look for an exclusive call,
-        without the lock; exclusive entries announce (and count) themselves under the lock, then
-        look at every entry. So of two threads entering at once, at least one sees the other."""
+        entry on a Value the binding holds."""
         if self.gen != _generation:
             self._after_fork(obj)
         me = owner or _get_ident()
-        if not exclusive and not self.shared_slow and LOCK_FREE:
-            calls = self.calls
-            calls[token] = (me, False, witness)
-            if not self.exclusive and not self.shared_slow:
-                return
-            calls.pop(token, None)  # back off: the locked path decides
-            if self.watch:
-                self._wake()
+        calls = self.calls
+        calls[token] = (me, exclusive, witness)  # announce, then look
+        if len(calls) == 1 and not self.holds and not self.closed and not _exiting and \
+                (self.send or me == self.creator or me >= _JOBS_FROM):
+            return  # alone (the usual case): nothing to conflict with
+        calls.pop(token, None)
         self._enter(token, obj, me, exclusive, witness, through_holds)
 
     def leave(self, token: int) -> None:
         """End the call registered as ``token``, from any thread; a token not (or no longer)
         entered is a no-op, so a ``finally`` may always call this."""
-        entry = self.calls.pop(token, None)
-        if entry is not None and entry[1]:
-            with self.lock:
-                self.exclusive = sum(1 for e in tuple(self.calls.values()) if e[1])
-        if self.watch:
-            self._wake()
+        calls = self.calls
+        calls.pop(token, None)
+        if self.on_idle and not calls:
+            self._run_deferred_release()
 
     def _enter(self, token: int, obj: Any, me: int, exclusive: bool, witness: Any,
                through_holds: bool) -> None:
@@ -276,28 +240,40 @@ class Guard:
             _park()
         mode = policy.mode
         calls = self.calls
-        with self.lock:
-            while True:
-                if self.closed:
-                    raise ClosedError(f"{type(obj).__name__} is closed")
-                if not self.send and mode != OFF and me != self.creator and me < _JOBS_FROM:
-                    raise WrongThreadError(
-                        f"{type(obj).__name__} is not Send: it was created on thread "
-                        f"{self.creator} and must only be used there (this is thread {me})")
-                calls[token] = (me, exclusive, witness)  # announce, then look
-                if exclusive:
-                    self.exclusive += 1
-                why = None if mode == OFF else self._conflict(me, exclusive, through_holds)
-                if why is None:
-                    self._hints()
-                    return
-                calls.pop(token, None)
-                self._hints()
-                if self._heal():
-                    continue  # a stale entry was the conflict: look again
-                if mode == STRICT or why == "hold" or in_ort_callback():
-                    raise ConcurrentUseError(self._describe(obj, exclusive, why, me))
-                self._wait_locked()
+        pause = 0.0005
+        while True:
+            if self.closed:
+                raise ClosedError(f"{type(obj).__name__} is closed")
+            if not self.send and mode != OFF and me != self.creator and me < _JOBS_FROM:
+                raise WrongThreadError(
+                    f"{type(obj).__name__} is not Send: it was created on thread "
+                    f"{self.creator} and must only be used there (this is thread {me})")
+            calls[token] = (me, exclusive, witness)  # announce, then look
+            why = None if mode == OFF else self._conflict(me, exclusive, through_holds)
+            if why is None:
+                if self.closed:  # closed meanwhile: the closer may not have seen this entry
+                    calls.pop(token, None)
+                    continue
+                return
+            calls.pop(token, None)
+            if self.on_idle and not calls:
+                self._run_deferred_release()
+            if self._heal():
+                continue  # a stale entry was the conflict: look again
+            if mode == STRICT or why == "hold" or in_ort_callback():
+                raise ConcurrentUseError(self._describe(obj, exclusive, why, me))
+            pause = self._pause(pause)
+
+    def _pause(self, pause: float) -> float:
+        """A serialize-mode waiter's sleep; returns the next one (growing to wait_slice)."""
+        import time
+
+        self.waiting.append(1)
+        try:
+            time.sleep(pause)
+        finally:
+            self.waiting.pop()
+        return min(pause * 2, self.wait_slice)
 
     def _conflict(self, me: int, exclusive: bool, through_holds: bool) -> str | None:
         """Why a call by ``me`` cannot join the entries: "call", "hold", or None."""
@@ -329,17 +305,16 @@ class Guard:
                 dead.append(token)
         for token in dead:
             self.calls.pop(token, None)
-        if dead:
-            self._hints()
+        if dead and self.on_idle and not self.calls:
+            self._run_deferred_release()
         return bool(dead)
 
     def busy(self) -> bool:
         """True while a call (other than one an interrupt cut off) is inside."""
         if not self.calls:
             return False
-        with self.lock:
-            self._heal()
-            return bool(self.calls)
+        self._heal()
+        return bool(self.calls)
 
     def busy_elsewhere(self) -> bool:
         """True when an owner other than the calling thread is inside one of the object's
@@ -347,9 +322,8 @@ class Guard:
         me = _get_ident()
         if all(e[0] == me for e in tuple(self.calls.values())):
             return False
-        with self.lock:
-            self._heal()
-            return any(e[0] != me for e in tuple(self.calls.values()))
+        self._heal()
+        return any(e[0] != me for e in tuple(self.calls.values()))
 
     # -- holds ---------------------------------------------------------------------------------
     def hold(self, token: int, obj: Any) -> None:
@@ -359,51 +333,25 @@ class Guard:
             self._after_fork(obj)
         me = _get_ident()
         mode = policy.mode
-        with self.lock:
-            while True:
-                if self.closed:
-                    raise ClosedError(f"{type(obj).__name__} is closed")
-                why = None if mode == OFF else self._conflict(me, True, False)
-                if why is None:
-                    self.holds[token] = me
-                    self._hints()
-                    return
-                if self._heal():
-                    continue
-                if mode == STRICT or why == "hold" or in_ort_callback():
-                    raise ConcurrentUseError(self._describe(obj, True, why, me))
-                self._wait_locked()
+        holds = self.holds
+        pause = 0.0005
+        while True:
+            if self.closed:
+                raise ClosedError(f"{type(obj).__name__} is closed")
+            holds[token] = me  # announce, then look
+            why = None if mode == OFF else self._conflict(me, True, False)
+            if why is None:
+                return
+            holds.pop(token, None)
+            if self._heal():
+                continue
+            if mode == STRICT or why == "hold" or in_ort_callback():
+                raise ConcurrentUseError(self._describe(obj, True, why, me))
+            pause = self._pause(pause)
 
     def unhold(self, token: int) -> None:
         """End a hold (idempotent)."""
-        if self.holds.pop(token, None) is not None:
-            with self.lock:
-                self._hints()
-            if self.watch:
-                self._wake()
-
-    # -- waking --------------------------------------------------------------------------------
-    def _wake(self) -> None:
-        with self.lock:
-            if self.cond is not None:
-                self.cond.notify_all()
-            on_idle = self.on_idle
-            if on_idle is not None and not self.calls:
-                self.on_idle = None
-                self.watch -= 1
-            else:
-                on_idle = None
-        if on_idle is not None:
-            on_idle()
-
-    def _wait_locked(self) -> None:
-        if self.cond is None:
-            self.cond = _condition(self.lock)
-        self.watch += 1  # announce first: a leaver reads ``watch`` after its pop
-        try:
-            self.cond.wait(self.wait_slice)
-        finally:
-            self.watch -= 1
+        self.holds.pop(token, None)
 
     # -- close ---------------------------------------------------------------------------------
     def close_when_idle(self, obj: Any, release: Callable[[], None]) -> None:
@@ -417,38 +365,39 @@ class Guard:
         closed.
         """
         if self.gen != _generation:
-            self.closed = self.shared_slow = True
+            self.closed = True
             return
         mode = policy.mode
         me = _get_ident()
         if _exiting and me != _exit_thread:
             _park()
-        with self.lock:
+        pause = 0.0005
+        while mode != OFF:
             if self.closed:
                 return
-            while mode != OFF:
-                # a close conflicts with any other owner's call, shared or not, and hold
-                why = "call" if any(e[0] != me for e in tuple(self.calls.values())) else (
-                    "hold" if any(h != me for h in tuple(self.holds.values())) else None)
-                if why is None:
-                    break
-                if self._heal():
-                    continue
-                if mode == STRICT or why == "hold" or in_ort_callback():
-                    raise ConcurrentUseError(self._describe_close(obj, why, me))
-                self._wait_locked()
-                if self.closed:
-                    return
-            self.closed = True
-            self._hints()
-            if self.cond is not None:
-                self.cond.notify_all()  # waiters must see that it is closed
-            self.on_idle = release  # announce the deferred release first, then look
-            self.watch += 1
-            if self.calls:
-                return  # the last call to leave runs ``release``
-            self.on_idle = None
-            self.watch -= 1
+            # a close conflicts with any other owner's call, shared or not, and hold
+            why = "call" if any(e[0] != me for e in tuple(self.calls.values())) else (
+                "hold" if any(h != me for h in tuple(self.holds.values())) else None)
+            if why is None:
+                break
+            if self._heal():
+                continue
+            if mode == STRICT or why == "hold" or in_ort_callback():
+                raise ConcurrentUseError(self._describe_close(obj, why, me))
+            pause = self._pause(pause)
+        if self.closed:
+            return
+        self.on_idle.append(release)  # announce the deferred release, then close, then look
+        self.closed = True
+        if not self.calls or not self._heal() and not self.calls:
+            self._run_deferred_release()
+        # else: the last call to leave runs it (Guard.leave)
+
+    def _run_deferred_release(self) -> None:
+        try:
+            release = self.on_idle.pop()  # the claim: one caller runs it
+        except IndexError:
+            return
         release()
 
     # -- fork ----------------------------------------------------------------------------------
@@ -587,7 +536,8 @@ class Entries:
         self.done = True
         for guard, token in self.held:
             guard.calls.pop(token, None)
-            later(guard._wake)
+            if guard.on_idle and not guard.calls:
+                later(guard._run_deferred_release)
         self.frame = None
 
 

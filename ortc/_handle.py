@@ -10,8 +10,6 @@ use at once and released when its last child goes. Use after close raises :class
 from __future__ import annotations
 
 import sys
-import _thread
-from collections import Counter
 from functools import partial
 from typing import Any, Callable, ClassVar, TypeVar
 
@@ -41,11 +39,13 @@ def _lifetime_debug() -> Any:
     return log if log.isEnabledFor(10) else None  # 10: logging.DEBUG
 
 
-# Guards children counts and deferred releases. Reentrant: a garbage collection can start at
-# any allocation made while it is held, and the cffi finalizers it runs take it again on the
-# same thread (a plain Lock deadlocked there: found by tests/test_fuzz.py).
-_tree_lock = _process.lock(__name__, "_tree_lock", _thread.RLock)
-_live: Counter[str] = Counter()
+# No lock guards the counts and the deferred releases: a lock the main thread holds while a
+# signal handler's exception unwinds past its release stays held for good (CPython 3.9 can skip
+# a ``with`` block's exit that way: every other thread then hung on the next handle). Counts are
+# lists (append and pop are each one atomic step under the GIL, CPython and PyPy alike), and a
+# step that must happen once is claimed by popping a one-item list: of two threads, one wins.
+#: kind -> one item per live handle of that kind
+_live: dict[str, list[None]] = {}
 
 
 def live_handles() -> dict[str, int]:
@@ -56,8 +56,7 @@ def live_handles() -> dict[str, int]:
     """
     if _doomed:
         _drain()
-    with _tree_lock:
-        return {k: v for k, v in _live.items() if v}
+    return {k: len(v) for k, v in tuple(_live.items()) if v}
 
 
 #: ``with ortc.Session(p) as s:`` gives ``s`` the Session type, not Any
@@ -83,8 +82,11 @@ class Handle:
     _api: Any  # the loader's Api facade, set by each subclass's constructor
     _guard: Guard | None = None
     _owners: tuple[Any, ...] = ()
-    _children = 0
-    _release_pending = False
+    #: one item per child (a handle that needs this one, an array over its memory, a run in
+    #: flight): the release waits for the last (a list per object, made by _adopt)
+    _children: list[None] = []
+    #: the release a close deferred to the last child's end: one item, claimed by pop
+    _pending: list[bool] = []
     #: a class whose objects take children after creation (bound or referenced values) sets
     #: this; they go in ``_held``, which the finalizer lets go after the release (see _hold)
     _holds: ClassVar[bool] = False
@@ -106,10 +108,9 @@ class Handle:
         """Take ``raw``; ``release`` frees it (None: borrowed, never freed); keep ``owners`` alive.
 
         With ``slots``, ``raw`` is ``slots[index]`` (a run's output array), cleared as it is
-        taken. The counts, the clearing and the owning cdata are made under one lock with no
-        point between them where a signal handler's exception could surface (see
-        ``ortc._numpy_bridge.take_output``): an interrupt leaves the value either in its slot,
-        for the run's cleanup, or owned, counted and released by the finalizer, never both.
+        taken. The slot is cleared before the releaser is armed: an interrupt between the two
+        leaks the value rather than releasing it twice (from the slot by the run's cleanup and
+        by the finalizer).
         """
         if raw == ffi.NULL:
             raise ValueError(f"{type(self).__name__}: NULL {self.c_type}")
@@ -122,22 +123,23 @@ class Handle:
             log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
         held: list[Handle] | None = [] if self._holds else None
         self._held = held
+        self._children = []
+        self._pending = []
         if _doomed:
             _drain()
         releaser = _Releaser(kind, release, parents, _guard._generation, held, raw)
         # the safety net: filed for _drain when this object goes (see _doomed)
         self._net = ffi.gc(_net_target, partial(_doomed.__setitem__, releaser))
-        live = _live
-        if kind not in live:
-            live[kind] = 0
-        with _tree_lock:
-            for p in parents:
-                p._children += 1
-            live[kind] += 1
-            if slots is not None:
-                slots[index] = ffi.NULL
-            releaser.armed = True
-            self._ptr = ffi.gc(raw, releaser)
+        live = _live.get(kind)
+        if live is None:
+            live = _live.setdefault(kind, [])
+        for p in parents:
+            p._children.append(None)
+        live.append(None)
+        if slots is not None:
+            slots[index] = ffi.NULL
+        releaser.armed = True
+        self._ptr = ffi.gc(raw, releaser)
 
     def close(self) -> None:
         """Release the ORT object now (idempotent). Children keep it alive until they go."""
@@ -147,10 +149,16 @@ class Handle:
         guard.close_when_idle(self, self._release_if_childless)
 
     def _release_if_childless(self) -> None:
-        with _tree_lock:
-            if self._children:
-                self._release_pending = True
-                return
+        self._pending.append(True)  # announce, then look: the last child to go may claim it
+        if not self._children:
+            self._release_claimed()
+
+    def _release_claimed(self) -> None:
+        """Release now if this caller wins the claim on the deferred release."""
+        try:
+            self._pending.pop()
+        except IndexError:
+            return
         self._release_now()
 
     def _release_now(self) -> None:
@@ -175,38 +183,32 @@ class Handle:
         close() or by the finalizer."""
         held = self._held
         assert held is not None, f"{type(self).__name__} does not hold children"
-        with _tree_lock:
-            child._children += 1
-            held.append(child)
+        child._children.append(None)
+        held.append(child)
 
     def _unhold(self, child: Handle) -> None:
         """Undo one :meth:`_hold` of ``child`` (ORT no longer refers to it)."""
         held = self._held
-        with _tree_lock:
-            if held is None:
-                return
-            for i, c in enumerate(held):
-                if c is child:
-                    del held[i]
-                    break
-            else:
-                return  # already let go by the release
+        if held is None:
+            return
+        try:
+            held.remove(child)  # one step: of this and the release letting it go, one does
+        except ValueError:
+            return  # already let go by the release
         child._child_released()
 
     def _retain(self) -> None:
         """Count one more child that is not a Handle (an array over this value's memory, a run
         in flight): this object is not released until :meth:`_child_released` balances it."""
-        with _tree_lock:
-            self._children += 1
+        self._children.append(None)
 
     def _child_released(self) -> None:
-        with _tree_lock:
-            self._children -= 1
-            due = self._release_pending and not self._children
-            if due:
-                self._release_pending = False
-        if due:
-            self._release_now()
+        try:
+            self._children.pop()
+        except IndexError:  # pragma: no cover - more releases than children: a bug
+            pass
+        if self._pending and not self._children:
+            self._release_claimed()
 
     @property
     def closed(self) -> bool:
@@ -279,7 +281,7 @@ class _Releaser:
     """
 
     __slots__ = ("kind", "release", "parents", "generation", "held", "raw", "armed",
-                 "released", "uncounted", "finished", "parents_done", "parents_due")
+                 "released", "unclaimed", "uncounted", "finished", "links")
 
     def __init__(self, kind: str, release: Callable[[Any], None] | None,
                  parents: tuple[Handle, ...], generation: int, held: list[Handle] | None,
@@ -292,9 +294,13 @@ class _Releaser:
         self.raw = raw
         #: set as the handle takes the pointer: before that there is nothing to do
         self.armed = False
-        self.released = self.uncounted = self.finished = False
-        self.parents_done = [False] * len(parents) if parents else None
-        self.parents_due = [False] * len(parents) if parents else None
+        self.released = self.finished = False
+        #: the release's claim (see __call__)
+        self.unclaimed = [True]
+        #: per parent, the claim on letting it go
+        self.links = [[True] for _ in parents]
+        #: the claim on taking this handle off the live count
+        self.uncounted = [True]
 
     def __call__(self, ptr: Any = None) -> None:
         if not self.armed or self.finished:
@@ -307,38 +313,38 @@ class _Releaser:
                 self.released = True
             else:
                 with releasing() as allowed:  # counted for, and skipped after, interpreter exit
-                    if not self.released:
+                    try:
+                        # the claim: one C call, so of two threads running this releaser at
+                        # once (a collection's finalizer and _drain's net) one gets it
+                        self.unclaimed.pop()
+                    except IndexError:
+                        pass
+                    else:
                         self.released = True
                         if allowed:
                             release(self.raw)
-        parents = self.parents
-        with _tree_lock:
-            if not self.uncounted:
-                self.uncounted = True
-                _live[self.kind] -= 1
-            if parents:
-                done, due = self.parents_done, self.parents_due
-                for i, p in enumerate(parents):
-                    if not done[i]:  # type: ignore[index]
-                        done[i] = True  # type: ignore[index]
-                        p._children -= 1
-                        if p._release_pending and not p._children:
-                            p._release_pending = False
-                            due[i] = True  # type: ignore[index]
+        try:
+            self.uncounted.pop()
+        except IndexError:
+            pass
+        else:
+            _live[self.kind].pop()
         log = _lifetime_debug()
         if log is not None:
             log.debug("-DROP %s %s", self.kind, hex(int(ffi.cast("uintptr_t", self.raw))))
-        if parents:
-            for i, p in enumerate(parents):
-                if self.parents_due[i]:  # type: ignore[index]
-                    p._release_now()  # idempotent
+        for link, p in zip(self.links, self.parents):
+            try:
+                link.pop()
+            except IndexError:
+                continue
+            p._child_released()
         held = self.held
-        if held:
-            with _tree_lock:
-                children = held[:]
-                held.clear()
-            for c in children:
-                c._child_released()
+        while held:
+            try:
+                c = held.pop()  # one step: of this and an unhold of the same child, one does
+            except IndexError:
+                break
+            c._child_released()
         self.finished = True
         self.parents = ()
         self.held = None
@@ -351,18 +357,16 @@ class _Releaser:
 #: step is done once, so a finalizer that had finished does nothing)
 _doomed: dict[Any, Any] = {}
 _net_target = ffi.new("char[1]")
-_drain_lock = _process.lock(__name__, "_drain_lock", _thread.RLock)
 
 
 def _drain() -> None:
     """Finish the finalizers filed in ``_doomed``. Each stays filed until it has returned, so an
     interrupt here only delays it to the next drain."""
-    doomed = _doomed
-    with _drain_lock:
-        while doomed:
-            try:
-                fn = next(iter(doomed))
-            except (StopIteration, RuntimeError):  # emptied or changed meanwhile
-                return
-            fn()
-            doomed.pop(fn, None)
+    doomed = _doomed  # (no lock: every step of a finalizer is claimed; two drains may run)
+    while doomed:
+        try:
+            fn = next(iter(doomed))
+        except (StopIteration, RuntimeError):  # emptied or changed meanwhile
+            return
+        fn()
+        doomed.pop(fn, None)

@@ -257,7 +257,6 @@ class RunEngine:
     def __init__(self, api: Api, inputs: list[NodeArg], outputs: list[NodeArg],
                  initializers: list[NodeArg]) -> None:
         self.api = api
-        self.release = api.ReleaseValue
         self.inputs = inputs
         self.feedable = {a.name: a for a in (*inputs, *initializers)}
         self.output_index = {a.name: a for a in outputs}
@@ -419,7 +418,7 @@ class RunEngine:
             self.cpu_info_ptr, buf, array.nbytes, shape, len(shape), et, out)
         if status:
             raise_status(status, f"input {name!r}")
-        owner = _gc(out[0], self.release)
+        owner = _gc(out[0], self.api.ReleaseValue)
         if len(cache) >= _VALUE_CACHE_MAX:
             cache.clear()  # entries in use are held by their runs' ``keep``
         cache[(_cast("char*", buf), shape, et)] = owner
@@ -467,7 +466,7 @@ class RunEngine:
                                          expected if expected is not None and
                                          expected != ElementType.STRING and
                                          not isinstance(data, np.ndarray) else None)
-            ctx.created.append(_gc(raw, self.release))
+            ctx.created.append(_gc(raw, self.api.ReleaseValue))
             keep.append(buf)
             return raw
         if kind == ValueKind.SEQUENCE:  # the item type converts Python data (and types [])
@@ -524,7 +523,19 @@ class RunEngine:
                 if type(result[i]) is np.ndarray:
                     result[i] = result[i].copy()
         positions = wanted.positions
-        return result if positions is None else [result[p] for p in positions]
+        if positions is None:
+            return result
+        # a name asked for twice: each position its own object, over the same data (as
+        # onnxruntime returns it)
+        repeated: list[Any] = []
+        seen: set[int] = set()
+        for p in positions:
+            r = result[p]
+            if p in seen and type(r) is np.ndarray:
+                r = r.view()
+            seen.add(p)
+            repeated.append(r)
+        return repeated
 
     def copied_out(self, raw: Any, shape: tuple[int, ...], dtype: np.dtype[Any],
                    size: int) -> np.ndarray[Any, Any]:
@@ -542,7 +553,7 @@ class RunEngine:
     def run(self, sess_ptr: Any, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: Any, timeout: Any, as_values: bool) -> list[Any]:
         """Session.run's and run_with_values's work: the straight line."""
-        ctx = RunContext(self.release, _getframe())
+        ctx = RunContext(self.api.ReleaseValue, _getframe())
         try:
             ctx.arm(run_options, timeout)
             wanted = self.output_list(output_names)
@@ -559,15 +570,15 @@ class RunEngine:
     def run_bound(self, sess_ptr: Any, binding: IoBinding, run_options: Any,
                   timeout: Any) -> None:
         """Session.run_with_binding's work: the caller's bound Values entered for the run (see
-        IoBinding.enter_bound), then ORT's RunWithBinding."""
-        ctx = RunContext(self.release, _getframe())
+        IoBinding._enter_bound), then ORT's RunWithBinding."""
+        ctx = RunContext(self.api.ReleaseValue, _getframe())
         try:
             ctx.arm(run_options, timeout)
-            echoed = binding.enter_bound(ctx.entries)
+            echoed = binding._enter_bound(ctx.entries)
             ctx.check(self.api.RunWithBinding(sess_ptr, ctx.raw_run_options, binding._ptr))
         finally:
             ctx.close()
-        binding.after_run(echoed)
+        binding._after_run(echoed)
 
     def start_async(self, session: Any, output_names: Sequence[str] | None,
                     feeds: Mapping[str, Any], run_options: Any, timeout: Any
@@ -579,7 +590,7 @@ class RunEngine:
         has run on ORT's thread; up to RunAsync's status, a failure anywhere closes it here."""
         from ._callbacks import AsyncJob, releaser, run_async_callback
 
-        ctx = RunContext(self.release, _getframe(), job=True)
+        ctx = RunContext(self.api.ReleaseValue, _getframe(), job=True)
         retained = False
         job: AsyncJob | None = None
         try:

@@ -97,16 +97,16 @@ class IoBinding(Handle):
         self._session = session
         self._bound_inputs: dict[str, Value] = {}
         self._bound_outputs: dict[str, Any] = {}
-        #: input name -> a caller's Value bound to it (a run reads it: see enter_bound)
+        #: input name -> a caller's Value bound to it (a run reads it: see _enter_bound)
         self._caller_inputs: dict[str, Value] = {}
         #: a caller's Value is bound (inputs or outputs), or an input whose name is also an
-        #: output's: a run enters them (enter_bound), or records them (after_run)
+        #: output's: a run enters them (_enter_bound), or records them (_after_run)
         self._values_bound = False
         #: the outputs that are also inputs (or overridable initializers), for which ORT hands
         #: back the value bound as that input
         self._echo_names = session._engine.echoes
         #: input name -> the Value the last run read for it, when the name is also an output's:
-        #: that output, as ORT holds it for get_outputs, is that Value's memory (after_run)
+        #: that output, as ORT holds it for get_outputs, is that Value's memory (_after_run)
         self._echoed: dict[str, Value] = {}
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
@@ -124,14 +124,14 @@ class IoBinding(Handle):
         self._echoed = {}
         self._release_output_holds()
 
-    def enter_bound(self, entries: Entries) -> dict[str, Value]:
+    def _enter_bound(self, entries: Entries) -> dict[str, Value]:
         """For a run with this binding (:meth:`ortc._run.RunEngine.run_bound`): enter the
         caller's bound Values into the run's ``entries``: each output exclusively, through the
         binding thread's hold (the run writes it), each input shared (the run reads it).
         Another thread's use of one of them during the run is then a conflict like any other.
         A Value its user closed needs no entry: nobody can use it, and the binding keeps it
         alive for ORT. Returns the input Values whose names are also outputs', for
-        :meth:`after_run`."""
+        :meth:`_after_run`."""
         if not self._values_bound:
             return {}
         for value in self._output_values_held():
@@ -147,7 +147,7 @@ class IoBinding(Handle):
     def _output_values_held(self) -> list[Value]:
         return [self._bound_outputs[name] for name in (self._output_holds or {})]
 
-    def after_run(self, echoed: dict[str, Value]) -> None:
+    def _after_run(self, echoed: dict[str, Value]) -> None:
         """After a run: keep the input Values its outputs that are also inputs are (ORT hands
         the input's value back for such an output, over the memory of the Value bound as that
         input: the array a caller bound, which a rebind or a clear let go while ORT's output,
@@ -391,7 +391,7 @@ class IoBinding(Handle):
     def _bound_per_output(self) -> list[Value | None]:
         """The Value whose memory each output is, in ORT's binding order: the Value bound to
         it, or for an output that is also an input the input Value the last run read
-        (:meth:`after_run`); None: memory ORT allocated."""
+        (:meth:`_after_run`); None: memory ORT allocated."""
         echoed = self._echoed
         if not echoed and not any(v is not None for v in self._bound_outputs.values()):
             return []

@@ -152,14 +152,17 @@ def test_a_failing_fork_hook_does_not_stop_the_others() -> None:
     assert "this hook fails" in proc.stderr  # reported by the interpreter, not lost
 
 
-@pytest.mark.parametrize("which", ["this", "cpython3.9"])
+@pytest.mark.parametrize("which", ["this", "cpython3.9", "pypy"])
 def test_forked_children_while_a_parent_thread_makes_values(which: str, add_model_file: Path
                                                             ) -> None:
     """A thread of the parent makes Values without pause while the main thread forks
     CHILDREN children; each makes a Value, runs a session made before the fork and exits
     normally, in time (a child of the unfixed registry hung: 4 of 150 here, waiting for
     ``_handle``'s tree lock while a fork hook dropped the parent's main-thread RunOptions)."""
-    python = sys.executable if which == "this" else interpreters.cpython39()
+    python = {"this": sys.executable, "cpython3.9": interpreters.cpython39,
+              "pypy": interpreters.pypy}[which]
+    if callable(python):
+        python = python()
     proc = interpreters.run_script(python, "fork_threads_check.py", str(add_model_file),
                                    str(CHILDREN), str(SECONDS_PER_CHILD),
                                    timeout=CHILDREN * (SECONDS_PER_CHILD + 15))
@@ -168,5 +171,7 @@ def test_forked_children_while_a_parent_thread_makes_values(which: str, add_mode
     print(got["python"], Counter(map(str, got["codes"])), got["values_made"])
     if which == "cpython3.9":
         assert got["python"].startswith("CPython 3.9"), got["python"]
+    if which == "pypy":
+        assert got["python"].startswith("PyPy"), got["python"]
     assert got["values_made"] > 0
     assert got["codes"] == [0] * CHILDREN, (Counter(map(str, got["codes"])), proc.stderr[-3000:])

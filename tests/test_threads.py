@@ -46,7 +46,7 @@ B = np.full(4, 10.0, np.float32)
 
 def idle(g: Any) -> bool:
     """No call, hold or waiter left in guard ``g`` (what every test leaves behind)."""
-    return not g.calls and not g.holds and not g.exclusive and not g.watch
+    return not g.calls and not g.holds and not g.on_idle and not g.waiting
 
 
 @contextlib.contextmanager
@@ -248,7 +248,7 @@ def test_serialize_waits_and_runs_in_order(things: Any) -> None:
     held = InFlight(lambda during: t.read(lambda: (during(), order.append("first done"))))
     try:
         join = in_thread(lambda: t.write(lambda: order.append("write runs")))
-        wait_until(lambda: t._guard.watch >= 1, "the exclusive call to wait")
+        wait_until(lambda: len(t._guard.waiting) >= 1, "the exclusive call to wait")
         assert order == [] and join.thread.is_alive()  # type: ignore[attr-defined]
     finally:
         held.finish()
@@ -262,7 +262,7 @@ def test_serialize_shared_waits_for_exclusive_then_overlaps(things: Any) -> None
     held = InFlight(t.write)
     try:
         joins = [in_thread(t.read) for _ in range(3)]
-        wait_until(lambda: t._guard.watch >= 3, "three shared calls to wait")
+        wait_until(lambda: len(t._guard.waiting) >= 3, "three shared calls to wait")
     finally:
         held.finish()
     assert [j() for j in joins] == ["read"] * 3
@@ -305,14 +305,11 @@ def test_guard_stress_never_overlaps_an_exclusive_call(things: Any) -> None:
     assert idle(g)
 
 
-@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
-def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any, monkeypatch: Any,
-                                                          lock_free: bool) -> None:
+def test_lock_free_entries_never_overlap_an_exclusive_one(things: Any) -> None:
     """The lock-free shared entry (on a Sync object; on a non-Sync one every entry locks)
     against locked exclusive entries, with a tiny switch interval so threads interleave
     inside the entry code: an exclusive call is always alone. The same with the locked
     entries a free-threaded build uses (LOCK_FREE false)."""
-    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -367,13 +364,11 @@ class Runner(Thing):
         return "ran"
 
 
-@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
-def test_a_marked_argument_is_held_for_the_call(monkeypatch: Any, lock_free: bool) -> None:
+def test_a_marked_argument_is_held_for_the_call() -> None:
     """A method whose marker names an argument (the bound run: the session shared, the
     binding exclusive) against exclusive calls on its object and other such calls on the same
     argument, with a tiny switch interval so threads interleave inside the entries: an
     exclusive call on the object is always alone, and the argument is never entered twice."""
-    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -508,7 +503,7 @@ def test_close_while_in_flight_strict_serialize_off(things: Any) -> None:
                                                    released_inside.append(bool(t.released)))))
     try:
         join = in_thread(t.close)
-        wait_until(lambda: t._guard.watch >= 1, "close() to wait")
+        wait_until(lambda: len(t._guard.waiting) >= 1, "close() to wait")
         assert not t.closed
     finally:
         held.finish()
@@ -541,7 +536,7 @@ def test_waiters_see_close(things: Any) -> None:
     held = InFlight(t.write)
     try:
         join = in_thread(t.write)
-        wait_until(lambda: t._guard.watch >= 1, "the second call to wait")
+        wait_until(lambda: len(t._guard.waiting) >= 1, "the second call to wait")
         ortc.set_thread_checks("off")
         t.close()  # deferred: the first call is still inside
     finally:
@@ -1001,7 +996,7 @@ def test_exclusive_method_overlapping_a_call_inside_ort(case: str, ort_hold: Any
     h = ort_hold(c.held)
     try:
         join = in_thread(lambda: _outcome(c.call))
-        wait_until(lambda: c.obj._guard.watch >= 1, "the exclusive call to wait")
+        wait_until(lambda: len(c.obj._guard.waiting) >= 1, "the exclusive call to wait")
     finally:
         assert c.check_held(h.finish())
     result = join()
@@ -1315,7 +1310,7 @@ def test_session_close_while_running(ort_hold: Any) -> None:
     h = ort_hold(lambda: s.run(None, {"a": A, "b": B}, _tagged()))
     try:
         join = in_thread(s.close)
-        wait_until(lambda: s._guard.watch >= 1, "close() to wait")
+        wait_until(lambda: len(s._guard.waiting) >= 1, "close() to wait")
         assert not s.closed
     finally:
         assert same(h.finish(), [A + B])
@@ -1418,13 +1413,11 @@ print("ok")
     assert proc.stdout.strip() == "ok"
 
 
-@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
 def test_bound_run_without_run_options_is_exclusive_on_its_binding(
-        monkeypatch: Any, lock_free: bool) -> None:
+        monkeypatch: Any) -> None:
     """run_with_binding with no RunOptions takes the inline entry: while one thread is inside
     ORT with the binding, another thread's run or rebind of it is refused at once (strict),
     and a run of another binding of the same session goes ahead."""
-    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     s = ortc.Session(models.loop_chain_model(512), intra_op_num_threads=1)
     n = np.array(models.loop_iterations_for(s, 1.0, 512), np.int64)  # about 1 s here
     b = s.io_binding()
@@ -1456,13 +1449,11 @@ def test_bound_run_without_run_options_is_exclusive_on_its_binding(
     s.close()
 
 
-@pytest.mark.parametrize("lock_free", [True, False], ids=["gil", "free-threaded-path"])
-def test_iobinding_shared_by_threads_serialized(monkeypatch: Any, lock_free: bool) -> None:
+def test_iobinding_shared_by_threads_serialized(monkeypatch: Any) -> None:
     """Check thread.shared-binding (wrong outputs): 8 threads share one binding, each rebinding its
     input, running and reading back, 25 times. Each call is serialized by the guard; holding the
     binding (held exclusively) makes each bind-run-read sequence one use. All 200 correct, with
     the lock-free entries and with the locked ones a free-threaded build uses."""
-    monkeypatch.setattr(_guard, "LOCK_FREE", lock_free)
     ortc.set_thread_checks("serialize")
     s = ortc.Session(models.mlp_model(3, 16, "batch"), intra_op_num_threads=1)
     b = s.io_binding()
