@@ -8,9 +8,20 @@ its rounds, in microseconds per call, and a cost is the median of per-round diff
 
 * ``run raw``: the run engine's body of run() (``RunEngine.run``) with no guard at all;
 * ``run strict`` / ``run off``: Session.run under each policy (the guard is the difference);
-* ``binding raw`` / ``binding strict``: RunWithBinding through IoBinding._run without and with
-  the guards (exclusive on the binding, shared on the session);
-* ``guard shared`` / ``guard exclusive``: one enter + leave on an idle guard, nothing else.
+* ``binding raw`` / ``binding strict``: the bare RunWithBinding C call, and
+  Session.run_with_binding with its guards (shared on the session, exclusive on the binding)
+  and its run context around it;
+* ``guard shared`` / ``guard exclusive``: one enter + leave on an idle guard (a token, the
+  entry witnessed by the calling frame, the leave in a ``finally``), nothing else;
+* ``method bare``: a method that does nothing, called unmarked; ``marked``: the same method
+  marked ``@shared`` (the marker's wrapper: its object's guard entered for the call);
+  ``marked arg None`` / ``marked with arg``: a method marked with a handle argument
+  (``args=``), called with None (the argument-checking wrapper, no second entry) and with a
+  handle (whose guard is entered too).
+
+Before the guard was rewritten (one enter/leave protocol, ``ortc._guard``) this script also
+timed its lock-based entries and the lock-free shared call of a lone thread; those paths no
+longer exist, and neither do their rows.
 
 Runs happen on a worker thread: on the main thread run() also arms the Ctrl-C bridge, which is
 not the guard's cost. The numbers are printed, never asserted.
@@ -34,7 +45,30 @@ if ROOT not in sys.path:
 
 import ortc  # noqa: E402
 from ortc._ffi import ffi  # noqa: E402
+from ortc import _guard  # noqa: E402
 from ortc._guard import Guard  # noqa: E402
+from ortc.threads import shared  # noqa: E402
+
+
+class BenchHandle:
+    """An object with a guard and do-nothing methods, bare and marked (as ortc's handles are:
+    the class has ``_guard``, which is how a marker tells a handle argument)."""
+
+    _guard: Guard | None = None
+
+    def __init__(self) -> None:
+        self._guard = Guard(True, True)
+
+    def bare(self) -> None:
+        pass
+
+    @shared()
+    def marked(self) -> None:
+        pass
+
+    @shared(args={"other": "shared"})
+    def marked_with(self, other: BenchHandle | None) -> None:
+        pass
 
 
 def _variants() -> dict[str, Callable[[], Any]]:
@@ -50,12 +84,24 @@ def _variants() -> dict[str, Callable[[], Any]]:
 
     guard = Guard(True, True)
     obj = object()
+    next_token = _guard._next_token
+    getframe = sys._getframe
 
     def guard_shared() -> None:
-        guard.leave(guard.enter_shared(obj))
+        token = next_token()
+        try:
+            guard.enter(token, obj, False, getframe())
+        finally:
+            guard.leave(token)
 
     def guard_exclusive() -> None:
-        guard.leave(guard.enter_exclusive(obj))
+        token = next_token()
+        try:
+            guard.enter(token, obj, True, getframe())
+        finally:
+            guard.leave(token)
+
+    h, arg = BenchHandle(), BenchHandle()
 
     def policy(mode: str, fn: Callable[[], Any]) -> Callable[[], Any]:
         def call() -> Any:
@@ -66,13 +112,18 @@ def _variants() -> dict[str, Callable[[], Any]]:
         return call
 
     return {
-        "run raw": policy("strict", lambda: s._engine.run(s._ptr, None, feeds, None, ffi.NULL)),
+        "run raw": policy("strict", lambda: s._engine.run(s._ptr, None, feeds, None, None,
+                                                          False)),
         "run strict": policy("strict", lambda: s.run(None, feeds)),
         "run off": policy("off", lambda: s.run(None, feeds)),
         "binding raw": policy("strict", binding_raw),
         "binding strict": policy("strict", lambda: s.run_with_binding(b)),
         "guard shared": policy("strict", guard_shared),
         "guard exclusive": policy("strict", guard_exclusive),
+        "method bare": policy("strict", h.bare),
+        "marked": policy("strict", h.marked),
+        "marked arg None": policy("strict", lambda: h.marked_with(None)),
+        "marked with arg": policy("strict", lambda: h.marked_with(arg)),
     }
 
 
@@ -107,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     worker = threading.Thread(target=lambda: box.update(times=measure(args.rounds, args.calls)))
     worker.start()
     worker.join()
-    times = box["times"]
+    if "times" not in box:
+        return 1  # the worker raised (its traceback is printed above)
+    times: dict[str, list[float]] = box["times"]
     med = {name: statistics.median(ts) for name, ts in times.items()}
     print(f"ortc {ortc.__version__}, ONNX Runtime {ortc.load().version}, Python "
           f"{sys.version.split()[0]}; median of {args.rounds} interleaved rounds x "
@@ -124,9 +177,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{paired('run strict', 'run raw'):+.3f} us, off {paired('run off', 'run raw'):+.3f} us")
     print(f"cost per run_with_binding over the bare C call: strict "
           f"{paired('binding strict', 'binding raw'):+.3f} us (binding exclusive + session "
-          f"shared + ortc's Python wrapper)")
+          f"shared + the run context around the C call)")
     print(f"bare guard enter+leave:          shared {med['guard shared']:.3f} us, exclusive "
           f"{med['guard exclusive']:.3f} us")
+    print(f"a marker's wrapper over the bare method: {paired('marked', 'method bare'):+.3f} us; "
+          f"with a handle argument's check {paired('marked arg None', 'method bare'):+.3f} us, "
+          f"and its entry {paired('marked with arg', 'method bare'):+.3f} us")
     return 0
 
 

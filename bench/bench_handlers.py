@@ -10,7 +10,7 @@ Each round starts one fresh interpreter per disposition (the order rotating from
 the disposition is the process's, and the bridge, once installed, stays), which times the tiny
 Add model's ``run()`` (one array for both inputs) and its bound run on the main thread, and
 the check a main-thread ``run()`` makes of whether it may bridge Ctrl-C
-(``Watcher.sigint_supported``): the best of 7 repeats of ``--calls`` calls each. Medians over
+(``Watcher.ctrl_c_ready``, asked by ``RunContext.arm``): the best of 7 repeats of ``--calls`` calls each. Medians over
 rounds are printed, never asserted. Processes differ by a few per cent in their per-call times
 (docs/PERFORMANCE.md, "How it measures"), more than the dispositions' own differences in
 ``run()``: compare the check, or many rounds.
@@ -51,7 +51,7 @@ def best(fn):
     return min(timeit.repeat(fn, number=calls, repeat=7)) / calls * 1e6
 print(json.dumps({"run": best(lambda: sess.run(None, feeds)),
                   "bound": best(lambda: sess.run_with_binding(binding)),
-                  "check": best(watcher.sigint_supported) * 1e3,
+                  "check": best(watcher.ctrl_c_ready) * 1e3,
                   "bridged": watcher.sigint_ready}))
 """
 

@@ -53,7 +53,7 @@ def measure(model_path: str, rounds: int) -> str:
             sess.run_with_binding(binding)
         return (time.perf_counter_ns() - t0) / n / 1000
 
-    for _ in range(5):  # JIT warm-up (and the stage of the tiny model)
+    for _ in range(5):  # JIT warm-up
         t_run(20000)
         t_bound(20000)
     runs, bounds = [], []

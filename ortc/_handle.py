@@ -44,8 +44,9 @@ def _lifetime_debug() -> Any:
 # a ``with`` block's exit that way: every other thread then hung on the next handle). Counts are
 # lists (append and pop are each one atomic step under the GIL, CPython and PyPy alike), and a
 # step that must happen once is claimed by popping a one-item list: of two threads, one wins.
-#: kind -> one item per live handle of that kind
-_live: dict[str, list[None]] = {}
+#: kind -> the releasers of the live handles of that kind: adding a handle's releaser here is
+#: what arms it (one step: counted and armed at once), taking it off is its last count
+_live: dict[str, set[Any]] = {}
 
 
 def live_handles() -> dict[str, int]:
@@ -82,9 +83,11 @@ class Handle:
     _api: Any  # the loader's Api facade, set by each subclass's constructor
     _guard: Guard | None = None
     _owners: tuple[Any, ...] = ()
-    #: one item per child (a handle that needs this one, an array over its memory, a run in
-    #: flight): the release waits for the last (a list per object, made by _adopt)
-    _children: list[None] = []
+    #: the releasers of the handles that need this one (made by _adopt), and one item per
+    #: other child (an array over its memory, a run in flight, a binding holding it): the
+    #: release waits for the last of both
+    _children: set[Any] = set()
+    _others: list[None] = []
     #: the release a close deferred to the last child's end: one item, claimed by pop
     _pending: list[bool] = []
     #: a class whose objects take children after creation (bound or referenced values) sets
@@ -123,7 +126,8 @@ class Handle:
             log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
         held: list[Handle] | None = [] if self._holds else None
         self._held = held
-        self._children = []
+        self._children = set()
+        self._others = []
         self._pending = []
         if _doomed:
             _drain()
@@ -132,13 +136,12 @@ class Handle:
         self._net = ffi.gc(_net_target, partial(_doomed.__setitem__, releaser))
         live = _live.get(kind)
         if live is None:
-            live = _live.setdefault(kind, [])
-        for p in parents:
-            p._children.append(None)
-        live.append(None)
+            live = _live.setdefault(kind, set())
         if slots is not None:
-            slots[index] = ffi.NULL
-        releaser.armed = True
+            slots[index] = ffi.NULL  # first: an interrupt from here on may leak, never free twice
+        live.add(releaser)  # armed and counted, in one step
+        for p in parents:  # the releaser takes itself off each (a parent it never reached too)
+            p._children.add(releaser)
         self._ptr = ffi.gc(raw, releaser)
 
     def close(self) -> None:
@@ -150,7 +153,7 @@ class Handle:
 
     def _release_if_childless(self) -> None:
         self._pending.append(True)  # announce, then look: the last child to go may claim it
-        if not self._children:
+        if not self._children and not self._others:
             self._release_claimed()
 
     def _release_claimed(self) -> None:
@@ -183,7 +186,7 @@ class Handle:
         close() or by the finalizer."""
         held = self._held
         assert held is not None, f"{type(self).__name__} does not hold children"
-        child._children.append(None)
+        child._others.append(None)
         held.append(child)
 
     def _unhold(self, child: Handle) -> None:
@@ -200,14 +203,19 @@ class Handle:
     def _retain(self) -> None:
         """Count one more child that is not a Handle (an array over this value's memory, a run
         in flight): this object is not released until :meth:`_child_released` balances it."""
-        self._children.append(None)
+        self._others.append(None)
 
-    def _child_released(self) -> None:
-        try:
-            self._children.pop()
-        except IndexError:  # pragma: no cover - more releases than children: a bug
-            pass
-        if self._pending and not self._children:
+    def _child_released(self, releaser: Any = None) -> None:
+        """One child went: ``releaser``'s handle, or (None) a child counted by _retain or
+        _hold."""
+        if releaser is None:
+            try:
+                self._others.pop()
+            except IndexError:  # pragma: no cover - more releases than children: a bug
+                pass
+        else:
+            self._children.discard(releaser)
+        if self._pending and not self._children and not self._others:
             self._release_claimed()
 
     @property
@@ -273,15 +281,15 @@ class Handle:
 class _Releaser:
     """The ffi.gc callback of a handle: free the pointer, then let the parents go.
 
-    Every step is done once, whoever runs it: the finalizer, or :func:`_drain` for a finalizer
-    that a signal handler's exception stopped (see ``Handle._adopt``). A step's flag is set
-    right before the step with no point between them where such an exception could surface,
-    so a step is never done twice; a second interruption could at worst skip one step. Once
-    every step is done, the references to parents and children are dropped.
+    It may run more than once, and on two threads at once (the finalizer, and :func:`_drain`
+    for a finalizer that a signal handler's exception stopped: see ``Handle._adopt``): the
+    release is claimed (one pop), and every other step is a set or list operation that a
+    second run finds done. Its entry in ``_live`` is what armed it and goes last, so a run
+    that was stopped halfway is finished by the next one.
     """
 
-    __slots__ = ("kind", "release", "parents", "generation", "held", "raw", "armed",
-                 "released", "unclaimed", "uncounted", "finished", "links")
+    __slots__ = ("kind", "release", "parents", "generation", "held", "raw", "released",
+                 "unclaimed", "finished", "__weakref__")
 
     def __init__(self, kind: str, release: Callable[[Any], None] | None,
                  parents: tuple[Handle, ...], generation: int, held: list[Handle] | None,
@@ -292,19 +300,14 @@ class _Releaser:
         self.generation = generation
         self.held = held
         self.raw = raw
-        #: set as the handle takes the pointer: before that there is nothing to do
-        self.armed = False
         self.released = self.finished = False
         #: the release's claim (see __call__)
         self.unclaimed = [True]
-        #: per parent, the claim on letting it go
-        self.links = [[True] for _ in parents]
-        #: the claim on taking this handle off the live count
-        self.uncounted = [True]
 
     def __call__(self, ptr: Any = None) -> None:
-        if not self.armed or self.finished:
-            return
+        live = _live.get(self.kind)
+        if self.finished or live is None or self not in live:
+            return  # not armed (Handle._adopt), or done
         if not self.released:
             release = self.release
             # In a forked child (a new fork generation), ORT's threads are gone: releasing
@@ -323,21 +326,12 @@ class _Releaser:
                         self.released = True
                         if allowed:
                             release(self.raw)
-        try:
-            self.uncounted.pop()
-        except IndexError:
-            pass
-        else:
-            _live[self.kind].pop()
         log = _lifetime_debug()
         if log is not None:
             log.debug("-DROP %s %s", self.kind, hex(int(ffi.cast("uintptr_t", self.raw))))
-        for link, p in zip(self.links, self.parents):
-            try:
-                link.pop()
-            except IndexError:
-                continue
-            p._child_released()
+        for p in self.parents:
+            if self in p._children:
+                p._child_released(self)
         held = self.held
         while held:
             try:
@@ -346,6 +340,7 @@ class _Releaser:
                 break
             c._child_released()
         self.finished = True
+        live.discard(self)  # the last step: not live (nor armed) any more
         self.parents = ()
         self.held = None
         _doomed.pop(self, None)  # filed by the net when the handle went first: done now

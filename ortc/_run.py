@@ -27,7 +27,8 @@ from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._guard import Entries
 from ._handle import Handle
-from ._interrupt import MAIN_THREAD, watcher
+from . import _interrupt
+from ._interrupt import watcher
 from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
                             ortvalue_to_python, take_output, tensor_shape_and_type,
@@ -141,7 +142,7 @@ class RunContext:
                 ro = self.private = RunOptions()
             self.timeout = seconds
             self.deadline = watcher.add_deadline(_monotonic() + seconds, ro)
-        if ctrl_c and _get_ident() == MAIN_THREAD and (watcher.sigint_ready or
+        if ctrl_c and _get_ident() == _interrupt.MAIN_THREAD and (watcher.sigint_ready or
                                                        watcher.ctrl_c_ready()):
             if ro is None:
                 ro = main_run_options()
@@ -152,22 +153,26 @@ class RunContext:
             self.raw_run_options = ro._ptr
 
     def check(self, status: Any) -> None:
-        """Raise what the run's C call ended in: RunTimeout when its deadline stopped it, what a
-        signal handler raised during it (Ctrl-C's KeyboardInterrupt in a log callback), else
-        ORT's error."""
+        """Raise what the run's C call ended in: first what a signal handler raised during it
+        on the main thread (Ctrl-C's KeyboardInterrupt, an application's alarm, kept by ORT's
+        log callback: it belongs to this call), with ORT's error as its context; then
+        RunTimeout when the run's deadline stopped it; else ORT's error."""
+        deferred = watcher.deferred is not None and _get_ident() == _interrupt.MAIN_THREAD
         if status:
             err = error_from_status(status)
+            fired = False
             if self.deadline >= 0:
                 seq, self.deadline = self.deadline, -1
-                self.fired = watcher.finish_deadline(seq)
-                if self.fired:
+                fired = self.fired = watcher.finish_deadline(seq)
+                if fired:
                     self.rearm_options()
-                    raise RunTimeout(f"the run did not finish within {self.timeout:g} s and "
-                                     f"was terminated") from err
-            if self.main:
+            if deferred:
                 watcher.raise_deferred(err)
+            if fired:
+                raise RunTimeout(f"the run did not finish within {self.timeout:g} s and was "
+                                 f"terminated") from err
             raise err
-        if self.main and watcher.deferred is not None:
+        if deferred:
             watcher.raise_deferred()
 
     def close(self) -> None:

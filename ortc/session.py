@@ -21,7 +21,7 @@ from ._cstr import fspath
 from ._enums import ElementType
 from ._ffi import ffi
 from ._guard import Entries, Guard
-from ._handle import Handle
+from ._handle import Handle, live_handles
 from ._interrupt import MAIN_THREAD, main_thread_after_fork, watcher
 from ._loader import Api
 from ._run import RunEngine
@@ -329,6 +329,14 @@ class Session(Handle):
                                   api.SessionGetOverridableInitializerTypeInfo)
         self._engine = RunEngine(api, self._inputs, self._outputs, self._initializers)
 
+    def close(self) -> None:
+        """Release the session now (see :meth:`Handle.close`). The last Session closed on the
+        main thread also gives back the signal wakeup fd its runs took for Ctrl-C."""
+        super().close()
+        if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \
+                not live_handles().get("Session"):
+            watcher.uninstall()
+
     def _drop_references(self) -> None:
         self._engine.drop_caches()
         self._recipe = self._recipe_fields = None  # type: ignore[assignment]  # arrays may view
@@ -522,7 +530,7 @@ class Session(Handle):
         ``timeout`` and Ctrl-C stop it as they stop :meth:`run`."""
         if getattr(binding, "_session", self) is not self:
             raise InvalidArgument("run_with_binding: this IoBinding belongs to another session")
-        if not hasattr(binding, "enter_bound"):
+        if not hasattr(binding, "_enter_bound"):
             raise TypeError(f"run_with_binding needs an ortc.IoBinding (session.io_binding()), "
                             f"not {type(binding).__name__}")
         self._engine.run_bound(self._ptr, binding, run_options, timeout)

@@ -195,7 +195,7 @@ def async_setup(add_model: str) -> dict[str, Any]:
             _run.watcher.add_deadline = real_deadline  # type: ignore[method-assign]
         found[step + "_busy"] = [name for name, obj in (("value", v), ("run_options", ro),
                                                         ("session", s)) if obj._guard.busy()]
-        found[step + "_children"] = len(s._children)
+        found[step + "_children"] = len(s._children) + len(s._others)
     found["works"] = s.run_async(None, {"a": v, "b": one}, ro).result(30)[0].tolist()
     s.close()
     deadline = time.monotonic() + 20  # the completion lets the session go on ortc's releaser

@@ -72,14 +72,14 @@ def test_close_while_in_flight_defers_the_release() -> None:
     s.close()
     assert s.closed
     assert not f.done()  # still running: the C session must not have been released
-    assert s._ptr != ffi.NULL and s._release_pending
+    assert s._ptr != ffi.NULL and s._pending
     [y] = f.result(timeout=120)
     assert y.shape == (128, 128)
     for _ in range(200):  # the deferred release runs on ortc's releaser thread
         if s._ptr == ffi.NULL:
             break
         threading.Event().wait(0.05)
-    assert s._ptr == ffi.NULL and s._children == 0
+    assert s._ptr == ffi.NULL and not s._children and not s._others
 
 
 @pytest.mark.parametrize("mode", ["strict", "serialize"])

@@ -95,9 +95,9 @@ def test_bench_overhead_splits_each_run_into_inside_and_around() -> None:
     for line in proc.stdout.splitlines()[1:]:
         *name, plain, total, inside, around = line.split()
         rows[" ".join(name)] = (float(plain), float(total), float(inside), float(around))
-    assert set(rows) == {"add staged", "add general", "matmul 16x64x64 general",
-                         "matmul 64x256x256 lane", "matmul 64x256x256 general",
-                         "mlp 3x512 b32 lane", "mlp 3x512 b32 general"}, proc.stdout
+    assert set(rows) == {"add copy-out", "add view", "matmul 16x64x64 copy-out",
+                         "matmul 64x256x256 view", "matmul 64x256x256 copy-out",
+                         "mlp 3x512 b32 view", "mlp 3x512 b32 copy-out"}, proc.stdout
     for name, (plain, total, inside, around) in rows.items():
         # every run went through the timed Run (inside > 0) and took longer than it
         assert 0 < inside < total and plain > 0, (name, proc.stdout)

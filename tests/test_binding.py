@@ -239,7 +239,7 @@ def test_a_value_bound_as_the_output_of_two_bindings_is_written_by_runs_from_oth
         for b in bindings:
             b.clear_binding_outputs()
         g = out._guard
-        assert not g.calls and not g.holds and not g.exclusive  # no hold left behind
+        assert not g.calls and not g.holds  # no hold left behind
         out.close()
     finally:
         ortc.set_thread_checks(old)

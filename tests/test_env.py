@@ -256,7 +256,7 @@ print(sum("affinity" in r.getMessage() for r in pool()),
       any("Arena" in r.getMessage() for r in pool()),
       all(isinstance(r.ort_severity, int) and isinstance(r.ort_category, str)
           and isinstance(r.ort_logid, str) and isinstance(r.ort_code_location, str)
-          and r.ortc_retried is False for r in pool()),
+          for r in pool()),
       all(r.created <= time.time() and r.levelno == 10 + 10 * r.ort_severity for r in pool()))
 """
 

@@ -57,7 +57,7 @@ def test_every_lock_thread_and_queue_of_every_module_is_registered(add_model_fil
     assert isinstance(found, list)
     # the walk sees each kind of place: module globals, an item of a module-level list, an
     # attribute of a module-level object, a thread and a queue
-    for expected in ("ortc._handle._tree_lock (RLock)", "ortc.session._fork_lock (list)",
+    for expected in ("ortc._loader._lock (lock)", "ortc.session._fork_lock (list)",
                      "ortc._interrupt.Watcher object._lock (lock)",
                      "ortc._callbacks._Releaser object.thread (Thread)",
                      "ortc.env._queued (deque)", "ortc.conformance.coverage._lock (lock)"):
@@ -113,7 +113,7 @@ def test_a_child_forked_while_another_thread_holds_every_registered_lock(add_mod
     got = _check("held", add_model_file)
     locks = got["locks"]
     assert isinstance(locks, list)
-    assert {"ortc._handle._tree_lock", "ortc._handle._drain_lock", "ortc._loader._lock",
+    assert {"ortc._loader._lock",
             "ortc.env._env_lock", "ortc.value._empty_lock",
             "ortc._interrupt.Watcher object._lock"} <= set(locks), locks
     assert got["child_exit"] == 0, got
