@@ -339,8 +339,8 @@ class _Releaser:
             except IndexError:
                 break
             c._child_released()
-        self.finished = True
         live.discard(self)  # the last step: not live (nor armed) any more
+        self.finished = True
         self.parents = ()
         self.held = None
         _doomed.pop(self, None)  # filed by the net when the handle went first: done now

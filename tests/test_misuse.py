@@ -257,7 +257,7 @@ print(json.dumps({"first": first[0], "handler_runs": len(got), "handler_ok": all
 
 
 @pytest.mark.parametrize("sizes", ["fixed", "changing"])
-def test_signal_handler_runs_inside_a_lane_run_and_churns_the_value_cache(sizes: str) -> None:
+def test_signal_handler_runs_inside_a_run_and_churns_the_value_cache(sizes: str) -> None:
     # Tensors above the stage's limit: the outer runs are served by a lane (an open lane when
     # their sizes keep changing), whose C arrays a nested run must not share (it takes the
     # general path while the lane is busy), and the handler's runs on ever-new arrays restart
@@ -266,7 +266,7 @@ def test_signal_handler_runs_inside_a_lane_run_and_churns_the_value_cache(sizes:
 import threading
 from ortc._run import _VALUE_CACHE_MAX
 s = ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1)
-n = 4200  # just above the stage's 16 KiB: Run is short, so signals land in the Python around it
+n = 4200  # outputs above the copy-out limit (viewed); Run is short, so signals land around it
 sizes = [n] * 4 if SIZES == "fixed" else [n, n + 16, n + 32, n + 48]
 pool = [{"a": np.full(m, k, np.float32), "b": np.full(m, 1, np.float32)}
         for k, m in enumerate(sizes)]
@@ -287,9 +287,8 @@ def handler(signum, frame):
                 inner["bad"] += 1
     finally:
         inner["busy"] = False
-for k in range(40):  # a lane, or (sizes changing) an open lane once the stages give way
+for k in range(40):  # the value cache holds the pool's arrays
     s.run(None, pool[k % 4])
-lane = type(s._engine.stages.by_thread[threading.get_ident()][None]).__name__
 signal.signal(signal.SIGALRM, handler)
 signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
 bad = 0
@@ -302,9 +301,8 @@ while (k < 2000 or inner["runs"] < 600) and time.time() - t0 < 120:  # counts, n
         bad += 1
 signal.setitimer(signal.ITIMER_REAL, 0, 0)
 del inner["busy"]
-print(json.dumps({"lane": lane, "outer_runs": k, "outer_bad": bad, **inner}))
+print(json.dumps({"outer_runs": k, "outer_bad": bad, **inner}))
 """.replace("SIZES", repr(sizes)), timeout=150)
-    assert r["lane"] == ("Lane" if sizes == "fixed" else "OpenLane"), r
     assert r["outer_bad"] == 0 and r["bad"] == 0, r
     assert r["runs"] > 100 and r["outer_runs"] > 100, r
 
