@@ -209,7 +209,7 @@ class IoBinding(Handle):
                                   f"{what}s are {list(table)}")
         return arg
 
-    @exclusive("BindInput")
+    @exclusive("BindInput", args={"data": "shared"})
     def bind_input(self, name: str, data: Any) -> None:
         """Bind an input to an array (used in place, no copy when C-contiguous) or a Value."""
         arg = self._arg(name, self._session._engine.feedable, "input")
@@ -230,7 +230,7 @@ class IoBinding(Handle):
             self._caller_inputs.pop(name, None)
         self._note_values_bound()
 
-    @exclusive("BindOutput", "BindOutputToDevice")
+    @exclusive("BindOutput", "BindOutputToDevice", args={"data": "shared", "memory_info": "shared"})
     def bind_output(self, name: str, data: Any = None,
                     memory_info: MemoryInfo | None = None) -> None:
         """Bind an output to a preallocated array or Value (ORT writes into it), or, with no

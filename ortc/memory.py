@@ -95,7 +95,7 @@ class MemoryInfo(Handle):
         check(self._api.MemoryInfoGetType(self._ptr, out))
         return _enums.AllocatorType(out[0])
 
-    @shared("CompareMemoryInfo")
+    @shared("CompareMemoryInfo", args={"other": "shared"})
     def same_as(self, other: MemoryInfo) -> bool:
         """Whether both describe the same memory (CompareMemoryInfo)."""
         other._check_open()

@@ -46,6 +46,8 @@ ARG_TYPES: dict[str, str] = {
     "memory_info": "OrtMemoryInfo",
     "other": "OrtMemoryInfo",
     "adapter": "OrtLoraAdapter",
+    "data": "OrtValue",
+    "value": "OrtValue",
 }
 
 #: C functions that create an object and use other handles while doing so (constructors are

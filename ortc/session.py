@@ -329,16 +329,13 @@ class Session(Handle):
                                   api.SessionGetOverridableInitializerTypeInfo)
         self._engine = RunEngine(api, self._inputs, self._outputs, self._initializers)
 
-    def close(self) -> None:
-        """Release the session now (see :meth:`Handle.close`). The last Session closed on the
-        main thread also gives back the signal wakeup fd its runs took for Ctrl-C."""
-        super().close()
+    def _drop_references(self) -> None:
+        self._engine.drop_caches()
+        # the last Session released on the main thread gives back the signal wakeup fd its
+        # runs took for Ctrl-C (only the main thread may set it)
         if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \
                 not live_handles().get("Session"):
             watcher.uninstall()
-
-    def _drop_references(self) -> None:
-        self._engine.drop_caches()
         self._recipe = self._recipe_fields = None  # type: ignore[assignment]  # arrays may view
         # initializer values
 
@@ -545,7 +542,7 @@ class Session(Handle):
         finally:
             ignore(self._api.AllocatorFree(alloc, out))
 
-    @shared("CreateAllocator")
+    @shared("CreateAllocator", args={"memory_info": "shared"})
     def allocator(self, memory_info: MemoryInfo | None = None) -> Allocator:
         """An allocator of this session's (CPU arena by default); it keeps the session alive."""
 

@@ -253,7 +253,7 @@ class SessionOptions(Handle):
             _count(value, f"free dimension denotation {denotation!r}")))
         self._record.free_dimensions[("denotation", denotation)] = int(value)
 
-    @exclusive("AddInitializer")
+    @exclusive("AddInitializer", args={"value": "shared"})
     def add_initializer(self, name: str, value: Value | np.ndarray[Any, Any]) -> None:
         """Replace the initializer ``name`` with ``value`` (kept alive for the session)."""
         v = value if isinstance(value, Value) else Value.from_numpy(value)

@@ -7,6 +7,7 @@ are the numpy bridge's (:mod:`ortc._numpy_bridge`: zero copy both ways for numer
 from __future__ import annotations
 
 import os
+import sys
 import _thread
 from typing import Any, Mapping, Sequence, cast
 
@@ -16,6 +17,7 @@ from . import _loader, _process
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._cstr import c_enum
+from ._guard import Entries
 from ._handle import Handle
 from ._loader import Api
 from ._numpy_bridge import array_to_ortvalue, as_array, convert_python_data, \
@@ -332,12 +334,16 @@ class Value(Handle):
 
     @classmethod
     def _compose(cls, api: Api, parts: list[Value], kind: ValueKind, what: str) -> Value:
-        for p in parts:
-            p._check_open()
-            p._require_value(what)
-        arr = ffi.new("OrtValue*[]", [p._ptr for p in parts])
-        raw = call_out(api.CreateValue, "OrtValue*", ffi.cast("const OrtValue* const*", arr),
-                       len(parts), int(kind), context=what)
+        entries = Entries(sys._getframe())  # the parts are in (shared) use while ORT reads them
+        try:
+            for p in parts:
+                entries.enter(p)
+                p._require_value(what)
+            arr = ffi.new("OrtValue*[]", [p._ptr for p in parts])
+            raw = call_out(api.CreateValue, "OrtValue*", ffi.cast("const OrtValue* const*", arr),
+                           len(parts), int(kind), context=what)
+        finally:
+            entries.leave()
         return cls._own(raw, parts)
 
     # -- reads ---------------------------------------------------------------------------------
