@@ -44,7 +44,7 @@ class AsyncJob:
         self.finish = finish
         self.keep = keep
         self.on_done = on_done
-        self.handle = ffi.new_handle(self)
+        self.handle: Any = ffi.new_handle(self)
         _pending.add(self)
 
     def complete(self, outputs: Any, count: int, status: Any) -> None:

@@ -493,7 +493,7 @@ class Entries:
     def __init__(self, frame: FrameType | None, job: bool = False) -> None:
         self.held: list[tuple[Guard, int]] = []
         self.frame = frame
-        self.thread = _get_ident()
+        self.thread = _get_ident() if job else 0  # (read by alive(): jobs only)
         self.owner = _next_job() if job else 0
         self.accepted = False
         self.done = False

@@ -294,21 +294,6 @@ class Watcher:
                 self._wake.notify()
         return True
 
-    def enter_main_run(self, run_options: Any) -> Any:
-        """The main thread starts a run with ``run_options``: Ctrl-C terminates them until
-        :meth:`leave_main_run`. Returns the run this one is nested in (a run a signal handler
-        started inside another), for :meth:`leave_main_run` to restore."""
-        if self.interrupted:  # options a Ctrl-C terminated that nobody re-armed yet
-            self.rearm()
-        outer = self.main_run
-        self.main_run = run_options
-        return outer
-
-    def leave_main_run(self, outer: Any) -> None:
-        self.main_run = outer
-        if self.interrupted:  # re-arm at once: other threads may share the options
-            self.rearm()
-
     def uninstall(self) -> None:
         """Give the wakeup fd back to whoever ortc took it from (or chained it for), and the
         application its own ``set_wakeup_fd``; on the main thread only (where Python allows

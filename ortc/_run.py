@@ -28,6 +28,7 @@ from ._ffi import ffi
 from ._guard import Entries
 from ._handle import Handle
 from . import _interrupt
+from . import run_options as _run_options_module
 from ._interrupt import watcher
 from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
@@ -143,10 +144,13 @@ class RunContext:
             self.timeout = seconds
             self.deadline = watcher.add_deadline(_monotonic() + seconds, ro)
         if ctrl_c and _get_ident() == _interrupt.MAIN_THREAD and (watcher.sigint_ready or
-                                                       watcher.ctrl_c_ready()):
+                                                                  watcher.ctrl_c_ready()):
             if ro is None:
-                ro = main_run_options()
-            self.outer = watcher.enter_main_run(ro)
+                ro = _run_options_module._main_options or main_run_options()
+            if watcher.interrupted:  # options a Ctrl-C terminated that nobody re-armed yet
+                watcher.rearm()
+            self.outer = watcher.main_run  # a run a signal handler started inside another
+            watcher.main_run = ro
             self.main = True
         if ro is not None:
             self.run_options = ro
@@ -207,7 +211,9 @@ class RunContext:
             self.settle_deadline()
         if self.main:
             self.main = False
-            watcher.leave_main_run(self.outer)
+            watcher.main_run = self.outer
+            if watcher.interrupted:  # re-arm at once: other threads may share the options
+                watcher.rearm()
         if self.private is not None:
             private, self.private = self.private, None
             private.close()
@@ -579,11 +585,12 @@ class RunEngine:
         ctx = RunContext(self.api.ReleaseValue, _getframe())
         try:
             ctx.arm(run_options, timeout)
-            echoed = binding._enter_bound(ctx.entries)
+            echoed = binding._enter_bound(ctx.entries) if binding._values_bound else None
             ctx.check(self.api.RunWithBinding(sess_ptr, ctx.raw_run_options, binding._ptr))
         finally:
             ctx.close()
-        binding._after_run(echoed)
+        if echoed is not None or binding._echoed:
+            binding._after_run(echoed or {})
 
     def start_async(self, session: Any, output_names: Sequence[str] | None,
                     feeds: Mapping[str, Any], run_options: Any, timeout: Any

@@ -132,8 +132,6 @@ class IoBinding(Handle):
         A Value its user closed needs no entry: nobody can use it, and the binding keeps it
         alive for ORT. Returns the input Values whose names are also outputs', for
         :meth:`_after_run`."""
-        if not self._values_bound:
-            return {}
         for value in self._output_values_held():
             if not value.closed:
                 entries.enter(value, True, through_holds=True)

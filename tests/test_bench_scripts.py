@@ -79,7 +79,8 @@ def test_bench_guard_runs_every_variant() -> None:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for variant in ("run raw", "run strict", "run off", "binding raw", "binding strict",
-                    "guard shared", "guard exclusive"):
+                    "guard shared", "guard exclusive", "method bare", "marked",
+                    "marked arg None", "marked with arg"):
         line = next(x for x in proc.stdout.splitlines() if x.strip().startswith(variant + " "))
         per_call = re.search(r"([0-9.]+) us/call", line)
         assert per_call is not None and float(per_call.group(1)) > 0, line

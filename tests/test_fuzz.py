@@ -464,17 +464,12 @@ class World:
             name = next(iter(MODEL_INPUTS[s.info["model"]]))
             feeds[name] = np.zeros(3, np.float64)
             expected = ortc.InvalidArgument
-            if s.info["model"] == "opt" and ro is not None and ro.closed:
-                # ortc leaves an optional input's dtype to ORT, so the closed RunOptions,
-                # checked just before Run, is found first
-                expected = ortc.ClosedError
         elif any(v.closed for v in used):
-            expected = ortc.ClosedError
-        elif ro is not None and ro.closed:
             expected = ortc.ClosedError
         elif ro is not None and ro.info["terminated"]:
             expected = (OK, ortc.Fail)
-        if s.closed:
+        if s.closed or (ro is not None and ro.closed):
+            # the marker's guard entries (the session, its run options) come before the feeds
             expected = ortc.ClosedError
         ok, out = self.expect(f"run({mode})", expected, lambda: s.obj.run(
             None, feeds, ro.obj if ro else None, timeout=timeout))
