@@ -159,8 +159,8 @@ _process.at_exit(_process.RUNS_IN_FLIGHT, _drain_at_exit)
 
 
 #: an entry: (owner: a thread ident or a job id, exclusive, witness: the frame of the call that
-#: made it, the Entries of a run_async job, or None)
-_Entry = Tuple[int, bool, Any]
+#: made it, the Entries of a run_async job, or None, admitted: False while it is still looking)
+_Entry = Tuple[int, bool, Any, bool]
 
 
 class Guard:
@@ -219,7 +219,7 @@ class Guard:
             self._after_fork(obj)
         me = owner or _get_ident()
         calls = self.calls
-        calls[token] = (me, exclusive, witness)  # announce, then look
+        calls[token] = (me, exclusive, witness, True)  # announce, then look
         if len(calls) == 1 and not self.holds and not self.closed and not _exiting and \
                 (self.send or me == self.creator or me >= _JOBS_FROM):
             return  # alone (the usual case): nothing to conflict with
@@ -238,9 +238,18 @@ class Guard:
                through_holds: bool) -> None:
         if _exiting and me != _exit_thread:
             _park()
+        self._admit(self.calls, token, (me, exclusive, witness), obj, me, exclusive,
+                    through_holds)
+
+    def _admit(self, table: dict[int, Any], token: int, entry: Any, obj: Any, me: int,
+               exclusive: bool, through_holds: bool) -> None:
+        """Store ``entry`` under ``token`` in ``table`` (``calls`` or ``holds``) once nothing
+        stands in its way: announce, then look, back off on a conflict; then refuse (strict
+        mode, a hold in the way, inside a callback) or wait and look again (serialize)."""
         mode = policy.mode
-        calls = self.calls
         pause = 0.0005
+        healed_at = 0.0
+        is_call = table is self.calls
         while True:
             if self.closed:
                 raise ClosedError(f"{type(obj).__name__} is closed")
@@ -248,17 +257,22 @@ class Guard:
                 raise WrongThreadError(
                     f"{type(obj).__name__} is not Send: it was created on thread "
                     f"{self.creator} and must only be used there (this is thread {me})")
-            calls[token] = (me, exclusive, witness)  # announce, then look
-            why = None if mode == OFF else self._conflict(me, exclusive, through_holds)
+            # announce (not yet admitted: an older waiter, a smaller token, goes first), then
+            # look; then admitted, which every later look respects
+            table[token] = (*entry, False) if is_call else entry
+            why = None if mode == OFF else self._conflict(me, exclusive, through_holds, token)
             if why is None:
                 if self.closed:  # closed meanwhile: the closer may not have seen this entry
-                    calls.pop(token, None)
+                    table.pop(token, None)
                     continue
+                if is_call:
+                    table[token] = (*entry, True)
                 return
-            calls.pop(token, None)
-            if self.on_idle and not calls:
+            table.pop(token, None)
+            if self.on_idle and not self.calls:
                 self._run_deferred_release()
-            if self._heal():
+            if pause >= healed_at and self._heal():  # (not at every look: it walks stacks)
+                healed_at = pause * 8
                 continue  # a stale entry was the conflict: look again
             if mode == STRICT or why == "hold" or in_ort_callback():
                 raise ConcurrentUseError(self._describe(obj, exclusive, why, me))
@@ -275,11 +289,15 @@ class Guard:
             self.waiting.pop()
         return min(pause * 2, self.wait_slice)
 
-    def _conflict(self, me: int, exclusive: bool, through_holds: bool) -> str | None:
-        """Why a call by ``me`` cannot join the entries: "call", "hold", or None."""
+    def _conflict(self, me: int, exclusive: bool, through_holds: bool, token: int = 0
+                  ) -> str | None:
+        """Why a call by ``me`` cannot join the entries: "call", "hold", or None. An entry
+        still looking (not admitted) stands in the way only when it is older (a smaller token):
+        of two calls that see each other, the older goes first, so waiters make progress."""
         sync = self.sync
-        for owner, excl, _ in tuple(self.calls.values()):
-            if owner != me and (exclusive or excl or not sync):
+        for other, (owner, excl, _, admitted) in tuple(self.calls.items()):
+            if owner != me and (exclusive or excl or not sync) and \
+                    (admitted or other < token or not token):
                 return "call"
         if not through_holds:
             for holder in tuple(self.holds.values()):
@@ -293,7 +311,7 @@ class Guard:
         one was dropped."""
         frames: dict[int, Any] | None = None
         dead = []
-        for token, (owner, _, witness) in tuple(self.calls.items()):
+        for token, (owner, _, witness, _admitted) in tuple(self.calls.items()):
             if witness is None:
                 continue
             if type(witness) is FrameType:
@@ -332,22 +350,7 @@ class Guard:
         if self.gen != _generation:
             self._after_fork(obj)
         me = _get_ident()
-        mode = policy.mode
-        holds = self.holds
-        pause = 0.0005
-        while True:
-            if self.closed:
-                raise ClosedError(f"{type(obj).__name__} is closed")
-            holds[token] = me  # announce, then look
-            why = None if mode == OFF else self._conflict(me, True, False)
-            if why is None:
-                return
-            holds.pop(token, None)
-            if self._heal():
-                continue
-            if mode == STRICT or why == "hold" or in_ort_callback():
-                raise ConcurrentUseError(self._describe(obj, True, why, me))
-            pause = self._pause(pause)
+        self._admit(self.holds, token, me, obj, me, True, False)
 
     def unhold(self, token: int) -> None:
         """End a hold (idempotent)."""

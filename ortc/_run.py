@@ -67,6 +67,8 @@ COPY_OUT_MAX = 1 << 14
 #: element type -> numpy dtype of the types whose bytes numpy reads as they are (no strings,
 #: no sub-byte packing)
 _PLAIN_DTYPES = plain_dtypes()
+#: the same, dtype -> element type
+_PLAIN_ELEMENT_TYPES: dict[np.dtype[Any], int] = {dt: et for et, dt in _PLAIN_DTYPES.items()}
 
 
 def _tensor_element_type(info: TypeInfo | None) -> ElementType | None:
@@ -413,14 +415,31 @@ class RunEngine:
                     cache = _this_threads(self.value_cache)
                 owner = cache.get((buf, array.shape, spec[1]))
                 if owner is None:
-                    owner = self.cached_value(array, buf, spec[1], name, cache)
+                    owner = self.cached_value(array, buf, spec[1], f"input {name!r}", cache)
                 keep.append(owner)
                 values[i] = owner
             else:
                 values[i] = self.feed_value(name, array, ctx)
         return in_names, values
 
-    def cached_value(self, array: np.ndarray[Any, Any], buf: Any, et: int, name: str,
+    def array_value(self, array: np.ndarray[Any, Any], what: str) -> Any:
+        """An OrtValue over ``array``'s memory from this thread's value cache (see
+        :meth:`prepare_inputs`), or None when the array is not one it takes (not C-contiguous,
+        not of a plain numeric dtype)."""
+        et = _PLAIN_ELEMENT_TYPES.get(array.dtype)
+        if et is None:
+            return None
+        try:
+            buf = _from_buffer(array)
+        except ValueError:  # not C-contiguous
+            return None
+        cache = _this_threads(self.value_cache)
+        owner = cache.get((buf, array.shape, et))
+        if owner is None:
+            owner = self.cached_value(array, buf, et, what, cache)
+        return owner
+
+    def cached_value(self, array: np.ndarray[Any, Any], buf: Any, et: int, context: str,
                      cache: dict[Any, Any]) -> Any:
         """A new OrtValue over ``array``'s memory, kept in this thread's value cache."""
         out = ffi.new("OrtValue**")
@@ -428,7 +447,7 @@ class RunEngine:
         status = self.api.CreateTensorWithDataAsOrtValue(
             self.cpu_info_ptr, buf, array.nbytes, shape, len(shape), et, out)
         if status:
-            raise_status(status, f"input {name!r}")
+            raise_status(status, context)
         owner = _gc(out[0], self.api.ReleaseValue)
         if len(cache) >= _VALUE_CACHE_MAX:
             cache.clear()  # entries in use are held by their runs' ``keep``

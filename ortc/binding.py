@@ -67,6 +67,18 @@ def _release_output_steps(api: Any, arr: Any, count: Any) -> None:
     _free(api, default_allocator()._ptr, slots)
 
 
+class _ArrayBound:
+    """A numpy array bound as it is: the OrtValue over its memory (an owner that releases it)
+    and the array, which stays referenced for as long as ORT's binding refers to its memory
+    (and by every output array viewing it: see get_outputs)."""
+
+    __slots__ = ("_ptr", "array")
+
+    def __init__(self, owner: Any, array: np.ndarray[Any, Any]) -> None:
+        self._ptr = owner
+        self.array = array
+
+
 class IoBinding(Handle):
     """Inputs and outputs bound to a session, for :meth:`Session.run_with_binding`.
 
@@ -155,38 +167,50 @@ class IoBinding(Handle):
             return
         old, self._echoed = self._echoed, echoed
         for value in echoed.values():
-            self._hold(value)
+            if isinstance(value, Value):
+                self._hold(value)
         for value in old.values():
-            self._unhold(value)
+            if isinstance(value, Value):
+                self._unhold(value)
 
     def _note_values_bound(self) -> None:
         self._values_bound = bool(self._caller_inputs or self._output_holds or (
             self._echo_names and not self._echo_names.isdisjoint(self._bound_inputs)))
 
-    def _bind(self, table: dict[str, Any], name: str, value: Value | None) -> None:
+    def _bind(self, table: dict[str, Any], name: str, value: Value | _ArrayBound | None
+              ) -> None:
         """Record a bound value. ORT's binding refers to the value's memory until it is
         unbound, so the binding counts the value as a child: closing the value meanwhile
         defers its release (released at once, the next run read or wrote freed memory)."""
-        if value is not None:
+        if isinstance(value, Value):
             self._hold(value)
         old = table.get(name)
         table[name] = value
-        if old is not None:
+        if isinstance(old, Value):
             self._unhold(old)
 
     def _unbind_all(self, table: dict[str, Any]) -> None:
         held = list(table.values())
         table.clear()
         for value in held:
-            if value is not None:
+            if isinstance(value, Value):
                 self._unhold(value)
 
-    def _value_for(self, data: Any, what: str, element_type: Any = None) -> Value:
+    def _value_for(self, data: Any, what: str) -> Value | _ArrayBound:
+        """What is bound for ``data``: a Value as it is; a C-contiguous array of a plain
+        numeric dtype as an OrtValue over its memory (the session's value cache: rebinding
+        arrays every call is what libraries written for onnxruntime do, and a Value handle per
+        array cost most of such a call); any other array through a Value (a copy in ORT's
+        layout where it needs one)."""
         if isinstance(data, Value):
             data._check_open()
             data._require_value(what)
             return data
-        return Value.from_numpy(data, element_type)
+        if type(data) is np.ndarray:
+            owner = self._session._engine.array_value(data, what)
+            if owner is not None:
+                return _ArrayBound(owner, data)
+        return Value.from_numpy(data)
 
     @staticmethod
     def _array_for(data: Any, what: str) -> Any:
@@ -222,7 +246,7 @@ class IoBinding(Handle):
         value = self._value_for(data, f"input {name!r}")
         check(self._api.BindInput(self._ptr, _model_name(name), value._ptr), f"bind_input {name!r}")
         self._bind(self._bound_inputs, name, value)
-        if isinstance(data, Value):
+        if isinstance(value, Value) and value is data:
             self._caller_inputs[name] = value
         else:
             self._caller_inputs.pop(name, None)
@@ -355,7 +379,7 @@ class IoBinding(Handle):
         shape matches): copy a result to keep it across runs."""
         api = self._api
 
-        def convert(slots: Any, i: int, value: Value | None) -> Any:
+        def convert(slots: Any, i: int, value: Value | _ArrayBound | None) -> Any:
             owner = take_output(api, slots, i)
             return ortvalue_to_python(api, owner, owner if value is None else value, True)
 
@@ -369,7 +393,8 @@ class IoBinding(Handle):
         return self._each_output(lambda slots, i, value: Value._take(
             api, slots, i, () if value is None else (value,)))
 
-    def _each_output(self, convert: Callable[[Any, int, Value | None], T]) -> list[T]:
+    def _each_output(self, convert: Callable[[Any, int, Value | _ArrayBound | None], T]
+                     ) -> list[T]:
         """``convert(slots, i, bound value or None)`` for each bound output after a run; the
         slots ORT handed out and not taken are released, also on an error."""
         api = self._api
@@ -386,8 +411,8 @@ class IoBinding(Handle):
         finally:
             _release_outputs(api, arr, count)
 
-    def _bound_per_output(self) -> list[Value | None]:
-        """The Value whose memory each output is, in ORT's binding order: the Value bound to
+    def _bound_per_output(self) -> list[Value | _ArrayBound | None]:
+        """What each output's memory is, in ORT's binding order: the Value (or array) bound to
         it, or for an output that is also an input the input Value the last run read
         (:meth:`_after_run`); None: memory ORT allocated."""
         echoed = self._echoed
