@@ -13,7 +13,7 @@ import sys
 from functools import partial
 from typing import Any, Callable, ClassVar, TypeVar
 
-from . import _guard, _process
+from . import _guard
 from ._ffi import ffi
 from ._guard import Guard, releasing
 from .errors import ClosedError

@@ -26,7 +26,6 @@ from ._cstr import NameArray
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._guard import Entries
-from ._handle import Handle
 from . import _interrupt
 from . import run_options as _run_options_module
 from ._interrupt import watcher

@@ -21,7 +21,7 @@ from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
 from ._enums import ElementType
 from ._status import call_out, check, ignore
-from .errors import ClosedError, InvalidArgument
+from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
 from .threads import exclusive
 from .value import Value

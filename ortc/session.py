@@ -13,10 +13,9 @@ import os
 import stat
 import sys
 import _thread
-import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar, cast
 
-from . import _guard, _loader, _process
+from . import _loader, _process
 from ._cstr import fspath
 from ._enums import ElementType
 from ._ffi import ffi
@@ -25,12 +24,12 @@ from ._handle import Handle, live_handles
 from ._interrupt import MAIN_THREAD, main_thread_after_fork, watcher
 from ._loader import Api
 from ._run import RunEngine
-from ._status import call_out, check, ignore, raise_status
+from ._status import call_out, check, ignore
 from .env import Env, get_env
-from .errors import ClosedError, InvalidArgument, OrtError, RunTimeout, closest_name
+from .errors import InvalidArgument, closest_name
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .providers import session_run_rule
-from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
+from .run_options import RunOptions
 from .threads import exclusive, shared
 from .typeinfo import NodeArg, take_type_info
 
@@ -119,7 +118,7 @@ def _check_given_initializers(model: str | bytes | bytearray,
     """Refuse initializers the model does not have, or has with another element type or
     shape: ORT ignores the first, computes another graph with the second and reads the third
     as the declared type, past the end of a smaller buffer (see ortc._model_proto)."""
-    from ._model_proto import ProtoError, declared_initializers
+    from ._model_proto import declared_initializers
 
     try:
         if isinstance(model, str):
