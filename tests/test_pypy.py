@@ -72,7 +72,7 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
     assert got["concurrent_runs"] is True
     assert got["pickle_and_fork"] == [expected["add"], expected["add"]]
     assert got["dlpack"] == ["float64", True, "float64", True]
-    assert got["served_paths"] == [["Lane", "OpenLane", "ShapeStages"], 0], got["served_paths"]
+    assert got["repeated_runs"] == 0, got["repeated_runs"]
     assert got["handles_released"] == {}
 
 
