@@ -19,7 +19,7 @@ CPython and on PyPy alike. So no step relies on where an interpreter checks for 
 * a call's token is made before its entry, and the entry is made inside the ``try`` whose
   ``finally`` leaves it: an interrupt during the entry finds the exit;
 * leaving is ``dict.pop(token, None)``: idempotent, whatever was or was not entered;
-* an entry records the frame of the call that made it (its id), and counts only while that frame is on
+* an entry records the frame of the call that made it, and counts only while that frame is on
   its thread's stack. An interrupt that stops a ``finally`` before its leave (possible at any
   instruction) leaves an entry whose frame has returned: the next conflict finds it dead and
   drops it (:meth:`Guard._heal`). A stale entry can thus delay nothing and refuse nothing.
@@ -158,7 +158,7 @@ def _drain_at_exit(limit: float = 2.0) -> None:
 _process.at_exit(_process.RUNS_IN_FLIGHT, _drain_at_exit)
 
 
-#: an entry: (owner: a thread ident or a job id, exclusive, witness: the id of the frame of the call that
+#: an entry: (owner: a thread ident or a job id, exclusive, witness: the frame of the call that
 #: made it, the Entries of a run_async job, or None, admitted: False while it is still looking)
 _Entry = Tuple[int, bool, Any, bool]
 
@@ -314,7 +314,7 @@ class Guard:
         for token, (owner, _, witness, _admitted) in tuple(self.calls.items()):
             if witness is None:
                 continue
-            if type(witness) is int:
+            if type(witness) is FrameType:
                 if frames is None:
                     frames = sys._current_frames()
                 if not _on_stack(witness, frames.get(owner)):
@@ -466,14 +466,10 @@ class Guard:
                  " (a run_async run)") + "; close it after those calls return")
 
 
-def _on_stack(frame_id: int, top: Any) -> bool:
-    """Whether the frame whose id is ``frame_id`` is on the stack whose innermost frame is
-    ``top``. Entries keep a frame's id, not the frame: a frame kept would keep its locals (a
-    run's Values, a binding) alive for as long as a stale entry lasted, and make a reference
-    cycle of every call. A frame made later at the same address reads as alive while it runs:
-    the stale entry goes at a later look."""
+def _on_stack(frame: FrameType, top: Any) -> bool:
+    """Whether ``frame`` is on the stack whose innermost frame is ``top``."""
     while top is not None:
-        if id(top) == frame_id:
+        if top is frame:
             return True
         top = top.f_back
     return False
@@ -497,10 +493,9 @@ class Entries:
 
     __slots__ = ("held", "frame", "thread", "owner", "accepted", "done")
 
-    def __init__(self, frame: FrameType | int | None, job: bool = False) -> None:
+    def __init__(self, frame: FrameType | None, job: bool = False) -> None:
         self.held: list[tuple[Guard, int]] = []
-        #: the witness frame's id (a frame or its id given)
-        self.frame = frame if frame is None or type(frame) is int else id(frame)
+        self.frame = frame
         self.thread = _get_ident() if job else 0  # (read by alive(): jobs only)
         self.owner = _next_job() if job else 0
         self.accepted = False
@@ -593,7 +588,7 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
                 raise ClosedError(f"{type(self).__name__} is closed")
             token = _next_token()
             try:
-                guard.enter(token, self, exclusive, id(_getframe()))
+                guard.enter(token, self, exclusive, _getframe())
                 return fn(self, *a, **k)
             finally:
                 guard.leave(token)
@@ -612,12 +607,12 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
             # through the frame's locals, garbage for the collector at every call)
             guard.enter(token, self, exclusive or (exclusive_when is not None and
                                                    bool(getattr(self, exclusive_when))),
-                        id(_getframe()))
+                        _getframe())
             for name, position, arg_exclusive in args:
                 value = a[position] if len(a) > position else k.get(name)
                 if value is not None and hasattr(type(value), "_guard"):
                     if entries is None:
-                        entries = Entries(id(_getframe()))
+                        entries = Entries(_getframe())
                     entries.enter(value, arg_exclusive)
             return fn(self, *a, **k)
         finally:

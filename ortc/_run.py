@@ -220,6 +220,7 @@ class RunContext:
             private.close()
         elif self.fired:
             self.rearm_options()
+        self.frame = None  # it holds this context among its locals
         # what the run held goes now, not with this context (which has a finalizer: PyPy
         # frees such an object one collection later, and its Values with it)
         self.keep.clear()
@@ -585,7 +586,7 @@ class RunEngine:
     def run(self, sess_ptr: Any, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: Any, timeout: Any, as_values: bool) -> list[Any]:
         """Session.run's and run_with_values's work: the straight line."""
-        ctx = RunContext(self.api.ReleaseValue, id(_getframe()))
+        ctx = RunContext(self.api.ReleaseValue, _getframe())
         try:
             ctx.arm(run_options, timeout)
             wanted = self.output_list(output_names)
@@ -603,7 +604,7 @@ class RunEngine:
                   timeout: Any) -> None:
         """Session.run_with_binding's work: the caller's bound Values entered for the run (see
         IoBinding._enter_bound), then ORT's RunWithBinding."""
-        ctx = RunContext(self.api.ReleaseValue, id(_getframe()))
+        ctx = RunContext(self.api.ReleaseValue, _getframe())
         try:
             ctx.arm(run_options, timeout)
             echoed = binding._enter_bound(ctx.entries) if binding._values_bound else None
@@ -623,7 +624,7 @@ class RunEngine:
         has run on ORT's thread; up to RunAsync's status, a failure anywhere closes it here."""
         from ._callbacks import AsyncJob, releaser, run_async_callback
 
-        ctx = RunContext(self.api.ReleaseValue, id(_getframe()), job=True)
+        ctx = RunContext(self.api.ReleaseValue, _getframe(), job=True)
         retained = False
         job: AsyncJob | None = None
         try:
