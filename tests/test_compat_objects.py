@@ -162,8 +162,9 @@ def test_sessions_are_freed_when_their_last_reference_goes() -> None:
     """20 sessions made, used and dropped with the cyclic collector off: each is gone at once
     (its native session released, its thread pool joined), as onnxruntime's are; no compat
     object sits in a reference cycle."""
-    handles_before = ortc.live_handles().get("Session", 0)
+    gc.collect()  # sessions earlier tests dropped go now, not in the middle of the count below
     _session(compat).run(None, AB)  # what the first session makes once (the environment...)
+    handles_before = ortc.live_handles().get("Session", 0)
     threads_before = _native_threads()
     refs = []
     with _no_cyclic_gc() as unreachable:
@@ -174,7 +175,9 @@ def test_sessions_are_freed_when_their_last_reference_goes() -> None:
             _use_everything(sess)
             refs.append(weakref.ref(sess))
             del sess, so
-            assert ortc.live_handles().get("Session", 0) == handles_before
+            # none made here is left (a session an earlier test dropped may go meanwhile: a
+            # run_async's is let go on ortc's releaser thread, so the count may also fall)
+            assert ortc.live_handles().get("Session", 0) <= handles_before
         assert [r for r in refs if r() is not None] == []
         assert _native_threads() <= threads_before
     compat_objects = [type(o).__qualname__ for o in unreachable
