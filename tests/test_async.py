@@ -105,8 +105,10 @@ def test_the_caller_of_run_async_cannot_write_what_the_run_reads(mode: str) -> N
             with pytest.raises(ortc.ConcurrentUseError):
                 ro.tag = "other"  # an exclusive setter of the run's options
         else:
-            x.fill(100.0)  # waits until the job has let go of x
-            assert f.done()
+            # waits until the job has let go of x; the holds end just before the Future is
+            # completed, so the Future may still be pending here. Had fill() not waited, the
+            # run would have read 100s and the result below would differ.
+            x.fill(100.0)
         np.testing.assert_array_equal(f.result(timeout=120)[0], want)
         x.fill(1.0)  # the run is over: it holds nothing (its holds end before its result)
         ro.tag = "free"
