@@ -14,6 +14,7 @@ engine and bindings call them directly for feeds and outputs.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any, cast
 
@@ -25,7 +26,7 @@ from ._handle import Handle
 from ._loader import Api
 from ._status import call_out, check, raise_status
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
-    unpack_subbyte
+    plain_dtypes, unpack_subbyte
 from .errors import InvalidArgument
 from .memory import cpu_memory_info, default_allocator
 
@@ -285,22 +286,67 @@ def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
     return raw
 
 
+#: element type -> numpy dtype of the types whose bytes numpy reads as they are (no strings,
+#: no sub-byte packing)
+_COPYABLE = plain_dtypes()
+
+
 class _Scratch:
     """Out-parameters for one shape query. Taken from a pool and given back after use, so a
     call never shares them with an overlapping one on the same thread (a run that a signal
     handler starts while this thread is between the C call and reading its results)."""
 
-    __slots__ = ("elem", "dims", "dims_arg", "count")
+    __slots__ = ("elem", "dims", "dims_arg", "count", "data")
 
     def __init__(self) -> None:
         self.elem = ffi.new("ONNXTensorElementDataType*")
         self.dims = ffi.new("int64_t**")
         self.dims_arg = ffi.cast("const int64_t**", self.dims)
         self.count = ffi.new("size_t*")
+        self.data = ffi.new("void**")
 
 
 #: free _Scratch sets; list.pop and list.append are atomic, with or without the GIL
 _scratch_pool: list[_Scratch] = []
+
+
+def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
+                         ) -> tuple[int, tuple[int, ...], np.ndarray[Any, Any] | None]:
+    """The element type and shape of the tensor ``raw``, and a new array holding a copy of
+    its data when its type is one numpy reads as it is and it has at most ``max_bytes``
+    (else None: the caller views it)."""
+    if not api.fast_shape:
+        et, shape = tensor_shape_and_type(api, raw)
+        dtype = _COPYABLE.get(et)
+        if dtype is None or dtype.itemsize * math.prod(shape) > max_bytes:
+            return et, shape, None
+        return et, shape, np.array(tensor_view(api, raw, et, shape, None, False), copy=True)
+    pool = _scratch_pool
+    try:
+        sc = pool.pop()
+    except IndexError:
+        sc = _Scratch()
+    status = api.GetTensorElementTypeAndShapeDataReference(raw, sc.elem, sc.dims_arg, sc.count)
+    if status:
+        raise_status(status)
+    n = sc.count[0]
+    shape = tuple(ffi.unpack(sc.dims[0], n)) if n else ()  # type: ignore[arg-type]
+    et = int(sc.elem[0])
+    dtype = _COPYABLE.get(et)
+    copy = None
+    if dtype is not None:
+        size = dtype.itemsize
+        for d in shape:
+            size *= d
+        if size <= max_bytes:
+            copy = np.empty(shape, dtype)
+            if size:
+                status = api.GetTensorMutableData(raw, sc.data)
+                if status:
+                    raise_status(status)
+                ffi.memmove(copy, sc.data[0], size)
+    pool.append(sc)
+    return et, shape, copy
 
 
 def tensor_shape_and_type(api: Api, raw: Any) -> tuple[int, tuple[int, ...]]:

@@ -31,7 +31,7 @@ from . import run_options as _run_options_module
 from ._interrupt import watcher
 from ._loader import Api
 from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
-                            ortvalue_to_python, take_output, tensor_shape_and_type,
+                            ortvalue_to_python, take_output, tensor_copy_or_shape,
                             tensor_view)
 from ._status import error_from_status, raise_status
 from .dtypes import STRING_KINDS, bits_for, element_type_for, feed_dtype, plain_dtypes
@@ -58,7 +58,6 @@ _ffi_release = ffi.release
 _from_buffer = ffi.from_buffer
 _cast = ffi.cast
 _monotonic = time.monotonic
-_memmove = ffi.memmove
 
 #: outputs of at most this many bytes are copied into a new array rather than viewed: for a
 #: small tensor a copy costs less than the owner chain a view needs (docs/PERFORMANCE.md)
@@ -273,6 +272,7 @@ class RunEngine:
     def __init__(self, api: Api, inputs: list[NodeArg], outputs: list[NodeArg],
                  initializers: list[NodeArg]) -> None:
         self.api = api
+        self.release_value = api.ReleaseValue
         self.inputs = inputs
         self.feedable = {a.name: a for a in (*inputs, *initializers)}
         self.output_index = {a.name: a for a in outputs}
@@ -536,19 +536,13 @@ class RunEngine:
                 if raw == _NULL:
                     continue
                 if tensor[i]:
-                    et, shape = tensor_shape_and_type(api, raw)
-                    dtype = _PLAIN_DTYPES.get(et)
-                    if dtype is not None:
-                        size = dtype.itemsize
-                        for d in shape:
-                            size *= d
-                        if size <= COPY_OUT_MAX:
-                            # small: a copy of its own (the value stays in its slot, for
-                            # close() to release), cheaper than a view's owner chain
-                            result[i] = self.copied_out(raw, shape, dtype, size)
-                            continue
-                    owner = take_output(api, outputs, i)  # from here the owner releases it
-                    result[i] = tensor_view(api, owner, et, shape, owner, True)
+                    # small: a copy of its own (the value stays in its slot, for close() to
+                    # release), cheaper than a view's owner chain
+                    et, shape, out = tensor_copy_or_shape(api, raw, COPY_OUT_MAX)
+                    if out is None:
+                        owner = take_output(api, outputs, i)  # from here the owner releases it
+                        out = tensor_view(api, owner, et, shape, owner, True)
+                    result[i] = out
                 else:
                     owner = take_output(api, outputs, i)
                     result[i] = ortvalue_to_python(api, owner, owner, True)
@@ -570,26 +564,16 @@ class RunEngine:
             repeated.append(r)
         return repeated
 
-    def copied_out(self, raw: Any, shape: tuple[int, ...], dtype: np.dtype[Any],
-                   size: int) -> np.ndarray[Any, Any]:
-        """A new array holding the tensor ``raw``'s ``size`` bytes."""
-        arr = np.empty(shape, dtype)
-        if size:
-            data = ffi.new("void**")
-            status = self.api.GetTensorMutableData(raw, data)
-            if status:
-                raise_status(status)
-            _memmove(_from_buffer(arr), data[0], size)
-        return arr
-
     # -- the entry points' work ------------------------------------------------------------------
     def run(self, sess_ptr: Any, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: Any, timeout: Any, as_values: bool) -> list[Any]:
         """Session.run's and run_with_values's work: the straight line."""
-        ctx = RunContext(self.api.ReleaseValue, _getframe())
+        ctx = RunContext(self.release_value, _getframe())
         try:
             ctx.arm(run_options, timeout)
-            wanted = self.output_list(output_names)
+            wanted = self.lists.get(output_names) if output_names is None else None
+            if wanted is None:
+                wanted = self.output_list(output_names)
             in_names, values = self.prepare_inputs(feeds, ctx)
             count = ctx.count = wanted.count
             outputs = ctx.outputs = ffi.new("OrtValue*[]", count)
@@ -604,7 +588,7 @@ class RunEngine:
                   timeout: Any) -> None:
         """Session.run_with_binding's work: the caller's bound Values entered for the run (see
         IoBinding._enter_bound), then ORT's RunWithBinding."""
-        ctx = RunContext(self.api.ReleaseValue, _getframe())
+        ctx = RunContext(self.release_value, _getframe())
         try:
             ctx.arm(run_options, timeout)
             echoed = binding._enter_bound(ctx.entries) if binding._values_bound else None
@@ -624,7 +608,7 @@ class RunEngine:
         has run on ORT's thread; up to RunAsync's status, a failure anywhere closes it here."""
         from ._callbacks import AsyncJob, releaser, run_async_callback
 
-        ctx = RunContext(self.api.ReleaseValue, _getframe(), job=True)
+        ctx = RunContext(self.release_value, _getframe(), job=True)
         retained = False
         job: AsyncJob | None = None
         try:
