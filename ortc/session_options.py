@@ -283,10 +283,13 @@ class SessionOptions(Handle):
 
     @exclusive("RegisterCustomOpsLibrary_V2")
     def register_custom_ops_library(self, path: str | os.PathLike[str]) -> None:
-        """Load a shared library of custom operators."""
-        check(self._api.RegisterCustomOpsLibrary_V2(self._ptr, fspath(path, "custom op library")),
-              f"custom op library {os.fspath(path)!r}")
+        """Load a shared library of custom operators (a file cut short is refused, as
+        :func:`ortc.load` refuses one: loading it would kill the process)."""
+        cpath = fspath(path, "custom op library")
         given = os.fsdecode(os.fspath(path))  # a bare name is left to dlopen's search path
+        _loader.refuse_truncated(given, "custom op library")
+        check(self._api.RegisterCustomOpsLibrary_V2(self._ptr, cpath),
+              f"custom op library {os.fspath(path)!r}")
         self._record.libraries.append(os.path.abspath(given) if os.sep in given else given)
 
     @exclusive("DisablePerSessionThreads")
@@ -306,6 +309,7 @@ class SessionOptions(Handle):
         given = dict(opts)
         short, canonical = provider_names(name)
         api = self._api
+        _refuse_truncated_provider_libraries(api, short, opts)
         if short == "CPU":
             if "use_arena" in opts:
                 switch = opts.pop("use_arena")
@@ -411,6 +415,30 @@ def _options_from_recipe(recipe: OptionsRecipe) -> SessionOptions:
 # (plain data only: the recipe dataclasses are made from it on demand, so that a session that
 # never asks for its recipe does not import ortc.recipe: making its two dataclasses was 0.8 ms
 # of the cold start)
+
+#: providers ORT loads from a shared library beside its own when one is first appended
+#: (``libonnxruntime_providers_<name>.so``, after ``libonnxruntime_providers_shared.so``)
+_PROVIDER_LIBRARIES = {"cuda": "cuda", "tensorrt": "tensorrt", "openvino": "openvino",
+                       "migraphx": "migraphx", "vitisai": "vitisai", "qnn": "qnn",
+                       "cann": "cann", "dnnl": "dnnl", "rocm": "rocm",
+                       "nvtensorrtrtx": "nv_tensorrt_rtx"}
+#: provider options whose values name shared objects the provider loads (';' between several)
+_LIBRARY_OPTIONS = ("backend_path", "trt_engine_decryption_lib_path",
+                    "trt_extra_plugin_lib_paths")
+
+
+def _refuse_truncated_provider_libraries(api: Any, short: str, opts: Mapping[str, Any]) -> None:
+    """The shared objects appending provider ``short`` makes ORT load go through the checks
+    ortc.load makes (a file cut short kills the process inside dlopen)."""
+    for key in _LIBRARY_OPTIONS:
+        for path in str(opts.get(key, "")).split(";"):
+            _loader.refuse_truncated(path, f"{short} option {key!r}:")
+    suffix = _PROVIDER_LIBRARIES.get(short.lower())
+    if suffix is not None:
+        folder = os.path.dirname(api.info.path)
+        for file in ("libonnxruntime_providers_shared.so", f"libonnxruntime_providers_{suffix}.so"):
+            _loader.refuse_truncated(os.path.join(folder, file), f"{short} provider library")
+
 
 class OptionsRecord:
     """The mutable log a SessionOptions keeps next to its ORT object (one per options object;

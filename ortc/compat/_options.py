@@ -16,7 +16,7 @@ import numpy as np
 import ortc
 
 from ._enums import ExecutionMode, ExecutionOrder, GraphOptimizationLevel
-from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, translate, unpicklable
+from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, ort_error, translate, unpicklable
 from ._ortvalue import OrtValue
 
 #: attribute -> default, as onnxruntime 1.32's SessionOptions has them
@@ -170,6 +170,8 @@ class SessionOptions:
         with ortc.SessionOptions() as trial:
             try:
                 trial.register_custom_ops_library(path)
+            except ortc.LibraryNotFoundError as err:  # a file cut short: onnxruntime's class
+                raise ort_error(int(ortc.ErrorCode.FAIL), str(err)) from None
             except ortc.Error as err:
                 raise translate(err, f"custom op library {path!r}") from None
         self._custom_op_libraries.append(path)
