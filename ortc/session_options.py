@@ -258,6 +258,7 @@ class SessionOptions(Handle):
         """Replace the initializer ``name`` with ``value`` (kept alive for the session)."""
         v = value if isinstance(value, Value) else Value.from_numpy(value)
         v._check_open()
+        v._require_tensor(f"initializer {name!r}")  # an empty optional crashed AddInitializer
         keep = ffi.new("char[]", utf8(name, "initializer name"))
         check(self._api.AddInitializer(self._ptr, keep, v._ptr), f"initializer {name!r}")
         self._hold(v)
@@ -270,6 +271,9 @@ class SessionOptions(Handle):
         """Supply initializers stored outside the model, by name (kept alive for the session)."""
         values = [v if isinstance(v, Value) else Value.from_numpy(v)
                   for v in initializers.values()]
+        for name, v in zip(initializers, values):
+            v._check_open()
+            v._require_tensor(f"initializer {name!r}")  # an empty optional crashed ORT
         names, bufs = c_strings(initializers, "initializer name")
         ptrs = ffi.new("OrtValue*[]", [v._ptr for v in values])
         check(self._api.AddExternalInitializers(
