@@ -120,7 +120,7 @@ def _check_map_values(items: list[tuple[Any, Any]]) -> None:
 
 
 #: how a message names a Value of each kind that is not a tensor
-_KIND_NAMES = {ValueKind.SEQUENCE: "sequence", ValueKind.MAP: "map",
+_KIND_NAMES: dict[int, str] = {ValueKind.SEQUENCE: "sequence", ValueKind.MAP: "map",
                ValueKind.SPARSETENSOR: "sparse tensor", ValueKind.OPAQUE: "opaque value",
                ValueKind.OPTIONAL: "optional"}
 
