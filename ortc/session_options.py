@@ -255,7 +255,15 @@ class SessionOptions(Handle):
 
     @exclusive("AddInitializer", args={"value": "shared"})
     def add_initializer(self, name: str, value: Value | np.ndarray[Any, Any]) -> None:
-        """Replace the initializer ``name`` with ``value`` (kept alive for the session)."""
+        """Replace the initializer ``name`` with ``value`` (kept alive for the session).
+
+        A numpy array is shared, not copied (as onnxruntime shares an OrtValue's memory): ORT
+        reads the initializer from the array's memory for as long as the session lives, so
+        writing into the array later changes what the session computes (where ORT did not
+        copy the weight itself, e.g. into a prepacked form), and a pickle of the options or
+        of the session carries the array's contents as they are when it is pickled. Pass
+        ``array.copy()`` to keep the two apart. An array numpy cannot hand over as it is (not
+        C-contiguous, another byte order) is copied once, and that copy is what is shared."""
         v = value if isinstance(value, Value) else Value.from_numpy(value)
         v._check_open()
         v._require_tensor(f"initializer {name!r}")  # an empty optional crashed AddInitializer
@@ -268,7 +276,8 @@ class SessionOptions(Handle):
     @exclusive("AddExternalInitializers")
     def add_external_initializers(self, initializers: Mapping[str, Value | np.ndarray[Any, Any]]
                                   ) -> None:
-        """Supply initializers stored outside the model, by name (kept alive for the session)."""
+        """Supply initializers stored outside the model, by name (kept alive for the session).
+        Numpy arrays are shared with the session, as in :meth:`add_initializer`."""
         values = [v if isinstance(v, Value) else Value.from_numpy(v)
                   for v in initializers.values()]
         for name, v in zip(initializers, values):
