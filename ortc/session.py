@@ -157,8 +157,6 @@ def _check_external_data(model: str | bytes | bytearray, named_folder: str | Non
     from bytes; either way also the folder ``named_folder`` names), whatever the library's
     own checks (ORT checks locations only from 1.25.1). The walk never reads tensor data: a
     model without external data costs a search of its small messages (ortc._model_proto)."""
-    from ._model_proto import ProtoError, external_locations
-
     data: Any = model
     if isinstance(model, str):
         try:  # non-blocking: a path swapped for a FIFO since its check must not hang here
@@ -180,6 +178,10 @@ def _check_external_data(model: str | bytes | bytearray, named_folder: str | Non
     try:
         if data[4:8] == b"ORTM":  # an ORT-format model (flatbuffers) has no external data
             return
+        if len(data) <= 1 << 16 and data.find(b"location") == -1:
+            return  # a small model without one (the reader is not even imported)
+        from ._model_proto import ProtoError, external_locations
+
         try:
             located = external_locations(data)
         except ProtoError as exc:
