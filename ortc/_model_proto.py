@@ -18,9 +18,10 @@ to the model's folder, and checks that the file lies in that folder only from 1.
 library reads ``../../etc/passwd`` as readily as a weight file). ``external_locations`` lists
 every such entry, wherever ORT may look for one: initializers and sparse initializers of every
 graph, tensors and sparse tensors held by attributes (a Constant's value, a subgraph's), the
-graphs of functions and training info. A message whose bytes do not contain ``location`` holds
-no such entry and is skipped with one search, so a model without external data costs one scan
-of its bytes.
+graphs of functions and training info. A small message whose bytes do not contain
+``location`` holds no such entry and is skipped with one search; a large one is walked field by
+field, tensor data skipped by its length, so a model without external data costs a search of
+its small messages whatever the size of its weights.
 """
 
 from __future__ import annotations
