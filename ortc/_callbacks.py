@@ -123,6 +123,10 @@ class _Releaser:
                 fn()
             except BaseException:  # noqa: BLE001 - a release failure must not kill the thread
                 pass
+            finally:
+                # let go before waiting for the next: the last job's releases (a session's
+                # _child_released) kept that session, and its memory, until another run_async
+                del fn
 
 
 releaser = _Releaser()

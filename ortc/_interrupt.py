@@ -154,6 +154,7 @@ class Watcher:
                         continue
                     self._fired.add(seq)
                     _terminate(ro)
+                ro = None  # not kept while this thread waits (it may hold adapters)
                 timeout = (self._heap[0][0] - now) if self._heap else None
                 if self._sig_r < 0:
                     if self._wake is None:

@@ -276,12 +276,19 @@ def elf_truncation(path: str) -> str | None:
 _DLOPEN_FLAGS = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
 
 
-def _open(path: str, source: str, searched: list[str]) -> Api:
+def refuse_truncated(path: str, what: str = "") -> None:
+    """Raise LibraryNotFoundError when the shared object ``path`` is cut short (see
+    elf_truncation): every shared object ortc has loaded (this library, custom-op libraries,
+    provider libraries) passes here first. A bare name is the system loader's to find."""
     if os.sep in path:
         cut = elf_truncation(path)
         if cut is not None:
-            raise LibraryNotFoundError(f"{path} is truncated ({cut}); loading it would crash "
-                                       f"the process")
+            raise LibraryNotFoundError(f"{what + ' ' if what else ''}{path} is truncated "
+                                       f"({cut}); loading it would crash the process")
+
+
+def _open(path: str, source: str, searched: list[str]) -> Api:
+    refuse_truncated(path)
     try:
         # never unloaded (RTLD_NODELETE): cffi closes the library when its object goes, at the
         # latest as the interpreter finalizes, while code outside Python may still call into

@@ -609,7 +609,7 @@ class RunEngine:
         from ._callbacks import AsyncJob, releaser, run_async_callback
 
         ctx = RunContext(self.release_value, _getframe(), job=True)
-        retained = False
+        retained = taken = False
         job: AsyncJob | None = None
         try:
             ctx.arm(run_options, timeout, ctrl_c=False)  # not on this thread: no Ctrl-C
@@ -645,12 +645,14 @@ class RunEngine:
                                        outputs, run_async_callback, job.handle)
             if status:
                 raise_status(status, "RunAsync")
+            taken = True  # ORT took it: the completion closes the context
             future = job.future
-            job = None  # ORT took it: the completion closes the context
+            job = None
             return future
         finally:
-            if job is not None:  # never started: everything goes back here
-                job.abandon()
+            if not taken:  # never started (a feed refused, RunAsync failed): all goes back here
+                if job is not None:
+                    job.abandon()
                 ctx.entries.accepted = False
                 try:
                     ctx.close()

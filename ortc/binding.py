@@ -19,7 +19,7 @@ from ._numpy_bridge import as_array, is_array_like, ortvalue_to_python, take_out
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
-from ._enums import ElementType
+from ._enums import ElementType, ValueKind
 from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
@@ -196,7 +196,7 @@ class IoBinding(Handle):
             if isinstance(value, Value):
                 self._unhold(value)
 
-    def _value_for(self, data: Any, what: str) -> Value | _ArrayBound:
+    def _value_for(self, data: Any, what: str, tensor: bool = False) -> Value | _ArrayBound:
         """What is bound for ``data``: a Value as it is; a C-contiguous array of a plain
         numeric dtype as an OrtValue over its memory (the session's value cache: rebinding
         arrays every call is what libraries written for onnxruntime do, and a Value handle per
@@ -205,6 +205,8 @@ class IoBinding(Handle):
         if isinstance(data, Value):
             data._check_open()
             data._require_value(what)
+            if tensor:  # another kind reached the kernel as its tensor (ORT 1.16: an output)
+                data._require_tensor(what)
             return data
         if type(data) is np.ndarray:
             owner = self._session._engine.array_value(data, what)
@@ -243,7 +245,7 @@ class IoBinding(Handle):
                 and data.dtype.kind not in "USO":
             raise InvalidArgument(f"bind_input {name!r}: expected {arg.type.type_str}, got "
                                   f"dtype {data.dtype}")
-        value = self._value_for(data, f"input {name!r}")
+        value = self._value_for(data, f"input {name!r}", arg.type.kind == ValueKind.TENSOR)
         check(self._api.BindInput(self._ptr, _model_name(name), value._ptr), f"bind_input {name!r}")
         self._bind(self._bound_inputs, name, value)
         if isinstance(value, Value) and value is data:
@@ -283,7 +285,7 @@ class IoBinding(Handle):
                 if arg.dtype is not None and data.dtype != arg.dtype:
                     raise InvalidArgument(f"bind_output {name!r}: expected "
                                           f"{arg.type.type_str}, got dtype {data.dtype}")
-            value = self._value_for(data, f"output {name!r}")
+            value = self._value_for(data, f"output {name!r}", arg.type.kind == ValueKind.TENSOR)
             # a caller's Value is written by every run while bound: hold it now (a conflict
             # raises before ORT refers to it); an array's Value is ours alone
             hold = Hold(value) if isinstance(data, Value) else None

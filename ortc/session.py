@@ -26,7 +26,7 @@ from ._loader import Api
 from ._run import RunEngine
 from ._status import call_out, check, ignore
 from .env import Env, get_env
-from .errors import InvalidArgument, closest_name
+from .errors import InvalidArgument, InvalidProtobuf, closest_name
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .providers import session_run_rule
 from .run_options import RunOptions
@@ -144,6 +144,96 @@ def _check_given_initializers(model: str | bytes | bytearray,
                 f"would read it as the declared type and shape)")
 
 
+#: the session config entry that names the folder of a model's external data files (a model
+#: from bytes; newer libraries use it for a model from a path too)
+EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+#: the location ORT reads as "the data is at the memory address in ``offset``"
+_MEMORY_ADDRESS_TAG = "*/_ORT_MEM_ADDR_/*"
+
+
+def _check_external_data(model: str | bytes | bytearray, named_folder: str | None) -> None:
+    """Refuse a model whose tensors keep their data in a file outside the folders ORT may
+    read it from (the model's folder for a model from a path, the current folder for one
+    from bytes; either way also the folder ``named_folder`` names), whatever the library's
+    own checks (ORT checks locations only from 1.25.1). The walk never reads tensor data: a
+    model without external data costs a search of its small messages (ortc._model_proto)."""
+    data: Any = model
+    if isinstance(model, str):
+        try:  # non-blocking: a path swapped for a FIFO since its check must not hang here
+            fd = os.open(model, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return  # ORT names the problem
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise InvalidArgument(f"model path {model!r} is not a regular file")
+            if st.st_size <= 1 << 16:
+                data = os.read(fd, st.st_size)  # a small file: cheaper read than mapped
+            else:
+                import mmap
+
+                data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+    try:
+        if data[4:8] == b"ORTM":  # an ORT-format model (flatbuffers) has no external data
+            return
+        if len(data) <= 1 << 16 and data.find(b"location") == -1:
+            return  # a small model without one (the reader is not even imported)
+        from ._model_proto import ProtoError, external_locations
+
+        try:
+            located = external_locations(data)
+        except ProtoError as exc:
+            if data.find(b"location") == -1:
+                return  # no external data: ORT names what is wrong
+            raise InvalidProtobuf(f"the model is not a well-formed ONNX protobuf ({exc}); "
+                                  f"its external data could not be checked") from None
+    finally:
+        if not isinstance(data, (bytes, bytearray)):
+            data.close()
+    if not located:
+        return
+    # where ORT looks: beside a model from a path, in the current folder for one from bytes
+    folders = [os.path.dirname(os.path.abspath(model)) if isinstance(model, str)
+               else os.getcwd()]
+    if named_folder:
+        folders.append(os.path.abspath(named_folder))
+    for name, location in located:
+        why = _location_problem(location, folders)
+        if why is not None:
+            raise InvalidArgument(
+                f"tensor {name!r}: external data location {location!r} {why}: refused (ortc "
+                f"lets a model read only files inside its folder, "
+                f"{folders[0] if len(folders) == 1 else ' and '.join(folders)})")
+
+
+def _location_problem(location: str, folders: list[str]) -> str | None:
+    """Why ORT must not read the external data file ``location`` (relative to each of
+    ``folders``), or None."""
+    if "\0" in location:
+        return "holds a NUL byte"
+    if _MEMORY_ADDRESS_TAG in location:
+        return "is ORT's tag for data at a memory address"
+    if os.path.isabs(location):
+        return "is an absolute path"
+    normal = os.path.normpath(location)
+    if normal == os.pardir or normal.startswith(os.pardir + os.sep):
+        return "leaves its folder ('..')"
+    for folder in folders:
+        base = os.path.realpath(folder)
+        target = os.path.realpath(os.path.join(folder, location))
+        if os.path.commonpath([base, target]) != base:
+            return f"resolves to {target!r} (through a symbolic link), outside {base!r}"
+        try:
+            mode = os.stat(target).st_mode
+        except OSError:
+            continue  # a missing file: ORT names it
+        if not stat.S_ISREG(mode):  # a FIFO would block ORT's read forever
+            return "is not a regular file"
+    return None
+
+
 def _type_name(element_type: int) -> str:
     try:
         return ElementType(element_type).name
@@ -183,13 +273,14 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
         try:
             # the env and the options are in use (shared) while ORT creates the session
             entries.enter(env)
-            given = None
+            given = folder = None
             if options is not None:
                 entries.enter(options)
                 record = options._record
                 given = [*record.initializers, *(i for call in record.external for i in call)]
+                folder = record.config.get(EXTERNAL_DATA_FOLDER_KEY)
             raw = Session._create(api, env, model,
-                                  options._ptr if options is not None else _NULL, given)
+                                  options._ptr if options is not None else _NULL, given, folder)
         finally:
             entries.leave()
         # the session refers to the initializer values too: it holds them as its parents
@@ -265,9 +356,12 @@ class Session(Handle):
 
     @staticmethod
     def _create(api: Api, env: Env, model: ModelSource, opts_ptr: Any,
-                given: list[tuple[str, Any, int]] | None = None) -> Any:
+                given: list[tuple[str, Any, int]] | None = None,
+                external_folder: str | None = None) -> Any:
         """The OrtSession for ``model``; ``given``: the initializers the options hand ORT
-        (name, array, element type), checked against the model's first."""
+        (name, array, element type), checked against the model's first; ``external_folder``:
+        the folder the options name for external data. A model whose external data lies
+        outside its folder is refused before ORT reads it (_check_external_data)."""
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
             cpath = fspath(path, "model path")
@@ -278,6 +372,7 @@ class Session(Handle):
             else:
                 if not stat.S_ISREG(mode):  # a FIFO would block ORT's read forever
                     raise InvalidArgument(f"model path {path!r} is not a regular file")
+                _check_external_data(os.fsdecode(path), external_folder)
                 if given:
                     _check_given_initializers(path, given)
             return call_out(api.CreateSession, "OrtSession*", env._ptr, cpath,
@@ -291,6 +386,7 @@ class Session(Handle):
             data = bytes(model) if isinstance(model, memoryview) else model
             if not data:
                 raise InvalidArgument("the model is empty (0 bytes)")
+            _check_external_data(data, external_folder)
             if given:
                 _check_given_initializers(data, given)
             return call_out(api.CreateSessionFromArray, "OrtSession*", env._ptr,

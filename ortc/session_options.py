@@ -255,9 +255,18 @@ class SessionOptions(Handle):
 
     @exclusive("AddInitializer", args={"value": "shared"})
     def add_initializer(self, name: str, value: Value | np.ndarray[Any, Any]) -> None:
-        """Replace the initializer ``name`` with ``value`` (kept alive for the session)."""
+        """Replace the initializer ``name`` with ``value`` (kept alive for the session).
+
+        A numpy array is shared, not copied (as onnxruntime shares an OrtValue's memory): ORT
+        reads the initializer from the array's memory for as long as the session lives, so
+        writing into the array later changes what the session computes (where ORT did not
+        copy the weight itself, e.g. into a prepacked form), and a pickle of the options or
+        of the session carries the array's contents as they are when it is pickled. Pass
+        ``array.copy()`` to keep the two apart. An array numpy cannot hand over as it is (not
+        C-contiguous, another byte order) is copied once, and that copy is what is shared."""
         v = value if isinstance(value, Value) else Value.from_numpy(value)
         v._check_open()
+        v._require_tensor(f"initializer {name!r}")  # an empty optional crashed AddInitializer
         keep = ffi.new("char[]", utf8(name, "initializer name"))
         check(self._api.AddInitializer(self._ptr, keep, v._ptr), f"initializer {name!r}")
         self._hold(v)
@@ -267,9 +276,13 @@ class SessionOptions(Handle):
     @exclusive("AddExternalInitializers")
     def add_external_initializers(self, initializers: Mapping[str, Value | np.ndarray[Any, Any]]
                                   ) -> None:
-        """Supply initializers stored outside the model, by name (kept alive for the session)."""
+        """Supply initializers stored outside the model, by name (kept alive for the session).
+        Numpy arrays are shared with the session, as in :meth:`add_initializer`."""
         values = [v if isinstance(v, Value) else Value.from_numpy(v)
                   for v in initializers.values()]
+        for name, v in zip(initializers, values):
+            v._check_open()
+            v._require_tensor(f"initializer {name!r}")  # an empty optional crashed ORT
         names, bufs = c_strings(initializers, "initializer name")
         ptrs = ffi.new("OrtValue*[]", [v._ptr for v in values])
         check(self._api.AddExternalInitializers(
@@ -283,10 +296,13 @@ class SessionOptions(Handle):
 
     @exclusive("RegisterCustomOpsLibrary_V2")
     def register_custom_ops_library(self, path: str | os.PathLike[str]) -> None:
-        """Load a shared library of custom operators."""
-        check(self._api.RegisterCustomOpsLibrary_V2(self._ptr, fspath(path, "custom op library")),
-              f"custom op library {os.fspath(path)!r}")
+        """Load a shared library of custom operators (a file cut short is refused, as
+        :func:`ortc.load` refuses one: loading it would kill the process)."""
+        cpath = fspath(path, "custom op library")
         given = os.fsdecode(os.fspath(path))  # a bare name is left to dlopen's search path
+        _loader.refuse_truncated(given, "custom op library")
+        check(self._api.RegisterCustomOpsLibrary_V2(self._ptr, cpath),
+              f"custom op library {os.fspath(path)!r}")
         self._record.libraries.append(os.path.abspath(given) if os.sep in given else given)
 
     @exclusive("DisablePerSessionThreads")
@@ -306,6 +322,7 @@ class SessionOptions(Handle):
         given = dict(opts)
         short, canonical = provider_names(name)
         api = self._api
+        _refuse_truncated_provider_libraries(api, short, opts)
         if short == "CPU":
             if "use_arena" in opts:
                 switch = opts.pop("use_arena")
@@ -411,6 +428,30 @@ def _options_from_recipe(recipe: OptionsRecipe) -> SessionOptions:
 # (plain data only: the recipe dataclasses are made from it on demand, so that a session that
 # never asks for its recipe does not import ortc.recipe: making its two dataclasses was 0.8 ms
 # of the cold start)
+
+#: providers ORT loads from a shared library beside its own when one is first appended
+#: (``libonnxruntime_providers_<name>.so``, after ``libonnxruntime_providers_shared.so``)
+_PROVIDER_LIBRARIES = {"cuda": "cuda", "tensorrt": "tensorrt", "openvino": "openvino",
+                       "migraphx": "migraphx", "vitisai": "vitisai", "qnn": "qnn",
+                       "cann": "cann", "dnnl": "dnnl", "rocm": "rocm",
+                       "nvtensorrtrtx": "nv_tensorrt_rtx"}
+#: provider options whose values name shared objects the provider loads (';' between several)
+_LIBRARY_OPTIONS = ("backend_path", "trt_engine_decryption_lib_path",
+                    "trt_extra_plugin_lib_paths")
+
+
+def _refuse_truncated_provider_libraries(api: Any, short: str, opts: Mapping[str, Any]) -> None:
+    """The shared objects appending provider ``short`` makes ORT load go through the checks
+    ortc.load makes (a file cut short kills the process inside dlopen)."""
+    for key in _LIBRARY_OPTIONS:
+        for path in str(opts.get(key, "")).split(";"):
+            _loader.refuse_truncated(path, f"{short} option {key!r}:")
+    suffix = _PROVIDER_LIBRARIES.get(short.lower())
+    if suffix is not None:
+        folder = os.path.dirname(api.info.path)
+        for file in ("libonnxruntime_providers_shared.so", f"libonnxruntime_providers_{suffix}.so"):
+            _loader.refuse_truncated(os.path.join(folder, file), f"{short} provider library")
+
 
 class OptionsRecord:
     """The mutable log a SessionOptions keeps next to its ORT object (one per options object;

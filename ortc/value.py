@@ -119,6 +119,12 @@ def _check_map_values(items: list[tuple[Any, Any]]) -> None:
         first = kind
 
 
+#: how a message names a Value of each kind that is not a tensor
+_KIND_NAMES: dict[int, str] = {ValueKind.SEQUENCE: "sequence", ValueKind.MAP: "map",
+               ValueKind.SPARSETENSOR: "sparse tensor", ValueKind.OPAQUE: "opaque value",
+               ValueKind.OPTIONAL: "optional"}
+
+
 class Value(Handle):
     """An ORT value: a tensor, a sequence, a map or an optional.
 
@@ -145,6 +151,7 @@ class Value(Handle):
     _writable = True
     #: known to hold a value (an empty optional never becomes non-empty, nor the reverse)
     _known_full = False
+    _known_tensor = False
 
     def __init__(self) -> None:
         raise TypeError("use Value.from_numpy, Value.from_sequence or Value.from_map")
@@ -369,17 +376,37 @@ class Value(Handle):
         check(self._api.IsTensor(self._ptr, out))
         return bool(out[0])
 
+    def _require_tensor(self, what: str, sparse: bool = False) -> None:
+        """Refuse a Value that is not a (dense, or with ``sparse`` also a sparse) tensor where
+        one is needed: an empty optional crashes ORT in several calls (ORT 1.32's AddInitializer
+        among them, GetTensorTypeAndShape up to 1.22), and ORT's errors for the other kinds
+        name its own source files or nothing at all."""
+        if self._known_tensor:
+            return
+        self._require_value(what)
+        kind = value_kind(self._api, self._ptr)
+        if kind == ValueKind.TENSOR:
+            self._known_tensor = True
+        elif not (sparse and kind == ValueKind.SPARSETENSOR):
+            name = _KIND_NAMES.get(kind, f"value of kind {kind}")
+            raise InvalidArgument(f"{what}: this Value is a {name}, not a tensor")
+
+    def _shape_and_type(self, what: str) -> tuple[int, tuple[int, ...]]:
+        if not self._known_tensor:
+            self._require_tensor(what, sparse=True)  # a sparse tensor has a dense shape
+        return tensor_shape_and_type(self._api, self._ptr)
+
     @property
     @shared("GetTensorTypeAndShape", "GetDimensions")
     def shape(self) -> tuple[int, ...]:
-        """A tensor's shape."""
-        return tensor_shape_and_type(self._api, self._ptr)[1]
+        """A tensor's shape (a sparse tensor's dense shape)."""
+        return self._shape_and_type("shape")[1]
 
     @property
     @shared("GetTensorTypeAndShape", "GetTensorElementType")
     def element_type(self) -> ElementType:
         """A tensor's element type."""
-        return ElementType(tensor_shape_and_type(self._api, self._ptr)[0])
+        return ElementType(self._shape_and_type("element_type")[0])
 
     @property
     @shared("GetTensorMemoryInfo")
@@ -387,7 +414,7 @@ class Value(Handle):
         """Where a tensor's memory lives (a MemoryInfo borrowed from, and keeping, this value)."""
         from .memory import MemoryInfo
 
-        self._require_value("memory_info")
+        self._require_tensor("memory_info")
         out = ffi.new("OrtMemoryInfo**")
         check(self._api.GetTensorMemoryInfo(self._ptr, ffi.cast("const OrtMemoryInfo**", out)))
         return MemoryInfo._borrow(out[0], self)
@@ -423,6 +450,8 @@ class Value(Handle):
     def __len__(self) -> int:
         self._require_value("len()")
         kind = self.kind
+        if kind == ValueKind.SPARSETENSOR:
+            raise TypeError("len() of a sparse tensor: use shape, or to_python()")
         if kind == ValueKind.TENSOR:
             shape = self.shape
             if not shape:
@@ -440,6 +469,7 @@ class Value(Handle):
     @exclusive("GetTensorMutableData")
     def fill(self, data: Any) -> None:
         """Copy ``data`` into this (numeric) tensor's memory; a writer, hence exclusive."""
+        self._require_tensor("fill()")
         if not self._writable:
             raise InvalidArgument("fill(): this Value is over read-only memory")
         et = self.element_type
@@ -496,11 +526,14 @@ class Value(Handle):
     @classmethod
     def from_dlpack(cls, obj: Any) -> Value:
         """A tensor over a DLPack producer's CPU memory (numpy, torch, ...): no copy when it is
-        C-contiguous, its dtype kept exactly."""
+        C-contiguous, its dtype kept exactly. Given a Value, a new Value over the same memory
+        (closing either leaves the other usable: the new one keeps the source alive)."""
         from .dlpack import dlpack_array
 
         if isinstance(obj, Value):
-            return obj
+            obj._check_open()
+            obj._require_tensor("Value.from_dlpack")
+            return cls.from_numpy(obj.numpy())  # a view that keeps ``obj`` alive
         arr = obj if isinstance(obj, np.ndarray) else dlpack_array(obj, "Value.from_dlpack")
         return cls.from_numpy(arr)
 

@@ -82,6 +82,8 @@ __all__ = [
     "optional_model",
     "optional_input_model",
     "empty_optional_model",
+    "external_data_model",
+    "EXTERNAL_DATA_PLACES",
     "zoo_cases",
     "zoo_operators",
 ]
@@ -792,6 +794,73 @@ def empty_optional_model(*, opset: int = DEFAULT_OPSET, ir_version: int = DEFAUL
                    [_vi("x", T.FLOAT, [2])], [helper.make_value_info("none", opt_t), _vi("y", T.FLOAT, [2])],
                    opset=opset, ir_version=ir_version)
     )
+
+
+def _external_tensor(name: str, location: str, n: int, elem_type: int = T.UINT8,
+                     offset: int = 0) -> onnx.TensorProto:
+    t = TensorProto(name=name, data_type=elem_type, dims=[n], data_location=T.EXTERNAL)
+    t.external_data.add(key="location", value=location)
+    if offset:
+        t.external_data.add(key="offset", value=str(offset))
+    return t
+
+
+#: where :func:`external_data_model` puts the tensor stored outside the model
+EXTERNAL_DATA_PLACES = ("initializer", "subgraph", "sparse", "constant", "function",
+                        "training")
+
+
+def external_data_model(location: str, n: int = 8, *, place: str = "initializer",
+                        opset: int = 17, ir_version: int = 8) -> bytes:
+    """No inputs -> uint8 ``"y"`` [n], the bytes of a tensor whose data is in the file
+    ``location`` (an external-data entry, not checked here: the tests give escapes).
+
+    ``place``: where the tensor is: a main-graph ``"initializer"``; an initializer of an If's
+    branches (``"subgraph"``, the condition an initializer true); the values of a
+    ``"sparse"`` initializer (all n elements listed); a Constant node's ``"constant"`` value;
+    a Constant inside a model-local ``"function"`` the graph calls; the initialization graph
+    of ``"training"`` info (ORT ignores it; the main graph is a plain Identity of n zeros)."""
+    y = _vi("y", T.UINT8, [n])
+    functions = []
+    training = []
+    extra_opsets: dict[str, int] = {}
+    inits: list[onnx.TensorProto] = []
+    sparse: list[onnx.SparseTensorProto] = []
+    if place == "initializer":
+        inits, nodes = [_external_tensor("w", location, n)], [helper.make_node("Identity", ["w"], ["y"])]
+    elif place == "subgraph":
+        def branch(tag: str) -> onnx.GraphProto:
+            return helper.make_graph([helper.make_node("Identity", [f"w_{tag}"], [f"y_{tag}"])],
+                                     tag, [], [_vi(f"y_{tag}", T.UINT8, [n])],
+                                     [_external_tensor(f"w_{tag}", location, n)])
+        inits = [numpy_helper.from_array(np.array(True), "cond")]
+        nodes = [helper.make_node("If", ["cond"], ["y"], then_branch=branch("then"),
+                                  else_branch=branch("else"))]
+    elif place == "sparse":
+        values = _external_tensor("w", location, n)
+        indices = numpy_helper.from_array(np.arange(n, dtype=np.int64), "w_indices")
+        sparse = [helper.make_sparse_tensor(values, indices, [n])]
+        nodes = [helper.make_node("Identity", ["w"], ["y"])]
+    elif place == "constant":
+        nodes = [helper.make_node("Constant", [], ["y"], value=_external_tensor("w", location, n))]
+    elif place == "function":
+        body = [helper.make_node("Constant", [], ["c"], value=_external_tensor("w", location, n))]
+        functions = [helper.make_function("local", "Weights", [], ["c"], body,
+                                          [helper.make_opsetid("", opset)])]
+        extra_opsets = {"local": 1}
+        nodes = [helper.make_node("Weights", [], ["y"], domain="local")]
+    elif place == "training":
+        inits = [numpy_helper.from_array(np.zeros(n, np.uint8), "w")]
+        nodes = [helper.make_node("Identity", ["w"], ["y"])]
+        init_graph = helper.make_graph([], "init", [], [], [_external_tensor("v", location, n)])
+        training = [onnx.TrainingInfoProto(initialization=init_graph)]
+    else:
+        raise ValueError(f"unknown place {place!r}")
+    graph = helper.make_graph(nodes, "g", [], [y], inits, sparse_initializer=sparse)
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets.items()]
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=ir_version, functions=functions)
+    model.training_info.extend(training)
+    return _bytes(model)
 
 
 # ---------------------------------------------------------------------------

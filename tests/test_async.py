@@ -209,3 +209,65 @@ print("result", f.result(30)[0].shape, flush=True)
         assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
         assert sorted(proc.stdout.splitlines()) == ["callback done on another thread",
                                                     "result (64, 64)"], proc.stdout
+
+
+def test_a_session_dropped_after_run_async_is_released_without_close() -> None:
+    """The releaser thread kept the last job's release (the session's _child_released) while
+    it waited for the next: a session dropped after its last run_async stayed alive, with its
+    memory (+581 MB with a 200 MB model), until some other run_async. Dropped before the run
+    completes, after, with the Future kept or not, with a failing run, or through ortc.compat:
+    the session goes when its last reference does and the run is over, without a collection."""
+    from conftest import run_python
+
+    code = r"""
+import gc, json, threading, time, weakref, numpy as np, ortc, ortc.compat as ort, models
+gc.disable()  # no collection may be what lets it go
+x = np.ones(3, np.float32)
+model = models.add_model(np.float32, [3])
+def released(ref):
+    end = time.monotonic() + 10
+    while ref() is not None and time.monotonic() < end:
+        time.sleep(0.005)  # the completion ends on ORT's thread, its releases on ortc's
+    return ref() is None and "Session" not in ortc.live_handles()
+out = {}
+s = ortc.Session(model)
+f = s.run_async(None, {"a": x, "b": x})
+f.result()
+ref = weakref.ref(s); del s
+out["after the result"] = released(ref)
+s = ortc.Session(models.loop_chain_model(32), intra_op_num_threads=2)
+n = models.loop_iterations_for(s, 0.3, 32)
+f = s.run_async(None, {"x": np.ones((32, 32), np.float32), "n": np.array(n, np.int64)})
+ref = weakref.ref(s); del s
+out["alive while it runs"] = ref() is not None
+f.result()
+out["in flight, then done"] = released(ref)
+s = ortc.Session(models.loop_chain_model(32), intra_op_num_threads=2)
+f = s.run_async(None, {"x": np.ones((32, 32), np.float32), "n": np.array(n * 100, np.int64)},
+                timeout=0.05)
+out["failed run"] = type(f.exception(10)).__name__
+ref = weakref.ref(s); del s, f
+out["after a failed run"] = released(ref)
+s = ortc.Session(model)
+try:
+    s.run_async(None, {"a": x, "b": np.ones(3, np.float64)})
+except ortc.InvalidArgument:
+    pass
+ref = weakref.ref(s); del s
+out["after a refused call"] = released(ref)
+sess = ort.InferenceSession(model)
+called = threading.Event()
+sess.run_async(None, {"a": x, "b": x}, lambda res, data, err: called.set(), None)
+called.wait(10)
+ref = weakref.ref(sess._sess); del sess
+out["compat"] = released(ref)
+print(json.dumps(out))
+"""
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+
+    assert json.loads(proc.stdout.splitlines()[-1]) == {
+        "after the result": True, "alive while it runs": True, "in flight, then done": True,
+        "failed run": "RunTimeout", "after a failed run": True, "after a refused call": True,
+        "compat": True}

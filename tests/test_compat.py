@@ -689,6 +689,57 @@ def iobinding_output_needs_type(ort: Any) -> Any:
     ort.InferenceSession(ADD).io_binding().bind_output("c", "cpu", 0, None, [3], 1234)
 
 
+def _classes(*calls: Callable[[], Any]) -> list[str]:
+    """The class of what each call raises ("ok" when it returns): for calls whose classes
+    agree with onnxruntime's and whose texts are documented to differ (docs/COMPAT.md)."""
+    out = []
+    for call in calls:
+        try:
+            call()
+            out.append("ok")
+        except Exception as err:  # noqa: BLE001 - the class is the outcome compared
+            out.append(f"{type(err).__module__}.{type(err).__qualname__}")
+    return out
+
+
+@scenario
+def iobinding_refuses_raw_pointers_it_cannot_use(ort: Any) -> Any:
+    """A 0 output pointer, and pointers that are no int64 (onnxruntime crashes on the rest:
+    test_iobinding_pointers_that_onnxruntime_crashes_on_are_refused)."""
+    b = ort.InferenceSession(ADD).io_binding()
+    out = np.zeros(3, F32)
+    return _classes(*(lambda p=p: b.bind_output("c", "cpu", 0, F32, [3], p)
+                      for p in (0, 1.5, "x", 2**64, 2**63, None, out.ctypes.data)),
+                    *(lambda p=p: b.bind_input("a", "cpu", 0, F32, [3], p)
+                      for p in (1.5, "x", None, 2**63, AB["a"].ctypes.data)),
+                    lambda: b.bind_output("c", "cpu", 0, F32, [-3], out.ctypes.data))
+
+
+@scenario
+def device_names_are_lower_case(ort: Any) -> Any:
+    x = AB["a"]
+    b = ort.InferenceSession(ADD).io_binding()
+    return _classes(lambda: ort.OrtValue.ortvalue_from_numpy(x, "CPU"),
+                    lambda: ort.OrtValue.ortvalue_from_shape_and_type([3], F32, "Cpu"),
+                    lambda: b.bind_input("a", "CPU", 0, F32, [3], x.ctypes.data),
+                    lambda: b.bind_output("c", "CPU"),
+                    lambda: ort.OrtValue.ortvalue_from_numpy(x, "cpu"))
+
+
+@scenario
+def shapes_that_make_no_tensor(ort: Any) -> Any:
+    make = ort.OrtValue.ortvalue_from_shape_and_type
+    return _classes(lambda: make([-1, 3], F32), lambda: make([2**40, 2**30], F32),
+                    lambda: make([2**62], F32), lambda: make([2**36], F32))
+
+
+@scenario
+def run_async_refuses_a_callback_that_is_not_callable(ort: Any) -> Any:
+    sess = ort.InferenceSession(ADD)
+    return _classes(lambda: sess.run_async(None, AB, 5, None),
+                    lambda: sess.run_async(None, AB, "f", None))
+
+
 @scenario
 def run_async_callback(ort: Any) -> Any:
     so = ort.SessionOptions()
@@ -1909,6 +1960,34 @@ def test_iobinding_bind_failures_are_runtime_errors() -> None:
         binding.bind_cpu_input("a", np.ones(3))
     with pytest.raises(RuntimeError, match="zz"):
         binding.bind_output("zz")
+
+
+def test_iobinding_pointers_that_onnxruntime_crashes_on_are_refused() -> None:
+    """onnxruntime binds a 0 input pointer, a negative one or an unmapped one, and the run
+    reads (or writes) there: SIGSEGV. compat refuses them with the RuntimeError onnxruntime
+    raises for a 0 output pointer."""
+    sess = compat.InferenceSession(ADD)
+    b = sess.io_binding()
+    for bind in (lambda p: b.bind_input("a", "cpu", 0, F32, [3], p),
+                 lambda p: b.bind_output("c", "cpu", 0, F32, [3], p)):
+        for p in (0, -1, -(2**63), 8, 4096, np.int64(4096)):
+            with pytest.raises(RuntimeError, match="pointer to data memory is not valid"):
+                bind(p)
+    # memory that ends in the middle of the bound shape: its last page is not mapped
+    import mmap as _mmap
+
+    region = _mmap.mmap(-1, 2 * _mmap.PAGESIZE)
+    base = np.frombuffer(region, np.uint8).ctypes.data
+    region.close()  # unmapped now
+    with pytest.raises(RuntimeError, match="no memory of this process is mapped"):
+        b.bind_output("c", "cpu", 0, F32, [3], base)
+    # valid pointers still bind and run
+    c = np.zeros(3, F32)
+    b.bind_input("a", "cpu", 0, F32, [3], AB["a"].ctypes.data)
+    b.bind_cpu_input("b", AB["b"])
+    b.bind_output("c", "cpu", 0, F32, [3], c.ctypes.data)
+    sess.run_with_iobinding(b)
+    assert c.tolist() == (AB["a"] + AB["b"]).tolist()
 
 
 def test_set_providers_while_other_threads_run() -> None:

@@ -50,6 +50,35 @@ def test_value_from_dlpack_is_zero_copy_and_keeps_the_dtype(dtype: Any) -> None:
     assert v2.dtype == dtype and np.shares_memory(v2.numpy(), src)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, "bfloat16"])
+def test_value_from_dlpack_of_a_value_is_a_new_value_over_the_same_memory(dtype: Any) -> None:
+    """It returned the Value itself: closing what the caller took for a new Value closed the
+    original."""
+    import gc
+
+    import ml_dtypes
+
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    data = np.arange(6).reshape(2, 3).astype(dt)
+    source = ortc.Value.from_numpy(data)
+    new = ortc.Value.from_dlpack(source)
+    assert new is not source and new.element_type == source.element_type
+    assert new.shape == (2, 3) and np.shares_memory(new.numpy(), source.numpy())
+    new.close()
+    assert not source.closed and np.array_equal(source.numpy(), data)
+    again = ortc.Value.from_dlpack(source)
+    source.close()  # the new Value keeps the memory it reads alive
+    del source
+    gc.collect()
+    assert np.array_equal(again.numpy(), data.copy())
+    with pytest.raises(ortc.InvalidArgument, match="is a sequence, not a tensor"):
+        ortc.Value.from_dlpack(ortc.Value.from_sequence([np.ones(2, F32)]))
+    closed = ortc.Value.from_numpy(np.ones(2, F32))
+    closed.close()
+    with pytest.raises(ortc.ClosedError):
+        ortc.Value.from_dlpack(closed)
+
+
 def test_a_producer_is_a_feed_without_a_copy_or_a_cast() -> None:
     with ortc.Session(models.add_model(F32, ["n"])) as s:
         a = np.arange(4, dtype=F32)

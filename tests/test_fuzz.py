@@ -176,6 +176,27 @@ INTERRUPTS = os.environ.get("ORTC_FUZZ_INTERRUPTS", "1") != "0"
 NUMERIC_KINDS = ("f3", "f2", "x8", "z3", "b0", "m64")
 
 
+#: model files with external data (the "ext_model" op): where the tensor is, where its data
+#: is said to be (inside the model's folder, or an escape: refused), how the model is given
+EXT_PLACES = ("initializer", "subgraph", "sparse", "constant", "function", "training")
+EXT_LOCATIONS: list[tuple[str, Optional[bool]]] = [
+    # a symbolic link inside the folder: ortc lets it through, ORT 1.32 refuses it in subgraphs
+    ("w.bin", True), ("sub/w.bin", True), ("./sub/../w.bin", True), ("inner.bin", None),
+    ("../secret.bin", False), ("sub/../../secret.bin", False), ("link.bin", False),
+    ("linked/w.bin", False), ("ABS", False), ("*/_ORT_MEM_ADDR_/*", False), ("fifo.bin", False),
+]
+EXT_SOURCES = ("path", "bytes", "file", "folder")
+EXT_DATA = b"inside!!"
+#: shared objects cut short (the "lib" op): lengths, as fractions of the real file's
+LIB_CUTS = (64, 1000, 100_000, 0.5, -1)
+#: compat IOBinding raw pointers (the "compat_ptr" op): value, class for an input, for an output
+COMPAT_POINTERS: list[tuple[Any, Any, Any]] = [
+    (0, RuntimeError, RuntimeError), (-1, RuntimeError, RuntimeError),
+    (4096, RuntimeError, RuntimeError), (1.5, TypeError, TypeError), ("x", TypeError, TypeError),
+    (None, TypeError, "ok"), (2 ** 64, TypeError, TypeError), ("valid", "ok", "ok"),
+]
+
+
 class FreshMapping(Mapping):  # type: ignore[type-arg]
     """Feeds whose every lookup builds a new array (and drops it once the caller does)."""
 
@@ -256,6 +277,11 @@ class World:
             self.reference("mlp", feeds_for("mlp", 0), d)
         with ortc.RunOptions() as ro:  # the deadline path's watcher thread
             self._ref_session("add", None).run(None, feeds_for("add", 0), ro, timeout=60)
+        self._files = self._make_files()
+        from ortc import compat
+
+        self._compat = compat.InferenceSession(model_bytes("add"))
+        self._asyncs = False  # a run_async in this sequence: its releases are awaited at the end
         gc.collect()
         self.baseline = ortc.live_handles()
         gc.freeze()  # later collections skip everything imported so far: 10x faster
@@ -295,10 +321,19 @@ class World:
             raise
 
     def _end(self) -> None:
+        asyncs, self._asyncs = self._asyncs, False
+        if asyncs:
+            self._settle_async()
         self.objs.clear()
         live = ortc.live_handles()
         if live != self.baseline:
             gc.collect()
+            live = ortc.live_handles()
+        # the last releases of a run_async run on ortc's releaser thread: give them a moment
+        # (nothing else may keep what they release: a reference the thread kept was a leak)
+        end = time.monotonic() + (5 if asyncs else 0)
+        while live != self.baseline and time.monotonic() < end:
+            time.sleep(0.002)
             live = ortc.live_handles()
         if live != self.baseline:
             msg = f"leak after sequence {self.sequence}: live handles {live}, baseline " \
@@ -778,7 +813,7 @@ class World:
     # -- lifetimes
     def op_close(self, i: int) -> None:
         e = self.objs[i]
-        if e.kind == "arr":
+        if e.kind in ("arr", "fut"):
             del self.objs[i]
             return
         self.expect(f"{e.kind}.close()", OK, e.obj.close)
@@ -910,6 +945,8 @@ class World:
             "alloc": lambda o: o.stats(), "mi": lambda o: o.name,
         }
         for i, e in sorted(self.objs.items()):
+            if e.kind == "fut":  # the parent's run: its completion never comes here
+                continue
             if e.kind == "arr":
                 if not same(e.obj, e.info["data"]):
                     problems.append(f"array {i} changed")
@@ -934,6 +971,178 @@ class World:
         except ortc.ForkedHandleError:
             pass
         return "; ".join(problems)
+
+    # -- model files, library files, asynchronous runs, compat pointers
+    def _make_files(self) -> dict[str, str]:
+        """A folder tree for the ops below: top/secret.bin outside, top/m the model's folder
+        (w.bin, sub/w.bin, a symlink inside, one out, a symlinked folder out, a FIFO), and
+        custom-op libraries cut short."""
+        import atexit
+
+        top = tempfile.mkdtemp(prefix="ortc-fuzz-")
+        pid = os.getpid()
+        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(top, True))
+        m = os.path.join(top, "m")
+        os.makedirs(os.path.join(m, "sub"))
+        os.makedirs(os.path.join(top, "out"))
+        for path, data in [("secret.bin", b"SECRET!!"), ("out/w.bin", b"SECRET!!"),
+                           ("m/w.bin", EXT_DATA), ("m/sub/w.bin", EXT_DATA)]:
+            with open(os.path.join(top, path), "wb") as f:
+                f.write(data)
+        os.symlink(os.path.join(m, "sub", "w.bin"), os.path.join(m, "inner.bin"))
+        os.symlink(os.path.join(top, "secret.bin"), os.path.join(m, "link.bin"))
+        os.symlink(os.path.join(top, "out"), os.path.join(m, "linked"))
+        os.mkfifo(os.path.join(m, "fifo.bin"))
+        files = {"top": top, "m": m}
+        try:
+            import glob
+            from importlib import metadata
+
+            pkg = metadata.distribution("onnxruntime-extensions").locate_file(
+                "onnxruntime_extensions")
+            [lib] = glob.glob(os.path.join(str(pkg), "_extensions_pydll*.so"))
+        except (ImportError, ValueError, metadata.PackageNotFoundError):
+            lib = ortc.version().library_path  # any shared object will do, cut short
+        with open(lib, "rb") as f:
+            whole = f.read()
+        for k, cut in enumerate(LIB_CUTS):
+            n = int(len(whole) * cut) if isinstance(cut, float) else cut
+            path = os.path.join(top, f"cut{k}.so")
+            with open(path, "wb") as f:
+                f.write(whole[:n])
+            files[f"cut{k}"] = path
+        return files
+
+    def op_ext_model(self, place: int, loc: int, src: str) -> None:
+        """A model whose tensor's data is in a file: read when it is in the model's folder (or
+        the folder the options name), refused naming the location otherwise."""
+        import models
+
+        location, inside = EXT_LOCATIONS[loc]
+        if location == "ABS":
+            location = os.path.join(self._files["top"], "secret.bin")
+        model = models.external_data_model(location, place=EXT_PLACES[place])
+        m = self._files["m"]
+        path = os.path.join(m, f"model{place}_{loc}.onnx")
+        with open(path, "wb") as f:
+            f.write(model)
+        opts = None
+        if src == "folder":  # bytes, with the folder named (the current folder counts too)
+            opts = ortc.SessionOptions()
+            opts.add_session_config_entry(
+                "session.model_external_initializers_file_folder_path", m)
+        source: Any = {"path": path, "bytes": model, "folder": model}.get(src)
+        if src == "file":
+            import io
+
+            source = io.BytesIO(model)
+        here = os.getcwd()
+        if src in ("bytes", "file"):
+            os.chdir(m)  # where ORT looks for the data of a model from bytes
+        try:
+            expected = OK if inside else (OK, ANY_ORT) if inside is None else ortc.InvalidArgument
+            ok, sess = self.expect("Session(external data)", expected,
+                                   lambda: ortc.Session(source, opts))
+            if not ok and inside is None:
+                if isinstance(sess, ortc.InvalidArgument) and "external data location" in str(sess):
+                    raise Mismatch(f"external data {location!r}: refused by ortc: {sess}")
+                return
+            if ok:
+                try:
+                    got = bytes(sess.run(None, {})[0])
+                finally:
+                    sess.close()
+                want = bytes(8) if EXT_PLACES[place] == "training" else EXT_DATA
+                if got != want:
+                    raise Mismatch(f"external data {location!r}: read {got!r}")
+            elif f"external data location {location!r}" not in str(sess):
+                raise Mismatch(f"external data {location!r}: refused without naming it: {sess}")
+        finally:
+            os.chdir(here)
+            if opts is not None:
+                opts.close()
+
+    def op_lib(self, k: int, how: str) -> None:
+        """A shared object cut short is refused as ortc.load refuses one (a SIGBUS before)."""
+        path = self._files[f"cut{k}"]
+        with ortc.SessionOptions() as opts:
+            if how == "custom_ops":
+                call: Callable[[], Any] = lambda: opts.register_custom_ops_library(path)
+            else:
+                call = lambda: opts.append_execution_provider("QNN", {"backend_path": path})
+            ok, exc = self.expect(f"{how}(cut{k})", (ortc.LibraryNotFoundError, ANY_ORT), call)
+            if not ok and isinstance(exc, ortc.LibraryNotFoundError) and "truncated" not in str(exc):
+                raise Mismatch(f"{how}(cut{k}): {exc}")
+            if not ok and not isinstance(exc, ortc.LibraryNotFoundError) and LIB_CUTS[k] != 64:
+                raise Mismatch(f"{how}(cut{k}): not refused as truncated: {exc}")
+
+    def op_run_async(self, i: int, sid: int, pick: int, mode: str) -> None:
+        """Start a run_async; its Future is an object the sequence may wait on, drop, or
+        outlive its session through (dropped or closed at any step)."""
+        s = self.objs[sid]
+        self._asyncs = True
+        data = feeds_for(s.info["model"], pick % 4)
+        feeds = dict(data)
+        expected: Any = (OK, ANY_ORT)  # one intra-op thread: RunAsync refuses at once
+        if mode == "baddtype":
+            name = next(iter(MODEL_INPUTS[s.info["model"]]))
+            feeds[name] = np.zeros(3, np.float64)
+            # an optional input's type is left to ORT, which may report it on completion
+            expected = (ortc.InvalidArgument, OK) if s.info["model"] == "opt" \
+                else ortc.InvalidArgument
+        if s.closed:
+            expected = ortc.ClosedError
+        ok, fut = self.expect(f"run_async({mode})", expected,
+                              lambda: s.obj.run_async(None, feeds))
+        if ok and mode == "baddtype":
+            self.expect("run_async(baddtype).result()", ortc.InvalidArgument,
+                        lambda: fut.result(60))
+        elif ok:
+            self.add(i, "fut", fut, data=data, model=s.info["model"],
+                     override=s.info["override"])
+
+    def op_fut_wait(self, fid: int) -> None:
+        f = self.objs[fid]
+        ok, out = self.expect("future.result()", OK, lambda: f.obj.result(60))
+        if ok:
+            self._check_outputs("run_async", f.info, f.info["data"], out)
+
+    def _settle_async(self) -> None:
+        """Wait for every run_async of the sequence to complete and for ortc's releaser thread
+        to take the releases its completion queued (no sentinel is queued behind them: the
+        thread keeping the last job it ran is one of the faults looked for)."""
+        from ortc._callbacks import pending_jobs, releaser
+
+        end = time.monotonic() + 60
+        while (pending_jobs() or not releaser.queue.empty()) and time.monotonic() < end:
+            time.sleep(0.001)
+
+    def op_compat_ptr(self, k: int, which: str) -> None:
+        """compat's IOBinding given a raw pointer: one it cannot use raises onnxruntime's class
+        (onnxruntime itself binds 0, negative and unmapped input pointers, then crashes)."""
+        value, for_input, for_output = COMPAT_POINTERS[k]
+        b = self._compat.io_binding()
+        a = np.arange(3, dtype=np.float32)
+        out = np.zeros(3, np.float32)
+        ptr = (a if which == "in" else out).ctypes.data if value == "valid" else value
+        if which == "in":
+            call: Callable[[], Any] = lambda: b.bind_input("a", "cpu", 0, np.float32, [3], ptr)
+        else:
+            call = lambda: b.bind_output("c", "cpu", 0, np.float32, [3], ptr)
+        ok, _ = self.expect(f"compat bind_{which}({value!r})",
+                            for_input if which == "in" else for_output, call)
+        if ok:
+            if which == "in":
+                b.bind_cpu_input("b", a)
+                b.bind_output("c")
+            else:
+                b.bind_cpu_input("a", a)
+                b.bind_cpu_input("b", a)
+            self._compat.run_with_iobinding(b)
+            got = b.copy_outputs_to_cpu()[0]
+            if got.tolist() != (a + a).tolist() or (which == "out" and value == "valid"
+                                                    and out.tolist() != (a + a).tolist()):
+                raise Mismatch(f"compat bound run: {got!r}")
 
     # -- self-test of the crash machinery (never generated by the machine)
     def op_boom(self) -> None:
@@ -1135,6 +1344,31 @@ def make_machine(world: World) -> type:
         def mi_use(self, n: int, m: int, how: str) -> None:
             ids = world.ids("mi")
             world.do(["mi_use", pick(ids, n), pick(ids, m), how])
+
+        # model files, library files, asynchronous runs, compat pointers
+        @rule(place=st.integers(0, len(EXT_PLACES) - 1),
+              loc=st.integers(0, len(EXT_LOCATIONS) - 1), src=st.sampled_from(EXT_SOURCES))
+        def ext_model(self, place: int, loc: int, src: str) -> None:
+            world.do(["ext_model", place, loc, src])
+
+        @rule(k=st.integers(0, len(LIB_CUTS) - 1),
+              how=st.sampled_from(["custom_ops", "provider_option"]))
+        def lib(self, k: int, how: str) -> None:
+            world.do(["lib", k, how])
+
+        @precondition(has("sess"))
+        @rule(n=ints, p=ints, mode=st.sampled_from(["arrays", "arrays", "baddtype"]))
+        def run_async(self, n: int, p: int, mode: str) -> None:
+            world.do(["run_async", self._id(), pick(world.ids("sess"), n), p, mode])
+
+        @precondition(has("fut"))
+        @rule(n=ints)
+        def fut_wait(self, n: int) -> None:
+            world.do(["fut_wait", pick(world.ids("fut"), n)])
+
+        @rule(k=st.integers(0, len(COMPAT_POINTERS) - 1), which=st.sampled_from(["in", "out"]))
+        def compat_ptr(self, k: int, which: str) -> None:
+            world.do(["compat_ptr", k, which])
 
         # lifetimes
         @precondition(lambda self: bool(world.objs))

@@ -115,6 +115,60 @@ def test_a_truncated_library_is_refused_not_loaded_into_a_crash(tmp_path) -> Non
     assert not list((cache / "onnxruntime-0.0.0").iterdir())
 
 
+def _extensions_library() -> str:
+    import glob
+    from importlib import metadata
+
+    pkg = metadata.distribution("onnxruntime-extensions").locate_file("onnxruntime_extensions")
+    [lib] = glob.glob(os.path.join(str(pkg), "_extensions_pydll*.so"))
+    return lib
+
+
+def test_every_shared_object_ortc_has_loaded_is_checked_like_the_library(tmp_path) -> None:
+    """A custom-op library, a provider's library beside ORT's and a library a provider option
+    names: each cut short is refused as ortc.load refuses one (a custom-op library cut short
+    killed the process with SIGBUS inside RegisterCustomOpsLibrary_V2)."""
+    whole = open(_extensions_library(), "rb").read()
+    cut = tmp_path / "libcut_ops.so"
+    cut.write_bytes(whole[:len(whole) // 2])
+    # ORT's library copied into a folder whose provider library is cut short: a GPU build
+    # loads libonnxruntime_providers_shared.so from there when CUDA is appended
+    folder = tmp_path / "ort"
+    folder.mkdir()
+    library = folder / os.path.basename(ortc.version().library_path)
+    library.write_bytes(open(ortc.version().library_path, "rb").read())
+    (folder / "libonnxruntime_providers_shared.so").write_bytes(whole[:100_000])
+    code = f"""
+import json, ortc, ortc.compat as ort
+out = {{}}
+def attempt(key, call):
+    try:
+        call()
+        out[key] = "ok"
+    except Exception as e:
+        out[key] = [type(e).__name__, str(e)]
+opts = ortc.SessionOptions()
+attempt("custom ops", lambda: opts.register_custom_ops_library({str(cut)!r}))
+attempt("compat custom ops", lambda: ort.SessionOptions().register_custom_ops_library({str(cut)!r}))
+attempt("provider", lambda: opts.append_execution_provider("CUDAExecutionProvider"))
+attempt("option", lambda: opts.append_execution_provider("QNN", {{"backend_path": {str(cut)!r}}}))
+attempt("providers=", lambda: ortc.Session(b"x", providers=["TensorrtExecutionProvider"]))
+print(json.dumps(out))
+"""
+    proc = run_python(code, env={"ORTC_LIBRARY": str(library)})
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.splitlines()[-1])
+    for key, where in [("custom ops", f"custom op library {cut} is truncated"),
+                       ("compat custom ops", f"custom op library {cut} is truncated"),
+                       ("provider", "CUDA provider library"),
+                       ("option", f"QNN option 'backend_path': {cut} is truncated"),
+                       ("providers=", "TensorRT provider library")]:
+        kind, text = out[key]
+        assert where in text and "loading it would crash the process" in text, (key, text)
+        assert kind == ("Fail" if key.startswith("compat") else "LibraryNotFoundError"), key
+    assert f"{folder}/libonnxruntime_providers_shared.so is truncated" in out["provider"][1]
+
+
 def test_library_not_found_says_where_it_looked_and_what_to_do() -> None:
     code = ("import ortc._loader as L\n"
             "L._PATTERNS = ('nothing_matches*',); L._DISTRIBUTIONS = ()\n"

@@ -333,6 +333,65 @@ print(json.dumps(res))
     assert r["none_input"] is False
 
 
+VALUES_OF_EVERY_KIND = r'''
+add = models.add_model(np.float32, [2], opset=17, ir_version=8)
+s = ortc.Session(models.empty_optional_model(opset=17, ir_version=8))
+values = {"empty optional": s.run_with_values(["none"], {"x": np.ones(2, np.float32)})[0],
+          "sequence": ortc.Value.from_sequence([np.ones(2, np.float32)]),
+          "map": ortc.Value.from_map({1: 2.0}),
+          "sparse tensor": ortc.Value.from_sparse(ortc.SparseTensor.coo([2], np.ones(1, np.float32), np.array([1])))}
+two = np.ones(2, np.float32)
+def bound_run(v, as_input):
+    sess = ortc.Session(add)
+    b = sess.io_binding()
+    b.bind_input("a", v if as_input else two)
+    b.bind_input("b", two)
+    b.bind_output("c", two if as_input else v)
+    sess.run_with_binding(b)
+places = {
+    "add_initializer": lambda v: ortc.SessionOptions().add_initializer("b", v),
+    "add_external_initializers": lambda v: ortc.SessionOptions().add_external_initializers({"b": v}),
+    "compat add_initializer": lambda v: __import__("ortc.compat").compat.SessionOptions().add_initializer(
+        "b", __import__("ortc.compat").compat.OrtValue(v)),
+    "shape": lambda v: v.shape, "element_type": lambda v: v.element_type, "dtype": lambda v: v.dtype,
+    "memory_info": lambda v: v.memory_info, "fill": lambda v: v.fill(two),
+    "numpy": lambda v: v.numpy(), "dlpack": lambda v: np.from_dlpack(v),
+    "from_dlpack": lambda v: ortc.Value.from_dlpack(v),
+    "bind_input": lambda v: bound_run(v, True), "bind_output": lambda v: bound_run(v, False),
+    "run": lambda v: ortc.Session(add).run(None, {"a": v, "b": two}),
+    "run_with_values": lambda v: ortc.Session(add).run_with_values(None, {"a": v, "b": ortc.Value.from_numpy(two)}),
+    "run_async": lambda v: ortc.Session(add).run_async(None, {"a": v, "b": two}).result(),
+}
+res = {f"{kind} {place}": outcome(lambda: fn(v)) for kind, v in values.items() for place, fn in places.items()}
+print(json.dumps(res))
+'''
+
+
+@pytest.mark.parametrize("library", ["default", "oldest"])
+def test_values_of_every_other_kind_where_a_tensor_is_needed_are_refused(library: str) -> None:
+    """An empty optional given to add_initializer or add_external_initializers was a SIGSEGV
+    (ORT 1.32); on ORT 1.16 a sequence, map or sparse tensor bound as a tensor output reached
+    the kernel. Every place that needs a tensor refuses the other kinds by name (a sparse
+    tensor has a dense shape and element type: those two answer)."""
+    from ortc.conformance.wheels import fetch_library
+
+    env = {"ORTC_LIBRARY": fetch_library("1.16.2")} if library == "oldest" else None
+    r = child(VALUES_OF_EVERY_KIND, env=env)
+    for kind in ("empty optional", "sequence", "map", "sparse tensor"):
+        for place in ("add_initializer", "add_external_initializers", "compat add_initializer",
+                      "shape", "element_type", "dtype", "memory_info", "fill", "numpy",
+                      "dlpack", "from_dlpack", "bind_input", "bind_output"):
+            result = r[f"{kind} {place}"]
+            if kind == "sparse tensor" and place in ("shape", "element_type", "dtype"):
+                assert result == "ok", (kind, place, result)
+                continue
+            assert result.startswith(("InvalidArgument: ", "TypeError: ")), (kind, place, result)
+            assert f"is a {kind}" in result or f"is an {kind}" in result or \
+                f"is a {kind.upper().replace(' ', '')}" in result, (kind, place, result)
+        for place in ("run", "run_with_values", "run_async"):  # ORT's type check, or ortc's
+            named(r[f"{kind} {place}"], "InvalidArgument")
+
+
 # -- the allocator's raw addresses ----------------------------------------------------------------
 
 def test_closing_the_process_wide_allocator_and_memory_info_releases_nothing() -> None:

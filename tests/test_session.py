@@ -676,3 +676,28 @@ def test_an_empty_list_is_an_empty_tensor_of_the_inputs_type(dtype: Any) -> None
     assert y.dtype == np.dtype(dtype) and y.shape == (0,)
     v = ortc.Value.from_numpy([], s.inputs[0].element_type)
     assert v.numpy().dtype == np.dtype(dtype) and v.shape == (0,)
+
+
+def test_an_initializer_array_stays_shared_with_the_session() -> None:
+    """Documented (SessionOptions.add_initializer, docs/COMPAT.md), as onnxruntime does it:
+    ORT reads a given initializer from the caller's array while the session lives, and a
+    pickle carries its contents at the time of pickling."""
+    import pickle
+
+    bias = np.array([10, 20, 30], np.float32)
+    opts = ortc.SessionOptions()
+    opts.add_initializer("bias", bias)
+    s = ortc.Session(models.overridable_initializer_model(), opts)
+    x = np.zeros(3, np.float32)
+    assert s.run(None, {"x": x})[0].tolist() == [10, 20, 30]
+    bias[:] = [7, 8, 9]
+    assert s.run(None, {"x": x})[0].tolist() == [7, 8, 9]
+    blob = pickle.dumps(s)
+    bias[:] = [1, 1, 1]
+    assert pickle.loads(blob).run(None, {"x": x})[0].tolist() == [7, 8, 9]
+    external = np.array([4, 5, 6], np.float32)
+    opts = ortc.SessionOptions()
+    opts.add_initializer("bias", external.copy())  # a copy keeps them apart
+    s2 = ortc.Session(models.overridable_initializer_model(), opts)
+    external[:] = 0
+    assert s2.run(None, {"x": x})[0].tolist() == [4, 5, 6]

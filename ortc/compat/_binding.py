@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import errno
+import mmap
 from typing import Any, Sequence
 
 import numpy as np
@@ -15,16 +17,71 @@ from ._errors import shallow_copy, unpicklable
 from ._ortvalue import OrtValue, c_element_type
 
 
-def _array_at(address: int, element_type: Any, shape: Sequence[int]) -> np.ndarray[Any, Any]:
-    """A numpy view of ``shape`` elements at a raw CPU address (onnxruntime's buffer_ptr)."""
+def _array_at(address: Any, element_type: Any, shape: Sequence[int], what: str
+              ) -> np.ndarray[Any, Any]:
+    """A numpy view of ``shape`` elements at a raw CPU address (onnxruntime's buffer_ptr).
+
+    An address that cannot be one is refused as onnxruntime refuses it: not an integer, or
+    past int64, TypeError (its argument conversion); 0 RuntimeError (its check of output
+    pointers, here of inputs too, whose 0 it read and crashed on). So is memory this process
+    has not mapped, where the same crash would follow (a negative or made-up address)."""
+    if isinstance(address, (bool, np.bool_)) or not isinstance(address, (int, np.integer)):
+        raise TypeError(f"{what}(): incompatible function arguments: buffer_ptr must be an "
+                        f"int, not {type(address).__name__}")
+    address = int(address)
+    if address >= 1 << 63 or address < -(1 << 63):
+        raise TypeError(f"{what}(): incompatible function arguments: buffer_ptr {address} "
+                        f"does not fit int64")
     if isinstance(element_type, int) and not isinstance(element_type, bool):
         dtype = dtype_for(c_element_type(element_type))
     else:
         dtype = np.dtype(element_type)
     assert dtype is not None
-    count = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
-    raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(int(address))
-    return np.frombuffer(memoryview(raw).cast("B"), dtype=dtype, count=count).reshape(tuple(shape))
+    dims = [int(d) for d in shape]
+    if any(d < 0 for d in dims):  # onnxruntime's class for a negative dimension
+        raise RuntimeError(f"{what}: shape {dims} has a negative dimension")
+    count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+    size = count * dtype.itemsize
+    if address <= 0:
+        raise RuntimeError(f"{what}: buffer_ptr {address}: pointer to data memory is not valid")
+    if size and not _mapped(address, size):
+        raise RuntimeError(f"{what}: buffer_ptr {address:#x}: no memory of this process is "
+                           f"mapped at all of its {size} bytes ({dims} of {dtype}): pointer to "
+                           f"data memory is not valid")
+    raw = (ctypes.c_char * size).from_address(address)
+    return np.frombuffer(memoryview(raw).cast("B"), dtype=dtype, count=count).reshape(tuple(dims))
+
+
+_mincore: Any = None
+_PAGE = 0
+
+
+def _mapped(address: int, size: int) -> bool:
+    """Whether every page of [address, address + size) is mapped in this process (Linux's
+    mincore fails with ENOMEM on a range with an unmapped page: a made-up address is found
+    without touching it). True where the question cannot be asked."""
+    global _mincore, _PAGE
+    if _mincore is None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fn = libc.mincore
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+            fn.restype = ctypes.c_int
+            _PAGE = mmap.PAGESIZE
+            _mincore = fn
+        except (AttributeError, OSError):
+            _mincore = False
+    if not _mincore:
+        return True
+    start = address & ~(_PAGE - 1)
+    end = address + size
+    if end > 1 << 64:
+        return False
+    pages = (end - start + _PAGE - 1) // _PAGE
+    vec = ctypes.create_string_buffer(pages)
+    if _mincore(start, end - start, vec) == 0:
+        return True
+    return ctypes.get_errno() != errno.ENOMEM
 
 
 class IOBinding:
@@ -55,7 +112,7 @@ class IOBinding:
     def bind_input(self, name: str, device_type: str, device_id: int, element_type: Any,
                    shape: Sequence[int], buffer_ptr: int) -> None:
         cpu_only(device_type, device_id, -1)
-        arr = _array_at(buffer_ptr, element_type, shape)
+        arr = _array_at(buffer_ptr, element_type, shape, "bind_input")
         self._keep[name] = arr
         self._call(self._binding.bind_input, name, arr)
 
@@ -73,7 +130,7 @@ class IOBinding:
         if element_type is None or shape is None:
             raise ValueError("`element_type` and `shape` are to be provided if pre-allocated "
                              "memory is provided")
-        arr = _array_at(buffer_ptr, element_type, shape)
+        arr = _array_at(buffer_ptr, element_type, shape, "bind_output")
         self._keep["out:" + name] = arr
         self._call(self._binding.bind_output, name, arr)
 

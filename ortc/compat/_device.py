@@ -47,8 +47,9 @@ class OrtDevice:
 
 
 def cpu_only(device_type: str, device_id: int, vendor_id: int) -> None:
-    # (onnxruntime's OrtValue and IOBinding take a device type in any case)
-    device = OrtDevice.make(device_type.lower(), device_id, vendor_id)
+    # the name as given: onnxruntime's OrtValue and IOBinding refuse "CPU" as OrtDevice.make
+    # does (they took any case once; 1.32 does not)
+    device = OrtDevice.make(device_type, device_id, vendor_id)
     if device.device_type() != 0:
         raise InvalidArgument(
             f"ortc.compat places OrtValues on the CPU only, not on {device_type!r}", 2)

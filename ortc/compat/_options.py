@@ -16,7 +16,7 @@ import numpy as np
 import ortc
 
 from ._enums import ExecutionMode, ExecutionOrder, GraphOptimizationLevel
-from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, translate, unpicklable
+from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, ort_error, translate, unpicklable
 from ._ortvalue import OrtValue
 
 #: attribute -> default, as onnxruntime 1.32's SessionOptions has them
@@ -91,6 +91,15 @@ def config_pair(method: str, key: Any, value: Any) -> None:
         raise RuntimeError("Config key is empty or longer than maximum length 1024")
 
 
+def _require_tensor(name: str, value: OrtValue) -> None:
+    """onnxruntime hands an initializer to ORT at once, which refuses what is not a tensor
+    (and crashes on an empty optional): refused here, at the same call."""
+    try:
+        value._value._require_tensor(f"initializer {name!r}")
+    except ortc.Error as err:
+        raise translate(err) from None
+
+
 class SessionOptions:
     """onnxruntime.SessionOptions: how sessions are built (see the module docstring)."""
 
@@ -140,6 +149,7 @@ class SessionOptions:
                             f"must be a str, not {type(name).__name__}")
         if not isinstance(ortvalue, OrtValue):
             raise RuntimeError("The provided Python object must be an OrtValue")
+        _require_tensor(name, ortvalue)
         self._initializers[name] = ortvalue
 
     def add_external_initializers(self, names: list[str], ortvalues: list[Any]) -> None:
@@ -154,6 +164,8 @@ class SessionOptions:
         if not all(isinstance(n, str) for n in names):
             raise TypeError("add_external_initializers(): incompatible function arguments: the "
                             "names must be str")
+        for name, value in zip(names, ortvalues):
+            _require_tensor(name, value)
         for name, value in zip(names, ortvalues):
             self._external[name] = value
 
@@ -170,6 +182,8 @@ class SessionOptions:
         with ortc.SessionOptions() as trial:
             try:
                 trial.register_custom_ops_library(path)
+            except ortc.LibraryNotFoundError as err:  # a file cut short: onnxruntime's class
+                raise ort_error(int(ortc.ErrorCode.FAIL), str(err)) from None
             except ortc.Error as err:
                 raise translate(err, f"custom op library {path!r}") from None
         self._custom_op_libraries.append(path)

@@ -159,6 +159,8 @@ class OrtValue:
             buf = np.zeros(tuple(shape), dtype=dtype)
         except ValueError as err:  # a negative dimension
             raise _value_error(err) from err
+        except MemoryError:  # numpy's subclass: onnxruntime's is the built-in class
+            raise MemoryError("std::bad_alloc") from None
         try:
             return cls(ortc.Value.from_numpy(buf, onnx_type), buf)
         except ortc.OrtError as err:

@@ -276,6 +276,11 @@ class InferenceSession:
         validate_input(self._required, list(input_feed.keys()))
         if output_names is not None:
             output_names = _names(output_names)
+        if callback is not None and not callable(callback):
+            # onnxruntime's argument conversion refuses it before the run starts (None it
+            # takes, and fails when the run ends, as here)
+            raise TypeError(f"run_async(): incompatible function arguments: the callback must "
+                            f"be callable, not {type(callback).__name__}")
         refused = conversion_refused(self._sess, input_feed)
         if refused is not None:
             raise refused
