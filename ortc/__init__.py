@@ -21,6 +21,7 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
                      ModelRequiresCompilation, NoModel, NoSuchFile, NotSupportedError, OrtError,
                      OrtNotFound, OrtNotImplementedError, RuntimeException, RunTimeout, ThreadRuleError,
                      WrongThreadError)
+from ._numpy_bridge import MapOutput, RunOutput
 from .memory import Allocator, MemoryInfo, default_allocator
 from .run_options import RunOptions
 from .session import Session
@@ -56,7 +57,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load", "version", "VersionInfo", "LibraryInfo", "available_providers", "get_env", "Env",
-    "Session", "SessionOptions", "RunOptions", "Value", "SessionRecipe", "OptionsRecipe",
+    "Session", "RunOutput", "MapOutput", "SessionOptions", "RunOptions", "Value", "SessionRecipe", "OptionsRecipe",
     "RecipeError", "IoBinding", "MemoryInfo", "Allocator",
     "default_allocator", "SparseTensor", "LoraAdapter", "TypeInfo", "NodeArg", "ModelMetadata",
     "ElementType", "ErrorCode", "ValueKind", "LoggingLevel", "GraphOptimizationLevel",
