@@ -71,15 +71,23 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def _getattr(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'ortc' has no attribute {name!r}")
+        if name[:1] == "_":
+            raise AttributeError(f"module 'ortc' has no attribute {name!r}")
+        from ._hints import no_module_attribute  # ortc.InferenceSession -> ortc.Session
+
+        raise no_module_attribute(name, __all__)
     from importlib import import_module
 
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value  # later reads are plain attribute reads
     return value
+
+
+if not TYPE_CHECKING:  # a type checker sees the names above, and flags any other
+    __getattr__ = _getattr
 
 
 def __dir__() -> list[str]:

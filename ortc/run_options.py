@@ -69,6 +69,10 @@ class RunOptions(Handle):
             elif hasattr(type(self), name):
                 raise AttributeError(f"RunOptions.{name} cannot be assigned")
             else:
+                from ._hints import ORT_NAMES, no_attribute
+
+                if name in ORT_NAMES["RunOptions"]:  # ro.logid = "x"
+                    raise no_attribute(self, name)
                 raise AttributeError(closest_name(name, _SETTINGS, "run option"))
 
     @property

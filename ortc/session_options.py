@@ -187,6 +187,10 @@ class SessionOptions(Handle):
             elif hasattr(type(self), name):
                 raise AttributeError(f"SessionOptions.{name} cannot be assigned")
             else:
+                from ._hints import ORT_NAMES, no_attribute
+
+                if name in ORT_NAMES["SessionOptions"]:  # opts.use_per_session_threads = False
+                    raise no_attribute(self, name)
                 raise AttributeError(closest_name(name, _SETTINGS, "session option"))
 
     # -- attribute-style settings --------------------------------------------------------------
