@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Any, Callable, NoReturn, Sequence
 
-from .errors import Error, LibraryNotFoundError
+from .errors import Error, LibraryNotFoundError, OrtError
 
 #: how the command was invoked (``ortc`` or ``python -m ortc``); set by ortc.__main__
 PROG = "python -m ortc"
@@ -71,7 +71,10 @@ def run_command(name: str, entry: Callable[[list[str]], int], argv: list[str]) -
         error(name, str(exc))
         return EXIT_USAGE if exc.missing else EXIT_FAILED
     except _USER_ERRORS as exc:
-        error(name, str(exc) or type(exc).__name__)
+        text = str(exc) or type(exc).__name__
+        if isinstance(exc, OrtError):  # ORT's own text: one sentence broken over lines
+            text = " ".join(text.split())
+        error(name, text)
         if VERBOSE:
             import traceback
 

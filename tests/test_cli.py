@@ -136,6 +136,10 @@ def test_failed_work_exits_1_in_one_line(add_path: str, tmp_path: Path) -> None:
     np.save(tmp_path / "a64.npy", np.ones(3))   # float64 for a float input: ORT refuses
     one_line_error(ortc_cmd("run", add_path, "--input", f"a={tmp_path / 'a64.npy'}"), 1,
                    "ortc run", "input 'a'", "float64")
+    # ORT's own message over several lines is one line too (nothing of it dropped)
+    np.save(tmp_path / "a2.npy", np.ones(2, np.float32))   # [2] for a [3] input
+    one_line_error(ortc_cmd("run", add_path, "--input", f"a={tmp_path / 'a2.npy'}"), 1,
+                   "ortc run", "Got invalid dimensions for input: a", "index: 0 Got: 2 Expected: 3")
 
 
 def test_commands_that_work(add_path: str, tmp_path: Path) -> None:
