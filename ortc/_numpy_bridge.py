@@ -45,8 +45,8 @@ MapOutput = Dict[Union[str, int], Union[int, float, str]]
 #: dict for a map, a SparseTensor for a sparse tensor, None for an empty optional. A model's
 #: outputs are known only at run time: narrow with ``isinstance`` (or ``typing.cast`` where
 #: the model is known).
-RunOutput = Union["np.ndarray[Any, np.dtype[Any]]", List[Union["np.ndarray[Any, np.dtype[Any]]",
-                                                               MapOutput]],
+RunOutput = Union[np.ndarray[Any, np.dtype[Any]],
+                  List[Union[np.ndarray[Any, np.dtype[Any]], MapOutput]],
                   MapOutput, "SparseTensor", None]
 
 _NULL = ffi.NULL
