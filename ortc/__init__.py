@@ -57,7 +57,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load", "version", "VersionInfo", "LibraryInfo", "available_providers", "get_env", "Env",
-    "Session", "RunOutput", "MapOutput", "SessionOptions", "RunOptions", "Value", "SessionRecipe", "OptionsRecipe",
+    "Session", "RunOutput", "MapOutput", "SessionOptions", "RunOptions", "Value",
+    "SessionRecipe", "OptionsRecipe",
     "RecipeError", "IoBinding", "MemoryInfo", "Allocator",
     "default_allocator", "SparseTensor", "LoraAdapter", "TypeInfo", "NodeArg", "ModelMetadata",
     "ElementType", "ErrorCode", "ValueKind", "LoggingLevel", "GraphOptimizationLevel",

@@ -82,7 +82,8 @@ def c_enum(value: Any, enum: type[E], what: str) -> E:
     ``what`` and the members; TypeError for what is no int, and for a member of another of
     ortc's enums, even when its number is one of ``enum``'s (``MemoryInfo.cpu(MemType.DEFAULT,
     AllocatorType.DEVICE_ALLOCATOR)``, its arguments swapped, was accepted as both are 0);
-    ortc.compat's mirrors of onnxruntime's enums (``OrtMemType`` for ``MemType``) are the same enum. Other IntEnums pass by number."""
+    ortc.compat's mirrors of onnxruntime's enums (``OrtMemType`` for ``MemType``) are the same
+    enum. Other IntEnums pass by number."""
     kind = type(value)
     if isinstance(value, IntEnum) and kind is not enum and \
             kind.__module__.split(".")[0] == "ortc" and _enum_name(kind) != _enum_name(enum):

@@ -32,7 +32,8 @@ from .memory import cpu_memory_info, default_allocator
 if TYPE_CHECKING:
     from .sparse import SparseTensor
 
-__all__ = ["RunOutput", "MapOutput", "PYTHON_DATA", "array_to_ortvalue", "as_array", "convert_python_data",
+__all__ = ["RunOutput", "MapOutput", "PYTHON_DATA", "array_to_ortvalue", "as_array",
+           "convert_python_data",
            "encode_strings", "is_array_like", "is_empty_optional", "ortvalue_to_python",
            "own_value", "take_output", "tensor_shape_and_type", "tensor_to_numpy", "tensor_view",
            "value_count", "value_kind"]

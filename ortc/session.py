@@ -13,8 +13,7 @@ import os
 import stat
 import sys
 import _thread
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, NoReturn, Sequence, TypeVar, Union, \
-    cast, overload
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NoReturn, Sequence, TypeVar, cast
 
 from . import _loader, _process
 from ._cstr import UNSET, fspath, given_options
@@ -247,7 +246,8 @@ class Session(Handle):
                 "must outlive its bindings, allocators and the values they allocate")
 
     def __init__(self, model: ModelSource, options: SessionOptions | None = None,
-                 *positional: NoReturn, providers: Sequence[str | tuple[str, Mapping[str, str | int | float]]]
+                 *positional: NoReturn,
+                 providers: Sequence[str | tuple[str, Mapping[str, str | int | float]]]
                  | None = None,
                  intra_op_num_threads: int = UNSET, inter_op_num_threads: int = UNSET,
                  execution_mode: ExecutionMode | int = UNSET,
