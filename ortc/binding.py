@@ -371,7 +371,8 @@ class IoBinding(Handle):
 
     @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
     def get_outputs(self) -> list[RunOutput]:
-        """The bound outputs after a run, as numpy arrays (views; lists/dicts for other kinds).
+        """The bound outputs after a run, as numpy arrays (views; lists/dicts for other kinds,
+        None for an empty optional: :data:`ortc.RunOutput`, as :meth:`Session.run` returns).
 
         A view keeps what it reads alive: the Value (or array) bound as that output, or the
         memory ORT allocated, even after the binding is cleared or rebound. The next run with
