@@ -299,14 +299,34 @@ def render_enums(enums: dict[str, list[tuple[str, int]]]) -> str:
                          "".join(f"({k!r}, {v}), " for k, v in members).rstrip(" ") + ")),")
     out = head + ["__all__ = [" + ", ".join(repr(n) for n in names) + "]", ""] + eager
     out += ["", "if TYPE_CHECKING:  # made by __getattr__ at run time"] + typed + [""]
-    out += ["", "_ON_FIRST_USE: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {"]
+    out += ["", "class _Members(type(IntEnum)):  # type: ignore[misc]",
+            '    """The type of the enums made on first use: onnxruntime spells their members with',
+            "    an ORT_ prefix (GraphOptimizationLevel.ORT_ENABLE_ALL), and such a name says which",
+            '    member to use (only a missing name comes to __getattr__)."""',
+            "",
+            "    if not TYPE_CHECKING:  # a type checker must still flag a missing member",
+            "        def __getattr__(cls, name: str) -> Any:",
+            "            members = cls.__dict__.get(\"_member_map_\") or {}",
+            "            if name in members:  # before 3.12, the enum type found members here",
+            "                return members[name]",
+            "            if name.startswith(\"ORT_\") and name[4:] in members:",
+            "                raise AttributeError(f\"{cls.__name__} has no member {name!r}: ortc drops \"",
+            "                                     f\"onnxruntime's ORT_ prefix, use {cls.__name__}.{name[4:]}\")",
+            "            raise AttributeError(f\"type object {cls.__name__!r} has no attribute {name!r}\")",
+            "", "",
+            "class _Enum(IntEnum, metaclass=_Members):",
+            '    """The base of the enums made on first use."""',
+            "", "",
+            "_make_enum: Any = _Enum  # its functional form (Enum(name, members)), untyped for mypy",
+            "", ""]
+    out += ["_ON_FIRST_USE: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {"]
     out += table + ["}", "", "",
                     "def __getattr__(name: str) -> Any:",
                     "    entry = _ON_FIRST_USE.get(name)",
                     "    if entry is None:",
                     "        raise AttributeError(f\"module {__name__!r} has no attribute {name!r}\")",
                     "    c_name, members = entry",
-                    "    made = IntEnum(name, members, module=__name__, qualname=name)  # type: ignore[misc]",
+                    "    made = _make_enum(name, members, module=__name__, qualname=name)",
                     "    made.__doc__ = f\"C enum ``{c_name}``.\"",
                     "    return globals().setdefault(name, made)  # threads racing here get one class",
                     "", "",

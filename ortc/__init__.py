@@ -21,6 +21,7 @@ from .errors import (ClosedError, ConcurrentUseError, DeviceReset, EngineError, 
                      ModelRequiresCompilation, NoModel, NoSuchFile, NotSupportedError, OrtError,
                      OrtNotFound, OrtNotImplementedError, RuntimeException, RunTimeout, ThreadRuleError,
                      WrongThreadError)
+from ._numpy_bridge import MapOutput, RunOutput
 from .memory import Allocator, MemoryInfo, default_allocator
 from .run_options import RunOptions
 from .session import Session
@@ -56,7 +57,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load", "version", "VersionInfo", "LibraryInfo", "available_providers", "get_env", "Env",
-    "Session", "SessionOptions", "RunOptions", "Value", "SessionRecipe", "OptionsRecipe",
+    "Session", "RunOutput", "MapOutput", "SessionOptions", "RunOptions", "Value",
+    "SessionRecipe", "OptionsRecipe",
     "RecipeError", "IoBinding", "MemoryInfo", "Allocator",
     "default_allocator", "SparseTensor", "LoraAdapter", "TypeInfo", "NodeArg", "ModelMetadata",
     "ElementType", "ErrorCode", "ValueKind", "LoggingLevel", "GraphOptimizationLevel",
@@ -70,15 +72,23 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def _getattr(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'ortc' has no attribute {name!r}")
+        if name[:1] == "_":
+            raise AttributeError(f"module 'ortc' has no attribute {name!r}")
+        from ._hints import no_module_attribute  # ortc.InferenceSession -> ortc.Session
+
+        raise no_module_attribute(name, __all__)
     from importlib import import_module
 
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value  # later reads are plain attribute reads
     return value
+
+
+if not TYPE_CHECKING:  # a type checker sees the names above, and flags any other
+    __getattr__ = _getattr
 
 
 def __dir__() -> list[str]:

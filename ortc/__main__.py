@@ -33,9 +33,12 @@ def invoked_as(argv0: str | None = None) -> str:
 
 
 def _usage(prog: str) -> str:
-    lines = [f"usage: {prog} [--version] COMMAND [ARGS]", "", "commands:"]
+    lines = [f"usage: {prog} [--version] [--verbose] COMMAND [ARGS]", "", "commands:"]
     lines += [f"  {name:<12} {doc}" for name, (_, doc) in _COMMANDS.items()]
-    lines += ["", f"`{prog} COMMAND --help` describes a command's arguments."]
+    lines += ["", f"`{prog} COMMAND --help` describes a command's arguments. Errors are one "
+              "line; --verbose adds their details.",
+              "Exit status: 0 done, 1 the work failed, 2 a usage error (a file or library "
+              "named that does not exist too), 130 interrupted."]
     return "\n".join(lines)
 
 
@@ -53,7 +56,7 @@ def _source_checkout() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     from . import _cmdline
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _cmdline.take_verbose(list(sys.argv[1:] if argv is None else argv))
     prog = _cmdline.PROG = invoked_as()
     return _cmdline.run_command(prog, lambda rest: _dispatch(prog, rest), args)
 
@@ -82,6 +85,12 @@ def _dispatch(prog: str, args: list[str]) -> int:
     module_name = _COMMANDS[name][0]
     if module_name.startswith("bench."):
         checkout = _source_checkout()
+        if checkout is None and any(a in ("-h", "--help") for a in rest):
+            # the options live in bench/runner.py, which a wheel lacks: say what it is
+            print(f"usage: {prog} bench [OPTIONS]\n\n{_COMMANDS[name][1]}.\n\nbench/ is not "
+                  f"installed with the wheel: in a clone of ortc's repository or an unpacked "
+                  f"sdist, `{prog} bench --help` lists its options and `make bench` runs it.")
+            return 0
         if checkout is None:
             print(f"{prog} bench: needs a source checkout (bench/ is not installed with the "
                   f"wheel): clone ortc's repository or unpack its sdist, then run `make bench` "

@@ -6,6 +6,10 @@ ORT cut short: another file, another initializer's name, another library. :func:
 :func:`fspath` refuse such strings with InvalidArgument naming what the string was for; the
 helpers below build C string arrays and key/value pairs on top of them.
 
+A value of the wrong type (a str for a count, an int for a name) is a TypeError, as Python's
+own functions raise; a value of the right type that C cannot take (out of range, a NUL inside,
+no member of the enum) is InvalidArgument, a ValueError.
+
 An integer parameter takes what ``operator.index`` takes (ints, numpy integers), within the C
 type's range (:func:`c_integer`; cffi's own OverflowError named no parameter, and ``int()``
 truncated 2.5 and parsed "3"), and an enum parameter a member of its enum (:func:`c_enum`:
@@ -24,7 +28,7 @@ from ._loader import Api
 from .errors import InvalidArgument
 
 __all__ = ["utf8", "config_value", "fspath", "c_strings", "key_value_arrays", "NameArray",
-           "read_key_values", "c_integer", "c_enum", "INT32", "INT64"]
+           "read_key_values", "c_integer", "c_enum", "INT32", "INT64", "UNSET", "given_options"]
 
 #: the ranges of C's int (32 bits on every platform ORT supports) and int64_t
 INT32 = (-(1 << 31), (1 << 31) - 1)
@@ -33,16 +37,41 @@ INT64 = (-(1 << 63), (1 << 63) - 1)
 E = TypeVar("E", bound=IntEnum)
 
 
+class _Unset:
+    """The default of a keyword option not given (None may be a value: it is refused there)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+#: typed Any so that it is the default of a parameter of any type (``threads: int = UNSET``)
+UNSET: Any = _Unset()
+
+
+def given_options(params: Mapping[str, Any], unknown: Mapping[str, Any],
+                  skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The keyword options a call was given, from its ``locals()`` taken first thing (its
+    parameters, in order): those not left UNSET, then the ``unknown`` ones its ``**unknown``
+    caught (its caller names the closest valid one). ``self`` and ``skip`` are not options."""
+    given = {k: v for k, v in params.items()
+             if v is not UNSET and k not in skip and k not in ("self", "unknown")}
+    given.update(unknown)
+    return given
+
+
 def c_integer(value: Any, what: str, low: int, high: int) -> int:
     """``value`` as an int in ``[low, high]``, or InvalidArgument naming ``what``. Bools are
-    refused (``True`` is no count), as is anything without ``__index__`` (floats, strings)."""
+    refused (``True`` is no count), as is anything without ``__index__`` (floats, strings):
+    TypeError."""
     if isinstance(value, bool):
-        raise InvalidArgument(f"{what}: expected an int, got bool {value!r}")
+        raise TypeError(f"{what}: expected an int, got bool {value!r}")
     try:
         number = operator.index(value)
     except TypeError:
-        raise InvalidArgument(f"{what}: expected an int, got {type(value).__name__} "
-                              f"{value!r}") from None
+        raise TypeError(f"{what}: expected an int, got {type(value).__name__} "
+                        f"{value!r}") from None
     if not low <= number <= high:
         raise InvalidArgument(f"{what}: {number} is out of range ({low} to {high})")
     return number
@@ -50,15 +79,16 @@ def c_integer(value: Any, what: str, low: int, high: int) -> int:
 
 def c_enum(value: Any, enum: type[E], what: str) -> E:
     """``value`` as a member of ``enum`` (a member or its int), or InvalidArgument naming
-    ``what`` and the members. A member of another of ortc's enums is refused even when its
-    number is one of ``enum``'s (``MemoryInfo.cpu(MemType.DEFAULT, AllocatorType.DEVICE_ALLOCATOR)``,
-    its arguments swapped, was accepted as both are 0); ortc.compat's mirrors of onnxruntime's
-    enums (``OrtMemType`` for ``MemType``) are the same enum. Other IntEnums pass by number."""
+    ``what`` and the members; TypeError for what is no int, and for a member of another of
+    ortc's enums, even when its number is one of ``enum``'s (``MemoryInfo.cpu(MemType.DEFAULT,
+    AllocatorType.DEVICE_ALLOCATOR)``, its arguments swapped, was accepted as both are 0);
+    ortc.compat's mirrors of onnxruntime's enums (``OrtMemType`` for ``MemType``) are the same
+    enum. Other IntEnums pass by number."""
     kind = type(value)
     if isinstance(value, IntEnum) and kind is not enum and \
             kind.__module__.split(".")[0] == "ortc" and _enum_name(kind) != _enum_name(enum):
-        raise InvalidArgument(f"{what}: expected a {enum.__name__}, got {kind.__name__}."
-                              f"{value.name} ({', '.join(f'{m.value} {m.name}' for m in enum)})")
+        raise TypeError(f"{what}: expected a {enum.__name__}, got {kind.__name__}."
+                        f"{value.name} ({', '.join(f'{m.value} {m.name}' for m in enum)})")
     number = c_integer(value, what, *INT32)
     try:
         return enum(number)
@@ -74,7 +104,7 @@ def utf8(text: Any, what: str, *, surrogates: bool = False) -> bytes:
     surrogate escapes; they are encoded back to the model's own bytes.
     """
     if not isinstance(text, str):
-        raise InvalidArgument(f"{what} must be str, got {type(text).__name__}")
+        raise TypeError(f"{what} must be str, got {type(text).__name__}")
     try:
         data = text.encode("utf-8", "surrogateescape" if surrogates else "strict")
     except UnicodeEncodeError as exc:
@@ -92,8 +122,8 @@ def config_value(value: Any, what: str) -> str:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise InvalidArgument(f"{what} must be a str (switches are '1' or '0'), got "
-                          f"{type(value).__name__} {value!r}")
+    raise TypeError(f"{what} must be a str (switches are '1' or '0'), got "
+                    f"{type(value).__name__} {value!r}")
 
 
 def fspath(path: Any, what: str) -> bytes:

@@ -209,6 +209,29 @@ if TYPE_CHECKING:  # made by __getattr__ at run time
         HOST_ACCESSIBLE = 5
 
 
+class _Members(type(IntEnum)):  # type: ignore[misc]
+    """The type of the enums made on first use: onnxruntime spells their members with
+    an ORT_ prefix (GraphOptimizationLevel.ORT_ENABLE_ALL), and such a name says which
+    member to use (only a missing name comes to __getattr__)."""
+
+    if not TYPE_CHECKING:  # a type checker must still flag a missing member
+        def __getattr__(cls, name: str) -> Any:
+            members = cls.__dict__.get("_member_map_") or {}
+            if name in members:  # before 3.12, the enum type found members here
+                return members[name]
+            if name.startswith("ORT_") and name[4:] in members:
+                raise AttributeError(f"{cls.__name__} has no member {name!r}: ortc drops "
+                                     f"onnxruntime's ORT_ prefix, use {cls.__name__}.{name[4:]}")
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+
+
+class _Enum(IntEnum, metaclass=_Members):
+    """The base of the enums made on first use."""
+
+
+_make_enum: Any = _Enum  # its functional form (Enum(name, members)), untyped for mypy
+
+
 _ON_FIRST_USE: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {
     'LoggingLevel': ('OrtLoggingLevel', (('VERBOSE', 0), ('INFO', 1), ('WARNING', 2), ('ERROR', 3), ('FATAL', 4),)),
     'SparseFormat': ('OrtSparseFormat', (('UNDEFINED', 0), ('COO', 1), ('CSRC', 2), ('BLOCK_SPARSE', 4),)),
@@ -233,7 +256,7 @@ def __getattr__(name: str) -> Any:
     if entry is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     c_name, members = entry
-    made = IntEnum(name, members, module=__name__, qualname=name)  # type: ignore[misc]
+    made = _make_enum(name, members, module=__name__, qualname=name)
     made.__doc__ = f"C enum ``{c_name}``."
     return globals().setdefault(name, made)  # threads racing here get one class
 

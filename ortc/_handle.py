@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from functools import partial
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
 from . import _guard
 from ._ffi import ffi
@@ -263,6 +263,17 @@ class Handle:
     def __repr__(self) -> str:
         state = "closed" if self.closed else hex(int(ffi.cast("uintptr_t", self._ptr)))
         return f"<ortc.{type(self).__name__} {state}>"
+
+    if not TYPE_CHECKING:  # a type checker must still flag a missing name
+        def __getattr__(self, name: str) -> Any:
+            # Only a name normal lookup did not find comes here: onnxruntime's names get a
+            # pointer to ortc's (sess.get_inputs() -> sess.inputs); private and special names
+            # (probes such as hasattr(v, "__array__")) fail at once, as without this method.
+            if name[:1] == "_":
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            from ._hints import no_attribute
+
+            raise no_attribute(self, name)
 
     # -- pickling: refused unless a subclass pickles by value (its own __reduce__) -----------
     #: why pickle refuses objects of this class

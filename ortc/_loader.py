@@ -160,6 +160,44 @@ _INSTALL_HINT = ("install onnxruntime's library with `pip install onnxruntime` (
                  "onnxruntime-gpu), point ORTC_LIBRARY at a libonnxruntime file, or call "
                  "ortc.load(path)")
 
+#: the first onnxruntime release whose wheels carry the shared library ortc loads: the
+#: onnxruntime 1.19.0 wheel has onnxruntime/capi/libonnxruntime.so.1.19.0, the 1.18.1 one only
+#: the providers' shared library (ORT is linked into its Python extension, which ortc never
+#: loads); pyproject.toml's extras ask for it
+FIRST_WHEEL_WITH_LIBRARY = (1, 19)
+
+
+def _wheels_too_old() -> list[tuple[str, str]]:
+    """The installed onnxruntime wheels (name, version) older than the first to carry the
+    library: installed, yet nothing for ortc to load (only asked once a search failed)."""
+    from importlib import metadata
+
+    old = []
+    for dist_name in _DISTRIBUTIONS:
+        try:
+            version = metadata.version(dist_name)
+        except metadata.PackageNotFoundError:
+            continue
+        try:
+            release = tuple(int(part) for part in version.split(".")[:2])
+        except ValueError:
+            continue
+        if release < FIRST_WHEEL_WITH_LIBRARY:
+            old.append((dist_name, version))
+    return old
+
+
+def _not_found_fix() -> str:
+    old = _wheels_too_old()
+    if not old:
+        return _INSTALL_HINT
+    first = ".".join(map(str, FIRST_WHEEL_WITH_LIBRARY))
+    installed = ", ".join(f"{name} {version}" for name, version in old)
+    return (f"{installed} is installed, but onnxruntime's wheels before {first} carry no "
+            f"libonnxruntime (ORT is linked into their Python extension, which ortc does not "
+            f"load): `pip install '{old[0][0]}>={first}'`, point ORTC_LIBRARY at a "
+            f"libonnxruntime file, or call ortc.load(path)")
+
 
 def _matches(name: str, pattern: str) -> bool:
     # _PATTERNS hold at most one "*": matched by hand, as fnmatch would (fnmatch compiles a
@@ -346,14 +384,24 @@ _SINCE_BUILD_INFO = SINCE["GetBuildInfoString"]
 def _open_chosen(path: str, source: str, how: str) -> Api:
     """Load the library the user chose, or raise LibraryNotFoundError saying why: no search."""
     if os.path.isdir(path):
-        raise LibraryNotFoundError(f"{how}: {path} is a directory, not a library file")
+        raise _chosen_missing(f"{how}: {path} is a directory, not a library file")
     if not os.path.exists(path) and (os.sep in path or (os.altsep or os.sep) in path):
-        raise LibraryNotFoundError(f"{how}: {path}: no such file")
+        raise _chosen_missing(f"{how}: {path}: no such file")
     # a bare name (libonnxruntime.so.1) is the system loader's to find
     try:
         return _open(path, source, [how])
     except LibraryNotFoundError as exc:
+        cause = exc.__cause__
+        if not os.path.exists(path) and isinstance(cause, OSError) and \
+                "No such file" in str(cause):  # a bare name the system loader does not know
+            raise _chosen_missing(f"{how}: {exc}") from None
         raise LibraryNotFoundError(f"{how}: {exc}") from None
+
+
+def _chosen_missing(message: str) -> LibraryNotFoundError:
+    exc = LibraryNotFoundError(message)
+    exc.missing = True
+    return exc
 
 
 def load(path: str | os.PathLike[str] | None = None, *, _how: str | None = None) -> LibraryInfo:
@@ -391,9 +439,10 @@ def load(path: str | os.PathLike[str] | None = None, *, _how: str | None = None)
                 return _api.info
             except LibraryNotFoundError as exc:
                 errors.append(str(exc))
+        # the first line says what is wrong and what to do; the lines after, where it looked
         raise LibraryNotFoundError(
-            "no ONNX Runtime library found. Searched:\n  " + "\n  ".join(searched)
-            + "\nErrors:\n  " + "\n  ".join(errors) + "\nTo fix: " + _INSTALL_HINT + ".")
+            f"no ONNX Runtime library found: {_not_found_fix()}.\nSearched:\n  "
+            + "\n  ".join(searched) + "\nErrors:\n  " + "\n  ".join(errors))
 
 
 def api() -> Api:

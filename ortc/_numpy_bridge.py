@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Union, cast
 
 import numpy as np
 
@@ -30,10 +30,26 @@ from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_su
 from .errors import InvalidArgument
 from .memory import cpu_memory_info, default_allocator
 
-__all__ = ["PYTHON_DATA", "array_to_ortvalue", "as_array", "convert_python_data",
+if TYPE_CHECKING:
+    from .sparse import SparseTensor
+
+__all__ = ["RunOutput", "MapOutput", "PYTHON_DATA", "array_to_ortvalue", "as_array",
+           "convert_python_data",
            "encode_strings", "is_array_like", "is_empty_optional", "ortvalue_to_python",
            "own_value", "take_output", "tensor_shape_and_type", "tensor_to_numpy", "tensor_view",
            "value_count", "value_kind"]
+
+#: a map output (ONNX's map(K, V)) as Python: str or int keys, scalar values
+MapOutput = Dict[Union[str, int], Union[int, float, str]]
+
+#: one output of a run, by the output's kind (``Session.run``, ``IoBinding.get_outputs``,
+#: ``Value.to_python``): a numpy array for a tensor, a list of arrays or maps for a sequence, a
+#: dict for a map, a SparseTensor for a sparse tensor, None for an empty optional. A model's
+#: outputs are known only at run time: narrow with ``isinstance`` (or ``typing.cast`` where
+#: the model is known).
+RunOutput = Union[np.ndarray[Any, np.dtype[Any]],
+                  List[Union[np.ndarray[Any, np.dtype[Any]], MapOutput]],
+                  MapOutput, "SparseTensor", None]
 
 _NULL = ffi.NULL
 

@@ -15,7 +15,7 @@ from . import _loader
 from ._ffi import ffi
 from ._guard import Entries, Hold
 from ._handle import Handle
-from ._numpy_bridge import as_array, is_array_like, ortvalue_to_python, take_output
+from ._numpy_bridge import RunOutput, as_array, is_array_like, ortvalue_to_python, take_output
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
@@ -372,8 +372,9 @@ class IoBinding(Handle):
             _free(api, alloc, lengths[0])
 
     @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
-    def get_outputs(self) -> list[Any]:
-        """The bound outputs after a run, as numpy arrays (views; lists/dicts for other kinds).
+    def get_outputs(self) -> list[RunOutput]:
+        """The bound outputs after a run, as numpy arrays (views; lists/dicts for other kinds,
+        None for an empty optional: :data:`ortc.RunOutput`, as :meth:`Session.run` returns).
 
         A view keeps what it reads alive: the Value (or array) bound as that output, or the
         memory ORT allocated, even after the binding is cleared or rebound. The next run with

@@ -22,11 +22,10 @@ def _model_path(path: str) -> str:
 
 
 def _load_library(path: str | None) -> None:
+    # a library that does not exist is a usage error, one that does not load failed work,
+    # as through ORTC_LIBRARY (ortc._cmdline.run_command decides both)
     if path:
-        try:
-            ortc.load(path, _how=f"--library {path}")
-        except ortc.LibraryNotFoundError as exc:
-            raise UsageError(str(exc)) from None
+        ortc.load(path, _how=f"--library {path}")
 
 
 def main_version(argv: list[str]) -> int:

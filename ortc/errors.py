@@ -132,7 +132,13 @@ class NotSupportedError(Error, NotImplementedError):
 
 
 class LibraryNotFoundError(Error, OSError):
-    """No ONNX Runtime shared library could be found or loaded."""
+    """No ONNX Runtime shared library could be found or loaded.
+
+    ``missing`` is True when the library chosen (``ortc.load(path)``, ``ORTC_LIBRARY``, the
+    command line's ``--library``) does not exist: a mistake in the choice (the command line's
+    usage error, exit 2), where False is a library that exists but does not load (exit 1)."""
+
+    missing: bool = False
 
 
 class ClosedError(Error, ValueError):

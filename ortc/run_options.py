@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numbers
 import _thread
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from . import _enums, _loader, _process
-from ._cstr import INT32, c_enum, c_integer, config_value, utf8
+from ._cstr import INT32, UNSET, c_enum, c_integer, config_value, given_options, utf8
 from ._ffi import ffi
 from ._handle import Handle
 from ._status import call_out, check, ignore
@@ -42,7 +42,11 @@ class RunOptions(Handle):
 
     _holds = True  # active LoRA adapters: ORT keeps raw pointers to them
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, tag: str = UNSET, log_severity_level: LoggingLevel | int = UNSET,
+                 log_verbosity_level: int = UNSET, **unknown: NoReturn) -> None:
+        # each keyword is an attribute below (the same names and types); ``unknown`` is typed
+        # NoReturn so that a type checker flags a misspelt one, which raises TypeError here
+        options = given_options(locals(), unknown)
         self._api = _loader.api()
         raw = call_out(self._api.CreateRunOptions, "OrtRunOptions*")
         self._adopt(raw, self._api.ReleaseRunOptions)
@@ -53,18 +57,23 @@ class RunOptions(Handle):
         for key, value in options.items():
             setattr(self, key, value)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        # ``ro.terminate = True`` would replace the method and stop nothing: refuse it, and any
-        # misspelt setting, instead of storing it.
-        if name.startswith("_") or name in _SETTINGS:
-            object.__setattr__(self, name, value)
-        elif name in ("terminate", "unset_terminate"):
-            raise AttributeError(f"RunOptions.{name} is a method, not a flag: call "
-                                 f"run_options.{name}() (from any thread)")
-        elif hasattr(type(self), name):
-            raise AttributeError(f"RunOptions.{name} cannot be assigned")
-        else:
-            raise AttributeError(closest_name(name, _SETTINGS, "run option"))
+    if not TYPE_CHECKING:  # hidden from type checkers, which then flag a misspelt option
+        def __setattr__(self, name: str, value: Any) -> None:
+            # ``ro.terminate = True`` would replace the method and stop nothing: refuse it, and
+            # any misspelt setting, instead of storing it.
+            if name.startswith("_") or name in _SETTINGS:
+                object.__setattr__(self, name, value)
+            elif name in ("terminate", "unset_terminate"):
+                raise AttributeError(f"RunOptions.{name} is a method, not a flag: call "
+                                     f"run_options.{name}() (from any thread)")
+            elif hasattr(type(self), name):
+                raise AttributeError(f"RunOptions.{name} cannot be assigned")
+            else:
+                from ._hints import ORT_NAMES, no_attribute
+
+                if name in ORT_NAMES["RunOptions"]:  # ro.logid = "x"
+                    raise no_attribute(self, name)
+                raise AttributeError(closest_name(name, _SETTINGS, "run option"))
 
     @property
     @shared("RunOptionsGetRunTag")

@@ -13,10 +13,10 @@ import os
 import stat
 import sys
 import _thread
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NoReturn, Sequence, TypeVar, cast
 
 from . import _loader, _process
-from ._cstr import fspath
+from ._cstr import UNSET, fspath, given_options
 from ._enums import ElementType
 from ._ffi import ffi
 from ._guard import Entries, Guard
@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 
     from .binding import IoBinding
     from .metadata import ModelMetadata
+    from ._enums import ExecutionMode, GraphOptimizationLevel, LoggingLevel
+    from ._numpy_bridge import RunOutput
     from .recipe import SessionRecipe
-    from .session_options import SessionOptions
+    from .session_options import SessionOptions, StrPath
     from .value import Value
 
 __all__ = ["Session", "ModelSource"]
@@ -257,6 +259,10 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
         from .session_options import SessionOptions
     if options is not None:
         if not isinstance(options, SessionOptions):
+            if isinstance(options, (list, tuple)):  # Session(model, ["CPUExecutionProvider"])
+                raise TypeError(f"options must be an ortc.SessionOptions, not "
+                                f"{type(options).__name__}: providers are keyword-only, "
+                                f"Session(model, providers={list(options)!r})")
             raise TypeError(f"options must be an ortc.SessionOptions (or keyword arguments), "
                             f"not {type(options).__name__}")
         options._check_open()
@@ -265,7 +271,7 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
         temporary = options.clone() if options is not None else SessionOptions()
     try:
         if temporary is not None:
-            temporary.update(**option_kwargs)
+            temporary._update(option_kwargs)
             for name, provider_options in _provider_entries(providers):
                 temporary.append_execution_provider(name, provider_options)
             options = temporary
@@ -330,9 +336,26 @@ class Session(Handle):
     evidence = ("several threads may call Run on one session (per execution provider); it "
                 "must outlive its bindings, allocators and the values they allocate")
 
-    def __init__(self, model: ModelSource, options: SessionOptions | None = None, *,
-                 providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
-                 **option_kwargs: Any) -> None:
+    def __init__(self, model: ModelSource, options: SessionOptions | None = None,
+                 *positional: NoReturn,
+                 providers: Sequence[str | tuple[str, Mapping[str, str | int | float]]]
+                 | None = None,
+                 intra_op_num_threads: int = UNSET, inter_op_num_threads: int = UNSET,
+                 execution_mode: ExecutionMode | int = UNSET,
+                 graph_optimization_level: GraphOptimizationLevel | int = UNSET,
+                 optimized_model_filepath: StrPath = UNSET, enable_profiling: bool = UNSET,
+                 profile_file_prefix: StrPath = UNSET, enable_mem_pattern: bool = UNSET,
+                 enable_cpu_mem_arena: bool = UNSET, logid: str = UNSET,
+                 log_severity_level: LoggingLevel | int = UNSET, log_verbosity_level: int = UNSET,
+                 use_deterministic_compute: bool = UNSET, **unknown: NoReturn) -> None:
+        # the keywords are SessionOptions' (same names and types), set on a copy of
+        # ``options``; ``unknown`` is typed NoReturn so that a type checker flags a misspelt one
+        if positional:  # onnxruntime's InferenceSession(path, opts, providers) habit
+            raise TypeError("Session() takes the model and SessionOptions positionally; "
+                            "providers are keyword-only: Session(model, options, "
+                            "providers=[...])")
+        option_kwargs = given_options(locals(), unknown,
+                                      ("model", "options", "providers", "positional"))
         self._api = api = _loader.api()
         env = get_env()
         model, path, data = model_source(model)
@@ -562,10 +585,11 @@ class Session(Handle):
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: RunOptions | None = None, *, timeout: float | None = None
-            ) -> list[Any]:
+            ) -> list[RunOutput]:
         """Run the model: ``feeds`` maps input names to arrays (lists for sequences, dicts for
         maps, Values for anything); returns the outputs named (all when None), in that order:
-        arrays for tensors, lists for sequences, dicts for maps, None for an empty optional.
+        arrays for tensors, lists for sequences, dicts for maps, None for an empty optional
+        (:data:`ortc.RunOutput`: narrow it with ``isinstance``, or read the model's outputs).
 
         Tensor outputs are numpy views over the memory ORT allocated for them (no copy).
 
@@ -579,14 +603,16 @@ class Session(Handle):
     @shared("Run", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_with_values(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
                         run_options: RunOptions | None = None, *,
-                        timeout: float | None = None) -> list[Value | None]:
-        """Like :meth:`run`, but the outputs are ortc Values (no conversion)."""
+                        timeout: float | None = None) -> list[Value]:
+        """Like :meth:`run`, but the outputs are ortc Values (no conversion). Never None: ORT
+        gives every output of a run that succeeded a value, and an empty optional is a Value
+        whose ``has_value()`` is False."""
         return self._engine.run(self._ptr, output_names, feeds, run_options, timeout, True)
 
     @shared("RunAsync", args={"run_options": "shared"}, exclusive_when="_run_exclusive")
     def run_async(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
                   run_options: RunOptions | None = None, *, timeout: float | None = None
-                  ) -> Future[list[Any]]:
+                  ) -> Future[list[RunOutput]]:
         """Start a run on ORT's intra-op thread pool and return a Future of its outputs
         (the same list :meth:`run` returns). Needs ``intra_op_num_threads`` >= 2.
 

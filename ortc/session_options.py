@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, cast
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Mapping, NoReturn, TypeVar, \
+    Union, cast, overload
 
 import numpy as np
 
 from . import _loader
-from ._cstr import INT32, INT64, c_enum, c_integer, c_strings, config_value, fspath, key_value_arrays, \
-    utf8
+from ._cstr import INT32, INT64, UNSET, c_enum, c_integer, c_strings, config_value, fspath, \
+    given_options, key_value_arrays, utf8
 from ._enums import ExecutionMode, GraphOptimizationLevel, LoggingLevel
 from ._ffi import ffi
 from ._handle import Handle
@@ -31,7 +32,30 @@ from .value import Value
 if TYPE_CHECKING:
     from .recipe import OptionsRecipe
 
-__all__ = ["SessionOptions"]
+__all__ = ["SessionOptions", "Setting", "StrPath"]
+
+#: a file system path as options take it
+StrPath = Union[str, "os.PathLike[str]"]
+
+_Set = TypeVar("_Set", contravariant=True)
+_Get = TypeVar("_Get", covariant=True)
+
+
+class Setting(Generic[_Set, _Get]):
+    """What a type checker sees of a SessionOptions attribute: assigned a ``_Set``, read as a
+    ``_Get`` (``opts.execution_mode = 1`` reads back ``ExecutionMode.PARALLEL``), so a misspelt
+    option or a wrongly typed value is a type error before it is a run-time one. At run time
+    each setting is a property (:func:`_setting`)."""
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> Setting[_Set, _Get]: ...
+    @overload
+    def __get__(self, obj: object, owner: Any) -> _Get: ...
+    def __get__(self, obj: object, owner: Any) -> Any:  # never called: _setting makes properties
+        raise NotImplementedError
+
+    def __set__(self, obj: object, value: _Set) -> None:
+        raise NotImplementedError
 
 
 def _bool(value: Any, what: str = "") -> bool:
@@ -60,7 +84,7 @@ def _member_of(enum: type[IntEnum]) -> Callable[[Any, str], IntEnum]:
 
 def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: Any,
              doc: str, slots: tuple[str, ...],
-             convert: Callable[[Any, str], Any] | None = None) -> property:
+             convert: Callable[[Any, str], Any] | None = None) -> Any:
     """An attribute-style option: setting it calls ORT at once; reading returns what was set
     (after ``convert(value, what)``, which checks it: e.g. to its enum)."""
 
@@ -104,7 +128,17 @@ class SessionOptions(Handle):
     evidence = ("read by concurrent session creations (not with custom-op domains); copied "
                 "into each session; setters change it without a lock (exclusive)")
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, intra_op_num_threads: int = UNSET, inter_op_num_threads: int = UNSET,
+                 execution_mode: ExecutionMode | int = UNSET,
+                 graph_optimization_level: GraphOptimizationLevel | int = UNSET,
+                 optimized_model_filepath: StrPath = UNSET, enable_profiling: bool = UNSET,
+                 profile_file_prefix: StrPath = UNSET, enable_mem_pattern: bool = UNSET,
+                 enable_cpu_mem_arena: bool = UNSET, logid: str = UNSET,
+                 log_severity_level: LoggingLevel | int = UNSET, log_verbosity_level: int = UNSET,
+                 use_deterministic_compute: bool = UNSET, **unknown: NoReturn) -> None:
+        # each keyword is an attribute below (the same names and types); ``unknown`` is typed
+        # NoReturn so that a type checker flags a misspelt one, which raises TypeError here
+        options = given_options(locals(), unknown)
         self._api = _loader.api()
         raw = call_out(self._api.CreateSessionOptions, "OrtSessionOptions*")
         self._adopt(raw, self._api.ReleaseSessionOptions)
@@ -113,7 +147,7 @@ class SessionOptions(Handle):
         self._providers: list[str] = []
         self._provider_options: dict[str, dict[str, str]] = {}
         self._record = OptionsRecord()  # what recipe() and pickling replay
-        self.update(**options)
+        self._update(options)
 
     # Initializer values: ORT refers to their OrtValues until the options (and the sessions
     # made with them, which hold them too) are released, so they are children of the options;
@@ -125,9 +159,19 @@ class SessionOptions(Handle):
         self._keep = []  # the values themselves were let go by the release (Handle._hold)
         self._record = OptionsRecord()  # its arrays may view those values
 
-    def update(self, **options: Any) -> SessionOptions:
+    def update(self, *, intra_op_num_threads: int = UNSET, inter_op_num_threads: int = UNSET,
+               execution_mode: ExecutionMode | int = UNSET,
+               graph_optimization_level: GraphOptimizationLevel | int = UNSET,
+               optimized_model_filepath: StrPath = UNSET, enable_profiling: bool = UNSET,
+               profile_file_prefix: StrPath = UNSET, enable_mem_pattern: bool = UNSET,
+               enable_cpu_mem_arena: bool = UNSET, logid: str = UNSET,
+               log_severity_level: LoggingLevel | int = UNSET, log_verbosity_level: int = UNSET,
+               use_deterministic_compute: bool = UNSET, **unknown: NoReturn) -> SessionOptions:
         """Set several options at once. Every name is checked before any is applied: an
         unknown one raises TypeError naming the closest valid one, and nothing changes."""
+        return self._update(given_options(locals(), unknown))
+
+    def _update(self, options: Mapping[str, Any]) -> SessionOptions:
         for key in options:
             if key not in _SETTINGS:
                 raise TypeError(closest_name(key, _SETTINGS, "session option"))
@@ -135,43 +179,49 @@ class SessionOptions(Handle):
             setattr(self, key, value)
         return self
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        # A misspelt option (opts.enable_mem_reuse = False) must not be stored and ignored.
-        if name.startswith("_") or name in _SETTINGS:
-            object.__setattr__(self, name, value)
-        elif hasattr(type(self), name):
-            raise AttributeError(f"SessionOptions.{name} cannot be assigned")
-        else:
-            raise AttributeError(closest_name(name, _SETTINGS, "session option"))
+    if not TYPE_CHECKING:  # hidden from type checkers, which then flag a misspelt option
+        def __setattr__(self, name: str, value: Any) -> None:
+            # A misspelt option (opts.enable_mem_reuse = False) must not be stored and ignored.
+            if name.startswith("_") or name in _SETTINGS:
+                object.__setattr__(self, name, value)
+            elif hasattr(type(self), name):
+                raise AttributeError(f"SessionOptions.{name} cannot be assigned")
+            else:
+                from ._hints import ORT_NAMES, no_attribute
+
+                if name in ORT_NAMES["SessionOptions"]:  # opts.use_per_session_threads = False
+                    raise no_attribute(self, name)
+                raise AttributeError(closest_name(name, _SETTINGS, "session option"))
 
     # -- attribute-style settings --------------------------------------------------------------
-    intra_op_num_threads = _setting(
+    intra_op_num_threads: Setting[int, int] = _setting(
         "intra_op_num_threads",
         lambda s, v: check(s._api.SetIntraOpNumThreads(s._ptr, v)), 0,
         "Threads for parallelism inside an operator (0: ORT's default).",
         ("SetIntraOpNumThreads",), _thread_count)
-    inter_op_num_threads = _setting(
+    inter_op_num_threads: Setting[int, int] = _setting(
         "inter_op_num_threads",
         lambda s, v: check(s._api.SetInterOpNumThreads(s._ptr, v)), 0,
         "Threads for running operators in parallel (parallel execution mode only).",
         ("SetInterOpNumThreads",), _thread_count)
-    execution_mode = _setting(
+    execution_mode: Setting[ExecutionMode | int, ExecutionMode] = _setting(
         "execution_mode",
         lambda s, v: check(s._api.SetSessionExecutionMode(s._ptr, int(v))),
         ExecutionMode.SEQUENTIAL, "ExecutionMode.SEQUENTIAL or PARALLEL.",
         ("SetSessionExecutionMode",), _member_of(ExecutionMode))
-    graph_optimization_level = _setting(
+    graph_optimization_level: Setting[GraphOptimizationLevel | int,
+                                      GraphOptimizationLevel] = _setting(
         "graph_optimization_level",
         lambda s, v: check(s._api.SetSessionGraphOptimizationLevel(s._ptr, int(v))),
         GraphOptimizationLevel.ENABLE_ALL, "A GraphOptimizationLevel.",
         ("SetSessionGraphOptimizationLevel",), _member_of(GraphOptimizationLevel))
-    optimized_model_filepath = _setting(
+    optimized_model_filepath: Setting[StrPath, StrPath] = _setting(
         "optimized_model_filepath",
         lambda s, v: check(s._api.SetOptimizedModelFilePath(
             s._ptr, fspath(v, "optimized_model_filepath"))), "",
         "Where ORT saves the optimized model (empty: not saved).",
         ("SetOptimizedModelFilePath",))
-    enable_profiling = _setting(
+    enable_profiling: Setting[bool, bool] = _setting(
         "enable_profiling",
         lambda s, v: check(
             s._api.EnableProfiling(s._ptr, fspath(s._values.get("profile_file_prefix",
@@ -180,35 +230,35 @@ class SessionOptions(Handle):
             if v else s._api.DisableProfiling(s._ptr)), False,
         "Write a Chrome-trace profile (see profile_file_prefix, Session.end_profiling).",
         ("EnableProfiling", "DisableProfiling"), _bool)
-    profile_file_prefix = _setting(
+    profile_file_prefix: Setting[StrPath, StrPath] = _setting(
         "profile_file_prefix",
         lambda s, v: _apply_profile_prefix(s, fspath(v, "profile_file_prefix")),
         "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",))
-    enable_mem_pattern = _setting(
+    enable_mem_pattern: Setting[bool, bool] = _setting(
         "enable_mem_pattern",
         lambda s, v: check(s._api.EnableMemPattern(s._ptr) if v
                            else s._api.DisableMemPattern(s._ptr)), True,
         "Pre-plan memory from the first run's shapes.", ("EnableMemPattern", "DisableMemPattern"),
         _bool)
-    enable_cpu_mem_arena = _setting(
+    enable_cpu_mem_arena: Setting[bool, bool] = _setting(
         "enable_cpu_mem_arena",
         lambda s, v: check(s._api.EnableCpuMemArena(s._ptr) if v
                            else s._api.DisableCpuMemArena(s._ptr)), True,
         "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"), _bool)
-    logid = _setting(
+    logid: Setting[str, str] = _setting(
         "logid", lambda s, v: check(s._api.SetSessionLogId(s._ptr, utf8(v, "logid"))), "",
         "The session's id in log messages.", ("SetSessionLogId",))
-    log_severity_level = _setting(
+    log_severity_level: Setting[LoggingLevel | int, LoggingLevel] = _setting(
         "log_severity_level",
         lambda s, v: check(s._api.SetSessionLogSeverityLevel(s._ptr, int(v))),
         LoggingLevel.WARNING, "Minimum severity of this session's log messages.",
         ("SetSessionLogSeverityLevel",), _member_of(LoggingLevel))
-    log_verbosity_level = _setting(
+    log_verbosity_level: Setting[int, int] = _setting(
         "log_verbosity_level",
         lambda s, v: check(s._api.SetSessionLogVerbosityLevel(s._ptr, v)), 0,
         "Verbosity of VERBOSE messages (debug builds of ORT).", ("SetSessionLogVerbosityLevel",),
         lambda v, what: c_integer(v, what, *INT32))
-    use_deterministic_compute = _setting(
+    use_deterministic_compute: Setting[bool, bool] = _setting(
         "use_deterministic_compute",
         lambda s, v: check(s._api.SetDeterministicCompute(s._ptr, v)), False,
         "Prefer deterministic kernels.", ("SetDeterministicCompute",), _bool)
@@ -521,10 +571,10 @@ def _provider_options(name: str, options: Any) -> dict[str, str]:
     out = {}
     for k, v in options.items():
         if not isinstance(k, str):
-            raise InvalidArgument(f"{name}: provider option names must be str, got {k!r}")
+            raise TypeError(f"{name}: provider option names must be str, got {k!r}")
         if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-            raise InvalidArgument(f"{name} option {k!r}: expected a str or a number (switches "
-                                  f"are '1' or '0'), got {type(v).__name__} {v!r}")
+            raise TypeError(f"{name} option {k!r}: expected a str or a number (switches "
+                            f"are '1' or '0'), got {type(v).__name__} {v!r}")
         out[k] = str(v)
     return out
 

@@ -6,7 +6,7 @@ values and releases the C object immediately, so nothing here holds a handle.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 import numpy as np
 
@@ -34,6 +34,12 @@ class TypeInfo(Record):
     ``kind`` says which fields apply: tensors and sparse tensors have ``element_type``,
     ``dtype`` and ``shape``; sequences and optionals have ``element`` (the contained type);
     maps have ``key_type`` and ``element`` (the value type).
+
+    onnxruntime's ``NodeArg.type`` is a string (``"tensor(float)"``); this is a record, whose
+    :attr:`type_str` is that string. Comparing a TypeInfo with a string raises TypeError
+    saying so, rather than be silently False: equality with a string would have to ignore the
+    shape that TypeInfos compare by (two unequal TypeInfos equal to one string) and hash as
+    the string does.
     """
 
     __slots__ = ("kind", "element_type", "shape", "element", "key_type", "denotation")
@@ -74,6 +80,25 @@ class TypeInfo(Record):
         if self.kind == ValueKind.OPTIONAL:
             return f"optional({self.element.type_str if self.element else '?'})"
         return self.kind.name.lower()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            raise TypeError(f"an ortc.TypeInfo is compared with the string {other!r}: compare "
+                            f"its .type_str ({self.type_str!r}), onnxruntime's spelling of the "
+                            f"type, or its fields (kind, element_type, shape)")
+        return Record.__eq__(self, other)
+
+    __hash__ = Record.__hash__  # defining __eq__ would drop it
+
+    if not TYPE_CHECKING:  # a type checker must still flag a missing name
+        def __getattr__(self, name: str) -> Any:
+            # only names TypeInfo lacks: a string method is onnxruntime's habit (its
+            # NodeArg.type is a str), whose string is .type_str here
+            if name[:1] != "_" and hasattr(str, name):
+                raise AttributeError(f"ortc.TypeInfo has no {name!r}: it is a record, not "
+                                     f"onnxruntime's type string; use .type_str.{name} "
+                                     f"({self.type_str!r})")
+            raise AttributeError(f"'TypeInfo' object has no attribute {name!r}")
 
 
 class NodeArg(Record):

@@ -20,7 +20,7 @@ from ._cstr import c_enum
 from ._guard import Entries
 from ._handle import Handle
 from ._loader import Api
-from ._numpy_bridge import array_to_ortvalue, as_array, convert_python_data, \
+from ._numpy_bridge import RunOutput, array_to_ortvalue, as_array, convert_python_data, \
     is_empty_optional, ortvalue_to_python, tensor_shape_and_type, tensor_view, value_count, value_kind
 from ._status import call_out, check
 from .dtypes import bits_for, dtype_for
@@ -440,11 +440,12 @@ class Value(Handle):
         return tensor_view(api, self._ptr, et, shape, self, False, self._writable)
 
     @shared("GetValueType", "GetValueCount", "GetValue")
-    def to_python(self) -> Any:
-        """Any value as Python data: ndarray, list, dict or None."""
+    def to_python(self) -> RunOutput:
+        """Any value as Python data: ndarray, list, dict, SparseTensor or None (what
+        ``Session.run`` returns for it)."""
         if self.is_tensor:
             return self.numpy()  # read-only over read-only memory
-        return ortvalue_to_python(self._api, self._ptr, self)
+        return cast("RunOutput", ortvalue_to_python(self._api, self._ptr, self))
 
     @shared("GetValueCount")
     def __len__(self) -> int:

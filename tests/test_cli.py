@@ -5,9 +5,11 @@ that names the command as it was invoked (``ortc`` or ``python -m ortc``)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -61,13 +63,13 @@ def test_version_flag() -> None:
 
 
 def test_usage_names_the_command_as_invoked() -> None:
-    assert ortc_cmd("--help").stdout.startswith("usage: ortc [--version] COMMAND")
+    assert ortc_cmd("--help").stdout.startswith("usage: ortc [--version] [--verbose] COMMAND")
     assert ortc_cmd("help", module=True).stdout.startswith(
-        "usage: python -m ortc [--version] COMMAND")
+        "usage: python -m ortc [--version] [--verbose] COMMAND")
     for module in (False, True):  # no command: the usage on stderr, a usage error's status
         proc = ortc_cmd(module=module)
         assert proc.returncode == 2 and not proc.stdout, proc
-        assert "[--version] COMMAND" in proc.stderr.splitlines()[0], proc.stderr
+        assert "[--version] [--verbose] COMMAND" in proc.stderr.splitlines()[0], proc.stderr
     proc = ortc_cmd("info", "--help")
     assert proc.returncode == 0 and proc.stdout.startswith("usage: ortc info "), proc.stdout
     proc = ortc_cmd("rules", "--help", module=True)
@@ -134,6 +136,10 @@ def test_failed_work_exits_1_in_one_line(add_path: str, tmp_path: Path) -> None:
     np.save(tmp_path / "a64.npy", np.ones(3))   # float64 for a float input: ORT refuses
     one_line_error(ortc_cmd("run", add_path, "--input", f"a={tmp_path / 'a64.npy'}"), 1,
                    "ortc run", "input 'a'", "float64")
+    # ORT's own message over several lines is one line too (nothing of it dropped)
+    np.save(tmp_path / "a2.npy", np.ones(2, np.float32))   # [2] for a [3] input
+    one_line_error(ortc_cmd("run", add_path, "--input", f"a={tmp_path / 'a2.npy'}"), 1,
+                   "ortc run", "Got invalid dimensions for input: a", "index: 0 Got: 2 Expected: 3")
 
 
 def test_commands_that_work(add_path: str, tmp_path: Path) -> None:
@@ -156,3 +162,142 @@ def test_a_closed_pipe_is_not_an_error(args: tuple[str, ...]) -> None:
     proc.stdout.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 0 and err == "", err
+
+
+def test_one_exit_status_per_kind_of_failure_however_the_library_is_named(tmp_path: Path
+                                                                           ) -> None:
+    """The same missing library exited 2 through --library and 1 through ORTC_LIBRARY: a
+    library that does not exist is a usage error (2) and one that exists but does not load
+    failed work (1), for every command and both ways of naming it."""
+    garbage = tmp_path / "garbage.so"
+    garbage.write_bytes(b"\x7fELF garbage")
+    for name, code in (("/no/such/libonnxruntime.so", 2), ("typo", 2), (str(tmp_path), 2),
+                       (str(garbage), 1)):
+        for command in ("version", "conformance"):
+            extra = ["--only", "status."] if command == "conformance" else []
+            by_option = ortc_cmd(command, "--library", name, *extra)
+            env = dict(_env(), ORTC_LIBRARY=name)
+            by_env = subprocess.run([ORTC, command, *extra], capture_output=True, text=True,
+                                    env=env, timeout=120)
+            for proc, how in ((by_option, f"--library {name}"), (by_env, f"ORTC_LIBRARY={name}")):
+                one_line_error(proc, code, f"ortc {command}", how)
+
+
+def test_verbose_gives_the_details_an_error_line_leaves_out(tmp_path: Path) -> None:
+    """Errors are one line; --verbose (before the command or among its options) adds the
+    rest: here a file that is no library, whose loader error is one line anyway, and an
+    unexpected error's traceback."""
+    garbage = tmp_path / "garbage.so"
+    garbage.write_bytes(b"\x7fELF garbage")
+    for args in (["--verbose", "version", "--library", str(garbage)],
+                 ["version", "--library", str(garbage), "--verbose"]):
+        proc = ortc_cmd(*args)
+        assert proc.returncode == 1 and proc.stderr.startswith("ortc version: error: "), proc
+    proc = ortc_cmd("version", "--help")
+    assert "--verbose" in proc.stdout
+    # a long message: its first line, then the rest with --verbose
+    from ortc import _cmdline
+
+    import io
+    import contextlib
+
+    for verbose, want in ((False, "ortc x: error: first (details: --verbose)\n"),
+                          (True, "ortc x: error: first\nsecond\nthird\n")):
+        _cmdline.VERBOSE = verbose
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                _cmdline.error("ortc x", "first\nsecond\nthird")
+        finally:
+            _cmdline.VERBOSE = False
+        assert err.getvalue() == want
+
+
+@pytest.mark.parametrize("command", ["version", "info", "run", "rules", "conformance", "bench"])
+def test_help_works_for_every_subcommand(command: str) -> None:
+    for module in (False, True):
+        proc = ortc_cmd(command, "--help", module=module)
+        prog = "python -m ortc" if module else "ortc"
+        assert proc.returncode == 0 and proc.stderr == "", (command, proc.stderr)
+        assert proc.stdout.startswith(f"usage: {prog} {command} "), (command, proc.stdout)
+
+
+def test_help_of_bench_from_a_wheel_needs_no_bench_folder(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    from ortc import __main__ as entry
+
+    monkeypatch.setattr(entry, "_source_checkout", lambda: None)  # as from a wheel
+    assert entry.main(["bench", "--help"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("usage: ") and "bench [OPTIONS]" in out.out and out.err == ""
+    assert entry.main(["bench", "--smoke"]) == 2  # running it still needs the checkout
+    assert "needs a source checkout" in capsys.readouterr().err
+
+
+def test_quiet_conformance_still_prints_the_summary_line() -> None:
+    proc = ortc_cmd("conformance", "--only", "status.", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    [line] = proc.stdout.splitlines()
+    assert re.fullmatch(r"\d+ checks in [\d.]+ s: \d+ pass, 0 fail, .*", line), line
+
+
+@pytest.mark.parametrize("spec", ["foo", "1.19.x", "latest", "1,2", "v1.20.1"])
+def test_matrix_refuses_a_non_version_before_downloading(spec: str, tmp_path: Path) -> None:
+    env = dict(_env(), ORTC_LIB_CACHE=str(tmp_path / "cache"))
+    proc = subprocess.run([ORTC, "conformance", "--matrix", f"1.20.1,{spec}"],
+                          capture_output=True, text=True, env=env, cwd=str(tmp_path),
+                          timeout=120)
+    one_line_error(proc, 2, "ortc conformance", "is not an onnxruntime version")
+    assert proc.stdout == "" and not (tmp_path / "cache").exists()
+    assert list(tmp_path.iterdir()) == []  # no report either
+
+
+def _fake_pip(calls: list[dict[str, Any]], stderr: str, returncode: int = 1) -> Any:
+    def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(dict(kwargs, cmd=cmd))
+        return subprocess.CompletedProcess(cmd, returncode, "" if kwargs.get("stdout") else None,
+                                           stderr)
+    return run
+
+
+def test_matrix_unknown_version_leaves_no_report_and_no_cache_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """--matrix 9.9.9 relayed pip's output, wrote an empty report and left an empty cache
+    folder: now one line says there is no such release, and nothing is left behind."""
+    from ortc.conformance import cli, wheels
+
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(wheels.subprocess, "run", _fake_pip(calls, (
+        "ERROR: Could not find a version that satisfies the requirement onnxruntime==9.9.9 "
+        "(from versions: 1.19.0, 1.32.0)\nERROR: No matching distribution found for "
+        "onnxruntime==9.9.9\n")))
+    monkeypatch.setenv("ORTC_LIB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--matrix", "9.9.9"]) == 1
+    out = capsys.readouterr().out
+    assert out == ("[9.9.9] fetching ... cannot fetch: pip download onnxruntime==9.9.9 failed: "
+                   "no such release for this platform on the package index\n"
+                   "no version ran: no report written\n"), out
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())  # no report, no cache
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_matrix_download_progress_only_on_a_terminal(terminal: bool, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from ortc.conformance import cli, wheels
+
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(wheels.subprocess, "run", _fake_pip(calls, "ERROR: offline\n"))
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: terminal)
+    monkeypatch.setenv("ORTC_LIB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--matrix", "1.20.1"]) == 1
+    [call] = calls
+    # on a terminal pip draws its progress on the terminal (its stdout is ours); else quiet
+    assert (call["stdout"] is None) is terminal and ("--quiet" not in call["cmd"]) is terminal
+    assert call["stderr"] == subprocess.PIPE  # its errors are read either way
+    assert "failed: ERROR: offline" in capsys.readouterr().out

@@ -408,12 +408,18 @@ def test_every_report_names_the_library_it_checked(tmp_path) -> None:
 
 
 def test_a_library_that_cannot_be_loaded_is_a_one_line_error(tmp_path) -> None:
-    # never a fallback to the library a search would find (that would check the wrong one)
+    # never a fallback to the library a search would find (that would check the wrong one);
+    # a library that does not exist exits 2, one that does not load 1, however it was named
+    (tmp_path / "garbage.so").write_bytes(b"\x7fELF garbage")
+    garbage = str(tmp_path / "garbage.so")
     for args, env, code, want in (
             (["--library", "typo"], {}, 2, "--library typo: cannot load library 'typo'"),
             (["--library", str(tmp_path / "x.so")], {}, 2, f"{tmp_path / 'x.so'}: no such file"),
-            ([], {"ORTC_LIBRARY": "/path/with/a/typo"}, 1,
-             "ORTC_LIBRARY=/path/with/a/typo: /path/with/a/typo: no such file")):
+            ([], {"ORTC_LIBRARY": "/path/with/a/typo"}, 2,
+             "ORTC_LIBRARY=/path/with/a/typo: /path/with/a/typo: no such file"),
+            ([], {"ORTC_LIBRARY": "typo"}, 2, "ORTC_LIBRARY=typo: cannot load library 'typo'"),
+            (["--library", garbage], {}, 1, f"--library {garbage}: cannot load library"),
+            ([], {"ORTC_LIBRARY": garbage}, 1, f"ORTC_LIBRARY={garbage}: cannot load library")):
         proc = _cli("--only", "status.roundtrip", *args, **env)
         assert proc.returncode == code, (args, proc.stdout, proc.stderr)
         assert proc.stdout == ""
@@ -489,18 +495,22 @@ def test_a_race_not_seen_is_reported_apart_from_pass() -> None:
 
 def test_matrix_of_a_version_without_a_source_names_the_sources(tmp_path) -> None:
     """``--matrix 1.17.3`` failed with '... has no libonnxruntime.so' and no hint, while the
-    report said 1.16 and 1.17 come from sherpa-onnx (only 1.16.2 and 1.17.1 do). It is now
-    known before any download (no network here), recorded, and exits 1 as README says."""
+    report said 1.16 and 1.17 come from sherpa-onnx (only 1.16.2 and 1.17.1 do). It is known
+    before any download (no network here): refused up front, a usage error, with nothing
+    fetched and no report, even after a version that could be fetched."""
     out = tmp_path / "m.md"
-    proc = subprocess.run([sys.executable, "-m", "ortc", "conformance", "--matrix",
-                           "1.17.3,1.18.1", "--output", str(out)], capture_output=True,
-                          text=True, env=_env(), cwd=str(tmp_path), timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    for v in ("1.17.3", "1.18.1"):
-        line = next(ln for ln in proc.stdout.splitlines() if ln.startswith(f"[{v}]"))
-        assert "has no libonnxruntime.so" in line and "1.16.2, 1.17.1" in line, line
-    text = out.read_text()
-    assert "1.17.3: not run (cannot fetch: the onnxruntime 1.17.3 wheel" in text
+    for spec, v in (("1.17.3,1.18.1", "1.17.3"), ("1.20.1,1.18.1", "1.18.1")):
+        proc = subprocess.run([sys.executable, "-m", "ortc", "conformance", "--matrix", spec,
+                               "--output", str(out)], capture_output=True, text=True,
+                              env=dict(_env(), ORTC_LIB_CACHE=str(tmp_path / "cache")),
+                              cwd=str(tmp_path), timeout=120)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+        [line] = proc.stderr.splitlines()
+        assert line.startswith("python -m ortc conformance: error: --matrix: the onnxruntime "
+                               f"{v} wheel has no libonnxruntime.so"), line
+        assert "1.16.2, 1.17.1" in line, line
+    assert not out.exists() and not (tmp_path / "cache").exists()
+    text = cli_render_with_error()
     assert "for 1.16.2 and 1.17.1, whose onnxruntime wheels" in text
     from ortc.conformance import wheels
 
@@ -512,6 +522,12 @@ def test_matrix_of_a_version_without_a_source_names_the_sources(tmp_path) -> Non
     assert "with `--matrix` also when a version's library cannot be fetched" in readme
 
 
+def cli_render_with_error() -> str:
+    from ortc.conformance.cli import render_matrix
+
+    return render_matrix({"1.20.1": {"error": "cannot fetch: x"}})
+
+
 def test_matrix_honours_only_and_names_its_command(tmp_path, monkeypatch, capsys) -> None:
     """--only was ignored with --matrix (every check ran), and every report said it was made
     by '--matrix all --coverage FILE'. The checks are filtered in each version's runner and
@@ -519,7 +535,8 @@ def test_matrix_honours_only_and_names_its_command(tmp_path, monkeypatch, capsys
     import ortc
     from ortc.conformance import cli, wheels
 
-    monkeypatch.setattr(wheels, "fetch_library", lambda v: ortc.version().library_path)
+    monkeypatch.setattr(wheels, "fetch_library",
+                        lambda v, progress=False: ortc.version().library_path)
     out = tmp_path / "m.md"
     code = cli.main(["--matrix", "9.99.0", "--only", "ver.version", "--only", "status.ok",
                      "--output", str(out)])

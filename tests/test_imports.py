@@ -24,7 +24,10 @@ def _module_name(path: str) -> str:
 def _runtime_imports(tree: ast.AST) -> Iterator[ast.ImportFrom | ast.Import]:
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
-            node.body = []  # annotations only: never imported at run time
+            if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not):
+                node.orelse = []  # ``if not TYPE_CHECKING:``: its body is what runs
+            else:
+                node.body = []  # annotations only: never imported at run time
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node

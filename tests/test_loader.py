@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -14,7 +15,7 @@ from ortc._loader import api, candidate_paths
 from ortc._slots import DECLARED_API_VERSION, SINCE
 from ortc.conformance.wheels import fetch_library
 
-from conftest import run_python
+from conftest import ROOT, run_python
 
 # onnxruntime's own wheels carry libonnxruntime.so from 1.19 (1.16-1.18 link ORT statically
 # into their Python extension); fetch_library takes 1.16.2 from a sherpa-onnx wheel.
@@ -180,6 +181,39 @@ def test_library_not_found_says_where_it_looked_and_what_to_do() -> None:
     # a command that works today (onnxruntime is on PyPI; ortc is not)
     assert "pip install onnxruntime" in msg and "ortc.load(path)" in msg
     assert "pip install 'ortc" not in msg
+
+
+def test_an_onnxruntime_wheel_too_old_to_carry_the_library_is_named(tmp_path) -> None:
+    """With onnxruntime 1.17.3 installed (its wheel has no libonnxruntime: ORT is linked into
+    its extension), `ortc version` said "pip install onnxruntime", which was installed. The
+    first line now names the installed version and the version that has the library."""
+    from ortc._loader import FIRST_WHEEL_WITH_LIBRARY
+
+    assert FIRST_WHEEL_WITH_LIBRARY == (1, 19)
+    site = tmp_path / "site"   # what pip leaves for onnxruntime 1.17.3, minus its extension
+    (site / "onnxruntime" / "capi").mkdir(parents=True)
+    (site / "onnxruntime" / "__init__.py").write_text("raise ImportError('never imported')\n")
+    (site / "onnxruntime" / "capi" / "libonnxruntime_providers_shared.so").write_bytes(b"")
+    (site / "onnxruntime-1.17.3.dist-info").mkdir()
+    (site / "onnxruntime-1.17.3.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: onnxruntime\nVersion: 1.17.3\n")
+    path = os.pathsep.join([str(site), ROOT, os.path.join(ROOT, "tests")])
+    msg = _load_error("ortc.version()", env={"ORTC_LIBRARY": "", "PYTHONPATH": path})
+    first = msg.splitlines()[0]
+    assert first.startswith("no ONNX Runtime library found: onnxruntime 1.17.3 is installed, "
+                            "but onnxruntime's wheels before 1.19 carry no libonnxruntime"), msg
+    assert "`pip install 'onnxruntime>=1.19'`" in first and "ORTC_LIBRARY" in first, first
+    assert "Searched:" in msg and "(no library)" in msg
+    # the command line says the same, in one line (the places searched: --verbose)
+    env = dict(os.environ, ORTC_LIBRARY="", PYTHONPATH=path)
+    proc = subprocess.run([sys.executable, "-m", "ortc", "version"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == "", proc
+    [line] = proc.stderr.splitlines()
+    assert line == f"python -m ortc version: error: {first} (details: --verbose)", line
+    proc = subprocess.run([sys.executable, "-m", "ortc", "version", "--verbose"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1 and "Searched:" in proc.stderr and "(no library)" in proc.stderr
 
 
 def test_default_path_finds_the_wheel_without_metadata_or_importing_onnxruntime(tmp_path) -> None:

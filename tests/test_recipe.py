@@ -132,8 +132,9 @@ def test_every_kind_of_option_is_recorded_and_replayed(tmp_path: Any) -> None:
     opts.register_custom_ops_library(lib)
     opts.append_execution_provider("CPUExecutionProvider", {"use_arena": "0"})
     r = opts.recipe()
-    assert r.settings[:4] == (("intra_op_num_threads", 2), ("enable_mem_pattern", False),
-                              ("execution_mode", 0), ("logid", "r"))
+    # keywords apply in the signature's order (the order of SessionOptions' attributes)
+    assert r.settings[:4] == (("intra_op_num_threads", 2), ("execution_mode", 0),
+                              ("enable_mem_pattern", False), ("logid", "r"))
     assert all(type(v) in (int, str, bool) for _, v in r.settings)  # no ortc enums inside
     assert r.config_entries == (("session.intra_op.allow_spinning", "0"),)
     assert r.free_dimensions == (("name", "n", 2), ("denotation", "DATA_BATCH", 4))

@@ -39,7 +39,9 @@ reveal_type(ortc.SparseTensor.coo)
 
 REVEALED = [
     (7, "ortc.session.Session"),
-    (8, "list[Any]"),
+    (8, "list[numpy.ndarray[Any, numpy.dtype[Any]] | list[numpy.ndarray[Any, numpy.dtype[Any]] "
+         "| dict[str | int, int | float | str]] | dict[str | int, int | float | str] "
+         "| ortc.sparse.SparseTensor | None]"),
     (9, "list[ortc.typeinfo.NodeArg]"),
     (11, "ortc.binding.IoBinding"),
     (14, "ortc.session_options.SessionOptions"),

@@ -171,19 +171,20 @@ def test_fill_takes_data_that_keeps_its_values() -> None:
 
 def test_element_type_must_be_an_element_type() -> None:
     """A member of another of ortc's enums is refused even when its number is an element
-    type's (ExecutionMode.PARALLEL is 1, FLOAT's number); found from outside."""
+    type's (ExecutionMode.PARALLEL is 1, FLOAT's number); found from outside. A wrongly typed
+    value is a TypeError; a number that is no element type a ValueError (InvalidArgument)."""
     x = np.ones(2, np.float32)
     for make in (lambda et: ortc.Value.from_numpy(x, et),
                  lambda et: ortc.Value.from_sequence([x], et),
                  lambda et: ortc.Value.empty_sequence(et),
                  lambda et: ortc.Value.from_map({"k": 1.0}, value_type=et)):
-        with pytest.raises(ortc.InvalidArgument, match="expected a ElementType, got "
-                                                       "ExecutionMode.PARALLEL"):
+        with pytest.raises(TypeError, match="expected a ElementType, got "
+                                            "ExecutionMode.PARALLEL"):
             make(ortc.ExecutionMode.PARALLEL)
         with pytest.raises(ortc.InvalidArgument, match="999 is not a ElementType"):
             make(999)
         assert make(ElementType.FLOAT) is not None and make(1) is not None
-    with pytest.raises(ortc.InvalidArgument, match="from_map key_type: expected a ElementType"):
+    with pytest.raises(TypeError, match="from_map key_type: expected a ElementType"):
         ortc.Value.from_map({7: 1.0}, key_type=ortc.LoggingLevel.FATAL)  # 4, INT16's number
 
 

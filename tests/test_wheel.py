@@ -6,6 +6,10 @@ from an unpacked sdist).
 No network: the sdist and wheel are built without build isolation (setuptools comes from the
 test extra) and the fresh venv reads the wheel's dependencies (numpy, cffi, onnxruntime) from
 this interpreter's site-packages through a .pth file; ortc itself comes only from the wheel.
+That .pth file also shows the venv an ortc installed the ordinary way (a decoy: its package
+refuses to import), as a developer's site-packages may have one: pip must install the wheel
+anyway (it saw ortc 0.1.0 installed and installed nothing), so the tests pass whether or not
+ortc is installed where they run.
 """
 
 from __future__ import annotations
@@ -72,12 +76,21 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                    cwd=tmp).stdout.strip()
     # the dependencies, from here; ortc's editable-install hook there is not run (.pth files
     # in a folder a .pth adds are not read)
-    Path(purelib, "zz_deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    decoy = tmp / "decoy"   # an ortc installed the ordinary way, of the wheel's version
+    (decoy / "ortc").mkdir(parents=True)
+    (decoy / "ortc" / "__init__.py").write_text("raise ImportError('the decoy ortc')\n")
+    (decoy / f"ortc-{ortc.__version__}.dist-info").mkdir()
+    (decoy / f"ortc-{ortc.__version__}.dist-info" / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: ortc\nVersion: {ortc.__version__}\n")
+    (decoy / f"ortc-{ortc.__version__}.dist-info" / "RECORD").write_text("")
+    Path(purelib, "zz_deps.pth").write_text(f"{decoy}\n{sysconfig.get_path('purelib')}\n")
+    # --ignore-installed: into the venv, whatever ortc the venv already sees (without it pip
+    # finds the same version installed and does nothing)
     proc = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                 "--no-deps", "--no-index", str(wheel)], cwd=tmp)
+                 "--no-deps", "--no-index", "--ignore-installed", str(wheel)], cwd=tmp)
     if "no such option: --python" in proc.stderr:  # pip < 22.3: install with the venv's view
         proc = _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                     "--prefix", str(venv), str(wheel)], cwd=tmp)
+                     "--ignore-installed", "--prefix", str(venv), str(wheel)], cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
     work = tmp / "elsewhere"   # outside the source tree and the sdist
     work.mkdir()
@@ -120,6 +133,16 @@ def test_wheel_metadata_and_license(dist: dict[str, Any]) -> None:
         names = z.namelist()
         meta = next(z.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
     assert "License-Expression: MIT" in meta
+    # full project metadata; the extras ask for the onnxruntime wheels that carry the library
+    for line in ("Classifier: Typing :: Typed", "Classifier: Operating System :: POSIX :: Linux",
+                 "Classifier: Programming Language :: Python :: Implementation :: PyPy",
+                 "Requires-Python: >=3.9", "Project-URL: ONNX Runtime C API, "
+                 "https://onnxruntime.ai/docs/api/c/",
+                 "Requires-Dist: onnxruntime>=1.19; extra == \"cpu\"",
+                 "Requires-Dist: onnxruntime-gpu>=1.19; extra == \"gpu\""):
+        assert line + "\n" in meta, (line, meta[:3000])
+    assert "Keywords: " in meta and "onnxruntime" in meta.split("Keywords: ", 1)[1].split("\n")[0]
+    assert "Classifier: License" not in meta  # the SPDX expression says it
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
     assert "ortc/py.typed" in names and "ortc/conformance/checks/__init__.py" in names
     with open(os.path.join(ROOT, "LICENSE"), encoding="utf-8") as f:
@@ -158,6 +181,12 @@ def test_every_subcommand_from_an_installed_wheel(dist: dict[str, Any]) -> None:
     assert proc.returncode == 2 and proc.stdout == ""
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("ortc bench: needs a source checkout") and "make bench" in line
+    # --help works for every subcommand from a wheel (bench's says where its options are)
+    for command in ("version", "info", "run", "rules", "conformance", "bench"):
+        proc = _ortc(dist, command, "--help")
+        assert proc.returncode == 0 and proc.stdout.startswith(f"usage: ortc {command} "), \
+            (command, proc.stdout, proc.stderr)
+    assert "source checkout" not in proc.stderr and "unpacked sdist" in proc.stdout
 
 
 def test_bench_runs_from_an_unpacked_sdist(dist: dict[str, Any], tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -176,7 +176,7 @@ class OrtValue:
     def as_sparse_tensor(self) -> SparseTensor:
         if not self.is_sparse_tensor():
             raise RuntimeError("OrtValue does not contain a SparseTensor")
-        return SparseTensor(self._value.to_python())
+        return SparseTensor(cast(ortc.SparseTensor, self._value.to_python()))
 
     def data_ptr(self) -> int:
         return int(self.numpy().__array_interface__["data"][0])

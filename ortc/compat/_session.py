@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -263,7 +263,7 @@ class InferenceSession:
         except BaseException as err:  # noqa: BLE001
             raise explain(self._sess, self._required, err, output_names, input_dict_ort_values,
                           run_options) from None
-        return [OrtValue(v) if v is not None else None for v in values]  # type: ignore[misc]
+        return [OrtValue(v) for v in values]
 
     def run_async(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
                   callback: Callable[[Any, Any, str], None], user_data: Any,
@@ -412,7 +412,7 @@ def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[An
 
     def run(output_names: Any, feeds: Any, run_options: Any = None) -> list[Any]:
         out = sess.run(output_names, feeds, run_options)
-        return [o.view(np.uint8) if n in names else o
+        return [cast("np.ndarray[Any, Any]", o).view(np.uint8) if n in names else o
                 for n, o in zip(output_names or all_names, out)]
     return run
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,9 @@ __all__ = ["main", "MATRIX_VERSIONS", "render_markdown", "render_matrix"]
 #: no PyPI wheel was found that carries a 1.18 libonnxruntime.so
 MATRIX_VERSIONS = ("1.16.2", "1.17.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1", "1.23.2", "1.24.4", "1.25.1",
                    "1.26.0", "1.27.0", "1.28.0", "1.29.0", "1.30.0", "1.31.1", "1.32.0")
+
+#: an onnxruntime release number as --matrix takes it (1.19.2, or 1.19 for pip's newest 1.19)
+_VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 
 _MARK = {"pass": "pass", "fail": "**FAIL**", "known": "known", "not-seen": "not seen",
          "skip": "skip"}
@@ -50,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--only", action="append", default=[], metavar="PREFIX",
                     help="run only checks whose id starts with PREFIX (repeatable)")
     ap.add_argument("--list", action="store_true", help="list the checks and exit")
-    ap.add_argument("--quiet", action="store_true", help="no progress line and no table")
+    ap.add_argument("--quiet", action="store_true",
+                    help="no progress line, header or table: only the summary line")
     ap.add_argument("--ids", metavar="FILE", help=argparse.SUPPRESS)  # matrix: ids to run
     ap.add_argument("--progress", metavar="FILE", help=argparse.SUPPRESS)  # matrix: JSON lines
     ap.add_argument("--matrix", metavar="VERSIONS",
@@ -86,6 +91,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not versions:
             ap.error(f"--matrix {args.matrix!r}: no version given (comma-separated versions, "
                      "or 'all')")
+        # every version checked before the first download: a typo is not found after an
+        # hour of other versions, and a version no wheel carries is not fetched at all
+        from .wheels import no_source
+
+        for v in versions:
+            if not _VERSION.fullmatch(v):
+                ap.error(f"--matrix: {v!r} is not an onnxruntime version (like 1.19.2; "
+                         "comma-separated, or 'all')")
+            why = no_source(v)
+            if why is not None:
+                ap.error(f"--matrix: {why}")
         ids = None
         if args.only:
             from .checks import all_checks
@@ -98,14 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if value is not None:
             ap.error(f"{flag} goes with --matrix (without it: --json or --markdown)")
     from .. import _loader
-    from ..errors import LibraryNotFoundError
 
-    try:
-        # the library under test: exactly --library (or ORTC_LIBRARY) when given, never another
-        _loader.load(args.library, _how=f"--library {args.library}") if args.library else None
-    except LibraryNotFoundError as exc:
-        print(f"{_prog()}: error: {exc}", file=sys.stderr)
-        return 2
+    # the library under test: exactly --library (or ORTC_LIBRARY) when given, never another;
+    # one that does not exist exits 2, one that does not load 1 (ortc._cmdline.run_command)
+    if args.library:
+        _loader.load(args.library, _how=f"--library {args.library}")
     from . import coverage
     from .checks import all_checks
     from .runner import library_dict, run_checks
@@ -124,11 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not checks:
         print(f"{_prog()}: error: no check matches {args.only}", file=sys.stderr)
         return 2
-    try:
-        lib = library_dict()
-    except LibraryNotFoundError as exc:
-        print(f"{_prog()}: error: {exc}", file=sys.stderr)
-        return 1
+    lib = library_dict()
     tty = sys.stderr.isatty() and not args.quiet
 
     def progress(i: int, n: int, chk: Any, res: Any) -> None:
@@ -161,11 +170,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         coverage.flush()
         if not args.quiet:
             print(render_table(results))
-            counts = {s: sum(1 for r in results if r.status == s) for s in _MARK}
-            print(f"{len(results)} checks in {total:.1f} s: " +
-                  ", ".join(f"{n} {s}" for s, n in counts.items()))
-            if len(results) < len(checks):
-                print(f"{len(checks) - len(results)} checks not run: the last one hung")
+        # --quiet drops the table, not the verdict
+        counts = {s: sum(1 for r in results if r.status == s) for s in _MARK}
+        print(f"{len(results)} checks in {total:.1f} s: " +
+              ", ".join(f"{n} {s}" for s, n in counts.items()))
+        if len(results) < len(checks):
+            print(f"{len(checks) - len(results)} checks not run: the last one hung")
         return 1 if any(r.status == "fail" for r in results) else 0
 
     def hung(results: list[Any]) -> None:
@@ -241,20 +251,21 @@ def _matrix_command(argv: Sequence[str]) -> str:
 
 def _matrix(args: argparse.Namespace, versions: list[str], ids: Sequence[str] | None,
             argv: Sequence[str]) -> int:
-    from .wheels import fetch_library, no_source
+    from .._cmdline import VERBOSE
+    from .wheels import fetch_library
 
     runs: dict[str, dict[str, Any]] = {}
     worst = 0
+    # pip's download progress on a terminal (it draws on stdout); elsewhere one line each
+    progress = sys.stdout.isatty()
     for v in versions:
-        print(f"[{v}] fetching ...", end="", flush=True)
-        why = no_source(v)
+        print(f"[{v}] fetching ...", end="\n" if progress else "", flush=True)
         try:
-            if why is not None:  # known before downloading a wheel that cannot have it
-                raise RuntimeError(why)
-            lib = fetch_library(v)
+            lib = fetch_library(v, progress=progress)
         except Exception as exc:  # noqa: BLE001 - recorded in the report
-            print(f" cannot fetch: {exc}")
-            runs[v] = {"error": f"cannot fetch: {exc}"[:400]}
+            first, _, details = str(exc).partition("\n")
+            print(f" cannot fetch: {first}" + (f"\n{details}" if details and VERBOSE else ""))
+            runs[v] = {"error": f"cannot fetch: {first}"[:400]}
             worst = 1
             continue
         print(" running ...", end="", flush=True)
@@ -270,6 +281,10 @@ def _matrix(args: argparse.Namespace, versions: list[str], ids: Sequence[str] | 
         else:
             print(" " + res["error"])
             worst = 1
+    if not any("checks" in r for r in runs.values()):
+        # nothing ran: a report would be a table of empty columns
+        print("no version ran: no report written")
+        return 1
     cov = None
     if args.coverage:
         from . import coverage

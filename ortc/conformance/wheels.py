@@ -15,7 +15,7 @@ import sys
 import tempfile
 import zipfile
 
-from .._loader import elf_truncation
+from .._loader import FIRST_WHEEL_WITH_LIBRARY, elf_truncation
 
 __all__ = ["cache_dir", "fetch_library", "no_source"]
 
@@ -26,10 +26,6 @@ OTHER_SOURCES: dict[str, tuple[str, str]] = {
     "1.16.2": ("sherpa-onnx", "1.8.11"),   # sherpa_onnx/lib/libonnxruntime.so.1.16.2
     "1.17.1": ("sherpa-onnx", "1.9.30"),   # sherpa_onnx/lib/libonnxruntime.so.1.17.1
 }
-
-
-#: the first release whose onnxruntime wheel carries libonnxruntime.so
-FIRST_WHEEL_WITH_LIBRARY = (1, 19)
 
 
 def no_source(version: str) -> str | None:
@@ -60,9 +56,12 @@ def _platforms() -> list[str]:
     return [f"manylinux_2_{v}_{arch}" for v in (28, 27, 17)] + [f"manylinux2014_{arch}"]
 
 
-def fetch_library(version: str, package: str = "onnxruntime", cache: str | None = None) -> str:
+def fetch_library(version: str, package: str = "onnxruntime", cache: str | None = None,
+                  progress: bool = False) -> str:
     """Path of ``libonnxruntime.so.<version>`` from the ``package==version`` wheel (cached);
-    for the versions in :data:`OTHER_SOURCES`, from the wheel named there."""
+    for the versions in :data:`OTHER_SOURCES`, from the wheel named there. ``progress``: pip
+    shows its download progress (on this process's stdout: for a terminal). A failure's
+    message is one line, pip's own output on the lines after it; it leaves no folder behind."""
     if not sys.platform.startswith("linux"):
         raise RuntimeError("fetch_library supports Linux wheels only")
     dest = os.path.join(cache or cache_dir(), f"{package}-{version}")
@@ -75,18 +74,27 @@ def fetch_library(version: str, package: str = "onnxruntime", cache: str | None 
         return found[0]
     for damaged in found:  # cut short (a full disk): fetched again, not run into a crash
         os.remove(damaged)
-    os.makedirs(dest, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps",
                "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
                "-d", tmp, f"{wheel_package}=={wheel_version}"]
+        if not progress:
+            cmd.insert(4, "--quiet")
         for plat in _platforms():
             cmd += ["--platform", plat]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        # with progress, pip's stdout (its progress bar) is the terminal's; its errors are
+        # read either way
+        proc = subprocess.run(cmd, stdout=None if progress else subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
         wheels = glob.glob(os.path.join(tmp, "*.whl"))
         if proc.returncode != 0 or not wheels:
-            raise RuntimeError(f"pip download {wheel_package}=={wheel_version} failed: "
-                               f"{proc.stderr.strip()[-800:]}")
+            said = (proc.stderr or "").strip()
+            why = ("no such release for this platform on the package index"
+                   if "No matching distribution" in said or "Could not find a version" in said
+                   else said.splitlines()[-1] if said else f"exit status {proc.returncode}")
+            raise RuntimeError(f"pip download {wheel_package}=={wheel_version} failed: {why}"
+                               + (f"\n{said[-2000:]}" if said else ""))
+        os.makedirs(dest, exist_ok=True)  # only for a wheel in hand: no empty folder left
         with zipfile.ZipFile(wheels[0]) as zf:
             members = [m for m in zf.namelist()
                        if os.path.basename(m).startswith("libonnxruntime.so")
