@@ -242,14 +242,18 @@ def test_unpickling_calls_only_ortc_builders_and_numpy() -> None:
 # -- bad input --------------------------------------------------------------------------------
 
 def test_missing_model_file_raises_no_such_file_naming_it(tmp_path: Any) -> None:
+    """Unpickling needs no file (a scheduler passes sessions on); the first use does."""
     path = tmp_path / "gone.onnx"
     path.write_bytes(models.add_model(F32, ["n"]))
     with ortc.Session(str(path)) as s:
         data = pickle.dumps(s)
         r = s.recipe()
     os.remove(path)
+    unpickled = pickle.loads(data)
     with pytest.raises(ortc.NoSuchFile, match="gone.onnx"):
-        pickle.loads(data)
+        unpickled.run(None, {"a": np.ones(2, F32), "b": np.ones(2, F32)})
+    with pytest.raises(ortc.NoSuchFile, match="gone.onnx"):
+        unpickled.inputs  # noqa: B018 - every use that needs the model tries again
     with pytest.raises(ortc.NoSuchFile, match=str(path)):
         ortc.Session.from_recipe(r)
 
@@ -276,7 +280,11 @@ def test_malformed_state_is_refused_before_anything_is_built() -> None:
     with pytest.raises(RecipeError, match="initializer"):
         _options_from_state(1, bad_init)
     with pytest.raises(RecipeError, match="path .str. or bytes"):
-        _recipe_from_state(1, None, bytearray(b"x"), good)
+        _recipe_from_state(1, None, [1, 2], good)
+    with pytest.raises(RecipeError, match="path .str. or bytes"):
+        _recipe_from_state(1, "/m.onnx", b"x", good)
+    with pytest.raises(RecipeError, match="digest"):
+        _recipe_from_state(2, None, b"x", good, "md5:00")
     with pytest.raises(RecipeError, match="not a format number"):
         _recipe_from_state("1", "/m.onnx", None, good)
     with pytest.raises(RecipeError, match="tuple"):
