@@ -110,7 +110,7 @@ def _shared_session(recipe: SessionRecipe) -> SharedSession:
     core = ref() if ref is not None else None
     if core is not None and not core.closed:
         return core  # type: ignore[no-any-return]
-    core = SharedSession.from_recipe(recipe, verify_bytes=True)
+    core = cast(SharedSession, SharedSession.from_recipe(recipe, verify_bytes=True))
     _share(key, core)
     return core
 

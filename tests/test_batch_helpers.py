@@ -1,0 +1,242 @@
+"""Batch inference helpers: ortc.batch (engine-free), ortc.dask over a loopback LocalCluster of
+worker processes, ortc.ray over a local Ray on 127.0.0.1 (each bounded in time)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+import ortc.batch
+
+F32 = np.float32
+MODEL = models.mlp_model(3, 16, "batch")
+X = np.random.default_rng(11).standard_normal((600, 16)).astype(F32)
+LIMIT = 120  # seconds any one cluster call may take
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[ortc.Session]:
+    with ortc.Session(MODEL, intra_op_num_threads=1) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def want(session: ortc.Session) -> np.ndarray:
+    return session.run(None, {"x": X})[0].copy()
+
+
+# -- ortc.batch ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("batch_size", [None, 1, 7, 600, 1000])
+def test_run_batches_equals_one_run(session: ortc.Session, want: np.ndarray,
+                                    batch_size: int | None) -> None:
+    got = ortc.batch.run_batches(session, X, batch_size=batch_size)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    if batch_size in (None, 600, 1000):
+        assert got.tobytes() == want.tobytes()  # one run: the same run
+
+
+def test_run_batches_with_several_inputs_and_outputs() -> None:
+    with ortc.Session(models.add_model(F32, ["n"])) as s:
+        a, b = np.arange(10, dtype=F32), np.ones(10, F32)
+        assert ortc.batch.run_batches(s, {"a": a, "b": b}, batch_size=3).tolist() == \
+            (a + b).tolist()
+        assert list(ortc.batch.run_batches(s, {"a": a, "b": b}, output_names=["c"])) == ["c"]
+        with pytest.raises(ValueError, match=r"inputs \['a', 'b'\].*input_name"):
+            ortc.batch.run_batches(s, a)
+        with pytest.raises(ValueError, match="different numbers of rows"):
+            ortc.batch.run_batches(s, {"a": a, "b": b[:3]})
+    with pytest.raises(ValueError, match="batch_size"):
+        ortc.batch.run_batches(s, {"a": a, "b": b}, batch_size=0)
+
+
+def test_keep_holds_one_session_per_recipe_until_forget() -> None:
+    ortc.batch.forget()
+    with ortc.Session(MODEL, intra_op_num_threads=1) as s:
+        data = pickle.dumps(s)
+    first, second = pickle.loads(data), pickle.loads(data)
+    assert ortc.batch.keep(first) is first and ortc.batch.keep(second) is first
+    assert ortc.batch.kept() == 1
+    second.run(None, {"x": X[:2]})
+    del first
+    import gc
+
+    gc.collect()
+    live = ortc.live_handles()
+    assert live.get("SharedSession") == 1  # the kept one's, under both
+    assert ortc.batch.forget() == 1
+    second.close()
+    gc.collect()
+    assert ortc.live_handles().get("SharedSession", 0) == 0
+
+
+# -- Dask ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    pytest.importorskip("distributed", reason="the dask extra: make test installs it")
+    pytest.importorskip("pandas", reason="the dask extra: make test installs it")
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
+                           host="127.0.0.1", dashboard_address=None)
+    c = Client(cluster, timeout=LIMIT)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+def _builds(client: Any) -> dict[str, int]:
+    return client.run(lambda: ortc.live_handles().get("SharedSession", 0))  # type: ignore
+
+
+def test_dask_array_in_batches_builds_once_per_worker(client: Any, session: ortc.Session,
+                                                      want: np.ndarray) -> None:
+    import dask.array as da
+
+    import ortc.dask
+
+    client.run(ortc.batch.forget)
+    x = da.from_array(X, chunks=(50, 8))  # the feature axis is rechunked to one chunk
+    y = ortc.dask.map_array(session, x, batch_size=16)
+    assert y.dtype == F32 and y.shape == (600, 16) and y.chunks[0] == x.chunks[0]
+    got = client.compute(y).result(timeout=LIMIT)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    got_whole = client.compute(ortc.dask.map_array(session, x)).result(timeout=LIMIT)
+    # blocks of 50 rows in one run each: bit-identical to the same rows run locally
+    assert got_whole[:50].tobytes() == session.run(None, {"x": X[:50]})[0].tobytes()
+    builds = _builds(client)
+    assert max(builds.values()) == 1 and sum(builds.values()) >= 1, builds
+    assert ortc.live_handles().get("SharedSession", 0) == 0  # nor here (client, scheduler)
+
+
+def test_dask_array_output_shape_from_a_run_when_the_model_leaves_it_symbolic(
+        client: Any) -> None:
+    import dask.array as da
+
+    import ortc.dask
+
+    with ortc.Session(models.add_model(F32, ["n", "m"])) as s:
+        x = da.from_array(np.ones((40, 3), F32), chunks=(10, 3))
+        # two inputs: say which the data feeds; the other is missing, so the probe fails
+        with pytest.raises(ValueError, match="input_name"):
+            ortc.dask.map_array(s, x)
+    with ortc.Session(models.mlp_model(2, 4, "batch")) as s:
+        with pytest.raises(TypeError, match="dask array"):
+            ortc.dask.map_array(s, np.ones((4, 4), F32))
+
+
+def test_dask_dataframe_in_batches_keeps_partitions_index_and_dtypes(
+        client: Any, session: ortc.Session, want: np.ndarray) -> None:
+    import dask.dataframe as dd
+    import pandas as pd
+
+    import ortc.dask
+
+    pdf = pd.DataFrame(X, columns=[f"f{i}" for i in range(16)],
+                       index=pd.RangeIndex(1000, 1600))
+    pdf["label"] = "unused"
+    df = dd.from_pandas(pdf, npartitions=4)
+    out = ortc.dask.map_dataframe(session, df, [f"f{i}" for i in range(16)], batch_size=32)
+    assert out.npartitions == 4 and list(out.columns) == [f"y_{i}" for i in range(16)]
+    assert all(t == np.dtype(F32) for t in out._meta.dtypes)
+    got = client.compute(out).result(timeout=LIMIT)
+    assert list(got.index) == list(range(1000, 1600))
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="16 values a row; 2 column names"):
+        ortc.dask.map_dataframe(session, df, [f"f{i}" for i in range(16)],
+                                output_columns=["a", "b"])
+
+
+def test_a_lost_dask_worker_rebuilds_from_the_recipe(client: Any, session: ortc.Session,
+                                                     want: np.ndarray) -> None:
+    import dask.array as da
+
+    import ortc.dask
+
+    x = da.from_array(X, chunks=(100, 16))
+    y = ortc.dask.map_array(session, x)
+    client.compute(y).result(timeout=LIMIT)
+    lost = sorted(_builds(client))[0]
+    client.restart_workers([lost], timeout=LIMIT)  # the worker process dies and comes back
+    client.wait_for_workers(2, timeout=LIMIT)
+    got = client.compute(y).result(timeout=LIMIT)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert max(_builds(client).values()) == 1
+
+
+# -- Ray -----------------------------------------------------------------------------------
+
+RAY_SCRIPT = r"""
+import os, sys, json
+import numpy as np
+sys.path.insert(0, {tests!r})
+import models, ortc, ortc.ray, ortc.batch
+import psutil
+ortc.ray.init_local(num_cpus=2, log_to_driver=False)
+import ray
+s = ortc.Session(models.mlp_model(3, 16, "batch"), intra_op_num_threads=1)
+x = np.random.default_rng(11).standard_normal((600, 16)).astype(np.float32)
+want = s.run(None, {{"x": x}})[0]
+res = {{}}
+y = ortc.ray.run_tasks(s, x, batch_size=16, blocks=6, progress=True)
+res["tasks"] = bool(np.allclose(y, want, rtol=1e-6, atol=1e-6)) and y.dtype == np.float32
+y = ortc.ray.run_tasks(s, x, blocks=6)
+res["tasks_exact"] = y.tobytes() == ortc.batch.run_batches(s, x, batch_size=100).tobytes()
+y = ortc.ray.run_actors(s, x, actors=2, blocks=6)
+res["actors"] = y.tobytes() == ortc.batch.run_batches(s, x, batch_size=100).tobytes()
+@ray.remote
+def builds():
+    return os.getpid(), ortc.live_handles().get("SharedSession", 0)
+res["builds"] = sorted(set(ray.get([builds.remote() for _ in range(8)])))
+import ray.data
+rows = ortc.ray.map_dataset(s, ray.data.from_numpy(x), batch_size=150,
+                            concurrency=1).take_all()
+res["data"] = np.stack([r["output"] for r in rows]).tobytes() == \
+    ortc.batch.run_batches(s, x, batch_size=150).tobytes()
+listening = set()
+for p in psutil.Process().children(recursive=True):
+    try:
+        for c in p.net_connections(kind="inet"):
+            if c.status == psutil.CONN_LISTEN:
+                listening.add(c.laddr.ip)
+    except psutil.Error:
+        pass
+res["listening"] = sorted(listening)
+ray.shutdown()
+print("RESULT " + json.dumps(res))
+"""
+
+
+def test_ray_tasks_actors_and_data_on_a_loopback_ray() -> None:
+    """In a process of its own (Ray's runtime stays out of the test process): a local Ray
+    whose servers listen on loopback addresses only; tasks, actors and Ray Data's
+    map_batches give the local results, and a worker process builds the session once."""
+    pytest.importorskip("ray", reason="the ray extra: make test installs it")
+    pytest.importorskip("pyarrow", reason="Ray Data: the ray extra (ray[data])")
+    tests = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(tests)
+    proc = subprocess.run([sys.executable, "-c", RAY_SCRIPT.format(tests=tests)],
+                          env=dict(os.environ, PYTHONPATH=root), capture_output=True,
+                          text=True, timeout=300)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+    assert proc.returncode == 0 and line, proc.stdout[-2000:] + proc.stderr[-4000:]
+    import json
+
+    res = json.loads(line[7:])
+    assert res["tasks"] and res["tasks_exact"] and res["actors"] and res["data"], res
+    assert res["builds"] and all(n <= 1 for _, n in res["builds"]), res
+    assert res["listening"] and all(ip in ("127.0.0.1", "::ffff:127.0.0.1", "::1")
+                                    for ip in res["listening"]), res
+    assert "ortc tasks: 6/6 blocks" in proc.stderr
