@@ -613,6 +613,8 @@ class Session(Handle):
         """Run the model: ``feeds`` maps input names to arrays (lists for sequences, dicts for
         maps, Values for anything); returns the outputs named (all when None), in that order:
         arrays for tensors, lists for sequences, dicts for maps, None for an empty optional.
+        C-contiguous arrays of the input's type are read in place; any other layout is copied
+        once per run (``np.ascontiguousarray`` first, to pay that once for many runs).
 
         Tensor outputs are numpy views over the memory ORT allocated for them (no copy).
 
@@ -639,8 +641,10 @@ class Session(Handle):
 
         The completion runs on an ORT thread; the inputs, the run options and the session
         stay alive until it has run (closing the session meanwhile defers its release). ORT
-        reads numpy inputs in place while the run is in flight, as :meth:`run` does, without a
-        copy: an array written to before the Future is done may give the run the new values.
+        reads C-contiguous numpy inputs of the input's type in place while the run is in
+        flight, as :meth:`run` does, without a copy: such an array written to before the
+        Future is done may give the run the new values. Any other layout (a transposed or
+        strided view) is copied once when the run starts, and later writes do not reach it.
         ``asyncio.wrap_future`` turns the Future into an awaitable. ``timeout`` (seconds)
         stops the run as in :meth:`run`; the Future then raises :class:`ortc.RunTimeout`.
         Ctrl-C interrupts a wait on the Future, not the run: the run is not on the main

@@ -300,3 +300,21 @@ def test_a_forked_child_builds_its_own_once_for_all_unpickled_sessions() -> None
     assert built.run(None, {"x": X})[0].tobytes() == want
     built.close()
     unbuilt.close()
+
+
+def test_c_contiguous_feeds_are_read_in_place_and_other_layouts_copied_as_documented() -> None:
+    """The docs' "without a copy" holds for C-contiguous arrays only (README, Session.run,
+    run_async, Value.from_numpy); a strided view is copied, so writes after the copy do not
+    reach the tensor."""
+    base = np.arange(12, dtype=F32).reshape(3, 4)
+    in_place = ortc.Value.from_numpy(base)
+    base[0, 0] = 100.0
+    assert in_place.numpy()[0, 0] == 100.0  # the same memory
+    strided = base[:, ::2]
+    assert not strided.flags.c_contiguous
+    copied = ortc.Value.from_numpy(strided)
+    base[0, 0] = -1.0
+    assert copied.numpy()[0, 0] == 100.0 and copied.numpy().tolist() == \
+        [[100.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
+    in_place.close()
+    copied.close()
