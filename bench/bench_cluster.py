@@ -249,10 +249,10 @@ def bench_ray(path: str, model: bytes, x: np.ndarray, want: np.ndarray,
             return sorted({s["pid"]: (s["ort_sessions"], s["ortc_sessions"])
                            for s in got}.values())
 
-        refs_x = [ray.put(b) for b in blocks]  # the same for every pattern
+        # every pattern passes the blocks as arrays (each call puts them in the object store)
         out.append(measure("ray tasks: onnxruntime, lazy global from a path",
                            lambda: np.concatenate(ray.get(
-                               [ort_task.remote(b, path, bs) for b in refs_x])),
+                               [ort_task.remote(b, path, bs) for b in blocks])),
                            want, len(x), args.repeats, builds))
 
         @ray.remote
@@ -273,7 +273,7 @@ def bench_ray(path: str, model: bytes, x: np.ndarray, want: np.ndarray,
             actors = [OrtActor.remote(path) for _ in range(WORKERS)]
             try:
                 return np.concatenate(ray.get([actors[i % WORKERS].run.remote(b)
-                                               for i, b in enumerate(refs_x)]))
+                                               for i, b in enumerate(blocks)]))
             finally:
                 for a in actors:
                     ray.kill(a)

@@ -159,6 +159,32 @@ def test_dask_dataframe_in_batches_keeps_partitions_index_and_dtypes(
                                 output_columns=["a", "b"])
 
 
+def test_scatter_builds_nothing_in_the_client(client: Any, session: ortc.Session,
+                                             want: np.ndarray) -> None:
+    """Dask's tokenizer names the session from its recipe (no pickle round trip), and what
+    the client or the scheduler (in this process for a LocalCluster) unpickles is not built:
+    the client keeps its one session; each worker builds one when a task first uses it."""
+    import gc
+
+    import dask.array as da
+
+    import ortc.dask  # noqa: F401
+
+    gc.collect()
+    before = ortc.live_handles()
+    shipped = client.scatter(session, broadcast=True)
+    x = da.from_array(X, chunks=(100, 16))
+    y = x.map_blocks(lambda b, s: s.run(None, {"x": b})[0], shipped, dtype=F32)
+    got = client.compute(y).result(timeout=LIMIT)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    gc.collect()
+    after = ortc.live_handles()
+    assert after.get("Session", 0) == before.get("Session", 0)
+    assert after.get("SharedSession", 0) == 0
+    assert max(_builds(client).values()) == 1
+    del shipped
+
+
 def test_a_lost_dask_worker_rebuilds_from_the_recipe(client: Any, session: ortc.Session,
                                                      want: np.ndarray) -> None:
     import dask.array as da

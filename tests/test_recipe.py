@@ -95,8 +95,10 @@ def test_file_object_and_buffers_are_read_or_copied_once() -> None:
         assert s.recipe().model_bytes == model
 
 
-def test_path_recipe_is_absolute_and_never_reads_the_file(tmp_path: Any,
-                                                         monkeypatch: Any) -> None:
+def test_path_recipe_is_absolute_and_names_the_files_content(tmp_path: Any,
+                                                             monkeypatch: Any) -> None:
+    """The recipe names the file and its content digest (read when the recipe is made);
+    pickling then needs the file no more."""
     path = tmp_path / "m.onnx"
     model = models.mlp_model(2, 8, "batch")
     path.write_bytes(model)
@@ -104,6 +106,9 @@ def test_path_recipe_is_absolute_and_never_reads_the_file(tmp_path: Any,
     with ortc.Session("m.onnx") as s:
         r = s.recipe()
         assert r.model_path == str(path) and r.model_bytes is None
+        from ortc.recipe import content_digest
+
+        assert r.model_digest == content_digest(model)
         os.remove(path)
         data = pickle.dumps(s)  # the file is gone: pickling only names it
         assert len(data) < len(model) and str(path).encode() in data
