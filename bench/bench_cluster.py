@@ -9,9 +9,12 @@ One MLP (64 -> hidden -> hidden -> 64, MatMul+Tanh, float32; 18 MB of weights at
 ``blocks`` blocks, each run in slices of ``batch-size`` rows. Per pattern: the first run
 (cold: shipping and building included) and the median of ``repeats`` warm runs, as rows/s,
 with the CPU seconds of every process of the job (this one and all it started) per warm run;
+the patterns of an engine run side by side (each its own pool or cluster, Ray's one), their
+warm runs interleaved round by round;
 the sessions built in each worker, as (onnxruntime's, ortc's) pairs (a Ray or fork worker
-serves several patterns: both count up); the memory the pattern added to the worker processes (USS,
-unique set size, summed over this process's descendants, after its runs against before them).
+serves several patterns: both count up); the memory its first run added to its worker processes (USS,
+unique set size, summed over them; for Ray, whose tasks share workers, over every process Ray
+started).
 Results are checked equal to a local run. Numbers are printed, never asserted (not a test).
 """
 
@@ -71,12 +74,13 @@ def _cpu_since(before: dict[int, float]) -> float:
     return sum(v - before.get(pid, 0.0) for pid, v in after.items())
 
 
-def _uss() -> float:
-    """MB of USS over this process's descendants (the workers and the engine's daemons)."""
+def _uss(pids: list[int] | None) -> float:
+    """MB of USS of ``pids``, or (None) of every descendant of this process."""
     import psutil
 
+    procs = _tree()[1:] if pids is None else [psutil.Process(p) for p in pids]
     total = 0
-    for p in _tree()[1:]:
+    for p in procs:
         try:
             total += p.memory_full_info().uss
         except psutil.Error:
@@ -84,27 +88,50 @@ def _uss() -> float:
     return total / 2**20
 
 
-def measure(name: str, run: Callable[[], np.ndarray], want: np.ndarray, rows: int,
-            repeats: int, builds: Callable[[], Any]) -> dict[str, Any]:
-    base_mem = _uss()
-    t0 = time.perf_counter()
-    got = run()
-    cold = time.perf_counter() - t0
-    if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-5):
-        raise SystemExit(f"{name}: the results differ from the local run")
-    walls, cpus = [], []
-    for _ in range(repeats):
-        before = _cpu()
+class Pattern:
+    """One way to run the job: ``run()`` gives the outputs; ``builds()`` the sessions each
+    worker built, as (onnxruntime's, ortc's); ``pids()`` its worker processes (None: they
+    are shared with the other patterns, and the memory is every descendant's)."""
+
+    def __init__(self, name: str, run: Callable[[], np.ndarray], builds: Callable[[], Any],
+                 pids: Callable[[], list[int] | None] = lambda: None) -> None:
+        self.name, self.run, self.builds, self.pids = name, run, builds, pids
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+        self.cold = 0.0
+        self.uss_added = 0.0
+
+
+def measure(patterns: list[Pattern], want: np.ndarray, rows: int,
+            repeats: int) -> list[dict[str, Any]]:
+    """Each pattern's cold run (memory measured around it), then ``repeats`` rounds in which
+    every pattern runs once, the order reversed every other round: a machine that gets
+    busier or calmer meanwhile weighs on all of them alike."""
+    for p in patterns:
+        pids = p.pids()
+        base = _uss(pids)
         t0 = time.perf_counter()
-        run()
-        walls.append(time.perf_counter() - t0)
-        cpus.append(_cpu_since(before))
-    wall = statistics.median(walls)
-    row = {"pattern": name, "cold_s": round(cold, 2), "rows_per_s": round(rows / wall),
-           "warm_s": round(wall, 3), "cpu_s": round(statistics.median(cpus), 2),
-           "builds": builds(), "uss_added_mb": round(_uss() - base_mem)}
-    print(json.dumps(row), flush=True)
-    return row
+        got = p.run()
+        p.cold = time.perf_counter() - t0
+        p.uss_added = _uss(pids) - base
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-5):
+            raise SystemExit(f"{p.name}: the results differ from the local run")
+    for r in range(repeats):
+        for p in (patterns if r % 2 == 0 else patterns[::-1]):
+            before = _cpu()
+            t0 = time.perf_counter()
+            p.run()
+            p.walls.append(time.perf_counter() - t0)
+            p.cpus.append(_cpu_since(before))
+    out = []
+    for p in patterns:
+        wall = statistics.median(p.walls)
+        row = {"pattern": p.name, "cold_s": round(p.cold, 2), "rows_per_s": round(rows / wall),
+               "warm_s": round(wall, 3), "cpu_s": round(statistics.median(p.cpus), 2),
+               "builds": p.builds(), "uss_added_mb": round(p.uss_added)}
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
 
 
 def _blocks(x: np.ndarray, n: int) -> list[np.ndarray]:
@@ -115,116 +142,107 @@ def _blocks(x: np.ndarray, n: int) -> list[np.ndarray]:
 
 def bench_pool(method: str, path: str, model: bytes, x: np.ndarray, want: np.ndarray,
                args: Any) -> list[dict[str, Any]]:
+    from contextlib import ExitStack
+
     ctx = multiprocessing.get_context(method)
     blocks = _blocks(x, args.blocks)
     bs = args.batch_size
-    out = []
-
-    def pids_builds(results: list[Any]) -> Any:
-        return sorted({pid for pid, _ in results})
 
     def pool_run(pool: Any, fn: Any, items: list[Any]) -> np.ndarray:
-        results = list(pool.map(fn, items))
-        pool_run.pids = pids_builds(results)  # type: ignore[attr-defined]
-        return np.concatenate([y for _, y in results])
+        return np.concatenate([y for _, y in pool.map(fn, items)])
 
-    def states(pool: Any) -> Any:
-        got = {s["pid"]: (s["ort_sessions"], s["ortc_sessions"])
-               for s in pool.map(tasks.state_task, range(4 * WORKERS))}
-        return sorted(got.values())
+    def builds(pool: Any) -> Callable[[], Any]:
+        def count() -> Any:
+            got = {s["pid"]: (s["ort_sessions"], s["ortc_sessions"])
+                   for s in pool.map(tasks.state_task, range(4 * WORKERS))}
+            return sorted(got.values())
+        return count
 
-    with ProcessPoolExecutor(WORKERS, mp_context=ctx) as pool:
-        list(pool.map(tasks.warm, range(WORKERS)))
-        out.append(measure(f"{method} pool: onnxruntime, lazy global from a path",
-                           lambda: pool_run(pool, tasks.ort_pool_task,
-                                            [(path, b, bs) for b in blocks]),
-                           want, len(x), args.repeats, lambda: states(pool)))
     session = ortc.Session(path, intra_op_num_threads=1)
-    with ProcessPoolExecutor(WORKERS, mp_context=ctx) as pool:
-        list(pool.map(tasks.warm, range(WORKERS)))
-        out.append(measure(f"{method} pool: ortc, the Session passed to every task (path)",
-                           lambda: pool_run(pool, tasks.ortc_pool_task,
-                                            [(session, b, bs) for b in blocks]),
-                           want, len(x), args.repeats, lambda: states(pool)))
-    with ProcessPoolExecutor(WORKERS, mp_context=ctx, initializer=tasks.keep,
-                             initargs=(ortc.Session(model, intra_op_num_threads=1),)) as pool:
-        list(pool.map(tasks.warm, range(WORKERS)))
-        out.append(measure(f"{method} pool: ortc, the Session (bytes) in the initializer",
-                           lambda: pool_run(pool, tasks.ortc_kept_task,
-                                            [(b, bs) for b in blocks]),
-                           want, len(x), args.repeats, lambda: states(pool)))
     if method == "fork":
-        tasks.INHERITED = session  # made before the pool forks: each child rebuilds it once
-        with ProcessPoolExecutor(WORKERS, mp_context=ctx) as pool:
-            list(pool.map(tasks.warm, range(WORKERS)))
-            out.append(measure("fork pool: ortc, a module-level Session inherited",
-                               lambda: pool_run(pool, tasks.inherited_task,
-                                                [(b, bs) for b in blocks]),
-                               want, len(x), args.repeats, lambda: states(pool)))
-        tasks.INHERITED = None
+        tasks.INHERITED = session  # made before the pools fork: each child rebuilds it once
+    with ExitStack() as stack:
+        def pool(**kw: Any) -> tuple[Any, list[int]]:
+            p = stack.enter_context(ProcessPoolExecutor(WORKERS, mp_context=ctx, **kw))
+            return p, sorted(set(p.map(tasks.warm, range(WORKERS))))
+
+        ort_pool, ort_pids = pool()
+        per_task, per_task_pids = pool()
+        init, init_pids = pool(initializer=tasks.keep,
+                               initargs=(ortc.Session(model, intra_op_num_threads=1),))
+        patterns = [
+            Pattern(f"{method} pool: onnxruntime, lazy global from a path",
+                    lambda: pool_run(ort_pool, tasks.ort_pool_task,
+                                     [(path, b, bs) for b in blocks]),
+                    builds(ort_pool), lambda: ort_pids),
+            Pattern(f"{method} pool: ortc, the Session passed to every task (path)",
+                    lambda: pool_run(per_task, tasks.ortc_pool_task,
+                                     [(session, b, bs) for b in blocks]),
+                    builds(per_task), lambda: per_task_pids),
+            Pattern(f"{method} pool: ortc, the Session (bytes) in the initializer",
+                    lambda: pool_run(init, tasks.ortc_kept_task, [(b, bs) for b in blocks]),
+                    builds(init), lambda: init_pids)]
+        if method == "fork":
+            inherit, inherit_pids = pool()
+            patterns.append(Pattern(
+                "fork pool: ortc, a module-level Session inherited",
+                lambda: pool_run(inherit, tasks.inherited_task, [(b, bs) for b in blocks]),
+                builds(inherit), lambda: inherit_pids))
+        rows = measure(patterns, want, len(x), args.repeats)
+    tasks.INHERITED = None
     session.close()
-    return out
+    return rows
 
 
 # -- Dask --------------------------------------------------------------------------------------
 
 def bench_dask(path: str, model: bytes, x: np.ndarray, want: np.ndarray,
                args: Any) -> list[dict[str, Any]]:
+    from contextlib import ExitStack
+
     import dask.array as da
     from dask.distributed import Client, LocalCluster
 
     import ortc.dask
 
-    out = []
     rows = -(-len(x) // args.blocks)
     xd = da.from_array(x, chunks=(rows, x.shape[1]))
     bs = args.batch_size
 
-    def fresh() -> tuple[Any, Any]:
-        cluster = LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
-        client = Client(cluster)
-        client.run(tasks.warm)
-        return cluster, client
+    def builds(client: Any) -> Callable[[], Any]:
+        return lambda: sorted((s["ort_sessions"], s["ortc_sessions"])
+                              for s in client.run(tasks.worker_state).values())
 
-    def builds(client: Any) -> Any:
-        return sorted((s["ort_sessions"], s["ortc_sessions"])
-                      for s in client.run(tasks.worker_state).values())
+    with ExitStack() as stack:
+        def fresh() -> tuple[Any, Callable[[], list[int]]]:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=WORKERS, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address="127.0.0.1:0"))
+            client = stack.enter_context(Client(cluster))
+            pids = sorted(client.run(tasks.warm).values())
+            return client, lambda: pids
 
-    cluster, client = fresh()
-    try:
-        y = xd.map_blocks(tasks.ort_block, path=path, batch_size=bs, dtype=np.float32)
-        out.append(measure("dask: onnxruntime, lazy global from a path (map_blocks)",
-                           lambda: client.compute(y).result(), want, len(x), args.repeats,
-                           lambda: builds(client)))
-    finally:
-        client.close()
-        cluster.close()
-    for label, source in (("path", path), ("bytes", model)):
-        session = ortc.Session(source, intra_op_num_threads=1)
-        cluster, client = fresh()
-        try:
+        patterns = []
+        client, pids = fresh()
+        y_ort = xd.map_blocks(tasks.ort_block, path=path, batch_size=bs, dtype=np.float32)
+        patterns.append(Pattern("dask: onnxruntime, lazy global from a path (map_blocks)",
+                                lambda c=client, y=y_ort: c.compute(y).result(),
+                                builds(client), pids))
+        for label, source in (("path", path), ("bytes", model)):
+            session = ortc.Session(source, intra_op_num_threads=1)
+            client, pids = fresh()
             y = ortc.dask.map_array(session, xd, batch_size=bs)
-            out.append(measure(f"dask: ortc.dask.map_array, Session from {label}",
-                               lambda: client.compute(y).result(), want, len(x),
-                               args.repeats, lambda: builds(client)))
-        finally:
-            client.close()
-            cluster.close()
-            session.close()
-    session = ortc.Session(model, intra_op_num_threads=1)
-    cluster, client = fresh()
-    try:
+            patterns.append(Pattern(f"dask: ortc.dask.map_array, Session from {label}",
+                                    lambda c=client, y=y: c.compute(y).result(),
+                                    builds(client), pids))
+        session = ortc.Session(model, intra_op_num_threads=1)
+        client, pids = fresh()
         shipped = client.scatter(session, broadcast=True)
-        y = xd.map_blocks(tasks.ortc_block, shipped, bs, dtype=np.float32)
-        out.append(measure("dask: ortc, Session (bytes) scattered with broadcast, map_blocks",
-                           lambda: client.compute(y).result(), want, len(x), args.repeats,
-                           lambda: builds(client)))
-    finally:
-        client.close()
-        cluster.close()
-        session.close()
-    return out
+        y_sc = xd.map_blocks(tasks.ortc_block, shipped, bs, dtype=np.float32)
+        patterns.append(Pattern(
+            "dask: ortc, Session (bytes) scattered with broadcast, map_blocks",
+            lambda c=client, y=y_sc: c.compute(y).result(), builds(client), pids))
+        return measure(patterns, want, len(x), args.repeats)
 
 
 # -- Ray ---------------------------------------------------------------------------------------
@@ -236,7 +254,6 @@ def bench_ray(path: str, model: bytes, x: np.ndarray, want: np.ndarray,
     ortc.ray.init_local(num_cpus=WORKERS, log_to_driver=False)
     import ray
 
-    out = []
     blocks = _blocks(x, args.blocks)
     bs = args.batch_size
     try:
@@ -248,12 +265,6 @@ def bench_ray(path: str, model: bytes, x: np.ndarray, want: np.ndarray,
             got = ray.get([state.remote(0) for _ in range(4 * WORKERS)])
             return sorted({s["pid"]: (s["ort_sessions"], s["ortc_sessions"])
                            for s in got}.values())
-
-        # every pattern passes the blocks as arrays (each call puts them in the object store)
-        out.append(measure("ray tasks: onnxruntime, lazy global from a path",
-                           lambda: np.concatenate(ray.get(
-                               [ort_task.remote(b, path, bs) for b in blocks])),
-                           want, len(x), args.repeats, builds))
 
         @ray.remote
         class OrtActor:
@@ -278,21 +289,27 @@ def bench_ray(path: str, model: bytes, x: np.ndarray, want: np.ndarray,
                 for a in actors:
                     ray.kill(a)
 
-        out.append(measure("ray actors: onnxruntime, built from a path in each actor",
-                           ort_actors, want, len(x), args.repeats, lambda: "per actor: 1"))
         session = ortc.Session(model, intra_op_num_threads=1)
-        out.append(measure("ray tasks: ortc.ray.run_tasks, Session from bytes",
-                           lambda: ortc.ray.run_tasks(session, x, blocks=args.blocks,
-                                                      batch_size=bs),
-                           want, len(x), args.repeats, builds))
-        out.append(measure("ray actors: ortc.ray.run_actors, Session from bytes",
-                           lambda: ortc.ray.run_actors(session, x, actors=WORKERS,
-                                                       blocks=args.blocks, batch_size=bs),
-                           want, len(x), args.repeats, lambda: "per actor: 1"))
+        # every pattern passes the blocks as arrays (each call puts them in the object store);
+        # tasks share the worker processes: their memory is every Ray process's
+        patterns = [
+            Pattern("ray tasks: onnxruntime, lazy global from a path",
+                    lambda: np.concatenate(ray.get(
+                        [ort_task.remote(b, path, bs) for b in blocks])), builds),
+            Pattern("ray tasks: ortc.ray.run_tasks, Session from bytes",
+                    lambda: ortc.ray.run_tasks(session, x, blocks=args.blocks,
+                                               batch_size=bs), builds),
+            Pattern("ray actors (made per call): onnxruntime, built from a path in each",
+                    ort_actors, lambda: "1 per actor"),
+            Pattern("ray actors (made per call): ortc.ray.run_actors, Session from bytes",
+                    lambda: ortc.ray.run_actors(session, x, actors=WORKERS,
+                                                blocks=args.blocks, batch_size=bs),
+                    lambda: "1 per actor")]
+        rows = measure(patterns, want, len(x), args.repeats)
         session.close()
+        return rows
     finally:
         ray.shutdown()
-    return out
 
 
 def main() -> None:

@@ -97,8 +97,8 @@ def ortc_kept_task(args: tuple[np.ndarray, int | None]) -> tuple[int, np.ndarray
     import ortc.batch
 
     block, batch_size = args
-    [session] = ortc.batch._kept.values()
-    return os.getpid(), ortc.batch.run_batches(session, block, batch_size=batch_size)
+    return os.getpid(), ortc.batch.run_batches(ortc.batch.kept_session(), block,
+                                               batch_size=batch_size)
 
 
 def inherited_task(args: tuple[np.ndarray, int | None]) -> tuple[int, np.ndarray]:

@@ -83,7 +83,7 @@ def start_cluster(workers: int = 2) -> tuple[Any, Any]:
     from dask.distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address=None)
+                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
     return cluster, Client(cluster)
 
 

@@ -22,7 +22,8 @@ import numpy as np
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["run_batches", "keep", "forget", "kept", "single_input", "single_output"]
+__all__ = ["run_batches", "keep", "forget", "kept", "kept_session", "single_input",
+           "single_output"]
 
 #: recipe key (model path, content digest, options) -> the Session this process keeps for it
 _kept: dict[Any, Session] = {}
@@ -42,6 +43,17 @@ def keep(session: Session) -> Session:
 def kept() -> int:
     """How many sessions this process keeps (one per recipe :func:`keep` was given)."""
     return len(_kept)
+
+
+def kept_session() -> Session:
+    """The one session this process keeps (a pool initializer's ``keep(session)``, so tasks
+    need not carry it); ValueError when it keeps none or several."""
+    sessions = list(_kept.values())
+    if len(sessions) != 1:
+        raise ValueError(f"this process keeps {len(sessions)} sessions, not one: "
+                         f"ortc.batch.keep(session) first (a pool initializer), and pass "
+                         f"the session to tasks when there are several models")
+    return sessions[0]
 
 
 def forget() -> int:

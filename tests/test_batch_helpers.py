@@ -64,8 +64,10 @@ def test_keep_holds_one_session_per_recipe_until_forget() -> None:
     with ortc.Session(MODEL, intra_op_num_threads=1) as s:
         data = pickle.dumps(s)
     first, second = pickle.loads(data), pickle.loads(data)
+    with pytest.raises(ValueError, match="keeps 0 sessions"):
+        ortc.batch.kept_session()
     assert ortc.batch.keep(first) is first and ortc.batch.keep(second) is first
-    assert ortc.batch.kept() == 1
+    assert ortc.batch.kept() == 1 and ortc.batch.kept_session() is first
     second.run(None, {"x": X[:2]})
     del first
     import gc
@@ -88,13 +90,22 @@ def client() -> Iterator[Any]:
     from dask.distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
-                           host="127.0.0.1", dashboard_address=None)
+                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
     c = Client(cluster, timeout=LIMIT)
     try:
         yield c
     finally:
         c.close()
         cluster.close()
+
+
+def test_the_local_cluster_listens_on_loopback_only(client: Any) -> None:
+    import psutil
+
+    me = psutil.Process()
+    addresses = {c.laddr.ip for p in [me, *me.children(recursive=True)]
+                 for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
+    assert addresses and addresses <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}, addresses
 
 
 def _builds(client: Any) -> dict[str, int]:
