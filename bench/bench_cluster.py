@@ -2,7 +2,8 @@
 onnxruntime's idiom (a session made lazily once per worker from a path, kept in a global).
 
     PYTHONPATH=. python bench/bench_cluster.py [--rows 40000] [--blocks 16] [--hidden 2048]
-        [--batch-size 1024] [--repeats 3] [--engines pool,fork,dask,ray] [--json out.json]
+        [--batch-size 1024] [--repeats 3] [--engines pool,fork,forkmem,dask,ray]
+        [--json out.json]
 
 One MLP (64 -> hidden -> hidden -> 64, MatMul+Tanh, float32; 18 MB of weights at hidden
 2048), intra-op threads 1 everywhere, 2 worker processes with 1 thread each, the rows in
@@ -312,6 +313,45 @@ def bench_ray(path: str, model: bytes, x: np.ndarray, want: np.ndarray,
         ray.shutdown()
 
 
+def bench_fork_memory(path: str, model: bytes, x: np.ndarray) -> list[dict[str, Any]]:
+    """What a forked child's first run adds to its USS, with a session made in the parent:
+    onnxruntime's (used as it is in the child: the parent's pages, shared until written) and
+    ortc's (rebuilt in the child from its recipe: the child's own copy of the model)."""
+    import onnxruntime as ort
+    import psutil
+
+    block = x[:256]
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    made = {"onnxruntime, from a path": ort.InferenceSession(
+                path, opts, providers=["CPUExecutionProvider"]),
+            "ortc, from a path": ortc.Session(path, intra_op_num_threads=1),
+            "ortc, from bytes": ortc.Session(model, intra_op_num_threads=1)}
+    out = []
+    for name, sess in made.items():
+        sess.run(None, {"x": block})  # the parent has run it too
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its USS before and after its first run
+            try:
+                me = psutil.Process()
+                before = me.memory_full_info().uss
+                sess.run(None, {"x": block})
+                after = me.memory_full_info().uss
+                os.write(w, f"{(after - before) / 2**20:.1f}".encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            added = float(f.read() or "nan")
+        os.waitpid(pid, 0)
+        row = {"pattern": f"fork: a session made in the parent ({name}), its first run in "
+               f"the child", "child_uss_added_mb": added}
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=40000)
@@ -319,7 +359,7 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=2048)
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--engines", default="pool,fork,dask,ray")
+    parser.add_argument("--engines", default="pool,fork,dask,ray,forkmem")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
 
@@ -340,6 +380,8 @@ def main() -> None:
             rows += bench_pool("spawn", path, model, x, want, args)
         if "fork" in engines:
             rows += bench_pool("fork", path, model, x, want, args)
+        if "forkmem" in engines:
+            rows += bench_fork_memory(path, model, x)
         if "dask" in engines:
             rows += bench_dask(path, model, x, want, args)
         if "ray" in engines:
