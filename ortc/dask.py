@@ -76,13 +76,14 @@ def map_array(session: Session, x: Any, *, batch_size: int | None = None,
         extra["drop_axis"] = list(range(out_ndim, x.ndim))
     elif out_ndim > x.ndim:
         extra["new_axis"] = list(range(x.ndim, out_ndim))
-    from .recipe import recipe_token
-
-    token = recipe_token(session._made_recipe())
+    key = session_key(session)
+    # the output's name: of this session over this array with these arguments (a name alone
+    # would make two arrays' outputs the same keys)
+    token = _engine("dask.base").tokenize(key.key, x.name, batch_size, inp, out)
     return da.map_blocks(
-        _run_block, x, session_key(session), batch_size, inp, out, dtype=dtype,
+        _run_block, x, key, batch_size, inp, out, dtype=dtype,
         chunks=(x.chunks[0], *((d,) for d in row)),
-        meta=np.empty((0,) * out_ndim, dtype), name=f"ortc-run-{token[13:29]}", **extra)
+        meta=np.empty((0,) * out_ndim, dtype), name=f"ortc-run-{token}", **extra)
 
 
 def _run_partition(part: Any, session: Session, columns: list[Any], dtype: Any,

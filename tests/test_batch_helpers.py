@@ -15,6 +15,7 @@ import pytest
 import models
 import ortc
 import ortc.batch
+import ortc.recipe
 
 F32 = np.float32
 MODEL = models.mlp_model(3, 16, "batch")
@@ -112,13 +113,22 @@ def _builds(client: Any) -> dict[str, int]:
     return client.run(lambda: ortc.live_handles().get("SharedSession", 0))  # type: ignore
 
 
+def _forget(client: Any) -> None:
+    """Each worker lets go of the sessions earlier tests kept (the counts start at 0)."""
+    import gc
+
+    client.run(ortc.batch.forget)
+    client.run(gc.collect)
+    assert set(_builds(client).values()) == {0}
+
+
 def test_dask_array_in_batches_builds_once_per_worker(client: Any, session: ortc.Session,
                                                       want: np.ndarray) -> None:
+    _forget(client)
     import dask.array as da
 
     import ortc.dask
 
-    client.run(ortc.batch.forget)
     x = da.from_array(X, chunks=(50, 8))  # the feature axis is rechunked to one chunk
     y = ortc.dask.map_array(session, x, batch_size=16)
     assert y.dtype == F32 and y.shape == (600, 16) and y.chunks[0] == x.chunks[0]
@@ -132,20 +142,70 @@ def test_dask_array_in_batches_builds_once_per_worker(client: Any, session: ortc
     assert ortc.live_handles().get("SharedSession", 0) == 0  # nor here (client, scheduler)
 
 
-def test_dask_array_output_shape_from_a_run_when_the_model_leaves_it_symbolic(
-        client: Any) -> None:
+def test_two_arrays_through_one_session_in_one_graph_stay_apart(
+        client: Any, session: ortc.Session) -> None:
+    import dask
     import dask.array as da
 
     import ortc.dask
 
+    a = da.from_array(X[:100], chunks=(50, 16))
+    b = da.from_array(X[100:200], chunks=(50, 16))
+    ya, yb = ortc.dask.map_array(session, a), ortc.dask.map_array(session, b)
+    assert ya.name != yb.name and ortc.dask.session_key(session).key == \
+        ortc.dask.session_key(session).key  # one key for the session, two outputs
+    got_a, got_b = dask.compute(ya, yb, scheduler=client.get)
+    for got, rows in ((got_a, X[:100]), (got_b, X[100:200])):
+        # block by block, as the cluster ran them: bit-identical
+        assert got.tobytes() == b"".join(session.run(None, {"x": rows[i:i + 50]})[0].tobytes()
+                                         for i in (0, 50))
+
+
+def test_a_model_file_gone_from_a_worker_is_named_by_the_task_error(
+        client: Any, tmp_path: Any) -> None:
+    """The scheduler needs no file (it does not build); the worker that does says which file
+    it lacks, as the task's error, at the client."""
+    import dask.array as da
+
+    import ortc.dask
+
+    path = tmp_path / "m.onnx"
+    path.write_bytes(MODEL)
+    with ortc.Session(str(path), intra_op_num_threads=1) as s:
+        y = ortc.dask.map_array(s, da.from_array(X[:40], chunks=(20, 16)))
+        os.remove(path)
+        with pytest.raises(ortc.NoSuchFile, match="m.onnx"):
+            client.compute(y).result(timeout=LIMIT)
+        path.write_bytes(models.add_model(F32, ["n"]))  # another model at that path
+        # (another graph: Dask keeps the failed keys of the first while its future lives)
+        y = ortc.dask.map_array(s, da.from_array(X[:40], chunks=(10, 16)))
+        with pytest.raises(ortc.recipe.RecipeError, match="not the model this recipe"):
+            client.compute(y).result(timeout=LIMIT)
+
+
+def test_dask_array_output_shape_from_a_run_when_the_model_leaves_it_symbolic(
+        client: Any) -> None:
+    import dask.array as da
+    from onnx import TensorProto, helper
+
+    import ortc.dask
+
+    # y = Relu(x) over [batch, k] with k symbolic: the row shape comes from a probe run
+    relu = models._bytes(models.make_model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "k"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "k"])]))
+    with ortc.Session(relu) as s:
+        x = np.random.default_rng(2).standard_normal((40, 3)).astype(F32)
+        y = ortc.dask.map_array(s, da.from_array(x, chunks=(10, 3)), batch_size=4)
+        assert y.shape == (40, 3) and y.chunks == ((10,) * 4, (3,)) and y.dtype == F32
+        assert client.compute(y).result(timeout=LIMIT).tolist() == np.maximum(x, 0).tolist()
     with ortc.Session(models.add_model(F32, ["n", "m"])) as s:
-        x = da.from_array(np.ones((40, 3), F32), chunks=(10, 3))
-        # two inputs: say which the data feeds; the other is missing, so the probe fails
         with pytest.raises(ValueError, match="input_name"):
-            ortc.dask.map_array(s, x)
-    with ortc.Session(models.mlp_model(2, 4, "batch")) as s:
+            ortc.dask.map_array(s, da.from_array(np.ones((40, 3), F32), chunks=(10, 3)))
+    with ortc.Session(MODEL) as s:
         with pytest.raises(TypeError, match="dask array"):
-            ortc.dask.map_array(s, np.ones((4, 4), F32))
+            ortc.dask.map_array(s, np.ones((4, 16), F32))
 
 
 def test_dask_dataframe_in_batches_keeps_partitions_index_and_dtypes(
@@ -175,6 +235,7 @@ def test_scatter_builds_nothing_in_the_client(client: Any, session: ortc.Session
     """Dask's tokenizer names the session from its recipe (no pickle round trip), and what
     the client or the scheduler (in this process for a LocalCluster) unpickles is not built:
     the client keeps its one session; each worker builds one when a task first uses it."""
+    _forget(client)
     import gc
 
     import dask.array as da
@@ -198,6 +259,7 @@ def test_scatter_builds_nothing_in_the_client(client: Any, session: ortc.Session
 
 def test_a_lost_dask_worker_rebuilds_from_the_recipe(client: Any, session: ortc.Session,
                                                      want: np.ndarray) -> None:
+    _forget(client)
     import dask.array as da
 
     import ortc.dask
