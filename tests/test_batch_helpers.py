@@ -299,6 +299,21 @@ res["actors"] = y.tobytes() == ortc.batch.run_batches(s, x, batch_size=100).toby
 def builds():
     return os.getpid(), ortc.live_handles().get("SharedSession", 0)
 res["builds"] = sorted(set(ray.get([builds.remote() for _ in range(8)])))
+# lose the worker processes that built it: the next call builds again from the recipe in
+# the object store, wherever its tasks run
+@ray.remote(max_retries=0)
+def die():
+    os._exit(1)
+lost = {{pid for pid, _ in res["builds"]}}
+for _ in range(4):
+    try:
+        ray.get(die.remote())
+    except Exception:
+        pass
+y = ortc.ray.run_tasks(s, x, blocks=6)
+res["after_loss"] = y.tobytes() == ortc.batch.run_batches(s, x, batch_size=100).tobytes()
+res["builds_after_loss"] = sorted(set(ray.get([builds.remote() for _ in range(8)])))
+res["lost"] = sorted(lost)
 import ray.data
 rows = ortc.ray.map_dataset(s, ray.data.from_numpy(x), batch_size=150,
                             concurrency=1).take_all()
@@ -336,6 +351,10 @@ def test_ray_tasks_actors_and_data_on_a_loopback_ray() -> None:
     res = json.loads(line[7:])
     assert res["tasks"] and res["tasks_exact"] and res["actors"] and res["data"], res
     assert res["builds"] and all(n <= 1 for _, n in res["builds"]), res
+    # the workers that held it are gone; the new ones built it (once each), results equal
+    assert res["after_loss"], res
+    assert not set(res["lost"]) & {pid for pid, _ in res["builds_after_loss"]}, res
+    assert all(n <= 1 for _, n in res["builds_after_loss"]), res
     assert res["listening"] and all(ip in ("127.0.0.1", "::ffff:127.0.0.1", "::1")
                                     for ip in res["listening"]), res
     assert "ortc tasks: 6/6 blocks" in proc.stderr
