@@ -11,7 +11,7 @@ $(VENV)/bin/python:
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): $(VENV)/bin/python pyproject.toml
-	$(PY) -m pip install -q -e '.[cpu,test,dask]'
+	$(PY) -m pip install -q -e '.[cpu,test,dask,ray]'
 	touch $(STAMP)
 
 # tools/with-pypy brings pypy3 for tests/test_pypy.py (apt-get) or, where it cannot, runs the

@@ -11,31 +11,45 @@ __all__ = ["PICKLE_AND_FORK", "markdown_lines"]
 
 _R = "tests/test_recipe.py::"
 _P = "tests/test_process_pools.py::"
+_S = "tests/test_shared_sessions.py::"
 
 #: one row per type: what pickling does, what using it in a forked child does, evidence
 PICKLE_AND_FORK: tuple[dict[str, object], ...] = (
-    {"type": "Session", "pickle": "as its recipe (model bytes once per pickle, or the path, "
-     "unread; every option; providers); unpickling builds an equal session",
+    {"type": "Session", "pickle": "as its recipe (model bytes once per pickle, out of band "
+     "under protocol 5, or the path; the model's content digest; every option; providers); "
+     "unpickling builds nothing: the session is built on its first use, whatever thread comes "
+     "first, over the one ORT session the process keeps per model content and options "
+     "(weakly: the last user lets it go); a model file that no longer has the recipe's "
+     "digest is refused (RecipeError)",
      "fork": "rebuilt from its recipe on first use in the child, once per child whichever "
      "thread comes first (a lock made fresh in the child); the parent's OrtSession is never "
      "called or released there (ORT's thread pools did not survive the fork); a model file "
      "changed since the parent read it is refused (RecipeError), not rebuilt",
      "evidence": [_R + "test_from_recipe_builds_an_equal_session",
                   _R + "test_the_model_bytes_travel_once_per_pickle",
-                  _R + "test_path_recipe_is_absolute_and_never_reads_the_file",
+                  _R + "test_path_recipe_is_absolute_and_names_the_files_content",
+                  _S + "test_an_unpickled_session_is_built_on_first_use_not_when_unpickled",
+                  _S + "test_unpickled_sessions_of_one_recipe_share_one_ort_session_weakly",
+                  _S + "test_two_threads_first_using_one_unpickled_session_build_it_once",
+                  _S + "test_a_replaced_model_file_is_refused_not_used",
+                  _S + "test_model_bytes_go_out_of_band_with_protocol_5",
+                  _S + "test_a_forked_child_builds_its_own_once_for_all_unpickled_sessions",
                   _P + "test_fork_rebuilds_once_per_child_under_concurrent_first_use",
                   _P + "test_multiprocessing_pool_runs_the_module_level_session",
                   _P + "test_process_pool_executor_with_a_pickled_session",
                   _P + "test_a_pool_initializer_ships_the_session_once_per_worker",
                   _P + "test_rebuild_failure_in_the_child_names_the_missing_file",
                   _P + "test_a_child_refuses_to_rebuild_from_a_model_file_that_changed"]},
-    {"type": "SessionRecipe", "pickle": "plain frozen data; unpickling checks every field's "
-     "type and the format version, and calls nothing but ortc's own builders",
+    {"type": "SessionRecipe", "pickle": "plain frozen data (the model bytes out of band under "
+     "protocol 5); unpickling checks every field's type and the format version, and calls "
+     "nothing but ortc's own builders; a process that holds bytes of the same digest keeps "
+     "those",
      "fork": "plain Python data: usable anywhere, immutable (Send and Sync)",
      "evidence": [_R + "test_unpickling_calls_only_ortc_builders_and_numpy",
                   _R + "test_malformed_state_is_refused_before_anything_is_built",
                   _R + "test_a_newer_format_is_refused",
-                  _R + "test_bytes_recipe_holds_the_callers_bytes_by_reference"]},
+                  _R + "test_bytes_recipe_holds_the_callers_bytes_by_reference",
+                  _S + "test_a_recipe_names_its_models_content"]},
     {"type": "SessionOptions", "pickle": "by value: every setting replayed on new options",
      "fork": "ForkedHandleError",
      "evidence": [_R + "test_every_kind_of_option_is_recorded_and_replayed",

@@ -4,8 +4,10 @@
 >>> same = ortc.Session.from_recipe(r)                                  # doctest: +SKIP
 >>> pickle.loads(pickle.dumps(sess))        # a Session pickles as its recipe  # doctest: +SKIP
 
-A :class:`SessionRecipe` holds the model (an absolute path, never read here: a session built
-from it reads the file as it is then; or the model's bytes, held by reference) and an
+A :class:`SessionRecipe` holds the model (an absolute path, or the model's bytes, held by
+reference), the model's content digest (``sha256:<hex>`` of the file or the bytes: a session
+built from a path recipe whose file has been replaced since is refused with
+:class:`RecipeError`, not silently built from another model), and an
 :class:`OptionsRecipe`: every SessionOptions setting, config entry, free-dimension override,
 initializer (as a read-only array over the memory the options gave ORT), custom-op library
 path and execution provider with its options. Both are frozen; recipes are immutable. Only
@@ -16,10 +18,22 @@ Unpickling a recipe calls only :func:`_recipe_from_state` / :func:`_options_from
 check every field's type (str, int, bool, bytes, numpy arrays of plain dtypes) before anything
 is built, so a pickle cannot smuggle a callable into a session. A recipe written by a newer
 ortc (a larger :data:`RECIPE_FORMAT`) is refused with :class:`RecipeError`.
+
+With pickle protocol 5 the model's bytes go out of band (a :class:`pickle.PickleBuffer`): an
+engine that collects the buffers (Dask, Ray's object store) ships or stores them without
+copying them into the pickle stream, and a process that already holds a recipe of the same
+content digest keeps its own bytes rather than another copy (:func:`_recipe_from_state`).
+
+Options that name paths (custom-op libraries, ``optimized_model_filepath``,
+``profile_file_prefix`` with ``enable_profiling``) are replayed as they are, on every machine
+and in every process that builds the recipe: :func:`path_options` lists them, and building a
+recipe whose options write files warns (:class:`RecipePathWarning`; see docs/CLUSTERS.md); a
+custom-op library missing where the recipe is built raises NoSuchFile naming it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,15 +42,23 @@ import numpy as np
 
 from .errors import Error, NoSuchFile
 
-__all__ = ["SessionRecipe", "OptionsRecipe", "RecipeError", "RECIPE_FORMAT", "check_recipe",
-           "apply_options", "frozen_array"]
+__all__ = ["SessionRecipe", "OptionsRecipe", "RecipeError", "RecipePathWarning",
+           "RECIPE_FORMAT", "check_recipe", "apply_options", "frozen_array", "content_digest",
+           "file_digest", "verify_model", "recipe_token", "path_options"]
 
-#: the recipe format this ortc writes and the newest it reads
-RECIPE_FORMAT = 1
+#: the recipe format this ortc writes and the newest it reads (2: the model's content digest)
+RECIPE_FORMAT = 2
 
 
 class RecipeError(Error, ValueError):
     """A recipe (or a pickled session or options) that this ortc cannot build."""
+
+
+class RecipePathWarning(UserWarning):
+    """A recipe is built whose options write files (``optimized_model_filepath``, a profile):
+    every process that builds it writes to the same path (on a shared file system, over each
+    other's files). Silence it with ``warnings.filterwarnings("ignore",
+    category=ortc.recipe.RecipePathWarning)`` once that is what you want."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,22 +120,135 @@ class SessionRecipe:
     """What a session was built from; ``ortc.Session.from_recipe(r)`` builds an equal one.
 
     Exactly one of ``model_path`` (absolute; external-data files resolve next to it) and
-    ``model_bytes`` is set. ``format`` is the recipe format (:data:`RECIPE_FORMAT`).
+    ``model_bytes`` is set. ``model_digest`` is ``"sha256:<hex>"`` of the model file or bytes
+    (None in a format-1 recipe): a path recipe whose file no longer has it is refused
+    (:func:`verify_model`). External-data files are not part of the digest. ``format`` is the
+    recipe format (:data:`RECIPE_FORMAT`).
     """
 
     model_path: str | None
     model_bytes: bytes | None
     options: OptionsRecipe = field(default_factory=OptionsRecipe)
     format: int = RECIPE_FORMAT
+    model_digest: str | None = None
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        data: Any = self.model_bytes
+        if data is not None and isinstance(protocol, int) and protocol >= 5:
+            from pickle import PickleBuffer
+
+            # out of band where the pickler collects buffers (Dask, Ray): not copied into the
+            # stream; in band (no buffer_callback) it pickles as the same bytes
+            data = PickleBuffer(data)
+        return (_recipe_from_state, (self.format, self.model_path, data,
+                                     _options_state(self.options), self.model_digest))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_recipe_from_state, (self.format, self.model_path, self.model_bytes,
-                                     _options_state(self.options)))
+        return self.__reduce_ex__(2)
+
+    def __dask_tokenize__(self) -> str:
+        return recipe_token(self)
 
     def __repr__(self) -> str:
         model = (repr(self.model_path) if self.model_path is not None
                  else f"<{len(self.model_bytes or b'')} bytes>")
-        return f"SessionRecipe(model={model}, format={self.format}, options={self.options!r})"
+        digest = f", digest={self.model_digest[:19]}..." if self.model_digest else ""
+        return (f"SessionRecipe(model={model}{digest}, format={self.format}, "
+                f"options={self.options!r})")
+
+
+# -- the model's content ---------------------------------------------------------------------
+
+def content_digest(data: Any) -> str:
+    """``"sha256:<hex>"`` of a bytes-like model."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: str) -> str:
+    """``"sha256:<hex>"`` of the file at ``path`` (read through a map: no copy in memory)."""
+    import mmap
+
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return content_digest(b"")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            with memoryview(m) as view:
+                return content_digest(view)
+
+
+def verify_model(recipe: SessionRecipe) -> str:
+    """The recipe's model digest, checked against the model where it is built: a path
+    recipe's file must still have the digest the recipe records (RecipeError if it was
+    replaced), bytes must have theirs (RecipeError: damaged). A format-1 recipe (no digest)
+    gets one computed here."""
+    want = recipe.model_digest
+    if recipe.model_path is not None:
+        have = file_digest(recipe.model_path)
+        if want is not None and have != want:
+            raise RecipeError(
+                f"the model file {recipe.model_path!r} is not the model this recipe was made "
+                f"from (pid {os.getpid()} read {have[:19]}..., the recipe names "
+                f"{want[:19]}...): it was replaced after the session was made; put the "
+                f"original back, or make the session again from the new file (or from the "
+                f"model's bytes: Session(open(path, 'rb').read()))")
+        return have
+    have = content_digest(recipe.model_bytes or b"")
+    if want is not None and have != want:
+        raise RecipeError(f"the recipe's model bytes do not have the digest it records "
+                          f"({have[:19]}... against {want[:19]}...): damaged on the way")
+    return have
+
+
+def recipe_token(recipe: SessionRecipe) -> str:
+    """A deterministic name of what ``recipe`` builds (model digest, path, every option,
+    initializers by content): equal recipes give equal tokens. Dask's tokenizer uses it, so a
+    session is named without being built. Computes the digest of a recipe that has none."""
+    h = hashlib.sha256()
+    digest = recipe.model_digest
+    if digest is None:
+        digest = (file_digest(recipe.model_path) if recipe.model_path is not None
+                  else content_digest(recipe.model_bytes or b""))
+    o = recipe.options
+    h.update(repr((recipe.model_path, digest, o._plain_fields())).encode())
+    for batch in o._arrays():
+        for name, arr, et in batch:
+            h.update(repr((name, et, arr.dtype.str, arr.shape)).encode())
+            h.update(repr(arr.tolist()).encode() if arr.dtype == object
+                     else memoryview(np.ascontiguousarray(arr)).cast("B"))
+    return "ortc-session-" + h.hexdigest()
+
+
+def path_options(options: OptionsRecipe) -> dict[str, tuple[str, ...]]:
+    """The options of ``options`` that name files, by what they do: ``"reads"`` (custom-op
+    libraries, loaded in every process that builds the recipe) and ``"writes"`` (the
+    optimized model's path; the profile's prefix when profiling is on), each written by every
+    such process."""
+    settings = dict(options.settings)
+    writes = []
+    if settings.get("optimized_model_filepath"):
+        writes.append(str(settings["optimized_model_filepath"]))
+    if settings.get("enable_profiling"):
+        writes.append(str(settings.get("profile_file_prefix", "onnxruntime_profile_")) + "*")
+    return {"reads": tuple(options.custom_op_libraries), "writes": tuple(writes)}
+
+
+def warn_path_options(options: OptionsRecipe) -> None:
+    """Warn (RecipePathWarning) when building ``options`` writes files; refuse a custom-op
+    library that is not there (NoSuchFile naming it)."""
+    paths = path_options(options)
+    for lib in paths["reads"]:
+        if not os.path.isfile(lib):
+            raise NoSuchFile(f"the recipe's custom-op library {lib!r} does not exist here "
+                             f"(pid {os.getpid()}): a recipe names libraries by path, so "
+                             f"every machine that builds it needs the file there")
+    if paths["writes"]:
+        import warnings
+
+        warnings.warn(
+            f"building a session from a recipe whose options write files: "
+            f"{', '.join(map(repr, paths['writes']))}; every process that builds it (each "
+            f"worker, each forked child) writes there, over each other's files on a shared "
+            f"file system", RecipePathWarning, stacklevel=3)
 
 
 def frozen_array(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -229,9 +364,51 @@ def _options_from_state(fmt: Any, state: Any) -> OptionsRecipe:
                          libs, per_thread, providers)
 
 
-def _recipe_from_state(fmt: Any, path: Any, data: Any, options: Any) -> SessionRecipe:
-    """Rebuild a SessionRecipe from pickled state, checking every field's type."""
+#: digest -> a live recipe holding those model bytes: an unpickled recipe whose bytes this
+#: process already holds keeps those (the received copy is let go). Weak: dropped with the
+#: last recipe; made on first use (weakref is not imported by ``import ortc``).
+_bytes_by_digest: Any = None
+
+
+def _known_bytes(digest: str) -> bytes | None:
+    held = _bytes_by_digest
+    recipe = held.get(digest) if held is not None else None
+    return recipe.model_bytes if recipe is not None else None
+
+
+def _remember_bytes(recipe: SessionRecipe) -> None:
+    global _bytes_by_digest
+    if recipe.model_bytes is None or recipe.model_digest is None:
+        return
+    if _bytes_by_digest is None:
+        import weakref
+
+        _bytes_by_digest = weakref.WeakValueDictionary()
+    _bytes_by_digest.setdefault(recipe.model_digest, recipe)
+
+
+def _recipe_from_state(fmt: Any, path: Any, data: Any, options: Any,
+                       digest: Any = None) -> SessionRecipe:
+    """Rebuild a SessionRecipe from pickled state, checking every field's type. The model's
+    bytes may arrive out of band (protocol 5: any buffer): they are kept as bytes, those of a
+    live recipe with the same digest when this process has one (no second copy), else
+    copied once."""
     _check_format(fmt)
+    _expect(digest is None or (type(digest) is str and digest.startswith("sha256:")),
+            "the model digest must be a 'sha256:' string")
+    if path is None and data is not None:
+        known = _known_bytes(digest) if digest is not None else None
+        if known is not None:
+            data = known  # this process holds the same model: the received copy goes
+        elif type(data) is not bytes:
+            try:
+                view = memoryview(data)
+            except TypeError:
+                view = None
+            _expect(view is not None, "the model must be a path (str) or bytes")
+            data = view.tobytes()  # type: ignore[union-attr]
     _expect((type(path) is str and data is None) or (path is None and type(data) is bytes),
             "the model must be a path (str) or bytes")
-    return SessionRecipe(path, data, _options_from_state(fmt, options), fmt)
+    recipe = SessionRecipe(path, data, _options_from_state(fmt, options), fmt, digest)
+    _remember_bytes(recipe)
+    return recipe

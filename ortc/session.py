@@ -65,6 +65,12 @@ def _new_fork_lock() -> None:
 
 _process.at_fork(_new_fork_lock, __name__, _fork_lock=_process.NEW, MAIN_THREAD=_process.RESET)
 
+#: recipe key (model path, content digest, options) -> a weak reference to the one ORT session
+#: this process built for it, which every unpickled Session of that recipe uses (see
+#: SharedSession); the last of them to go releases it. A forked child starts empty: the
+#: parent's sessions are unusable there.
+_shared: dict[Any, Any] = _process.emptied(__name__, "_shared", {})
+
 
 def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
     """(what to hand ORT, recipe path, recipe bytes) for a Session's ``model`` argument.
@@ -90,8 +96,36 @@ def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
 
 
 def _session_from_recipe(recipe: SessionRecipe) -> Session:
-    """Unpickling a Session: build it from its (already type-checked) recipe."""
-    return Session.from_recipe(recipe)
+    """Unpickling a Session: a Session over its (already type-checked) recipe, built on its
+    first use, from the ORT session this process keeps for that recipe (see SharedSession)."""
+    return Session._unbuilt(recipe)
+
+
+def _shared_session(recipe: SessionRecipe) -> SharedSession:
+    """The ORT session this process keeps for ``recipe`` (by model path, content digest and
+    options), built now if none is alive. Called with ``_fork_lock`` held: one build per key."""
+    from .recipe import verify_model
+
+    digest = verify_model(recipe) if recipe.model_digest is None else recipe.model_digest
+    key = (recipe.model_path, digest, recipe.options)
+    ref = _shared.get(key)
+    core = ref() if ref is not None else None
+    if core is not None and not core.closed:
+        return core  # type: ignore[no-any-return]
+    core = cast(SharedSession, SharedSession.from_recipe(recipe, verify_bytes=True))
+    _share(key, core)
+    return core
+
+
+def _share(key: Any, session: Session) -> None:
+    """Make ``session`` the one this process uses for ``key`` (weakly)."""
+    import weakref
+
+    def forget(dead: Any, key: Any = key) -> None:
+        if _shared.get(key) is dead:
+            _shared.pop(key, None)
+
+    _shared[key] = weakref.ref(session, forget)
 
 
 def _provider_entries(providers: Any) -> list[tuple[str, Mapping[str, Any] | None]]:
@@ -333,6 +367,8 @@ class Session(Handle):
     send = True
     sync = True
     parents = ("OrtEnv",)
+    #: made by unpickling: built on first use, over this process's session of its recipe
+    _unpickled = False
     evidence = ("several threads may call Run on one session (per execution provider); it "
                 "must outlive its bindings, allocators and the values they allocate")
 
@@ -467,26 +503,84 @@ class Session(Handle):
     def _made_recipe(self) -> SessionRecipe:
         recipe = self._recipe
         if recipe is None:  # two threads may both make one: equal recipes, either is kept
-            from .recipe import OptionsRecipe, SessionRecipe
+            from .recipe import OptionsRecipe, RecipeError, SessionRecipe, _remember_bytes, \
+                content_digest, file_digest
 
             path, data, options = self._recipe_fields
+            if path is not None:
+                # the recipe names the model this session read: a file replaced since is
+                # refused here rather than named as this session's model
+                if _file_identity(path) != self._model_file:
+                    raise RecipeError(
+                        f"the model file {path!r} changed after this session read it: a "
+                        f"recipe (a pickle) of this session would name another model; make "
+                        f"the session again, or make it from the model's bytes")
+                digest = file_digest(path)
+            else:
+                digest = content_digest(data)
             recipe = self._recipe = SessionRecipe(
-                path, data, OptionsRecipe(*options) if options is not None else OptionsRecipe())
+                path, data, OptionsRecipe(*options) if options is not None else OptionsRecipe(),
+                model_digest=digest)
+            _remember_bytes(recipe)
+            if self._shareable():
+                # a Session unpickled in this process (threaded workers, a local client)
+                # uses this one rather than building the same model again
+                _share((path, digest, recipe.options), self)
         return recipe
 
     @classmethod
-    def from_recipe(cls, recipe: SessionRecipe) -> Session:
-        """A new session built from ``recipe``. A path recipe whose file is missing raises
-        NoSuchFile naming it; a recipe of a newer format raises ortc.recipe.RecipeError."""
-        from .recipe import check_recipe
+    def from_recipe(cls, recipe: SessionRecipe, *, verify_bytes: bool = False) -> Session:
+        """A new session built from ``recipe``, now. A path recipe whose file is missing raises
+        NoSuchFile naming it, one whose file is not the recipe's model any more (its content
+        digest differs) raises ortc.recipe.RecipeError, as does a recipe of a newer format.
+        Options that write files warn (ortc.recipe.RecipePathWarning). ``verify_bytes``:
+        check the model bytes' digest too (a hash of the whole model)."""
+        from .recipe import check_recipe, verify_model, warn_path_options
         from .session_options import SessionOptions
 
         r = check_recipe(recipe)
+        if r.model_path is not None or verify_bytes:
+            verify_model(r)
+        warn_path_options(r.options)
         opts = SessionOptions.from_recipe(r.options)
         try:
-            return cls(r.model_path if r.model_path is not None else r.model_bytes, opts)
+            made = cls(r.model_path if r.model_path is not None else r.model_bytes, opts)
         finally:
             opts.close()
+        made._recipe = r  # (its digest is checked: no need to hash the model again)
+        return made
+
+    @classmethod
+    def _unbuilt(cls, recipe: SessionRecipe) -> Session:
+        """A Session over ``recipe`` that is built on its first use (an unpickled one): a
+        process that only passes it on (a scheduler, a tokenizer) never builds it. Its guard
+        belongs to no fork generation, so the first guarded call, whatever thread makes it,
+        goes to :meth:`_rebuild_after_fork` (the same path a forked child's first use takes):
+        the run path gains no check of its own."""
+        self = cls.__new__(cls)
+        self._api = _loader.api()
+        self._model_file = None
+        self._recipe = recipe
+        self._recipe_fields = (recipe.model_path, recipe.model_bytes, None)
+        options = recipe.options
+        self._providers = [name for name, _ in options.providers]
+        if "CPUExecutionProvider" not in self._providers:
+            self._providers.append("CPUExecutionProvider")
+        self._provider_options = {name: dict(o) for name, o in options.providers}
+        self._run_exclusive = self.thread_rules()["run"] == "exclusive"
+        self._unpickled = True
+        guard = self._guard = Guard(self.send, self.sync)
+        guard.gen = -1  # no generation's: the first entry builds (Guard._after_fork)
+        return self
+
+    def _shareable(self) -> bool:
+        """Whether this session's recipe may share one ORT session with the other unpickled
+        sessions of the same recipe: only when runs may be concurrent (a provider that makes
+        them exclusive needs the one guard of one Session) and nothing is profiled (each
+        session's end_profiling ends its own profile)."""
+        recipe = self._recipe
+        return not self._run_exclusive and recipe is not None and \
+            not dict(recipe.options.settings).get("enable_profiling")
 
     def __reduce__(self) -> tuple[Any, ...]:
         # a Session pickles as its recipe: the model bytes travel once, a path is not read
@@ -501,10 +595,19 @@ class Session(Handle):
         with _fork_lock[0]:
             if guard.renewed_in_this_process():
                 return  # another thread of this child rebuilt it meanwhile
-            from .recipe import check_recipe
+            if guard.closed:
+                raise guard._forked(self)  # closed before its first use (ClosedError)
+            if self._unpickled:
+                self._build_unpickled(guard)
+                return
+            from .recipe import OptionsRecipe, SessionRecipe, check_recipe
             from .session_options import SessionOptions
 
-            r = check_recipe(self._made_recipe())
+            # the recipe as recorded, without its digest (no hash of the model per child):
+            # the file's identity says whether it is still the file this session read
+            path, data, options = self._recipe_fields
+            r = check_recipe(self._recipe or SessionRecipe(
+                path, data, OptionsRecipe(*options) if options is not None else OptionsRecipe()))
             if r.model_path is not None and self._model_file is not None and \
                     _file_identity(r.model_path) != self._model_file:
                 from .recipe import RecipeError
@@ -527,23 +630,63 @@ class Session(Handle):
             self._load_io()      # them in, after the new pointer and engine are in place)
             guard._renew()
 
+    def _build_unpickled(self, guard: Guard) -> None:
+        """(``_fork_lock`` held.) The first use of an unpickled session in this process: use
+        the ORT session this process keeps for the recipe (built now if none is alive), or
+        build one of its own when it cannot be shared (:meth:`_shareable`)."""
+        recipe = self._recipe
+        assert recipe is not None
+        # a private one when it cannot be shared; either way this Session borrows its pointer
+        # and keeps it alive (it is this Session's owner: the last user lets it go)
+        core = _shared_session(recipe) if self._shareable() else \
+            SharedSession.from_recipe(recipe, verify_bytes=True)
+        self._adopt(ffi.cast("OrtSession*", core._ptr), None, (core,))
+        self._guard = guard  # callers hold this guard: keep it, renewed last
+        self._inputs, self._outputs = core._inputs, core._outputs
+        self._initializers = core._initializers
+        self._engine = RunEngine(self._api, self._inputs, self._outputs, self._initializers)
+        guard._renew()
+
+    def _ready(self) -> None:
+        """Build a session not built in this process yet (unpickled, or made before fork), or
+        raise ClosedError: for the attributes that read what the build finds (the guarded
+        methods get there through their guard)."""
+        guard = self._guard
+        if guard is not None and not guard.renewed_in_this_process():
+            guard._after_fork(self)
+        self._check_open()
+
+    def __dask_tokenize__(self) -> str:
+        """Dask's name for this session: its recipe's token (model digest and options), made
+        without building the session (see ortc.recipe.recipe_token)."""
+        from .recipe import recipe_token
+
+        self._check_open()
+        return recipe_token(self._made_recipe())
+
+    def __repr__(self) -> str:
+        guard = self._guard
+        if guard is not None and not guard.closed and guard.gen == -1:
+            return "<ortc.Session not built yet (built on first use)>"
+        return super().__repr__()
+
     # -- description ---------------------------------------------------------------------------
     @property
     def inputs(self) -> list[NodeArg]:
         """The model's inputs (name, type, dtype, shape with symbolic dims as str or None)."""
-        self._check_open()
+        self._ready()
         return list(self._inputs)
 
     @property
     def outputs(self) -> list[NodeArg]:
         """The model's outputs."""
-        self._check_open()
+        self._ready()
         return list(self._outputs)
 
     @property
     def overridable_initializers(self) -> list[NodeArg]:
         """Initializers that may be fed like inputs to override their stored value."""
-        self._check_open()
+        self._ready()
         return list(self._initializers)
 
     @property
@@ -590,8 +733,11 @@ class Session(Handle):
         maps, Values for anything); returns the outputs named (all when None), in that order:
         arrays for tensors, lists for sequences, dicts for maps, None for an empty optional
         (:data:`ortc.RunOutput`: narrow it with ``isinstance``, or read the model's outputs).
+        C-contiguous arrays of the input's type are read in place; any other layout is copied
+        once per run (``np.ascontiguousarray`` first, to pay that once for many runs).
 
-        Tensor outputs are numpy views over the memory ORT allocated for them (no copy).
+        A tensor output of more than 16 KiB is a numpy view over the memory ORT allocated for
+        it (no copy); a smaller one is copied into an array of its own (cheaper than a view).
 
         ``timeout`` (seconds) stops the run through RunOptions.terminate and raises
         :class:`ortc.RunTimeout`; with a shared ``run_options`` every run using them stops.
@@ -618,8 +764,10 @@ class Session(Handle):
 
         The completion runs on an ORT thread; the inputs, the run options and the session
         stay alive until it has run (closing the session meanwhile defers its release). ORT
-        reads numpy inputs in place while the run is in flight, as :meth:`run` does, without a
-        copy: an array written to before the Future is done may give the run the new values.
+        reads C-contiguous numpy inputs of the input's type in place while the run is in
+        flight, as :meth:`run` does, without a copy: such an array written to before the
+        Future is done may give the run the new values. Any other layout (a transposed or
+        strided view) is copied once when the run starts, and later writes do not reach it.
         ``asyncio.wrap_future`` turns the Future into an awaitable. ``timeout`` (seconds)
         stops the run as in :meth:`run`; the Future then raises :class:`ortc.RunTimeout`.
         Ctrl-C interrupts a wait on the Future, not the run: the run is not on the main
@@ -672,3 +820,11 @@ class Session(Handle):
         memory = info.name  # before the allocator exists: nothing to release if this fails
         raw = call_out(self._api.CreateAllocator, "OrtAllocator*", self._ptr, info._ptr)
         return Allocator._wrap(raw, self._api.ReleaseAllocator, (self,), memory)
+
+
+class SharedSession(Session):
+    """The ORT session under the unpickled Sessions of one recipe in a process (never handed
+    out): each of them borrows its pointer and keeps it alive, so ``ortc.live_handles()``
+    counts one ``SharedSession`` per model built here, beside one ``Session`` per unpickled
+    Session in use. Built by :func:`_shared_session`; a private one under an unpickled Session
+    whose recipe cannot be shared (:meth:`Session._shareable`)."""

@@ -569,8 +569,17 @@ ROWS: list[Row] = [
         lambda: ortc.MemoryInfo.cpu(mem_type=9), InvalidArgument),
 
     # processes: recipes, pickling, DLPack
-    Row("processes", "unpickling a session whose model file is gone", lambda: _gone_model(),
-        NoSuchFile),
+    Row("processes", "the first use of an unpickled session whose model file is gone",
+        lambda: _gone_model(), NoSuchFile, "unpickling needs no file: the first use builds"),
+    Row("processes", "the first use of an unpickled session whose model file was replaced",
+        lambda: _replaced_model(), ortc.RecipeError,
+        "the recipe names the model's sha256; another model at the path is refused"),
+    Row("processes", "a recipe naming a custom-op library that is not there",
+        lambda: _missing_library(), NoSuchFile),
+    Row("processes", "ortc.batch.run_batches with a batch size of 0",
+        lambda: _batches(batch_size=0), ValueError),
+    Row("processes", "ortc.batch.run_batches of one array into a model of two inputs",
+        lambda: _batches(), ValueError, "the message names the inputs: say input_name"),
     Row("processes", "a recipe from a newer ortc (format version)",
         lambda: ortc.Session.from_recipe(_newer_recipe()), ortc.RecipeError),
     Row("processes", "a pickled recipe with a callable as a setting",
@@ -694,7 +703,38 @@ def _gone_model() -> None:
             f.write(models.add_model())
         with ortc.Session(path) as s:
             data = pickle.dumps(s)
-    pickle.loads(data)
+    shipped = pickle.loads(data)
+    shipped.run(None, ab())
+
+
+def _replaced_model() -> None:
+    import pickle
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.onnx")
+        with open(path, "wb") as f:
+            f.write(models.add_model())
+        with ortc.Session(path) as s:
+            data = pickle.dumps(s)
+        with open(path, "wb") as f:
+            f.write(models.add_model(np.float64))
+        shipped = pickle.loads(data)
+        shipped.run(None, ab())
+
+
+def _missing_library() -> None:
+    import dataclasses
+
+    r = ortc.Session(models.add_model()).recipe()
+    ortc.Session.from_recipe(dataclasses.replace(r, options=dataclasses.replace(
+        r.options, custom_op_libraries=("/nonexistent/libcustom.so",))))
+
+
+def _batches(batch_size: Any = None) -> None:
+    import ortc.batch
+
+    ortc.batch.run_batches(session("add"), np.ones(3, F32), batch_size=batch_size)
 
 
 def _newer_recipe() -> Any:

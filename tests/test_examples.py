@@ -45,7 +45,8 @@ def test_dask_batch_example() -> None:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     # Each worker that ran a partition built the session once (the scheduler may give all six
-    # partitions to one worker on a loaded machine: [0, 1]); never twice on one worker.
+    # partitions to one worker on a loaded machine: [0, 1]); never twice on one worker, not
+    # even for the second computation.
     line = next(x for x in proc.stdout.splitlines() if x.startswith("workers: "))
     counts = [int(c) for c in line.split("[")[1].rstrip("]").split(",")]
     assert line.startswith("workers: 2,") and max(counts) == 1, proc.stdout
@@ -57,26 +58,26 @@ def test_ray_batch_example() -> None:
     recipe, results equal to a local run bit for bit."""
     import pytest
 
-    pytest.importorskip("ray", reason="Ray is optional: pip install ray to run this")
+    pytest.importorskip("ray", reason="the ray extra: make test installs it")
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "ray_batch.py"),
                            "--rows", "3000", "--partitions", "6"], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "actors: 2, sessions in each: [1, 1]" in proc.stdout, proc.stdout
+    # one build in each worker process that ran blocks (a process Ray started later: none)
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("worker processes: "))
+    assert line.split(": ")[-1] in ("[1]", "[0, 1]"), proc.stdout
     assert "identical to the local run: True" in proc.stdout, proc.stdout
 
 
-def test_ray_batch_example_without_ray_says_what_it_needs() -> None:
-    """Where Ray is not installed (ortc's tests do not install it), the example says so and how
-    to get it, in one line, instead of a traceback."""
-    import importlib.util
-
-    import pytest
-
-    if importlib.util.find_spec("ray") is not None:
-        pytest.skip("Ray is installed: test_ray_batch_example runs the example")
-    env = dict(os.environ, PYTHONPATH=ROOT)
+def test_ray_batch_example_without_ray_says_what_it_needs(tmp_path: Any) -> None:
+    """Where Ray is not installed (it is no dependency of ortc), the example says so and how
+    to get it, in one line, instead of a traceback. Ray is hidden here by a package of that
+    name that cannot be imported, first on the path."""
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "__init__.py").write_text(
+        "raise ImportError(\"No module named 'ray'\")\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "ray_batch.py")],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr

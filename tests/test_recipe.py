@@ -95,8 +95,10 @@ def test_file_object_and_buffers_are_read_or_copied_once() -> None:
         assert s.recipe().model_bytes == model
 
 
-def test_path_recipe_is_absolute_and_never_reads_the_file(tmp_path: Any,
-                                                         monkeypatch: Any) -> None:
+def test_path_recipe_is_absolute_and_names_the_files_content(tmp_path: Any,
+                                                             monkeypatch: Any) -> None:
+    """The recipe names the file and its content digest (read when the recipe is made);
+    pickling then needs the file no more."""
     path = tmp_path / "m.onnx"
     model = models.mlp_model(2, 8, "batch")
     path.write_bytes(model)
@@ -104,6 +106,9 @@ def test_path_recipe_is_absolute_and_never_reads_the_file(tmp_path: Any,
     with ortc.Session("m.onnx") as s:
         r = s.recipe()
         assert r.model_path == str(path) and r.model_bytes is None
+        from ortc.recipe import content_digest
+
+        assert r.model_digest == content_digest(model)
         os.remove(path)
         data = pickle.dumps(s)  # the file is gone: pickling only names it
         assert len(data) < len(model) and str(path).encode() in data
@@ -243,14 +248,18 @@ def test_unpickling_calls_only_ortc_builders_and_numpy() -> None:
 # -- bad input --------------------------------------------------------------------------------
 
 def test_missing_model_file_raises_no_such_file_naming_it(tmp_path: Any) -> None:
+    """Unpickling needs no file (a scheduler passes sessions on); the first use does."""
     path = tmp_path / "gone.onnx"
     path.write_bytes(models.add_model(F32, ["n"]))
     with ortc.Session(str(path)) as s:
         data = pickle.dumps(s)
         r = s.recipe()
     os.remove(path)
+    unpickled = pickle.loads(data)
     with pytest.raises(ortc.NoSuchFile, match="gone.onnx"):
-        pickle.loads(data)
+        unpickled.run(None, {"a": np.ones(2, F32), "b": np.ones(2, F32)})
+    with pytest.raises(ortc.NoSuchFile, match="gone.onnx"):
+        unpickled.inputs  # noqa: B018 - every use that needs the model tries again
     with pytest.raises(ortc.NoSuchFile, match=str(path)):
         ortc.Session.from_recipe(r)
 
@@ -277,7 +286,11 @@ def test_malformed_state_is_refused_before_anything_is_built() -> None:
     with pytest.raises(RecipeError, match="initializer"):
         _options_from_state(1, bad_init)
     with pytest.raises(RecipeError, match="path .str. or bytes"):
-        _recipe_from_state(1, None, bytearray(b"x"), good)
+        _recipe_from_state(1, None, [1, 2], good)
+    with pytest.raises(RecipeError, match="path .str. or bytes"):
+        _recipe_from_state(1, "/m.onnx", b"x", good)
+    with pytest.raises(RecipeError, match="digest"):
+        _recipe_from_state(2, None, b"x", good, "md5:00")
     with pytest.raises(RecipeError, match="not a format number"):
         _recipe_from_state("1", "/m.onnx", None, good)
     with pytest.raises(RecipeError, match="tuple"):
