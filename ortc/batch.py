@@ -146,4 +146,6 @@ def output_spec(session: Session, output_name: str, row_shape: tuple[int, ...],
     inp = next(i for i in session.inputs if i.name == input_name)
     probe = np.zeros((1, *row_shape), dtype=inp.dtype)
     [out] = session.run([output_name], {input_name: probe})
+    if not isinstance(out, np.ndarray):
+        raise ValueError(f"output {output_name!r} is not a tensor: batch helpers join tensors")
     return np.dtype(out.dtype), tuple(out.shape[1:])
