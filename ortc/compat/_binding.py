@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import math
 import mmap
 from typing import Any, Sequence
 
 import numpy as np
 
 import ortc
+from ortc._ffi import ffi
 from ortc.dtypes import dtype_for
 
 from ._device import cpu_only
@@ -24,36 +26,60 @@ def _array_at(address: Any, element_type: Any, shape: Sequence[int], what: str
     An address that cannot be one is refused as onnxruntime refuses it: not an integer, or
     past int64, TypeError (its argument conversion); 0 RuntimeError (its check of output
     pointers, here of inputs too, whose 0 it read and crashed on). So is memory this process
-    has not mapped, where the same crash would follow (a negative or made-up address)."""
-    if isinstance(address, (bool, np.bool_)) or not isinstance(address, (int, np.integer)):
-        raise TypeError(f"{what}(): incompatible function arguments: buffer_ptr must be an "
-                        f"int, not {type(address).__name__}")
-    address = int(address)
+    has not mapped, where the same crash would follow (a negative or made-up address).
+    Libraries rebind pointers before every run: the common arguments (a plain int, a list of
+    ints, a dtype seen before) take no detour."""
+    if type(address) is not int:
+        if isinstance(address, (bool, np.bool_)) or not isinstance(address, (int, np.integer)):
+            raise TypeError(f"{what}(): incompatible function arguments: buffer_ptr must be "
+                            f"an int, not {type(address).__name__}")
+        address = int(address)
     if address >= 1 << 63 or address < -(1 << 63):
         raise TypeError(f"{what}(): incompatible function arguments: buffer_ptr {address} "
                         f"does not fit int64")
-    if isinstance(element_type, int) and not isinstance(element_type, bool):
-        dtype = dtype_for(c_element_type(element_type))
-    else:
-        dtype = np.dtype(element_type)
-    assert dtype is not None
-    dims = [int(d) for d in shape]
-    if any(d < 0 for d in dims):  # onnxruntime's class for a negative dimension
-        raise RuntimeError(f"{what}: shape {dims} has a negative dimension")
-    count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+    try:
+        dtype = _DTYPES[element_type]
+    except (KeyError, TypeError):  # (an unhashable element type is left to np.dtype)
+        dtype = _dtype_of(element_type)
+    dims = tuple([d if type(d) is int else int(d) for d in shape])
+    if dims and min(dims) < 0:  # onnxruntime's class for a negative dimension
+        raise RuntimeError(f"{what}: shape {list(dims)} has a negative dimension")
+    count = math.prod(dims)
     size = count * dtype.itemsize
     if address <= 0:
         raise RuntimeError(f"{what}: buffer_ptr {address}: pointer to data memory is not valid")
     if size and not _mapped(address, size):
         raise RuntimeError(f"{what}: buffer_ptr {address:#x}: no memory of this process is "
-                           f"mapped at all of its {size} bytes ({dims} of {dtype}): pointer to "
-                           f"data memory is not valid")
-    raw = (ctypes.c_char * size).from_address(address)
-    return np.frombuffer(memoryview(raw).cast("B"), dtype=dtype, count=count).reshape(tuple(dims))
+                           f"mapped at all of its {size} bytes ({list(dims)} of {dtype}): "
+                           f"pointer to data memory is not valid")
+    return np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
+                         count).reshape(dims)
+
+
+#: element type (as onnxruntime's callers give it: a numpy type, a dtype, an ORT enum int) ->
+#: numpy dtype, filled as they come
+_DTYPES: dict[Any, np.dtype[Any]] = {}
+
+
+def _dtype_of(element_type: Any) -> np.dtype[Any]:
+    if isinstance(element_type, int) and not isinstance(element_type, bool):
+        dtype = dtype_for(c_element_type(element_type))
+    else:
+        dtype = np.dtype(element_type)
+    assert dtype is not None
+    try:
+        if len(_DTYPES) < 64:
+            _DTYPES[element_type] = dtype
+    except TypeError:  # unhashable
+        pass
+    return dtype
 
 
 _mincore: Any = None
 _PAGE = 0
+#: mincore's result vector for ranges of up to 4096 pages, shared: nothing reads it, so
+#: threads writing it at once do no harm
+_VEC = ctypes.create_string_buffer(4096)
 
 
 def _mapped(address: int, size: int) -> bool:
@@ -78,7 +104,7 @@ def _mapped(address: int, size: int) -> bool:
     if end > 1 << 64:
         return False
     pages = (end - start + _PAGE - 1) // _PAGE
-    vec = ctypes.create_string_buffer(pages)
+    vec = _VEC if pages <= 4096 else ctypes.create_string_buffer(pages)
     if _mincore(start, end - start, vec) == 0:
         return True
     return ctypes.get_errno() != errno.ENOMEM
