@@ -272,7 +272,6 @@ class RunEngine:
     def __init__(self, api: Api, inputs: list[NodeArg], outputs: list[NodeArg],
                  initializers: list[NodeArg]) -> None:
         self.api = api
-        self.release_value = api.ReleaseValue
         self.inputs = inputs
         self.feedable = {a.name: a for a in (*inputs, *initializers)}
         self.output_index = {a.name: a for a in outputs}
@@ -568,7 +567,7 @@ class RunEngine:
     def run(self, sess_ptr: Any, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: Any, timeout: Any, as_values: bool) -> list[Any]:
         """Session.run's and run_with_values's work: the straight line."""
-        ctx = RunContext(self.release_value, _getframe())
+        ctx = RunContext(self.api.ReleaseValue, _getframe())
         try:
             ctx.arm(run_options, timeout)
             wanted = self.lists.get(output_names) if output_names is None else None
@@ -588,7 +587,7 @@ class RunEngine:
                   timeout: Any) -> None:
         """Session.run_with_binding's work: the caller's bound Values entered for the run (see
         IoBinding._enter_bound), then ORT's RunWithBinding."""
-        ctx = RunContext(self.release_value, _getframe())
+        ctx = RunContext(self.api.ReleaseValue, _getframe())
         try:
             ctx.arm(run_options, timeout)
             echoed = binding._enter_bound(ctx.entries) if binding._values_bound else None
@@ -608,7 +607,7 @@ class RunEngine:
         has run on ORT's thread; up to RunAsync's status, a failure anywhere closes it here."""
         from ._callbacks import AsyncJob, releaser, run_async_callback
 
-        ctx = RunContext(self.release_value, _getframe(), job=True)
+        ctx = RunContext(self.api.ReleaseValue, _getframe(), job=True)
         retained = taken = False
         job: AsyncJob | None = None
         try:
