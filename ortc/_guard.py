@@ -19,10 +19,13 @@ CPython and on PyPy alike. So no step relies on where an interpreter checks for 
 * a call's token is made before its entry, and the entry is made inside the ``try`` whose
   ``finally`` leaves it: an interrupt during the entry finds the exit;
 * leaving is ``dict.pop(token, None)``: idempotent, whatever was or was not entered;
-* an entry records the frame of the call that made it, and counts only while that frame is on
-  its thread's stack. An interrupt that stops a ``finally`` before its leave (possible at any
+* an entry records the frame of the call that made it, and counts only while that frame is
+  executing. An interrupt that stops a ``finally`` before its leave (possible at any
   instruction) leaves an entry whose frame has returned: the next conflict finds it dead and
   drops it (:meth:`Guard._heal`). A stale entry can thus delay nothing and refuse nothing.
+  Whether a frame still executes is asked of the frame itself (:func:`_returned`); no thread
+  ever reads another thread's stack (walking it made CPython 3.11 crash: a frame object made
+  for another thread's frame can outlive the frame it was made for).
 
 Also here is the process state every entry consults, as module globals: the fork generation (a
 forked child's first use of an object is refused, or rebuilds a Session) and the
@@ -35,7 +38,7 @@ import _thread
 import itertools
 import os
 import sys
-from types import FrameType
+from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Tuple, TypeVar
 
 from . import _process
@@ -51,6 +54,7 @@ __all__ = ["Guard", "Entries", "Hold", "guarded", "survive_fork", "releasing"]
 T = TypeVar("T")
 
 _get_ident = _thread.get_ident
+_allocate_lock = _thread.allocate_lock
 _getframe = sys._getframe
 #: a call's token, made before its entry (see the module docstring)
 _next_token = itertools.count(1).__next__
@@ -158,8 +162,9 @@ def _drain_at_exit(limit: float = 2.0) -> None:
 _process.at_exit(_process.RUNS_IN_FLIGHT, _drain_at_exit)
 
 
-#: an entry: (owner: a thread ident or a job id, exclusive, witness: the frame of the call that
-#: made it, the Entries of a run_async job, or None, admitted: False while it is still looking)
+#: an entry: (owner: a thread ident or a job id, exclusive, witness: the frame of the marked
+#: call that made it, the Entries that made it, or None, admitted: False while it is looking or
+#: waiting)
 _Entry = Tuple[int, bool, Any, bool]
 
 
@@ -171,11 +176,19 @@ class Guard:
     thread holds while a signal handler's exception unwinds past its release stays held for
     good (CPython 3.9 can skip a ``with`` block's exit that way; seen under a storm of
     KeyboardInterrupts). Every step is one dict operation instead, each atomic under the GIL
-    (CPython and PyPy alike), in the order "announce, then look": an entry stores itself, then
-    looks at the others, and backs off (pops itself) on a conflict. Of two entries at once at
-    least one sees the other; both may see each other and both back off (strict: both
-    refused, serialize: both wait and try again). Re-entry by the same owner (a callback on
-    the calling thread) is never a conflict. ``send``/``sync`` come from the object's class.
+    (CPython and PyPy alike). A call is admitted in two looks:
+
+    1. it stores itself as waiting, then looks: an admitted call in the way, or an older
+       (smaller token) waiting one, sends it back to wait: waiters go in token order, so one
+       waiter cannot be overtaken forever by calls that keep coming;
+    2. it marks itself admitted, then looks again at the admitted calls only, and goes back to
+       waiting if one is in the way. This look alone keeps two conflicting calls apart: of two
+       admitted calls, the later to mark itself sees the other (tokens are made before the
+       entry, so their order is not the order of arrival: the first look only orders waiters).
+
+    A serialize-mode waiter keeps its waiting entry while it sleeps (its place in the queue).
+    Re-entry by the same owner (a callback on the calling thread, a nested call) is never a
+    conflict, and never waits for a waiter. ``send``/``sync`` come from the object's class.
     """
 
     __slots__ = ("calls", "holds", "creator", "gen", "pid", "send", "sync", "closed",
@@ -196,8 +209,11 @@ class Guard:
         #: the release a close deferred to the last call's exit: one item, taken by pop (the
         #: one atomic claim: of the leavers and the closer that see the object idle, one runs it)
         self.on_idle: list[Callable[[], None]] = []
-        #: one item per serialize-mode waiter, while it sleeps (for diagnostics and tests)
-        self.waiting: list[int] = []
+        #: a lock per serialize-mode waiter, while it sleeps: a leave releases them (wakes the
+        #: waiters up; a waiter sleeping out its pause while the object was free starved the
+        #: queue behind it). Only its waiter ever blocks on one: no thread holds a lock another
+        #: thread needs
+        self.waiting: list[Any] = []
 
     def _renew(self) -> None:
         # in a forked child: the parent's threads are gone, and so are their calls
@@ -231,6 +247,8 @@ class Guard:
         entered is a no-op, so a ``finally`` may always call this."""
         calls = self.calls
         calls.pop(token, None)
+        if self.waiting:
+            self._wake()
         if self.on_idle and not calls:
             self._run_deferred_release()
 
@@ -244,60 +262,89 @@ class Guard:
     def _admit(self, table: dict[int, Any], token: int, entry: Any, obj: Any, me: int,
                exclusive: bool, through_holds: bool) -> None:
         """Store ``entry`` under ``token`` in ``table`` (``calls`` or ``holds``) once nothing
-        stands in its way: announce, then look, back off on a conflict; then refuse (strict
-        mode, a hold in the way, inside a callback) or wait and look again (serialize)."""
+        stands in its way (the two looks of the class docstring; a hold, which never waits
+        behind a waiter, needs the second only); then refuse (strict mode, a hold in the
+        way, inside a callback) or wait in place and look again (serialize)."""
         mode = policy.mode
         pause = 0.0005
         healed_at = 0.0
         is_call = table is self.calls
+        waiting = (*entry, False) if is_call else entry
+        admitted = (*entry, True) if is_call else entry
         while True:
             if self.closed:
+                self._withdraw(table, token)
                 raise ClosedError(f"{type(obj).__name__} is closed")
             if not self.send and mode != OFF and me != self.creator and me < _JOBS_FROM:
+                self._withdraw(table, token)
                 raise WrongThreadError(
                     f"{type(obj).__name__} is not Send: it was created on thread "
                     f"{self.creator} and must only be used there (this is thread {me})")
-            # announce (not yet admitted: an older waiter, a smaller token, goes first), then
-            # look; then admitted, which every later look respects
-            table[token] = (*entry, False) if is_call else entry
-            why = None if mode == OFF else self._conflict(me, exclusive, through_holds, token)
-            if why is None:
-                if self.closed:  # closed meanwhile: the closer may not have seen this entry
-                    table.pop(token, None)
-                    continue
-                if is_call:
-                    table[token] = (*entry, True)
+            if mode == OFF:
+                table[token] = admitted
                 return
-            table.pop(token, None)
-            if self.on_idle and not self.calls:
-                self._run_deferred_release()
-            if pause >= healed_at and self._heal():  # (not at every look: it walks stacks)
+            table[token] = waiting
+            why = self._conflict(me, exclusive, through_holds, token, False) if is_call \
+                else None
+            if why is None:
+                table[token] = admitted
+                why = self._conflict(me, exclusive, through_holds, token, True)
+                if why is None:
+                    if self.closed:  # closed meanwhile: the closer may not have seen this entry
+                        continue
+                    return
+                table[token] = waiting
+            if pause >= healed_at and self._heal():  # (not at every look)
                 healed_at = pause * 8
                 continue  # a stale entry was the conflict: look again
             if mode == STRICT or why == "hold" or in_ort_callback():
+                self._withdraw(table, token)
                 raise ConcurrentUseError(self._describe(obj, exclusive, why, me))
+            if not is_call:
+                table.pop(token, None)  # a hold waits outside: nobody queues behind a hold
             pause = self._pause(pause)
 
-    def _pause(self, pause: float) -> float:
-        """A serialize-mode waiter's sleep; returns the next one (growing to wait_slice)."""
-        import time
+    def _withdraw(self, table: dict[int, Any], token: int) -> None:
+        """Take back an entry that will not be admitted (and run a release it was delaying)."""
+        table.pop(token, None)
+        if self.on_idle and not self.calls:
+            self._run_deferred_release()
 
-        self.waiting.append(1)
+    def _pause(self, pause: float) -> float:
+        """A serialize-mode waiter's sleep, until a leave wakes it or ``pause`` seconds pass;
+        returns the next pause (growing to wait_slice)."""
+        wake = _allocate_lock()
+        wake.acquire()
+        self.waiting.append(wake)
         try:
-            time.sleep(pause)
+            wake.acquire(True, pause)
         finally:
-            self.waiting.pop()
+            try:
+                self.waiting.remove(wake)
+            except ValueError:  # (gone with a fork's renewal)
+                pass
         return min(pause * 2, self.wait_slice)
 
-    def _conflict(self, me: int, exclusive: bool, through_holds: bool, token: int = 0
-                  ) -> str | None:
-        """Why a call by ``me`` cannot join the entries: "call", "hold", or None. An entry
-        still looking (not admitted) stands in the way only when it is older (a smaller token):
-        of two calls that see each other, the older goes first, so waiters make progress."""
+    def _wake(self) -> None:
+        """Wake every sleeping waiter: something it waited for may have left."""
+        for wake in tuple(self.waiting):
+            try:
+                wake.release()
+            except RuntimeError:  # already woken
+                pass
+
+    def _conflict(self, me: int, exclusive: bool, through_holds: bool, token: int,
+                  admitted_only: bool) -> str | None:
+        """Why a call (or hold) by ``me`` cannot join the entries: "call", "hold", or None. The
+        first look (``admitted_only`` false) also counts the waiters older than ``token``,
+        unless ``me`` is already inside (a nested call does not queue behind a waiter)."""
         sync = self.sync
-        for other, (owner, excl, _, admitted) in tuple(self.calls.items()):
+        entries = tuple(self.calls.items())
+        queue = not admitted_only and not any(
+            e[0] == me and e[3] for t, e in entries if t != token)
+        for other, (owner, excl, _, admitted) in entries:
             if owner != me and (exclusive or excl or not sync) and \
-                    (admitted or other < token or not token):
+                    (admitted or queue and other < token):
                 return "call"
         if not through_holds:
             for holder in tuple(self.holds.values()):
@@ -309,20 +356,16 @@ class Guard:
         """Drop the entries whose call is over (its frame has returned, its job has ended)
         although nothing left them: a signal handler's exception stopped their exit. True when
         one was dropped."""
-        frames: dict[int, Any] | None = None
         dead = []
-        for token, (owner, _, witness, _admitted) in tuple(self.calls.items()):
+        for token, (_owner, _, witness, _admitted) in tuple(self.calls.items()):
             if witness is None:
                 continue
-            if type(witness) is FrameType:
-                if frames is None:
-                    frames = sys._current_frames()
-                if not _on_stack(witness, frames.get(owner)):
-                    dead.append(token)
-            elif not witness.alive():
+            if not witness.alive() if type(witness) is Entries else _returned(witness):
                 dead.append(token)
         for token in dead:
             self.calls.pop(token, None)
+        if dead and self.waiting:
+            self._wake()
         if dead and self.on_idle and not self.calls:
             self._run_deferred_release()
         return bool(dead)
@@ -355,6 +398,8 @@ class Guard:
     def unhold(self, token: int) -> None:
         """End a hold (idempotent)."""
         self.holds.pop(token, None)
+        if self.waiting:
+            self._wake()
 
     # -- close ---------------------------------------------------------------------------------
     def close_when_idle(self, obj: Any, release: Callable[[], None]) -> None:
@@ -392,6 +437,8 @@ class Guard:
             return
         self.on_idle.append(release)  # announce the deferred release, then close, then look
         self.closed = True
+        if self.waiting:
+            self._wake()  # (they raise ClosedError)
         if not self.calls or not self._heal() and not self.calls:
             self._run_deferred_release()
         # else: the last call to leave runs it (Guard.leave)
@@ -430,6 +477,15 @@ class Guard:
         owners = {e[0] for e in tuple(self.calls.values()) if e[0] != me}
         return sorted(o for o in owners if o < _JOBS_FROM), any(o >= _JOBS_FROM for o in owners)
 
+    def _on_thread(self, ident: int) -> str:
+        """``thread N``, with the call its oldest entry here belongs to when it can be told."""
+        for _token, (owner, _, witness, _admitted) in sorted(tuple(self.calls.items())):
+            if owner == ident:
+                call = _witness_call(witness)
+                if call:
+                    return f"thread {ident} ({call})"
+        return f"thread {ident}"
+
     def _describe(self, obj: Any, exclusive: bool, why: str | None, me: int) -> str:
         name = type(obj).__name__
         if why == "hold":
@@ -441,14 +497,14 @@ class Guard:
         threads, job = self._others(me)
         excl = [e[0] for e in tuple(self.calls.values()) if e[1] and e[0] != me]
         if excl and excl[0] < _JOBS_FROM:
-            what = f"an exclusive call is in flight on {_on_thread(excl[0])}"
+            what = f"an exclusive call is in flight on {self._on_thread(excl[0])}"
         elif not threads:
             what = "a run_async run still uses it (wait for its Future)"
         else:
-            what = f"another call is in flight on {', '.join(map(_on_thread, threads))}" + (
+            what = f"another call is in flight on {', '.join(map(self._on_thread, threads))}" + (
                 ", and a run_async run still uses it" if job else "")
         kind = "an exclusive" if exclusive else "a shared"
-        refused = _entry_call(sys._getframe(1), own=True)
+        refused = _entry_call(sys._getframe(1))
         call = f"call ({refused})" if refused else "call"
         why_not = "" if self.sync or exclusive else f" ({name} is not Sync)"
         where = (" from inside an ORT callback (callbacks never wait)"
@@ -462,17 +518,28 @@ class Guard:
             return self._describe(obj, True, why, me)
         threads, _job = self._others(me)
         return (f"{name}.close() while another thread is inside one of its calls" +
-                (f" ({', '.join(map(_on_thread, threads))})" if threads else
+                (f" ({', '.join(map(self._on_thread, threads))})" if threads else
                  " (a run_async run)") + "; close it after those calls return")
 
 
-def _on_stack(frame: FrameType, top: Any) -> bool:
-    """Whether ``frame`` is on the stack whose innermost frame is ``top``."""
-    while top is not None:
-        if top is frame:
-            return True
-        top = top.f_back
-    return False
+#: code flags of generators and coroutines: their frames are never asked (clearing a suspended
+#: one would close it), and never are witnesses
+_SUSPENDABLE = 0x20 | 0x80 | 0x100 | 0x200  # GENERATOR, COROUTINE, ITERABLE_COROUTINE, ASYNC_GEN
+
+
+def _returned(frame: FrameType) -> bool:
+    """Whether a witness frame's call has returned (by value or by exception), asked of the
+    frame, from any thread: ``frame.clear()`` refuses a frame that is still executing (the
+    documented behaviour of CPython 3.9 to 3.13 and PyPy), and on one that has returned it
+    only drops its locals (those of a guard wrapper or a run: nothing a user reads). Never a
+    walk of another thread's stack."""
+    if frame.f_code.co_flags & _SUSPENDABLE:
+        return False
+    try:
+        frame.clear()
+    except RuntimeError:
+        return False
+    return True
 
 
 # -- the one way in: a call's entries -------------------------------------------------------------
@@ -482,21 +549,21 @@ class Entries:
     thread). Each is registered here before it is entered, so :meth:`leave` finds every entry
     an interrupt may have cut short.
 
-    ``frame`` is the witness of the entries (see the module docstring): a frame that stays on
-    the thread's stack for the whole call; not a generator's, which leaves the stack whenever
-    it is suspended.
+    The object is its entries' witness (see the module docstring): they live while ``frame``
+    executes, a frame that does for the whole call (not a generator's). ``call`` names the
+    call in other threads' conflict messages ("Session.run").
 
     A run_async job's entries (``job=True``) are owned by the job, not the thread: the caller's
     own later calls conflict with them as another thread's would. They live while the calling
-    frame does until :meth:`accept` (ORT took the run), then until :meth:`leave`.
+    frame executes until :meth:`accept` (ORT took the run), then until :meth:`leave`.
     """
 
-    __slots__ = ("held", "frame", "thread", "owner", "accepted", "done")
+    __slots__ = ("held", "frame", "call", "owner", "accepted", "done")
 
-    def __init__(self, frame: FrameType | None, job: bool = False) -> None:
+    def __init__(self, frame: FrameType | None, call: str, job: bool = False) -> None:
         self.held: list[tuple[Guard, int]] = []
         self.frame = frame
-        self.thread = _get_ident() if job else 0  # (read by alive(): jobs only)
+        self.call = call
         self.owner = _next_job() if job else 0
         self.accepted = False
         self.done = False
@@ -508,21 +575,20 @@ class Entries:
             raise ClosedError(f"{type(obj).__name__} is closed")
         token = _next_token()
         self.held.append((guard, token))
-        guard.enter(token, obj, exclusive, self if self.owner else self.frame, self.owner,
-                    through_holds)
+        guard.enter(token, obj, exclusive, self, self.owner, through_holds)
 
     def accept(self) -> None:
         """The job's run is in ORT's hands: its entries live until :meth:`leave`."""
         self.accepted = True
 
     def alive(self) -> bool:
-        """(As a job's witness.) Whether the entries still belong to a call."""
+        """(As the entries' witness.) Whether they still belong to a call."""
         if self.done:
             return False
         if self.accepted:
             return True
         frame = self.frame
-        return frame is not None and _on_stack(frame, sys._current_frames().get(self.thread))
+        return frame is not None and not _returned(frame)
 
     def leave(self) -> None:
         """Leave every entry (idempotent: a retry after an interrupt does no harm). The frame
@@ -539,6 +605,8 @@ class Entries:
         self.done = True
         for guard, token in self.held:
             guard.calls.pop(token, None)
+            if guard.waiting:
+                guard._wake()
             if guard.on_idle and not guard.calls:
                 later(guard._run_deferred_release)
         self.frame = None
@@ -580,6 +648,7 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
     length of the call. An argument that is None or not a handle is left to ``fn``."""
     import functools
 
+    name = fn.__qualname__
     if not args and exclusive_when is None:
         @functools.wraps(fn)
         def call(self: Any, *a: Any, **k: Any) -> Any:
@@ -593,7 +662,7 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
             finally:
                 guard.leave(token)
 
-        return call
+        return _named(call, name)
 
     @functools.wraps(fn)
     def call_with_args(self: Any, *a: Any, **k: Any) -> Any:
@@ -612,7 +681,7 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
                 value = a[position] if len(a) > position else k.get(name)
                 if value is not None and hasattr(type(value), "_guard"):
                     if entries is None:
-                        entries = Entries(_getframe())
+                        entries = Entries(_getframe(), name)
                     entries.enter(value, arg_exclusive)
             return fn(self, *a, **k)
         finally:
@@ -620,7 +689,29 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
             if entries is not None:
                 entries.leave()
 
-    return call_with_args
+    return _named(call_with_args, name)
+
+
+#: id of each marked method's wrapper code -> (the code, the method's name): a wrapper frame (an
+#: entry's witness) names its call in conflict messages from its code alone, on every Python
+#: version (by identity: code objects of two wrappers compare equal)
+_WRAPPED: dict[int, tuple[CodeType, str]] = {}
+
+
+def _wrapped_name(code: CodeType) -> str | None:
+    found = _WRAPPED.get(id(code))
+    return found[1] if found is not None and found[0] is code else None
+
+
+def _named(wrapper: Callable[..., Any], qualname: str) -> Callable[..., Any]:
+    """``wrapper`` with a code object of its own, named after the method it wraps (tracebacks
+    then show ``run`` where they showed ``call``)."""
+    code = wrapper.__code__.replace(co_name=qualname.rpartition(".")[2])
+    if sys.version_info >= (3, 11):
+        code = code.replace(co_qualname=qualname)
+    wrapper.__code__ = code
+    _WRAPPED[id(code)] = (code, qualname)
+    return wrapper
 
 
 use_wrapper_factory(guarded)
@@ -631,13 +722,12 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PROTOCOL_FILES = {os.path.abspath(__file__), os.path.join(_PACKAGE, "threads.py")}
 
 
-def _entry_call(frame: Any, own: bool = False) -> str | None:
-    """The call into ortc that a stack is in, as its user made it ("Session.run",
+def _entry_call(frame: Any) -> str | None:
+    """The call into ortc that this thread's stack is in, as its user made it ("Session.run",
     "InferenceSession.run" through ortc.compat): from the innermost frame of ortc's (this
-    module's and the markers' aside), the outermost of the run of ortc frames it starts (a
-    callback from ORT into user code ends the run). None when the stack is not in ortc.
-    ``own``: the caller's stack, where a marker's wrapper names the method it has not entered
-    yet (read from its locals: this thread's frames only)."""
+    module's and the markers' aside, a marked method's wrapper named by its method), the
+    outermost of the run of ortc frames it starts (a callback from ORT into user code ends
+    the run). None when the stack is not in ortc. This thread's own stack only."""
     found = None
     while frame is not None:
         code = frame.f_code
@@ -647,11 +737,19 @@ def _entry_call(frame: Any, own: bool = False) -> str | None:
                 break
         elif path not in _PROTOCOL_FILES:
             found = _qualname(code)
-        elif own and code.co_name.startswith("call"):
-            fn = frame.f_locals.get("fn")
-            found = getattr(fn, "__qualname__", None) or found
+        else:
+            found = _wrapped_name(code) or found
         frame = frame.f_back
     return found
+
+
+def _witness_call(witness: Any) -> str | None:
+    """The call an entry belongs to, read from its witness without touching any stack."""
+    if type(witness) is Entries:
+        return witness.call
+    if type(witness) is FrameType:
+        return _wrapped_name(witness.f_code)
+    return None
 
 
 def _qualname(code: Any) -> str:
@@ -660,12 +758,3 @@ def _qualname(code: Any) -> str:
         outer, _, inner = name.rpartition(".<locals>.")
         name = f"{outer.split('.')[0]}.{inner}" if "." in outer else inner
     return name
-
-
-def _on_thread(ident: int) -> str:
-    """``thread N``, with the ortc call that thread is in when it can be told."""
-    try:
-        call = _entry_call(sys._current_frames().get(ident))
-    except Exception:  # noqa: BLE001 - a diagnostic only; an interpreter may lack the frames
-        call = None
-    return f"thread {ident} ({call})" if call else f"thread {ident}"

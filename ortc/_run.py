@@ -98,13 +98,14 @@ class RunContext:
     is simply run again (and the finalizer runs it for a context nobody closed).
     """
 
-    __slots__ = ("frame", "job", "entries_made", "created", "keep", "outputs", "count",
+    __slots__ = ("frame", "call", "job", "entries_made", "created", "keep", "outputs", "count",
                  "release", "run_options", "raw_run_options", "private", "deadline", "timeout",
                  "main", "outer", "fired", "closed")
 
-    def __init__(self, release: Any, frame: Any, job: bool = False) -> None:
+    def __init__(self, release: Any, frame: Any, call: str, job: bool = False) -> None:
         self.release = release
         self.frame = frame
+        self.call = call
         self.job = job
         self.entries_made: Entries | None = None
         self.created: list[Any] = []
@@ -127,7 +128,7 @@ class RunContext:
         use: most runs feed arrays only)."""
         entries = self.entries_made
         if entries is None:
-            entries = self.entries_made = Entries(self.frame, self.job)
+            entries = self.entries_made = Entries(self.frame, self.call, self.job)
         return entries
 
     def arm(self, run_options: Any, timeout: Any, ctrl_c: bool = True) -> None:
@@ -567,7 +568,8 @@ class RunEngine:
     def run(self, sess_ptr: Any, output_names: Sequence[str] | None, feeds: Mapping[str, Any],
             run_options: Any, timeout: Any, as_values: bool) -> list[Any]:
         """Session.run's and run_with_values's work: the straight line."""
-        ctx = RunContext(self.api.ReleaseValue, _getframe())
+        ctx = RunContext(self.api.ReleaseValue, _getframe(),
+                         "Session.run_with_values" if as_values else "Session.run")
         try:
             ctx.arm(run_options, timeout)
             wanted = self.lists.get(output_names) if output_names is None else None
@@ -587,7 +589,7 @@ class RunEngine:
                   timeout: Any) -> None:
         """Session.run_with_binding's work: the caller's bound Values entered for the run (see
         IoBinding._enter_bound), then ORT's RunWithBinding."""
-        ctx = RunContext(self.api.ReleaseValue, _getframe())
+        ctx = RunContext(self.api.ReleaseValue, _getframe(), "Session.run_with_binding")
         try:
             ctx.arm(run_options, timeout)
             echoed = binding._enter_bound(ctx.entries) if binding._values_bound else None
@@ -607,7 +609,7 @@ class RunEngine:
         has run on ORT's thread; up to RunAsync's status, a failure anywhere closes it here."""
         from ._callbacks import AsyncJob, releaser, run_async_callback
 
-        ctx = RunContext(self.api.ReleaseValue, _getframe(), job=True)
+        ctx = RunContext(self.api.ReleaseValue, _getframe(), "Session.run_async", job=True)
         retained = taken = False
         job: AsyncJob | None = None
         try:

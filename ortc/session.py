@@ -309,7 +309,7 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
             for name, provider_options in _provider_entries(providers):
                 temporary.append_execution_provider(name, provider_options)
             options = temporary
-        entries = Entries(sys._getframe())
+        entries = Entries(sys._getframe(), "Session()")
         try:
             # the env and the options are in use (shared) while ORT creates the session
             entries.enter(env)

@@ -341,7 +341,7 @@ class Value(Handle):
 
     @classmethod
     def _compose(cls, api: Api, parts: list[Value], kind: ValueKind, what: str) -> Value:
-        entries = Entries(sys._getframe())  # the parts are in (shared) use while ORT reads them
+        entries = Entries(sys._getframe(), f"Value.{what}")  # the parts are in (shared) use while ORT reads them
         try:
             for p in parts:
                 entries.enter(p)

@@ -94,7 +94,7 @@ def test_device_allocators_are_not_sync() -> None:
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
-    held = Entries(sys._getframe())
+    held = Entries(sys._getframe(), "test")
     held.enter(dev)  # a call in flight on this thread
     t = threading.Thread(target=other_thread)
     t.start()
@@ -106,7 +106,7 @@ def test_device_allocators_are_not_sync() -> None:
     dev.close()
     # the same overlap on the CPU arena is allowed
     done: list[int] = []
-    held = Entries(sys._getframe())
+    held = Entries(sys._getframe(), "test")
     held.enter(cpu)
     t = threading.Thread(target=lambda: done.append(cpu.alloc(16)))
     t.start()
