@@ -14,7 +14,14 @@ Every record has a ``kind``:
   not what ORT needs, so it never backs a Send/Sync verdict alone;
 * ``policy``: ortc's conservative choice where nothing stronger exists, with its reason and
   ``changes_if`` (what evidence would change it);
-* ``untested``: nothing here shows it; the record says what is assumed.
+* ``untested``: nothing here shows it; the record says what is assumed;
+* ``ort-source``: ORT's implementation of the function, read at a stated commit or release
+  (``ref`` is the file's URL at that commit, ``function`` the C++ function that implements the
+  slot, ``release`` the ORT release or commit the reading holds for); a paraphrase of what the
+  code does, never a copy;
+* ``signature``: only the slot's C signature (an ABI fact: const or not, owned or borrowed
+  out-pointers). It states no thread rule, so a slot whose verdict rests on it alone (or on
+  the other generic records of :mod:`ortc.slot_rules`) is counted "unverified".
 
 ``backs`` names the verdicts a record supports: ``send``, ``sync``, ``not-send``, ``not-sync``,
 ``run`` (Run concurrency), ``lifetime``, ``exclusive``, ``shared``, and for an ownership transfer
@@ -32,13 +39,14 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Evidence", "KINDS", "STRONG", "doc", "maintainer", "check", "test", "guard",
-           "policy", "untested", "TYPE_EVIDENCE", "CAVEATS", "EP_EVIDENCE", "CALLBACK_EVIDENCE",
+           "policy", "untested", "source", "signature", "TYPE_EVIDENCE", "CAVEATS", "EP_EVIDENCE", "CALLBACK_EVIDENCE",
            "COUNTER_REPORTS", "OPTION_EVIDENCE", "TRANSFER_EVIDENCE", "for_type", "for_transfer",
            "transfer_key", "find", "ALL_VERSIONS", "SUITE"]
 
-KINDS = ("ort-doc", "ort-maintainer", "ort-behaviour", "guard", "policy", "untested")
+KINDS = ("ort-source", "ort-doc", "ort-maintainer", "ort-behaviour", "guard", "policy",
+         "untested", "signature")
 #: kinds that can carry a Send/Sync verdict alone
-STRONG = ("ort-doc", "ort-maintainer", "ort-behaviour")
+STRONG = ("ort-source", "ort-doc", "ort-maintainer", "ort-behaviour")
 
 #: the ORT releases of the committed conformance matrix (docs/CONFORMANCE.md)
 ALL_VERSIONS = "1.16.2-1.32.0"
@@ -59,11 +67,15 @@ class Evidence:
     outcome: str = ""
     #: policy: what would change the choice
     changes_if: str = ""
+    #: ort-source: the C++ function that implements the slot (``OrtApis::X``, a method it calls)
+    function: str = ""
+    #: ort-source: the ORT release (or the commit) the reading holds for
+    release: str = ""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "ref": self.ref, "says": self.says,
                                "backs": list(self.backs)}
-        for key in ("versions", "outcome", "changes_if"):
+        for key in ("versions", "outcome", "changes_if", "function", "release"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         return out
@@ -77,6 +89,8 @@ class Evidence:
             where.append(self.versions)
         if self.changes_if:
             where.append(f"would change if {self.changes_if}")
+        if self.function:
+            where.insert(0, f"{self.function}, {self.release}")
         return f"[{self.kind}] {self.says}" + (f" ({'; '.join(where)})" if where else "")
 
 
@@ -108,6 +122,22 @@ def policy(says: str, changes_if: str, *backs: str) -> Evidence:
 
 def untested(says: str, *backs: str) -> Evidence:
     return Evidence("untested", "", says, backs)
+
+
+def source(path: str, at: str, function: str, says: str, *backs: str, line: int = 0,
+           release: str = "") -> Evidence:
+    """ORT's implementation: ``path`` in microsoft/onnxruntime read at ``at`` (a commit, or a
+    release tag), ``function`` the C++ function that implements the slot, ``says`` what it
+    does in our words. ``release`` defaults to "main at <commit>"."""
+    ref = f"{GH}/blob/{at}/{path}" + (f"#L{line}" if line else "")
+    return Evidence("ort-source", ref, says, backs, function=function,
+                    release=release or f"main at {at[:10]}")
+
+
+def signature(says: str, *backs: str) -> Evidence:
+    """The C signature only: an ABI fact, no thread rule (a verdict on it alone is
+    unverified)."""
+    return Evidence("signature", C_API, says, backs)
 
 
 # -- where the evidence lives ------------------------------------------------------------------
@@ -481,10 +511,18 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               "logs through it (one thread)", versions="1.17.1-1.32.0"),
         check("kernel.compute-and-invoke", "KernelComputeV2 logs through its context's logger "
               "(one thread)", versions="1.17.1-1.32.0"),
-        policy("not Send and not Sync, as the kernel context: a borrow for one callback on its "
-               "thread; nothing here logs through one OrtLogger from another thread or from two "
-               "threads at once", "ORT documents a logger as usable beyond its callback, or a "
-               "check uses one from several threads", "not-send", "not-sync"),
+        policy("not Send, as the kernel context: a borrow for one callback; nothing here logs "
+               "through one OrtLogger after its callback returned", "ORT documents a logger as "
+               "usable beyond its callback", "not-send"),
+        check("thread.logger-concurrent-runs", "ORT logs through one session logger from "
+              "concurrent runs' threads itself (the logger a kernel context hands out during "
+              "those runs)", "sync", versions="1.17.1-1.32.0"),
+        source("onnxruntime/core/session/custom_ops.cc",
+               "5bca60d13ff1c21f176df856876e334b6ca61c17",
+               "OrtApis::KernelInfo_GetLogger, OrtApis::Logger_LogMessage",
+               "the kernel info hands out its own logger, the same one to every caller; logging "
+               "reads a const logger and passes the message on: a Sync kernel info makes its "
+               "logger reachable from several threads at once", "sync"),
     ),
     "OrtShapeInferContext": (
         doc(C_API, "the context InferOutputShapeFn receives is valid only during that call",
@@ -747,6 +785,11 @@ CALLBACK_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     "EpSelectionDelegate": (
         check("device.selection-delegate", "the delegate is called during session creation",
               "send", versions="1.23.2-1.32.0"),
+        source("onnxruntime/core/session/provider_policy_context.cc",
+               "002fcdc290cf2b4149f3fa51ebdc0cc741899998",
+               "ProviderPolicyContext::SelectEpDevices", "every session creation calls the "
+               "delegate read from the const options, with the options' state and no lock: "
+               "threads sharing one SessionOptions are inside it at once", "sync"),
     ),
     "OrtCustomOp.KernelCompute": (
         doc(DESIGN, "kernels are stateless: Compute may run concurrently for one kernel when "

@@ -92,6 +92,8 @@ def _ev_line(e: evidence.Evidence, matrix: Optional[matrix_table.Matrix] = None)
                       matrix_table.spans(matrix, e.ref[len("check:"):], skip=e.outcome)]
     if e.changes_if:
         where.append(f"would change if {e.changes_if}")
+    if e.function:
+        where.insert(0, f"`{e.function}`, {e.release}")
     return f"**{e.kind}**: {e.says}" + (f" ({'; '.join(where)})" if where else "")
 
 
@@ -227,6 +229,9 @@ def _answers(recs: list[dict[str, Any]],
         out.append(f"- {_link(c['url'])}: {c['reports']}. Verdict: {c['verdict']}. It stands "
                    f"because {c['why_it_stands']}. It would change with {c['would_change']}.")
     out += ["", "### Evidence kinds", "",
+            "- **ort-source**: ORT's implementation of the function, read at a stated commit "
+            "(a URL to the file at that commit, the C++ function, the release it holds for); "
+            "paraphrased.",
             "- **ort-doc**: ORT's documentation or C API reference says it (a URL).",
             "- **ort-maintainer**: an ORT maintainer said it in an issue or pull request.",
             "- **ort-behaviour**: ORT was seen doing it: a conformance check (with the outcome "
@@ -235,8 +240,42 @@ def _answers(recs: list[dict[str, Any]],
             "alone.",
             "- **policy**: ortc's conservative choice, with its reason and what would change "
             "it.",
-            "- **untested**: nothing here shows it; said so.", ""]
+            "- **untested**: nothing here shows it; said so.",
+            "- **signature**: only the slot's C signature (const or not, owned or borrowed "
+            "out-pointers): an ABI fact, no thread rule. A slot resting on it alone is "
+            "unverified.", ""]
     return out
+
+
+#: the function tables besides OrtApi whose functions have no per-function verdict yet
+UNCLASSIFIED_TABLES = {
+    "OrtCompileApi": "about half its functions appear in the OrtModelCompilationOptions row",
+    "OrtModelEditorApi": "under half appear in the graph, node, value-info and model rows",
+    "OrtEpApi": "none",
+    "OrtInteropApi": "none",
+    "OrtModelPackageApi": "none",
+}
+
+
+def _verified_lines() -> list[str]:
+    """The opening count: how many slot verdicts rest on ORT's implementation, a check or a
+    documented statement, against those resting only on generic records."""
+    cov = slot_rules.coverage()
+    b = cov["by_basis"]
+    return [
+        f"**Verified: {cov['verified']} of {cov['total']} OrtApi slots** (through API "
+        f"{cov['upto']}) have a verdict resting on ORT's implementation read at a stated "
+        f"commit ({b['implementation']}), a conformance check or a test that runs ORT "
+        f"({b['check']}), or a documented statement ({b['documented']}). **Unverified: "
+        f"{cov['unverified']}**: their verdict rests only on generic records (the slot's C "
+        "signature, the generic Release, callback-scope and device records) or on ortc's "
+        "policy; each says **unverified** in the [slot table](#every-ortapi-slot).",
+        "",
+        "Not yet classified function by function: the sub-tables "
+        + "; ".join(f"`{t}` ({why})" for t, why in UNCLASSIFIED_TABLES.items())
+        + ". Their functions are not counted above.",
+        "",
+    ]
 
 
 def _transfer_lines(matrix: Optional[matrix_table.Matrix]) -> list[str]:
@@ -280,6 +319,7 @@ def render_markdown(matrix_path: Optional[str] = None) -> str:
         "same data.",
         "",
     ]
+    lines += _verified_lines()
     lines += _answers(recs, matrix)
     lines += ["## Summary", "",
               "| ORT type | ortc | Send | Sync | evidence kinds (Send / Sync) | must not outlive |",
@@ -384,18 +424,25 @@ def render_markdown(matrix_path: Optional[str] = None) -> str:
               f"{cov['not_thread_relevant']}. By scope: "
               + ", ".join(f"{k} {v}" for k, v in cov["by_scope"].items())
               + ". Slots citing each evidence kind: "
-              + ", ".join(f"{k} {v}" for k, v in cov["by_evidence_kind"].items()) + ".",
+              + ", ".join(f"{k} {v}" for k, v in cov["by_evidence_kind"].items())
+              + ". What each verdict rests on (its strongest record, generic ones aside): "
+              + ", ".join(f"{k} {v}" for k, v in cov["by_basis"].items()) + ".",
               "",
               "A verdict derived from the signature reads a `const` handle as shared and a "
               "non-const one as exclusive (ORT documents no thread rule per function); "
               "\"declared\" verdicts override it where documentation or behaviour says more. "
+              "The \"rests on\" column says whether ORT's implementation, a check or a "
+              "documented statement confirms the verdict, or nothing specific does "
+              "(**unverified**). "
               "`python -m ortc rules --format json` carries the same table (`slots`).",
               "",
-              "| slot | API | verdict | must outlive / borrowed | note | evidence |",
-              "|---|---|---|---|---|---|"]
+              "| slot | API | verdict | rests on | must outlive / borrowed | note | evidence |",
+              "|---|---|---|---|---|---|---|"]
     for sr in slot_rules.table():
-        evs = "; ".join(_ev_line(e, matrix) if sr.source == "declared" or e.kind != "ort-doc"
-                        else f"**{e.kind}**: signature" for e in sr.evidence)
-        lines.append(f"| `{sr.slot}` | {sr.since} | {_md(sr.verdict())} | {_md(sr.outlives)} "
-                     f"| {_md(sr.note)} | {_md(evs)} |")
+        evs = "; ".join("**signature**" if e == slot_rules.SIGNATURE else _ev_line(e, matrix)
+                        for e in sr.evidence)
+        basis = sr.basis()
+        basis = "**unverified**" if basis == "unverified" else basis
+        lines.append(f"| `{sr.slot}` | {sr.since} | {_md(sr.verdict())} | {basis} | "
+                     f"{_md(sr.outlives)} | {_md(sr.note)} | {_md(evs)} |")
     return "\n".join(lines) + "\n"

@@ -73,6 +73,13 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
     # CreateSession does (ortc itself does not call it; the OrtModel row has the model's use)
     "OrtEnv": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
     "OrtSessionOptions": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
+    # a value info's initializer value is loaded into its graph on first use, without a lock
+    # (the slot table's evidence): the call uses the owning graph exclusively
+    "OrtGraph": {"ValueInfo_GetInitializerValue": "exclusive"},
+    # runs with RunOptions that carry a stream use that stream (not Sync)
+    "OrtSyncStream": {"Run": "exclusive", "RunAsync": "exclusive"},
+    # a non-NULL allocator given to CreateLoraAdapter is kept (not owned) by the adapter
+    "OrtAllocator": {"CreateLoraAdapter": "shared", "CreateLoraAdapterFromArray": "shared"},
 }
 
 #: who owns a taken argument after the call fails (a transfer's ``failure_owner``)
@@ -206,6 +213,9 @@ TYPE_NOTES: dict[str, list[str]] = {
         "gives its attributes up on success, matches what ORT does.",
     ],
     "OrtGraph": [
+        "ValueInfo_GetInitializerValue writes the graph that owns the value info: a plugin-EP "
+        "graph view loads an external initializer into its own value on the first call, "
+        "without a lock. Every other getter only reads.",
         "Per instance: a view a plugin EP receives is borrowed from the session being created "
         "and valid only during that GetCapability/Compile call; a view from Graph_GetGraphView "
         "is the caller's to release, before its source graph; a model-editor graph is the "
@@ -216,9 +226,32 @@ TYPE_NOTES: dict[str, list[str]] = {
         "after that. Nodes read from a graph are borrowed from it.",
     ],
     "OrtValueInfo": [
+        "ValueInfo_GetInitializerValue is exclusive, on the value info and on the graph that "
+        "owns it (it may load the initializer into the graph): never overlap it with another "
+        "call on that graph, its nodes or value infos.",
         "A value info from CreateValueInfo belongs to the graph after SetGraphInputs/"
         "SetGraphOutputs: never release it after that. Those read from a graph or node are "
         "borrowed from the graph.",
+    ],
+    "OrtLoraAdapter": [
+        "Per instance: an adapter created with a non-NULL allocator keeps that allocator by "
+        "pointer, without owning it, and frees its device copies through it when released: the "
+        "allocator must outlive the adapter (ortc passes NULL: nothing kept).",
+    ],
+    "OrtRunOptions": [
+        "Per instance: RunOptions given a stream by RunOptionsSetSyncStream carry that stream "
+        "(kept by pointer) into every run that uses them; a stream is not Sync, so such "
+        "RunOptions are not Sync either, and the stream must outlive those runs. ortc does not "
+        "wrap streams, so its RunOptions never carry one.",
+    ],
+    "OrtEpDevice": [
+        "An EP device of a plugin library dies with UnregisterExecutionProviderLibrary of that "
+        "library (the env deletes it and unloads the library): unregister only after every "
+        "device, session and option appended with it is gone.",
+    ],
+    "OrtKernelContext": [
+        "The value KernelContext_GetOutput returns belongs to the context (ORT's frame), "
+        "although it comes back through a non-const out-pointer: never release it.",
     ],
     "OrtShapeInferContext": [
         "The tensor info ShapeInferContext_GetInputTypeShape returns belongs to the context "
@@ -375,12 +408,14 @@ UNWRAPPED: list[dict[str, Any]] = [
      "parents": ["OrtEpDevice"],
      "evidence": "a device stream (none exists on a CPU build); not Sync by policy"},
     # -- objects that live inside one ORT callback ------------------------------------------
-    {"type": "OrtLogger", "python": None, "send": False, "sync": False,
+    {"type": "OrtLogger", "python": None, "send": False, "sync": True,
      "methods": {"Logger_LogMessage": "shared", "Logger_GetLoggingSeverityLevel": "shared"},
      "parents": ["OrtKernelInfo", "OrtKernelContext"],
      "evidence": "borrowed from the kernel info (in CreateKernel) or the kernel context (in "
-                 "KernelCompute) it came from; ORT owns it. Like the kernel context: use it "
-                 "only inside that callback, on its thread"},
+                 "KernelCompute) it came from; ORT owns it. Not Send: use it only while that "
+                 "callback runs. Sync: a kernel info (Sync) hands the same logger to every "
+                 "thread that asks, and ORT logs through a session's logger from concurrent "
+                 "runs itself"},
     {"type": "OrtShapeInferContext", "python": None, "send": False, "sync": False,
      "methods": {"ShapeInferContext_GetInputCount": "shared",
                  "ShapeInferContext_GetInputTypeShape": "shared",
@@ -465,7 +500,7 @@ UNWRAPPED: list[dict[str, Any]] = [
      "methods": {"GetValueInfoName": "shared", "GetValueInfoTypeInfo": "shared",
                  "ValueInfo_GetValueProducer": "shared", "ValueInfo_GetValueNumConsumers": "shared",
                  "ValueInfo_GetValueConsumers": "shared",
-                 "ValueInfo_GetInitializerValue": "shared",
+                 "ValueInfo_GetInitializerValue": "exclusive",
                  "ValueInfo_GetExternalInitializerInfo": "shared",
                  "ValueInfo_IsRequiredGraphInput": "shared",
                  "ValueInfo_IsOptionalGraphInput": "shared", "ValueInfo_IsGraphOutput": "shared",
@@ -622,9 +657,12 @@ CALLBACKS: list[dict[str, str]] = [
      "creating the session or env (create); the releasing thread (join)",
      "rust": "Fn + Send + Sync + 'static (valid for the pools' life)", "ortc": "not exposed",
      "evidence": "session.custom-thread-functions, env.global-custom-threads"},
-    {"type": "EpSelectionDelegate", "threads": "the thread calling CreateSession, during it",
-     "rust": "Fn + Send (state valid until creation returns)", "ortc": "not exposed",
-     "evidence": "device.selection-delegate"},
+    {"type": "EpSelectionDelegate", "threads": "every thread calling CreateSession with the "
+     "options, during that creation: several at once when threads share one SessionOptions",
+     "rust": "Fn + Send + Sync (state valid while the options can create sessions); or options "
+             "that carry a delegate are not Sync",
+     "ortc": "not exposed",
+     "evidence": "device.selection-delegate; ORT's SelectEpDevices calls it with no lock"},
 ]
 
 

@@ -19,7 +19,7 @@ fails when a declared slot has none.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import evidence as ev
@@ -83,7 +83,7 @@ class SlotRule:
     writes: tuple[str, ...] = ()
     creates: tuple[str, ...] = ()
     releases: tuple[str, ...] = ()
-    #: any thread | thread-local | callback | process
+    #: any thread | thread-local | callback (one thread) | callback-sync | process
     scope: str = "any thread"
     #: False: the slot touches no ORT object and no process state
     relevant: bool = True
@@ -110,13 +110,30 @@ class SlotRule:
             parts.append({"thread-local": "per calling thread (thread-local state)",
                           "callback": "only inside the ORT callback that received the context, "
                                       "on its thread",
+                          "callback-sync": "only while the ORT callback that received it runs "
+                                           "(a CopyKernelInfo copy: until released); reads may "
+                                           "overlap on several threads",
                           "process": "process-wide state, safe from any thread"}[self.scope])
         elif not parts:
             parts.append("safe from any thread")
         return "; ".join(parts)
 
+    def basis(self) -> str:
+        """What the verdict rests on (:data:`BASES`): ORT's ``implementation`` read at a stated
+        commit, a conformance ``check`` or a test that runs ORT, a ``documented`` statement
+        (ORT's documentation or a maintainer), else ``unverified`` (generic records, policy)."""
+        kinds = {e.kind for e in self.evidence if e not in GENERIC}
+        if "ort-source" in kinds:
+            return "implementation"
+        if "ort-behaviour" in kinds:
+            return "check"
+        if kinds & {"ort-doc", "ort-maintainer"}:
+            return "documented"
+        return "unverified"
+
     def to_json(self) -> dict[str, Any]:
         return {"slot": self.slot, "since": self.since, "verdict": self.verdict(),
+                "basis": self.basis(),
                 "reads": list(self.reads), "writes": list(self.writes),
                 "creates": list(self.creates), "releases": list(self.releases),
                 "scope": self.scope, "relevant": self.relevant, "outlives": self.outlives,
@@ -126,10 +143,11 @@ class SlotRule:
 
 # -- evidence shared by many slots ---------------------------------------------------------------
 
-SIGNATURE = ev.doc(ev.C_API, "the slot's signature in ORT's C API (an ABI fact, declared in "
-                   "include/ortc_api.h): a const handle is only read, so ortc reads it as shared; "
-                   "a non-const one may be changed, so it is exclusive. ORT documents no thread "
-                   "rule per function", "shared", "exclusive")
+SIGNATURE = ev.signature("the slot's signature in ORT's C API (an ABI fact, declared in "
+                         "include/ortc_api.h): a const handle is only read, so ortc reads it as "
+                         "shared; a non-const one may be changed, so it is exclusive. ORT "
+                         "documents no thread rule per function, so this alone verifies nothing",
+                         "shared", "exclusive")
 RELEASE = ev.doc(ev.C_API, "a Release function frees the object: nothing may use it during "
                  "or after the call", "exclusive")
 NEWER = ev.policy("no public header states this slot yet (API 31/32): verdict from the "
@@ -140,7 +158,44 @@ SCOPED = ev.doc(ev.C_API, "kernel and shape-inference contexts are passed to one
 DEVICE_EP = ev.untested("no GPU or plugin execution provider exists on the CPU build this "
                         "project tests; the verdict follows the signature", "shared")
 
+#: records that say nothing about one slot in particular: a verdict resting only on these (and on
+#: ortc's policy, guard or untested records) is "unverified"
+GENERIC: tuple[ev.Evidence, ...] = (SIGNATURE, RELEASE, NEWER, SCOPED, DEVICE_EP)
+#: what a slot's verdict rests on, strongest first (:meth:`SlotRule.basis`)
+BASES = ("implementation", "check", "documented", "unverified")
+
+# -- ORT's implementation, read at a commit of microsoft/onnxruntime (paraphrased) ---------------
+
+#: onnxruntime/core/graph/ep_api_types.cc: the graph, node and value-info views a plugin EP gets
+EP_TYPES = ("onnxruntime/core/graph/ep_api_types.cc", "e31689fb9fd2805025375bd94956f0fd8817897d")
+#: onnxruntime/core/session/custom_ops.cc: kernel info, kernel context, op attributes
+CUSTOM_OPS = ("onnxruntime/core/session/custom_ops.cc", "5bca60d13ff1c21f176df856876e334b6ca61c17")
+LORA = ("onnxruntime/core/session/lora_adapters.cc", "03a27cf2b7ae4e7a30219a55287211f32e22f7bc")
+POLICY_CONTEXT = ("onnxruntime/core/session/provider_policy_context.cc",
+                  "002fcdc290cf2b4149f3fa51ebdc0cc741899998")
+#: read as stored by the reference index without its commit: main, after the 1.23 release
+#: (the registration lock and shared-allocator clean-up it shows are not in older sources)
+ENVIRONMENT = ("onnxruntime/core/session/environment.cc", "main")
+RUN_OPTIONS = ("onnxruntime/core/framework/run_options.cc", "main")
+
+
+def _src(where: tuple[str, str], function: str, says: str, *backs: str,
+         line: int = 0) -> ev.Evidence:
+    path, at = where
+    release = "main after 1.23 (commit not recorded)" if at == "main" else ""
+    return ev.source(path, at, function, says, *backs, line=line, release=release)
+
+
 _OVERRIDES: dict[str, dict[str, Any]] = {}
+#: implementation readings that confirm a verdict without changing it (:func:`_cite`)
+_CITED: dict[str, tuple[ev.Evidence, ...]] = {}
+
+
+def _cite(slots: str, *records: ev.Evidence) -> None:
+    """Add evidence to the verdicts of ``slots`` (derived or declared) without changing them."""
+    for s in slots.split():
+        assert s in SINCE, f"unknown slot {s}"
+        _CITED[s] = _CITED.get(s, ()) + records
 
 
 def _about(c_type: str, tag: str, kind: str | None = None) -> tuple[ev.Evidence, ...]:
@@ -422,8 +477,106 @@ _d("CreateValue", reads=("OrtValue",), creates=("OrtValue",),
                       "same three tensors: every element reads back", "shared"),
              ev.check("value.sequence", "a sequence of tensors reads back (one thread)")))
 
+# -- verdicts read from ORT's implementation --------------------------------------------------
+
+# A const getter that loads lazily: a plugin EP's graph view keeps external initializers unloaded
+# and the first ValueInfo_GetInitializerValue of one loads it into the graph's own value, through
+# a const_cast and without a lock. Two threads asking at once (for one value info, or for two of
+# the same graph) race on that value: exclusive on the value info and on its graph.
+_d("ValueInfo_GetInitializerValue", reads=(), writes=("OrtValueInfo", "OrtGraph"),
+   note="writes the owning graph: the first call for an external initializer of a plugin-EP "
+        "graph view loads it into the graph's own value without a lock, so nothing else may use "
+        "that graph (its value infos and nodes included) meanwhile; the graph stays Sync for "
+        "every other getter",
+   outlives="the value returned belongs to the graph: never release it, never use it after "
+            "the graph",
+   evidence=(_src(EP_TYPES, "EpValueInfo::GetInitializerValue -> EpGraph::GetInitializerValue",
+                  "the value info asks its graph; for an initializer whose value is not yet "
+                  "allocated (external data) the graph loads it in place, casting away the "
+                  "const of its stored value, with no lock: a first call is a write to the "
+                  "graph", "exclusive", "lifetime"),))
+
+# An allocator kept without owning it: a non-NULL allocator given to CreateLoraAdapter(FromArray)
+# is wrapped by pointer inside the adapter, which copies its parameters to the device with it and
+# frees them through it when the adapter is released.
+_LORA_ALLOCATOR = _src(LORA, "OrtApis::CreateLoraAdapter, OrtApis::CreateLoraAdapterFromArray, "
+                       "lora::LoraAdapter::InitializeParamsValues",
+                       "a non-NULL allocator is wrapped in an adapter-held allocator object that "
+                       "keeps only the raw pointer (no reference is taken); the adapter allocates "
+                       "device copies of its parameters from it and frees them through it when "
+                       "it is released. The bytes of CreateLoraAdapterFromArray are copied; a "
+                       "file is memory-mapped and kept by the adapter", "lifetime", "shared",
+                       line=126)
+_d("CreateLoraAdapter CreateLoraAdapterFromArray", reads=("OrtAllocator",),
+   creates=("OrtLoraAdapter",),
+   outlives="a non-NULL allocator outlives the adapter: the adapter keeps it by pointer without "
+            "owning it and frees its device copies through it at ReleaseLoraAdapter (NULL, as "
+            "ortc passes: nothing kept); the bytes given to CreateLoraAdapterFromArray are "
+            "copied",
+   evidence=(_LORA_ALLOCATOR, *ev.find("OrtLoraAdapter", "check:create.lora-adapter-errors")))
+_cite("ReleaseLoraAdapter", _src(LORA, "OrtApis::ReleaseLoraAdapter", "deletes the adapter, "
+                                 "freeing its device copies through the allocator it was given",
+                                 "exclusive", "lifetime"))
+
+# The EP-selection delegate is read from const options and called by every creating thread.
+_DELEGATE_CALL = _src(POLICY_CONTEXT, "ProviderPolicyContext::SelectEpDevices",
+                      "each CreateSession with the options reads the delegate and its state "
+                      "from the (const) options and calls it, with no lock: threads creating "
+                      "sessions from one SessionOptions call the delegate at once, with the same "
+                      "state", "sync", "lifetime")
+_d("SessionOptionsSetEpSelectionPolicyDelegate", writes=("OrtSessionOptions",),
+   note="the delegate is called by every thread that creates a session with these options, "
+        "concurrently when several share them: it and its state must be thread-safe (Rust: "
+        "Fn + Send + Sync), or the options must not be shared while a delegate is set",
+   outlives="the delegate's state stays valid while sessions may be created with these options "
+            "(it is kept by pointer, not copied)",
+   evidence=(_DELEGATE_CALL, ev.check("device.selection-delegate", "the delegate is called at "
+                                      "creation (one thread)", "lifetime",
+                                      versions="1.23.2-1.32.0")))
+
+# A stream kept by pointer: from RunOptionsSetSyncStream on, runs with these options use the
+# stream, which is not Sync: the options are no longer Sync.
+_d("RunOptionsSetSyncStream", writes=("OrtRunOptions",), reads=("OrtSyncStream",),
+   note="per instance: from this call on the run options carry the stream, which is not Sync, "
+        "so these run options are no longer Sync (never let two concurrent runs use them)",
+   outlives="the stream outlives every run that uses these options: kept by pointer, not owned",
+   evidence=(_src(RUN_OPTIONS, "OrtApis::RunOptionsSetSyncStream",
+                  "stores the stream pointer in the run options, nothing more: no reference is "
+                  "taken and no copy made", "exclusive", "lifetime", "not-sync"),
+             *_about("OrtSyncStream", "not-sync", "policy")))
+
+# A kernel context's outputs belong to the frame of the running kernel.
+_GET_OUTPUT = _src(CUSTOM_OPS, "OrtApis::KernelContext_GetOutput",
+                   "returns the frame's own output value for the index (allocating its tensor for "
+                   "the shape on the first call): the value is the kernel context's, not the "
+                   "caller's", "exclusive", "lifetime")
+_d("KernelContext_GetOutput", writes=("OrtKernelContext",), creates=(), scope="callback",
+   note="allocates or returns an output of the running kernel",
+   outlives="the output belongs to the context (ORT's frame), although it comes back through a "
+            "non-const out-pointer: never release it, never use it after the compute returns",
+   evidence=(_GET_OUTPUT, SCOPED))
+
+# Unregistering an EP library destroys the EP devices it made and unloads it.
+_d("UnregisterExecutionProviderLibrary", writes=("OrtEnv",),
+   note="changes env-wide state: do it before sessions are created or runs start; newer "
+        "releases take the env's registration lock, which orders it against other "
+        "registrations but not against users of the library's devices",
+   outlives="destroys the library's EP devices (every OrtEpDevice GetEpDevices gave for it), "
+            "releases the env's shared allocators for their memory and unloads the library: "
+            "every such device, the sessions and options appended with them and allocators made "
+            "for them are gone first",
+   evidence=(_src(ENVIRONMENT, "Environment::UnregisterExecutionProviderLibrary, "
+                  "Environment::EpInfo::~EpInfo",
+                  "removes the library's devices from the env's list, unregisters the shared "
+                  "allocators of their memory infos, then destroys its record, which deletes "
+                  "the devices it owns and unloads the library", "exclusive", "lifetime"),
+             *_about("OrtEnv", "exclusive", "policy")))
+
 #: type families whose every slot runs inside an ORT callback
 _CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")
+#: of those, the ones not Sync: used by the callback's own thread only (a kernel info and a
+#: logger are Sync: their reads may overlap while the callback runs)
+_ONE_THREAD_CALLBACK_TYPES = ("OrtKernelContext", "OrtShapeInferContext")
 #: types whose slots need a GPU or plugin EP that the CPU build lacks
 _DEVICE_TYPES = ("OrtSyncStream", "OrtDeviceEpIncompatibilityDetails",
                  "OrtCUDAProviderOptionsV2", "OrtTensorRTProviderOptionsV2",
@@ -452,14 +605,15 @@ def _derive(slot: str) -> SlotRule:
         reads.append("OrtAllocator")
     kept = tuple(creates)
     touched = set(reads) | set(writes) | set(releases)
-    scope = "callback" if touched & set(_CALLBACK_TYPES) else "any thread"
+    scope = ("callback" if touched & set(_ONE_THREAD_CALLBACK_TYPES) else
+             "callback-sync" if touched & set(_CALLBACK_TYPES) else "any thread")
     if not (touched or kept or borrowed):
         # no handle at all: "not thread-relevant" is a judgement, so it must be declared
         return SlotRule(slot, SINCE[slot], relevant=False, evidence=())
     evidence: tuple[ev.Evidence, ...] = (RELEASE,) if releases else (SIGNATURE,)
     if touched & set(_DEVICE_TYPES):
         evidence += (DEVICE_EP,)
-    if scope == "callback":
+    if scope.startswith("callback"):
         evidence += (SCOPED,)
     outlives = ""
     if borrowed:
@@ -478,11 +632,12 @@ def rule(slot: str) -> SlotRule:
     if slot not in SINCE:
         raise KeyError(f"{slot!r} is not a declared OrtApi slot")
     base = _derive(slot)
+    cited = _CITED.get(slot, ())
     over = _OVERRIDES.get(slot)
     if over is None:
-        return base
+        return replace(base, evidence=base.evidence + cited) if cited else base
     kw = {k: v for k, v in over.items() if k != "evidence"}
-    evidence = tuple(over.get("evidence", ())) or base.evidence
+    evidence = (tuple(over.get("evidence", ())) or base.evidence) + cited
     # A type the declaration reads (writes) is not also written (read) by the signature's
     # pointer to it: kept in both, a slot read "writes X (exclusive); reads X (shared)".
     reads, writes = base.reads, base.writes
@@ -525,7 +680,10 @@ def coverage() -> dict[str, Any]:
         "from_signature": sum(r.source == "signature" for r in rows),
         "not_thread_relevant": sum(not r.relevant for r in rows),
         "by_scope": {s: sum(r.scope == s for r in rows)
-                     for s in ("any thread", "process", "thread-local", "callback")},
+                     for s in ("any thread", "process", "thread-local", "callback", "callback-sync")},
         "by_evidence_kind": dict(sorted(kinds.items())),
+        "by_basis": {b: sum(r.basis() == b for r in rows) for b in BASES},
+        "verified": sum(r.basis() != "unverified" for r in rows),
+        "unverified": sum(r.basis() == "unverified" for r in rows),
         "upto": max(v for _, v in SLOTS),
     }

@@ -125,11 +125,14 @@ def test_every_opaque_type_has_a_row_or_a_reason() -> None:
 
 
 def test_callback_scoped_types_are_neither_send_nor_sync() -> None:
-    """Like the kernel context, a logger and a shape-inference context live inside the ORT
-    callback that received them."""
+    """Like the kernel context, a shape-inference context lives inside the ORT callback that
+    received it, on its thread. A logger lives inside its callback too (not Send) but is Sync:
+    the Sync kernel info hands the same logger to every thread that asks, and ORT logs through
+    a session's logger from concurrent runs itself."""
     r = by_type()
-    for t in ("OrtKernelContext", "OrtLogger", "OrtShapeInferContext"):
+    for t in ("OrtKernelContext", "OrtShapeInferContext"):
         assert (r[t]["send"], r[t]["sync"]) == (False, False), t
+    assert (r["OrtLogger"]["send"], r["OrtLogger"]["sync"]) == (False, True)
     assert r["OrtShapeInferContext"]["methods"]["ShapeInferContext_SetOutputTypeShape"] \
         == "exclusive"
     assert set(r["OrtLogger"]["parents"]) == {"OrtKernelInfo", "OrtKernelContext"}

@@ -164,7 +164,7 @@ pub const RULES: &[Rule] = &[
         must_not_outlive: &["OrtEnv"],
         conditional: &[],
         evidence: "owned by the env and only read; never released by the caller; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.ep-device, check:device.cpu-ep-device, check:shared.env-reads",
-        notes: &[],
+        notes: &["An EP device of a plugin library dies with UnregisterExecutionProviderLibrary of that library (the env deletes it and unloads the library): unregister only after every device, session and option appended with it is gone."],
     },
     Rule {
         c_type: "OrtExternalInitializerInfo",
@@ -186,7 +186,7 @@ pub const RULES: &[Rule] = &[
         must_not_outlive: &["OrtSession", "OrtModel"],
         conditional: &[],
         evidence: "either a read-only view ORT lends a plugin EP for one GetCapability/Compile call (borrowed from the session being created), a view made by Graph_GetGraphView (the caller's, over its source graph), or a model-editor graph the caller builds (owned by the model once added to it); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_ep.html, https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.model-editor, untested",
-        notes: &["Per instance: a view a plugin EP receives is borrowed from the session being created and valid only during that GetCapability/Compile call; a view from Graph_GetGraphView is the caller's to release, before its source graph; a model-editor graph is the caller's until AddGraphToModel gives it to the model (never released after that)."],
+        notes: &["ValueInfo_GetInitializerValue writes the graph that owns the value info: a plugin-EP graph view loads an external initializer into its own value on the first call, without a lock. Every other getter only reads.", "Per instance: a view a plugin EP receives is borrowed from the session being created and valid only during that GetCapability/Compile call; a view from Graph_GetGraphView is the caller's to release, before its source graph; a model-editor graph is the caller's until AddGraphToModel gives it to the model (never released after that)."],
     },
     Rule {
         c_type: "OrtHardwareDevice",
@@ -219,7 +219,7 @@ pub const RULES: &[Rule] = &[
         must_not_outlive: &[],
         conditional: &[],
         evidence: "valid only during one KernelCompute call on the calling thread; GetOutput allocates outputs. Not Send: a scoped borrow that must not escape the callback; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.parallel-for, policy",
-        notes: &[],
+        notes: &["The value KernelContext_GetOutput returns belongs to the context (ORT's frame), although it comes back through a non-const out-pointer: never release it."],
     },
     Rule {
         c_type: "OrtKernelInfo",
@@ -246,12 +246,12 @@ pub const RULES: &[Rule] = &[
     Rule {
         c_type: "OrtLogger",
         send: false,
-        sync: false,
+        sync: true,
         shared: &["Logger_GetLoggingSeverityLevel", "Logger_LogMessage"],
         exclusive: &[],
         must_not_outlive: &["OrtKernelInfo", "OrtKernelContext"],
         conditional: &[],
-        evidence: "borrowed from the kernel info (in CreateKernel) or the kernel context (in KernelCompute) it came from; ORT owns it. Like the kernel context: use it only inside that callback, on its thread; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.info-at-create, check:kernel.compute-and-invoke, policy",
+        evidence: "borrowed from the kernel info (in CreateKernel) or the kernel context (in KernelCompute) it came from; ORT owns it. Not Send: use it only while that callback runs. Sync: a kernel info (Sync) hands the same logger to every thread that asks, and ORT logs through a session's logger from concurrent runs itself; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.info-at-create, check:kernel.compute-and-invoke, policy, check:thread.logger-concurrent-runs, https://github.com/microsoft/onnxruntime/blob/5bca60d13ff1c21f176df856876e334b6ca61c17/onnxruntime/core/session/custom_ops.cc",
         notes: &[],
     },
     Rule {
@@ -263,7 +263,7 @@ pub const RULES: &[Rule] = &[
         must_not_outlive: &[],
         conditional: &[],
         evidence: "runs only read an adapter; RunOptions keep it by pointer, so it must outlive every RunOptions it is active in; evidence: https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/lora_adapters.h, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.lora-adapter, check:create.lora-adapter-errors, tests/test_lora.py::test_adapter_shared_by_threads",
-        notes: &[],
+        notes: &["Per instance: an adapter created with a non-NULL allocator keeps that allocator by pointer, without owning it, and frees its device copies through it when released: the allocator must outlive the adapter (ortc passes NULL: nothing kept)."],
     },
     Rule {
         c_type: "OrtMapTypeInfo",
@@ -406,7 +406,7 @@ pub const RULES: &[Rule] = &[
         must_not_outlive: &[],
         conditional: &[],
         evidence: "read by every run that uses it; terminate may be set from any thread while runs are in flight; other setters are exclusive; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:thread.shared-run-options-terminate, check:run.terminate-flag, policy, tests/test_threads.py::test_terminate_is_shared_with_running_runs",
-        notes: &[],
+        notes: &["Per instance: RunOptions given a stream by RunOptionsSetSyncStream carry that stream (kept by pointer) into every run that uses them; a stream is not Sync, so such RunOptions are not Sync either, and the stream must outlive those runs. ortc does not wrap streams, so its RunOptions never carry one."],
     },
     Rule {
         c_type: "OrtSequenceTypeInfo",
@@ -533,12 +533,12 @@ pub const RULES: &[Rule] = &[
         c_type: "OrtValueInfo",
         send: true,
         sync: true,
-        shared: &["GetValueInfoName", "GetValueInfoTypeInfo", "ValueInfo_GetExternalInitializerInfo", "ValueInfo_GetInitializerValue", "ValueInfo_GetValueConsumers", "ValueInfo_GetValueNumConsumers", "ValueInfo_GetValueProducer", "ValueInfo_IsConstantInitializer", "ValueInfo_IsFromOuterScope", "ValueInfo_IsGraphOutput", "ValueInfo_IsOptionalGraphInput", "ValueInfo_IsRequiredGraphInput"],
-        exclusive: &["ReleaseValueInfo"],
+        shared: &["GetValueInfoName", "GetValueInfoTypeInfo", "ValueInfo_GetExternalInitializerInfo", "ValueInfo_GetValueConsumers", "ValueInfo_GetValueNumConsumers", "ValueInfo_GetValueProducer", "ValueInfo_IsConstantInitializer", "ValueInfo_IsFromOuterScope", "ValueInfo_IsGraphOutput", "ValueInfo_IsOptionalGraphInput", "ValueInfo_IsRequiredGraphInput"],
+        exclusive: &["ReleaseValueInfo", "ValueInfo_GetInitializerValue"],
         must_not_outlive: &["OrtGraph"],
         conditional: &[],
         evidence: "a value of a graph (input, output, initializer, node edge): read-only and owned by its graph, or made by CreateValueInfo and owned by the graph once set as its input or output; its type info is borrowed from it; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor",
-        notes: &["A value info from CreateValueInfo belongs to the graph after SetGraphInputs/SetGraphOutputs: never release it after that. Those read from a graph or node are borrowed from the graph."],
+        notes: &["ValueInfo_GetInitializerValue is exclusive, on the value info and on the graph that owns it (it may load the initializer into the graph): never overlap it with another call on that graph, its nodes or value infos.", "A value info from CreateValueInfo belongs to the graph after SetGraphInputs/SetGraphOutputs: never release it after that. Those read from a graph or node are borrowed from the graph."],
     },
 ];
 
@@ -801,6 +801,10 @@ unsafe impl<P: crate::RunPolicy> Sync for crate::Session<P> {}
 // exclusive; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
 // check:thread.shared-run-options-terminate, check:run.terminate-flag, policy,
 // tests/test_threads.py::test_terminate_is_shared_with_running_runs
+// Note: Per instance: RunOptions given a stream by RunOptionsSetSyncStream carry that stream
+// (kept by pointer) into every run that uses them; a stream is not Sync, so such RunOptions are
+// not Sync either, and the stream must outlive those runs. ortc does not wrap streams, so its
+// RunOptions never carry one.
 unsafe impl Send for crate::RunOptions {}
 unsafe impl Sync for crate::RunOptions {}
 
@@ -942,6 +946,8 @@ unsafe impl<'a> Sync for crate::SequenceTypeInfo<'a> {}
 // one KernelCompute call on the calling thread; GetOutput allocates outputs. Not Send: a scoped
 // borrow that must not escape the callback; evidence:
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.parallel-for, policy
+// Note: The value KernelContext_GetOutput returns belongs to the context (ORT's frame),
+// although it comes back through a non-const out-pointer: never release it.
 // not Send: OrtKernelContext is send=false in the rules table (the raw pointer inside keeps it
 // !Send)
 /// `crate::KernelContext<'c>` is not Send: the compiler refuses it (E0277).
@@ -993,6 +999,9 @@ unsafe impl Sync for crate::OpAttr {}
 // and owned by the graph once set as its input or output; its type info is borrowed from it;
 // evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
 // https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor
+// Note: ValueInfo_GetInitializerValue is exclusive, on the value info and on the graph that
+// owns it (it may load the initializer into the graph): never overlap it with another call on
+// that graph, its nodes or value infos.
 // Note: A value info from CreateValueInfo belongs to the graph after
 // SetGraphInputs/SetGraphOutputs: never release it after that. Those read from a graph or node
 // are borrowed from the graph.
@@ -1015,6 +1024,9 @@ unsafe impl Sync for crate::Node {}
 // https://onnxruntime.ai/docs/api/c/struct_ort_ep.html,
 // https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.model-editor, untested
+// Note: ValueInfo_GetInitializerValue writes the graph that owns the value info: a plugin-EP
+// graph view loads an external initializer into its own value on the first call, without a
+// lock. Every other getter only reads.
 // Note: Per instance: a view a plugin EP receives is borrowed from the session being created
 // and valid only during that GetCapability/Compile call; a view from Graph_GetGraphView is the
 // caller's to release, before its source graph; a model-editor graph is the caller's until
