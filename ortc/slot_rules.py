@@ -409,8 +409,17 @@ _d("EpDevice_GetMemoryCapacity", reads=("OrtEpDevice",),
 _d("KernelContext_GetOutput KernelContext_GetPreallocatedOutput", writes=("OrtKernelContext",),
    scope="callback", note="allocates or returns an output of the running kernel",
    evidence=(SCOPED,))
-_d("CreateOp InvokeOp", reads=("OrtKernelInfo", "OrtKernelContext", "OrtOp"), scope="callback",
-   note="InvokeOp runs inside a kernel's compute, with its context",
+# CreateOp reads the kernel info (Sync: while CreateKernel runs); InvokeOp runs inside a compute
+# with that compute's context (one thread), reading the op and the inputs, writing the outputs.
+_d("CreateOp", reads=("OrtKernelInfo", "OrtOpAttr"), scope="callback-sync",
+   note="builds an operator inside CreateKernel from the kernel info; the kernel keeps the op "
+        "and releases it",
+   evidence=(ev.check("kernel.compute-and-invoke", "an op made in CreateKernelV2 with CreateOp "
+                      "(one thread)", "lifetime", versions="1.19.2-1.32.0"), SCOPED))
+_d("InvokeOp", reads=("OrtKernelContext", "OrtOp", "OrtValue"), writes=("OrtValue",),
+   scope="callback",
+   note="runs inside a kernel's compute, with its context: reads the op and the inputs, "
+        "writes the outputs; one op may be invoked by several computes at once",
    evidence=(ev.check("send.op", "one op invoked by the computes of four threads' overlapping "
                       "runs: every result right", "shared", versions="1.17.1-1.32.0"),
              ev.check("kernel.compute-and-invoke", "InvokeOp inside a custom kernel (one "

@@ -27,6 +27,10 @@ DOC_URL = re.compile(r"^https://(github\.com/[\w.-]+/[\w.-]+/(issues|pull|blob|t
 MAINTAINER_URL = re.compile(r"^https://github\.com/microsoft/onnxruntime/(issues|pull|discussions)"
                             r"/\d+(#\S+)?$")
 TEST_ID = re.compile(r"^(tests/\w+\.py)::(\w+)(\[.*\])?$")
+#: ORT's implementation at a commit (40 hex digits) or a release tag; "main" only when the
+#: record says its commit was not recorded
+SOURCE_URL = re.compile(r"^https://github\.com/microsoft/onnxruntime/blob/([0-9a-f]{40}|v\d+\.\d+"
+                        r"\.\d+|main)/[\w./-]+\.(cc|h|cpp)(#L\d+(-L\d+)?)?$")
 
 
 def all_records() -> list[tuple[str, ev.Evidence]]:
@@ -81,6 +85,16 @@ def reference_problems(records: list[tuple[str, ev.Evidence]]) -> list[str]:
             bad.append(f"{where}: policy needs its reason and what would change it, no ref")
         elif e.kind == "untested" and e.ref:
             bad.append(f"{where}: untested evidence cites {e.ref!r}")
+        elif e.kind == "ort-source":
+            m = SOURCE_URL.match(e.ref)
+            if not m or not e.function or not e.release:
+                bad.append(f"{where}: ort-source needs ORT's file at a commit or tag, the "
+                           f"function and the release, got {e.ref!r} / {e.function!r}")
+            elif m.group(1) == "main" and "commit not recorded" not in e.release:
+                bad.append(f"{where}: {e.ref!r} cites main without saying its commit is "
+                           "not recorded")
+        elif e.kind == "signature" and e.ref != ev.C_API:
+            bad.append(f"{where}: a signature record cites the C API reference, not {e.ref!r}")
     return bad
 
 
@@ -98,6 +112,11 @@ def test_every_reference_resolves() -> None:
     ev.maintainer("https://example.com/comment", "not an ORT thread", "sync"),
     ev.Evidence("policy", "", "a policy that cannot change", ("sync",)),
     ev.Evidence("rumour", "", "an unknown kind", ("sync",)),
+    ev.source("onnxruntime/core/session/custom_ops.cc", "main", "OrtApis::X", "main, unsaid"),
+    ev.Evidence("ort-source", f"{ev.GH}/blob/{'a' * 40}/x.cc", "no function named",
+                release="1.23"),
+    ev.source("onnxruntime/core/session/custom_ops.cc", "deadbeef", "OrtApis::X",
+              "a short commit is not a commit"),
 ])
 def test_a_broken_reference_is_reported(broken: ev.Evidence) -> None:
     assert len(reference_problems([("probe", broken)])) == 1

@@ -180,3 +180,128 @@ def test_the_rules_carry_the_slot_table() -> None:
     assert f"with a verdict: **{len(SLOTS)}**" in md
     for name, _ in SLOTS:
         assert f"| `{name}` |" in md, name
+
+
+# -- a type's Sync verdict against its functions' verdicts -----------------------------------------
+
+def sync_contradictions(rows: dict[str, dict[str, object]]) -> list[str]:
+    """Slots whose verdict contradicts the Sync verdict of the type they act on: a shared read
+    of a Sync type confined to one thread (the callback scope), or one that hands out a borrow
+    of a type that is not Sync (threads sharing the owner would share the borrow). A kernel-info
+    read once did the latter: KernelInfo_GetLogger lent a non-Sync logger from a Sync info."""
+    bad = []
+    for r in slot_rules.table():
+        t = slot_rules.receiver(r.slot)
+        if t is None or t not in rows or not rows[t]["sync"]:
+            continue
+        if t not in r.reads or t in r.writes:
+            continue
+        if r.scope == "callback":
+            bad.append(f"{r.slot}: {t} is Sync but the slot is confined to one thread")
+        for typ, use in slot_rules.params(r.slot):
+            if use == "borrowed" and typ in rows and not rows[typ]["sync"]:
+                bad.append(f"{r.slot}: {t} is Sync but lends a {typ}, which is not")
+    return bad
+
+
+def test_sync_types_allow_what_their_functions_say() -> None:
+    rows = {r["type"]: r for r in ortc.rules()}
+    assert sync_contradictions(rows) == []
+
+
+def test_a_sync_contradiction_is_reported() -> None:
+    rows = {r["type"]: dict(r) for r in ortc.rules()}
+    rows["OrtLogger"]["sync"] = False
+    assert sync_contradictions(rows) == [
+        "KernelInfo_GetLogger: OrtKernelInfo is Sync but lends a OrtLogger, which is not"]
+    rows = {r["type"]: dict(r) for r in ortc.rules()}
+    rows["OrtKernelContext"]["sync"] = True
+    assert "KernelContext_GetInputCount: OrtKernelContext is Sync but the slot is confined to " \
+           "one thread" in sync_contradictions(rows)
+
+
+# -- the verdicts read from ORT's implementation -------------------------------------------------
+
+def _impl(slot: str) -> list[str]:
+    return [e.function for e in slot_rules.rule(slot).evidence if e.kind == "ort-source"]
+
+
+def test_lazy_initializer_load_writes_the_graph() -> None:
+    """ValueInfo_GetInitializerValue loads an external initializer into the graph's value on
+    first use, without a lock: exclusive on the value info and its graph, in the slot table and
+    in both rows."""
+    r = slot_rules.rule("ValueInfo_GetInitializerValue")
+    assert set(r.writes) == {"OrtValueInfo", "OrtGraph"} and not r.reads
+    assert any("EpGraph::GetInitializerValue" in f for f in _impl(r.slot))
+    rows = {x["type"]: x for x in ortc.rules()}
+    assert rows["OrtValueInfo"]["methods"]["ValueInfo_GetInitializerValue"] == "exclusive"
+    assert rows["OrtGraph"]["used_by"]["ValueInfo_GetInitializerValue"] == "exclusive"
+
+
+@pytest.mark.parametrize("slot, words", [
+    ("CreateLoraAdapter", ("allocator outlives the adapter", "without owning")),
+    ("CreateLoraAdapterFromArray", ("allocator outlives the adapter", "copied")),
+    ("RunOptionsSetSyncStream", ("stream outlives", "not owned")),
+    ("KernelContext_GetOutput", ("belongs to the context", "never release")),
+    ("UnregisterExecutionProviderLibrary", ("destroys the library's EP devices",)),
+    ("SessionOptionsSetEpSelectionPolicyDelegate", ("state stays valid",)),
+])
+def test_kept_pointers_and_ownership_state_their_lifetimes(slot: str,
+                                                          words: tuple[str, ...]) -> None:
+    r = slot_rules.rule(slot)
+    for w in words:
+        assert w in r.outlives, (slot, r.outlives)
+    assert _impl(slot) and r.basis() == "implementation", slot
+
+
+def test_kernel_context_output_is_not_the_callers() -> None:
+    r = slot_rules.rule("KernelContext_GetOutput")
+    assert r.creates == () and r.writes == ("OrtKernelContext",) and r.scope == "callback"
+
+
+def test_options_with_a_stream_or_a_delegate_are_not_shared_blindly() -> None:
+    """RunOptions that carry a stream are not Sync; the EP-selection delegate runs on every
+    creating thread at once, so its Rust bound is Sync."""
+    assert "no longer Sync" in slot_rules.rule("RunOptionsSetSyncStream").note
+    assert "Sync" in slot_rules.rule("SessionOptionsSetEpSelectionPolicyDelegate").note
+    from ortc.rules_table import CALLBACKS, TYPE_NOTES
+
+    delegate, = [c for c in CALLBACKS if c["type"] == "EpSelectionDelegate"]
+    assert "Send + Sync" in delegate["rust"] and "at once" in delegate["threads"]
+    assert any("RunOptionsSetSyncStream" in n for n in TYPE_NOTES["OrtRunOptions"])
+
+
+# -- verified and unverified verdicts ----------------------------------------------------------
+
+def test_a_verdict_on_generic_records_alone_is_unverified() -> None:
+    from ortc import evidence as ev
+
+    bare = slot_rules.SlotRule("Probe", 1, reads=("OrtSession",),
+                               evidence=(slot_rules.SIGNATURE,))
+    assert bare.basis() == "unverified"
+    pol = ev.policy("a choice", "a check", "shared")
+    assert slot_rules.SlotRule("Probe", 1, evidence=(slot_rules.SIGNATURE, pol)).basis() \
+        == "unverified"
+    src = ev.source("onnxruntime/core/session/custom_ops.cc", "a" * 40, "OrtApis::Probe", "x")
+    assert slot_rules.SlotRule("Probe", 1, evidence=(pol, src)).basis() == "implementation"
+    chk = ev.check("thread.concurrent-run", "x", "shared")
+    assert slot_rules.SlotRule("Probe", 1, evidence=(slot_rules.SCOPED, chk)).basis() == "check"
+    assert slot_rules.SlotRule("Probe", 1, evidence=(slot_rules.SCOPED,)).basis() == "unverified"
+    assert slot_rules.SIGNATURE.kind == "signature"
+
+
+def test_thread_rules_open_with_the_verified_count() -> None:
+    cov = slot_rules.coverage()
+    assert sum(cov["by_basis"].values()) == cov["total"]
+    assert cov["verified"] + cov["unverified"] == cov["total"]
+    assert cov["by_basis"]["implementation"] >= 8
+    md = rules_render.render_markdown()
+    head = md.split("## Answers first")[0]
+    assert f"**Verified: {cov['verified']} of {cov['total']} OrtApi slots**" in head
+    assert f"**Unverified: {cov['unverified']}**" in head
+    for table in ("OrtCompileApi", "OrtEpApi", "OrtInteropApi", "OrtModelPackageApi"):
+        assert f"`{table}`" in head, table
+    rows = [line for line in md.splitlines() if line.startswith("| `")
+            and line.split("`")[1] in slot_rules.SINCE]
+    marked = {line.split("`")[1] for line in rows if "| **unverified** |" in line}
+    assert marked == {r.slot for r in slot_rules.table() if r.basis() == "unverified"}
