@@ -177,6 +177,8 @@ POLICY_CONTEXT = ("onnxruntime/core/session/provider_policy_context.cc",
 #: (the registration lock and shared-allocator clean-up it shows are not in older sources)
 ENVIRONMENT = ("onnxruntime/core/session/environment.cc", "main")
 RUN_OPTIONS = ("onnxruntime/core/framework/run_options.cc", "main")
+SESSION_OPTIONS = ("onnxruntime/core/session/abi_session_options.cc",
+                   "5abba584239d2ac0b8d241bac49816e37d2d27e7")
 
 
 def _src(where: tuple[str, str], function: str, says: str, *backs: str,
@@ -580,6 +582,156 @@ _d("UnregisterExecutionProviderLibrary", writes=("OrtEnv",),
                   "allocators of their memory infos, then destroys its record, which deletes "
                   "the devices it owns and unloads the library", "exclusive", "lifetime"),
              *_about("OrtEnv", "exclusive", "policy")))
+
+# -- verdicts confirmed by ORT's implementation (unchanged by the reading) --------------------
+
+# custom_ops.cc: the kernel info is only read; what it hands out is new (the caller's) or its own.
+_INFO_READ = _src(CUSTOM_OPS, "OrtApis::KernelInfo* (OpKernelInfo::GetAttr, GetAttrs, node())",
+                  "each reads the const OpKernelInfo (an attribute, a count, a name of its node) "
+                  "and copies the answer into the caller's buffer: nothing in the info changes, "
+                  "so reads may overlap", "shared")
+_cite("KernelInfoGetAttribute_float KernelInfoGetAttribute_int64 KernelInfoGetAttribute_string "
+      "KernelInfoGetAttributeArray_float KernelInfoGetAttributeArray_int64 "
+      "KernelInfo_GetInputCount KernelInfo_GetOutputCount KernelInfo_GetInputName "
+      "KernelInfo_GetOutputName KernelInfo_GetNodeName", _INFO_READ)
+_cite("KernelInfo_GetInputTypeInfo KernelInfo_GetOutputTypeInfo",
+      _src(CUSTOM_OPS, "OrtApis::KernelInfo_GetInputTypeInfo, OrtApis::KernelInfo_GetOutputTypeInfo",
+           "builds a new type info from the node argument's type: the caller owns and releases "
+           "it; the info is only read", "shared", "lifetime"))
+_cite("KernelInfoGetConstantInput_tensor",
+      _src(CUSTOM_OPS, "OrtApis::KernelInfoGetConstantInput_tensor (TryGetConstantInput)",
+           "points at the info's own constant input value: borrowed, never released by the "
+           "caller", "shared", "lifetime"))
+_cite("KernelInfo_GetLogger",
+      _src(CUSTOM_OPS, "OrtApis::KernelInfo_GetLogger", "returns the logger of the kernel's "
+           "execution provider, the same one to every caller: owned by ORT", "shared",
+           "lifetime"))
+_d("KernelInfoGetAttribute_tensor",
+   outlives="the allocator outlives the returned value: the value's tensor keeps it by pointer "
+            "(not owned) and frees its buffer through it when the value is released",
+   evidence=(_src(CUSTOM_OPS, "OrtApis::KernelInfoGetAttribute_tensor",
+                  "wraps the caller's allocator by pointer, without owning it, in the new "
+                  "tensor it allocates for the attribute; the value the caller releases frees "
+                  "its buffer through that allocator", "shared", "lifetime"), SCOPED))
+_cite("KernelContext_GetInputCount KernelContext_GetOutputCount",
+      _src(CUSTOM_OPS, "OrtApis::KernelContext_GetInputCount, OrtApis::KernelContext_GetOutputCount",
+           "reads the counts of the const kernel context", "shared"))
+_cite("KernelContext_GetInput",
+      _src(CUSTOM_OPS, "OrtApis::KernelContext_GetInput", "points at the frame's input value: "
+           "borrowed from the context for the compute call", "shared", "lifetime"))
+_cite("KernelContext_GetGPUComputeStream KernelContext_GetResource",
+      _src(CUSTOM_OPS, "OrtApis::KernelContext_GetGPUComputeStream, "
+           "OrtApis::KernelContext_GetResource", "reads the native handle (or a resource) of the "
+           "compute stream of the const context; NULL or an error without a stream", "shared"))
+_cite("KernelContext_GetAllocator",
+      _src(CUSTOM_OPS, "OrtApis::KernelContext_GetAllocator", "wraps the context's allocator "
+           "for the memory info's device in a new OrtAllocator that holds a reference to it: "
+           "the caller owns the wrapper and releases it with ReleaseAllocator", "shared",
+           "lifetime"))
+_cite("KernelContext_GetLogger",
+      _src(CUSTOM_OPS, "OrtApis::KernelContext_GetLogger", "returns the run's logger: owned by "
+           "ORT, borrowed for the compute call", "shared", "lifetime"))
+_cite("Logger_LogMessage Logger_GetLoggingSeverityLevel",
+      _src(CUSTOM_OPS, "OrtApis::Logger_LogMessage, OrtApis::Logger_GetLoggingSeverityLevel",
+           "read the const logger (its level) and hand a message to its logging manager; the "
+           "logger itself does not change", "shared"))
+_cite("ReadOpAttr", _src(CUSTOM_OPS, "OrtApis::ReadOpAttr", "copies the const attribute's "
+                         "value into the caller's buffer", "shared"))
+_cite("ShapeInferContext_SetOutputTypeShape",
+      _src(CUSTOM_OPS, "OrtApis::ShapeInferContext_SetOutputTypeShape", "sets the output's type "
+           "and shape in the inference context (declared const, yet it writes)", "exclusive"))
+
+# ep_api_types.cc: a plugin EP's graph view is built whole at creation; its getters copy what was
+# built (the model editor's graph implements the same getters over its own storage).
+_NODE_READ = _src(EP_TYPES, "EpNode getters (GetId, GetName, GetOpType, GetDomain, "
+                  "GetSinceVersion, GetInputs, GetOutputs, GetImplicitInputs, GetAttributes, "
+                  "GetAttribute, GetSubgraphs, GetGraph, GetEpName)",
+                  "each reads what the node view built at creation (or the underlying const "
+                  "node) and copies it, or pointers to the graph's own value infos, attributes "
+                  "and subgraphs, out: nothing changes; the results are borrowed from the graph",
+                  "shared", "lifetime")
+_cite("Node_GetId Node_GetName Node_GetOperatorType Node_GetDomain Node_GetSinceVersion "
+      "Node_GetNumInputs Node_GetInputs Node_GetNumOutputs Node_GetOutputs "
+      "Node_GetNumImplicitInputs Node_GetImplicitInputs Node_GetNumAttributes Node_GetAttributes "
+      "Node_GetAttributeByName Node_GetNumSubgraphs Node_GetSubgraphs Node_GetGraph "
+      "Node_GetEpName", _NODE_READ)
+_GRAPH_READ = _src(EP_TYPES, "EpGraph getters (GetName, GetModelPath, GetOnnxIRVersion, "
+                   "GetNumOperatorSets, GetOperatorSets, GetInputs, GetOutputs, GetInitializers, "
+                   "GetNodes, GetParentNode)",
+                   "each reads the const graph viewer or what the view built at creation and "
+                   "copies it out; strings and value infos returned are the graph's own "
+                   "(borrowed). Only GetInitializerValue writes (see ValueInfo_GetInitializerValue)",
+                   "shared", "lifetime")
+_cite("Graph_GetName Graph_GetModelPath Graph_GetOnnxIRVersion Graph_GetNumOperatorSets "
+      "Graph_GetOperatorSets Graph_GetNumInputs Graph_GetInputs Graph_GetNumOutputs "
+      "Graph_GetOutputs Graph_GetNumInitializers Graph_GetInitializers Graph_GetNumNodes "
+      "Graph_GetNodes Graph_GetParentNode", _GRAPH_READ)
+_cite("ValueInfo_GetValueProducer ValueInfo_GetValueNumConsumers ValueInfo_GetValueConsumers",
+      _src(EP_TYPES, "EpValueInfo::GetProducerInfo, GetConsumerInfos, GetNumConsumerInfos",
+           "look the value up in the const graph viewer and return the graph's own node views: "
+           "reads only", "shared", "lifetime"))
+_cite("ValueInfo_IsRequiredGraphInput ValueInfo_IsOptionalGraphInput ValueInfo_IsGraphOutput "
+      "ValueInfo_IsConstantInitializer ValueInfo_IsFromOuterScope",
+      _src(EP_TYPES, "EpValueInfo::IsRequiredGraphInput, IsOptionalGraphInput, IsGraphOutput, "
+           "IsConstantInitializer, IsFromOuterScope", "read flags set when the view was built",
+           "shared"))
+_cite("ValueInfo_GetExternalInitializerInfo",
+      _src(EP_TYPES, "EpValueInfo::GetExternalInitializerInfo", "asks the const graph for the "
+           "initializer's external-data record and returns a new one (the caller's to release), "
+           "or NULL", "shared", "lifetime"))
+
+# run_options.cc: plain fields, except the termination state (its own lock).
+_RO_SET = _src(RUN_OPTIONS, "OrtApis::RunOptionsSet*, AddRunConfigEntry, "
+               "RunOptionsEnableProfiling, RunOptionsDisableProfiling",
+               "each assigns a plain field (or adds to the config map) of the options with no "
+               "lock, while runs read those fields: exclusive", "exclusive")
+_cite("RunOptionsSetRunLogVerbosityLevel RunOptionsSetRunLogSeverityLevel RunOptionsSetRunTag "
+      "AddRunConfigEntry RunOptionsEnableProfiling RunOptionsDisableProfiling", _RO_SET)
+_cite("RunOptionsGetRunLogVerbosityLevel RunOptionsGetRunLogSeverityLevel",
+      _src(RUN_OPTIONS, "OrtApis::RunOptionsGetRunLog*Level", "read a field", "shared"))
+_d("RunOptionsGetRunTag GetRunConfigEntry", reads=("OrtRunOptions",),
+   outlives="the string returned points into the run options: it changes or dangles at the "
+            "next RunOptionsSetRunTag / AddRunConfigEntry and at ReleaseRunOptions (copy it)",
+   evidence=(_src(RUN_OPTIONS, "OrtApis::RunOptionsGetRunTag, OrtApis::GetRunConfigEntry",
+                  "return a pointer to the options' own string (the tag, the map entry): a read, "
+                  "whose result lives as long as that string", "shared", "lifetime"),))
+_cite("RunOptionsSetTerminate RunOptionsUnsetTerminate",
+      _src(RUN_OPTIONS, "OrtRunOptions::RequestTerminate, OrtRunOptions::ResetTerminate",
+           "the termination state has its own mutex: setting or clearing it while runs read "
+           "it is safe", "shared"))
+_cite("RunOptionsAddActiveLoraAdapter",
+      _src(RUN_OPTIONS, "OrtApis::RunOptionsAddActiveLoraAdapter", "appends the adapter's "
+           "pointer to the options' list: kept, not owned, so the adapter outlives the options' "
+           "runs", "exclusive", "lifetime"))
+_cite("CreateRunOptions", _src(RUN_OPTIONS, "OrtApis::CreateRunOptions", "a new options object "
+                               "the caller owns", "lifetime"))
+
+# abi_session_options.cc: setters assign plain fields with no lock; getters read them.
+_SO_SET = _src(SESSION_OPTIONS,
+               "OrtApis::Set*/Enable*/Disable*/Add* of OrtSessionOptions",
+               "each assigns a plain field of the options' value (or appends to a list) with no "
+               "lock; CreateSession copies the options: a setter overlapping a creation or "
+               "another call on the options is a data race", "exclusive")
+_cite("SetSessionExecutionMode SetOptimizedModelFilePath EnableProfiling DisableProfiling "
+      "EnableMemPattern DisableMemPattern EnableCpuMemArena DisableCpuMemArena SetSessionLogId "
+      "SetSessionLogVerbosityLevel SetSessionLogSeverityLevel SetSessionGraphOptimizationLevel "
+      "SetIntraOpNumThreads SetInterOpNumThreads AddFreeDimensionOverride "
+      "AddFreeDimensionOverrideByName DisablePerSessionThreads AddSessionConfigEntry "
+      "SetUserLoggingFunction", _SO_SET)
+_SO_READ = _src(SESSION_OPTIONS,
+                "OrtApis::CloneSessionOptions, HasSessionConfigEntry, GetSessionConfigEntry",
+                "read the const options (a copy, a config lookup copied into the caller's "
+                "buffer)", "shared")
+_cite("CloneSessionOptions HasSessionConfigEntry GetSessionConfigEntry", _SO_READ)
+_cite("CreateSessionOptions ReleaseSessionOptions",
+      _src(SESSION_OPTIONS,
+           "OrtApis::CreateSessionOptions, OrtApis::ReleaseSessionOptions",
+           "new and delete of the options object: the caller owns it", "lifetime"))
+_cite("AddExternalInitializers",
+      _src(SESSION_OPTIONS,
+           "OrtApis::AddExternalInitializers", "copies each OrtValue handle into the options "
+           "(sharing its tensor, so memory under a tensor made over the caller's buffer stays "
+           "in use)", "lifetime"))
 
 #: type families whose every slot runs inside an ORT callback
 _CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")
