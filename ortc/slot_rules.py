@@ -733,6 +733,54 @@ _cite("AddExternalInitializers",
            "(sharing its tensor, so memory under a tensor made over the caller's buffer stays "
            "in use)", "lifetime"))
 
+# environment.cc (main): registrations take the env's mutex in this source, older ones did not
+# (so ortc keeps them exclusive); shared allocators belong to the env and die with their entry.
+_ENV_REGISTER = _src(ENVIRONMENT, "Environment::RegisterAllocator, UnregisterAllocator, "
+                     "CreateAndRegisterAllocator, RegisterExecutionProviderLibrary, "
+                     "CreateSharedAllocator",
+                     "each changes the env's shared-allocator list or library map under the "
+                     "env's mutex in this source (older sources had no lock there); removing or "
+                     "replacing an entry frees the allocator it held, an EP's own OrtAllocator "
+                     "included", "exclusive", "lifetime")
+_cite("RegisterAllocator UnregisterAllocator CreateAndRegisterAllocator "
+      "CreateAndRegisterAllocatorV2 RegisterExecutionProviderLibrary ReleaseSharedAllocator",
+      _ENV_REGISTER)
+_d("CreateSharedAllocator", writes=("OrtEnv",),
+   note="changes env-wide state: do it before sessions are created or runs start",
+   outlives="replaces (and frees) a shared allocator already registered for that memory: an "
+            "allocator GetSharedAllocator returned for it is gone; the new one belongs to the "
+            "env (never released by the caller; ReleaseSharedAllocator ends it)",
+   evidence=(_src(ENVIRONMENT, "Environment::CreateSharedAllocator, CreateSharedAllocatorImpl",
+                  "under the env's mutex, erases any shared allocator registered for the memory "
+                  "info (freeing it) and registers a new one made by the device's EP factory",
+                  "exclusive", "lifetime"), *_about("OrtEnv", "exclusive", "policy")))
+_d("GetSharedAllocator", reads=("OrtEnv",),
+   note="reads env-wide state under the env's mutex (it may create the default CPU wrapper "
+        "once, under that lock)",
+   outlives="the allocator belongs to the env: never release it, and never use it after "
+            "CreateSharedAllocator for the same memory, ReleaseSharedAllocator or "
+            "UnregisterAllocator, which free it",
+   evidence=(_src(ENVIRONMENT, "Environment::GetSharedAllocator", "looks the allocator up "
+                  "under the env's mutex and returns the env's own pointer (a default CPU "
+                  "wrapper made once on first use, under that lock)", "shared", "lifetime"),
+             ev.check("shared.env-reads", "four threads at once read env-wide state, "
+                      "GetSharedAllocator among them from API 23", "shared",
+                      versions="1.22.1-1.32.0")))
+
+# abi_key_value_pairs.h: a map plus two arrays of pointers into it, rebuilt by Add and Remove.
+_KVP = ("onnxruntime/core/session/abi_key_value_pairs.h",
+        "2f3354dfdae8960beaa1fbb1cea3a8c34e3dcef3")
+_cite("AddKeyValuePair RemoveKeyValuePair",
+      _src(_KVP, "OrtKeyValuePairs::Add, OrtKeyValuePairs::Remove", "change the map and the "
+           "key and value arrays (rebuilt when an entry changes): exclusive, and every key or "
+           "value pointer handed out before may dangle", "exclusive", "lifetime"))
+_d("GetKeyValuePairs", reads=("OrtKeyValuePairs",),
+   outlives="the key and value arrays belong to the pairs: valid until the next "
+            "AddKeyValuePair or RemoveKeyValuePair, or the release",
+   evidence=(_src(_KVP, "OrtKeyValuePairs (keys, values)", "keeps arrays of pointers into its "
+                  "own strings for returning all entries: the caller reads the pairs' own "
+                  "memory", "shared", "lifetime"),))
+
 #: type families whose every slot runs inside an ORT callback
 _CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")
 #: of those, the ones not Sync: used by the callback's own thread only (a kernel info and a
