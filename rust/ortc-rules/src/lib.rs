@@ -156,7 +156,7 @@ pub use editor::{Graph, Model, Node, OpAttr, ValueInfo};
 pub use env::Env;
 pub use kernel::KernelContext;
 pub use memory::{Allocator, DeviceAllocator, MemoryInfo, MemoryInfoData, MemoryInfoRef};
-pub use session::{provider_names, run_rule, ConcurrentRun, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
+pub use session::{provider_names, BORROWING_CONFIG_KEYS, run_rule, ConcurrentRun, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
 pub use typeinfo::{MapTypeInfo, SequenceTypeInfo, TensorTypeAndShapeInfo, TypeInfo};
 pub use value::{Element, InputValue, ReadOnlyValue, Value};
 

@@ -693,3 +693,70 @@ fn a_second_graph_refused_by_a_model_is_released_once_by_its_owner() {
         Err(_) => assert!(replaced.is_ok(), "no session from a model that kept its graph"),
     }
 }
+
+// -- no unsound safe API -------------------------------------------------------------------------
+
+#[test]
+fn config_keys_that_keep_the_model_bytes_are_refused() {
+    // With these ORT reads the bytes given to Session::new after it returns (an ORT-format
+    // model used in place): the safe API cannot let a borrowed &[u8] go first.
+    let mut opts = options(1);
+    for key in ["session.use_ort_model_bytes_directly", "session.use_ort_model_bytes_for_initializers"] {
+        assert!(ortc_rules::BORROWING_CONFIG_KEYS.contains(&key));
+        for value in ["1", "true", ""] {
+            match opts.add_config_entry(key, value) {
+                Err(Error::Invalid(m)) => assert!(m.contains(key) && m.contains("outlive"), "{m}"),
+                other => panic!("{key}={value:?} accepted: {other:?}"),
+            }
+            assert_eq!(opts.config_entry(key).unwrap(), None, "{key} reached ORT");
+        }
+        // "0" (ORT's default: the bytes are copied) stays allowed
+        opts.add_config_entry(key, "0").unwrap();
+        assert_eq!(opts.config_entry(key).unwrap().as_deref(), Some("0"));
+    }
+    let mut session = Session::new(env(), &opts, &add_model(1)).unwrap();
+    let one = Value::from_slice_copy(&[1.0f32], &[1]).unwrap();
+    assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).unwrap()[0].as_slice::<f32>().unwrap(), &[2.0]);
+}
+
+extern "C" {
+    fn mmap(addr: *mut std::ffi::c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut std::ffi::c_void;
+    fn mprotect(addr: *mut std::ffi::c_void, len: usize, prot: i32) -> i32;
+    fn munmap(addr: *mut std::ffi::c_void, len: usize) -> i32;
+}
+
+/// `text` placed so that its last byte ends a readable page and the next page is unmapped for
+/// reading: whoever reads past the `&str` (to a NUL it does not have) faults.
+fn str_before_a_guard_page(text: &str, f: impl FnOnce(&str)) {
+    const PAGE: usize = 4096;
+    let (read_write, none, private_anon) = (0x1 | 0x2, 0x0, 0x02 | 0x20);
+    unsafe {
+        let base = mmap(std::ptr::null_mut(), 2 * PAGE, read_write, private_anon, -1, 0) as *mut u8;
+        assert!(!base.is_null() && base as isize != -1, "mmap failed");
+        assert_eq!(mprotect(base.add(PAGE) as *mut _, PAGE, none), 0);
+        let start = base.add(PAGE - text.len());
+        std::ptr::copy_nonoverlapping(text.as_ptr(), start, text.len());
+        f(std::str::from_utf8(std::slice::from_raw_parts(start, text.len())).unwrap());
+        munmap(base as *mut _, 2 * PAGE);
+    }
+}
+
+#[test]
+fn a_string_attribute_is_not_read_past_its_end() {
+    // ORT 1.16's CreateOpAttr reads a string attribute up to its NUL, ignoring the length
+    // (tests/test_rust.py runs this test on that library too): the crate hands it a
+    // NUL-terminated copy, so nothing after the &str is read
+    str_before_a_guard_page("constant", |mode| {
+        let attr = OpAttr::string("mode", mode).unwrap();
+        if env().api().version >= 17 {
+            assert_eq!(attr.read_string().unwrap(), "constant");
+        }
+    });
+    // a value cut out of a longer string keeps only its own bytes
+    let long = String::from("constant_and_more");
+    let attr = OpAttr::string("mode", &long[..8]).unwrap();
+    if env().api().version >= 17 {
+        assert_eq!(attr.read_string().unwrap(), "constant");
+    }
+    assert!(matches!(OpAttr::string("mode", "a\0b"), Err(Error::Invalid(_))));
+}
