@@ -11,7 +11,7 @@ use crate::binding::IoBinding;
 use crate::editor::Model;
 use crate::memory::{Allocator, DeviceAllocator, MemoryInfo};
 use crate::typeinfo::TypeInfo;
-use crate::value::Value;
+use crate::value::{owned_outputs, Value};
 use crate::{rules, sys, Env, Error, Result};
 
 // -- SessionOptions --------------------------------------------------------------------------
@@ -424,7 +424,9 @@ impl<P: RunPolicy> Session<P> {
         let mut outs: Vec<*mut sys::OrtValue> = vec![std::ptr::null_mut(); out_ptrs.len()];
         let ro = run_options.map_or(std::ptr::null(), |r| r.ptr.as_ptr() as *const _);
         ort!(api, Run(self.ptr(), ro, in_ptrs.as_ptr(), in_vals.as_ptr(), in_vals.len(), out_ptrs.as_ptr(), out_ptrs.len(), outs.as_mut_ptr()))?;
-        Ok(outs.into_iter().map(|p| unsafe { Value::from_raw(api, p) }).collect())
+        // an output may be an input's own tensor (a pass-through): copied, never lent as 'static
+        let fed: Vec<&Value<'_>> = inputs.iter().map(|(_, v)| *v).collect();
+        owned_outputs(api, outs, &fed)
     }
 
     fn run_with_binding_inner(&self, binding: &mut IoBinding<'_>, run_options: Option<&RunOptions>) -> Result<()> {

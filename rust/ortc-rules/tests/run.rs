@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{add_model, env, identity_model, matmul_chain_model, sample};
+use common::{add_model, env, identity_model, matmul_chain_model, model, node, sample, Init};
 use ortc_rules::{
     api, rules, run_rule, sys, Allocator, ConcurrentRun, Error, Graph, MemoryInfo, Model, Node,
     OpAttr, RunOptions, Session, SessionOptions, Value, ValueInfo,
@@ -759,4 +759,94 @@ fn a_string_attribute_is_not_read_past_its_end() {
         assert_eq!(attr.read_string().unwrap(), "constant");
     }
     assert!(matches!(OpAttr::string("mode", "a\0b"), Err(Error::Invalid(_))));
+}
+
+const F32: i32 = sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+
+/// Outputs `x` (the graph input itself: a pass-through) and `y = Neg(x)`, float [2, 3].
+fn pass_through_model() -> Vec<u8> {
+    model(&[node("Neg", &["x"], &["y"])], &[("x", F32, &[2, 3])], &[("x", F32, &[2, 3]), ("y", F32, &[2, 3])], &[])
+}
+
+const SIX: [f32; 6] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+
+#[test]
+fn an_output_that_is_an_input_owns_its_data() {
+    // ORT hands back the feed's own tensor for a graph output that is a graph input: as a
+    // Value<'static> it outlived the caller's buffer and wrote into the inputs it aliased
+    let mut session = Session::new(env(), &options(1), &pass_through_model()).unwrap();
+    let mut buf = SIX;
+    let out = {
+        let x = Value::from_slice(&mut buf, &[2, 3]).unwrap();
+        session.run(None, &[("x", &x)]).unwrap()
+    };
+    assert_ne!(out[0].as_slice::<f32>().unwrap().as_ptr(), buf.as_ptr(), "the output is the caller's buffer");
+    buf.fill(-1.0); // the buffer is the caller's again
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), &SIX);
+    assert_eq!(out[1].as_slice::<f32>().unwrap(), &SIX.map(|v| -v));
+    drop(out);
+    // an output written does not write an input another thread may be reading
+    let shared = Value::from_slice_copy(&SIX, &[2, 3]).unwrap();
+    let mut outs = session.run(None, &[("x", &shared)]).unwrap();
+    outs[0].as_mut_slice::<f32>().unwrap().fill(9.0);
+    assert_eq!(shared.as_slice::<f32>().unwrap(), &SIX);
+    // nor a read-only buffer
+    let data = SIX;
+    let ro = Value::from_slice_readonly(&data, &[2, 3]).unwrap();
+    let mut outs = session.run(None, &[("x", &ro)]).unwrap();
+    outs[0].as_mut_slice::<f32>().unwrap().fill(7.0);
+    assert_eq!(data, SIX);
+    assert_eq!(ro.as_slice::<f32>().unwrap(), &SIX);
+}
+
+#[test]
+fn a_bound_pass_through_output_is_a_copy() {
+    // the same through a binding: GetBoundOutputValues hands back the bound input's tensor
+    let session = Session::new_concurrent(env(), &options(1), &pass_through_model()).unwrap();
+    let cpu = MemoryInfo::cpu().unwrap();
+    let data = SIX;
+    let ro = Arc::new(Value::from_slice_readonly(&data, &[2, 3]).unwrap());
+    let mut binding = session.io_binding().unwrap();
+    binding.bind_input("x", &ro).unwrap();
+    binding.bind_output_to_device("x", &cpu).unwrap();
+    binding.bind_output_to_device("y", &cpu).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    let mut outs = binding.outputs().unwrap();
+    assert_ne!(outs[0].as_slice::<f32>().unwrap().as_ptr(), data.as_ptr(), "the output is the bound input's buffer");
+    outs[0].as_mut_slice::<f32>().unwrap().fill(7.0);
+    assert_eq!(outs[1].as_slice::<f32>().unwrap(), &SIX.map(|v| -v));
+    drop(outs);
+    assert_eq!(data, SIX);
+    assert_eq!(ro.as_slice::<f32>().unwrap(), &SIX);
+    // an input bound by value: the binding's, and still not written through an output
+    binding.bind_input_owned("x", Value::from_slice_copy(&SIX, &[2, 3]).unwrap()).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    binding.outputs().unwrap()[0].as_mut_slice::<f32>().unwrap().fill(5.0);
+    assert_eq!(binding.input("x").unwrap().as_slice::<f32>().unwrap(), &SIX);
+}
+
+#[test]
+fn an_output_that_is_an_initializer_is_the_callers_copy() {
+    // ORT copies an initializer that is a graph output into the fetch: writing the output
+    // leaves the session's initializer (read by every run) alone
+    let m = model(&[node("Neg", &["x"], &["y"])], &[("x", F32, &[2, 3])], &[("y", F32, &[2, 3]), ("w", F32, &[2, 3])],
+                  &[Init { name: "w".into(), dims: vec![2, 3], data: SIX.to_vec() }]);
+    let session = Session::new_concurrent(env(), &options(1), &m).unwrap();
+    let x = Value::from_slice_copy(&SIX, &[2, 3]).unwrap();
+    let mut first = session.run(None, &[("x", &x)]).unwrap();
+    first[1].as_mut_slice::<f32>().unwrap().fill(0.0);
+    let second = session.run(None, &[("x", &x)]).unwrap();
+    assert_eq!(second[1].as_slice::<f32>().unwrap(), &SIX);
+    assert_ne!(first[1].as_slice::<f32>().unwrap().as_ptr(), second[1].as_slice::<f32>().unwrap().as_ptr());
+}
+
+#[test]
+fn a_string_pass_through_output_is_a_copy() {
+    let s = sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING;
+    let m = model(&[], &[("x", s, &[2])], &[("x", s, &[2])], &[]);
+    let mut session = Session::new(env(), &options(1), &m).unwrap();
+    let x = Value::from_strings(&["a", "bc"], &[2]).unwrap();
+    let out = session.run(None, &[("x", &x)]).unwrap();
+    drop(x);
+    assert_eq!(out[0].strings().unwrap(), ["a", "bc"]);
 }
