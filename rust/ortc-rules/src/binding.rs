@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::api::{c_string, default_allocator, Api};
 use crate::memory::MemoryInfo;
 use crate::session::SessionHandle;
-use crate::value::{Element, InputValue, Value};
+use crate::value::{owned_outputs, Element, InputValue, Value};
 use crate::{sys, Error, Result};
 
 /// Inputs and outputs bound to a session. Stateful, so every call is exclusive (`&mut self`)
@@ -44,7 +44,7 @@ pub struct IoBinding<'v> {
     /// inputs bound by value, by name
     owned_inputs: Vec<(String, Value<'v>)>,
     /// inputs bound shared, by name: the binding's clone of each `Arc`, held while bound
-    shared_inputs: Vec<(String, Arc<dyn Send + Sync + 'v>)>,
+    shared_inputs: Vec<(String, Arc<dyn InputValue<'v> + 'v>)>,
     /// outputs bound by value, by name
     owned_outputs: Vec<(String, Value<'v>)>,
     /// the session: kept alive, and compared by `run_with_binding`
@@ -96,7 +96,7 @@ impl<'v> IoBinding<'v> {
     pub fn bind_input<V: InputValue<'v> + 'v>(&mut self, name: &str, value: &Arc<V>) -> Result<Option<Value<'v>>> {
         let n = c_string("input name", name)?;
         ort!(self.api, BindInput(self.ptr.as_ptr(), n.as_ptr(), value.input_value().ptr.as_ptr()))?;
-        let held: Arc<dyn Send + Sync + 'v> = Arc::clone(value) as Arc<dyn Send + Sync + 'v>;
+        let held: Arc<dyn InputValue<'v> + 'v> = Arc::clone(value) as Arc<dyn InputValue<'v> + 'v>;
         put(&mut self.shared_inputs, name, Some(held));
         Ok(put(&mut self.owned_inputs, name, None))
     }
@@ -183,7 +183,10 @@ impl<'v> IoBinding<'v> {
     /// The output values of the last run (exclusive: `GetBoundOutputValues`), including those
     /// ORT allocated ([`IoBinding::bind_output_to_device`]). They share their data with the
     /// binding's outputs (and with a caller's buffer), so they borrow the binding: the next
-    /// run, or a second call, waits until they are dropped.
+    /// run, or a second call, waits until they are dropped. An output that shares memory with
+    /// a bound input (a graph output that is a graph input) or with another output comes back
+    /// as a copy that owns its data: writing it must not write an input that other bindings,
+    /// runs or a read-only buffer's owner read (see `value::owned_outputs`).
     pub fn outputs(&mut self) -> Result<Vec<Value<'_>>> {
         let api = self.api;
         let alloc = default_allocator(api)?;
@@ -193,9 +196,17 @@ impl<'v> IoBinding<'v> {
         if arr.is_null() {
             return Ok(Vec::new());
         }
-        let out = (0..n).map(|i| unsafe { Value::from_raw_borrowed(api, *arr.add(i)) }).collect();
+        let raw: Vec<*mut sys::OrtValue> = (0..n).map(|i| unsafe { *arr.add(i) }).collect();
         ort!(api, AllocatorFree(alloc, arr as *mut c_void))?;
-        Ok(out)
+        let inputs: Vec<&Value<'v>> = self
+            .owned_inputs
+            .iter()
+            .map(|(_, v)| v)
+            .chain(self.shared_inputs.iter().map(|(_, v)| v.input_value()))
+            .collect();
+        // owned, released once each; a value sharing an input's or another output's memory is
+        // replaced by a copy. What is left shares memory with the binding's outputs: borrowed.
+        Ok(owned_outputs(api, raw, &inputs)?)
     }
 }
 

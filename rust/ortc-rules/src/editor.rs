@@ -148,9 +148,14 @@ impl OpAttr {
         OpAttr::create(name, values.as_ptr() as *const c_void, values.len(), sys::ORT_OP_ATTR_INTS)
     }
 
-    /// A string attribute (`CreateOpAttr`, `ORT_OP_ATTR_STRING`; ORT copies it).
+    /// A string attribute (`CreateOpAttr`, `ORT_OP_ATTR_STRING`; ORT copies it). The value goes
+    /// to ORT NUL-terminated, with its length: older libraries ignore the length and read the
+    /// string up to its NUL (ORT 1.16's `CreateOpAttr` builds the attribute from the pointer
+    /// alone, <https://github.com/microsoft/onnxruntime/blob/v1.16.3/onnxruntime/core/session/standalone_op_invoker.cc>),
+    /// which a `&str` does not have; a value with a NUL inside is refused.
     pub fn string(name: &str, value: &str) -> Result<OpAttr> {
-        OpAttr::create(name, value.as_ptr() as *const c_void, value.len(), sys::ORT_OP_ATTR_STRING)
+        let v = c_string("attribute value", value)?;
+        OpAttr::create(name, v.as_ptr() as *const c_void, value.len(), sys::ORT_OP_ATTR_STRING)
     }
 
     /// The attribute's name (shared: `OpAttr_GetName`, API 23).
@@ -174,6 +179,21 @@ impl OpAttr {
         ort!(self.api, ReadOpAttr(self.ptr.as_ptr(), sys::ORT_OP_ATTR_FLOAT, &mut v as *mut f32 as *mut c_void,
                                   std::mem::size_of::<f32>(), &mut size))?;
         Ok(v)
+    }
+
+    /// A string attribute's value (shared: `ReadOpAttr`, API 17).
+    pub fn read_string(&self) -> Result<String> {
+        let mut size = 0usize;
+        // the first call asks for the size (and fails for a buffer too small)
+        let _ = ort!(self.api, ReadOpAttr(self.ptr.as_ptr(), sys::ORT_OP_ATTR_STRING, std::ptr::null_mut(), 0, &mut size));
+        let mut buf = vec![0u8; size];
+        ort!(self.api, ReadOpAttr(self.ptr.as_ptr(), sys::ORT_OP_ATTR_STRING, buf.as_mut_ptr() as *mut c_void, buf.len(), &mut size))?;
+        buf.truncate(size.min(buf.len()));
+        // some versions count a terminating NUL
+        while buf.last() == Some(&0) {
+            buf.pop();
+        }
+        Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 
     /// Give the attribute away: its `Drop` will not run.

@@ -84,6 +84,19 @@
 //! and is the caller's again after (a borrow would have lasted as long as the binding); an
 //! input bound by value is rewritten between runs ([`IoBinding::input_data_mut`]).
 //!
+//! ## What ORT may share, and what the crate refuses
+//!
+//! * A run's outputs are `Value<'static>`, yet ORT hands back an input's own tensor for a graph
+//!   output that is a graph input: every output that shares memory with an input or with
+//!   another output is replaced by a copy that owns its data (runs and
+//!   [`IoBinding::outputs`]; why a copy and not a lifetime: the `value` module's
+//!   `owned_outputs`).
+//! * [`SessionOptions::add_config_entry`] refuses the keys with which ORT keeps reading the
+//!   model bytes after [`Session::new`] returns ([`BORROWING_CONFIG_KEYS`]).
+//! * Every string goes to ORT NUL-terminated (older libraries read some to their NUL).
+//! * [`Value::as_slice`] and [`Value::as_mut_slice`] are host slices: refused
+//!   ([`Error::Invalid`]) for a tensor whose memory info names another device.
+//!
 //! ## Run: shared or exclusive, decided by the execution providers
 //!
 //! Whether two threads may call `Run` on one session depends on its execution providers (the
@@ -156,7 +169,7 @@ pub use editor::{Graph, Model, Node, OpAttr, ValueInfo};
 pub use env::Env;
 pub use kernel::KernelContext;
 pub use memory::{Allocator, DeviceAllocator, MemoryInfo, MemoryInfoData, MemoryInfoRef};
-pub use session::{provider_names, run_rule, ConcurrentRun, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
+pub use session::{provider_names, BORROWING_CONFIG_KEYS, run_rule, ConcurrentRun, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
 pub use typeinfo::{MapTypeInfo, SequenceTypeInfo, TensorTypeAndShapeInfo, TypeInfo};
 pub use value::{Element, InputValue, ReadOnlyValue, Value};
 

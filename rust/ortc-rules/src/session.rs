@@ -11,10 +11,27 @@ use crate::binding::IoBinding;
 use crate::editor::Model;
 use crate::memory::{Allocator, DeviceAllocator, MemoryInfo};
 use crate::typeinfo::TypeInfo;
-use crate::value::Value;
+use crate::value::{owned_outputs, Value};
 use crate::{rules, sys, Env, Error, Result};
 
 // -- SessionOptions --------------------------------------------------------------------------
+
+/// Session config keys that make ORT use the caller's model bytes in place instead of copying
+/// them, so the bytes would have to outlive the session, which `Session::new(&[u8])` does not
+/// ask: [`SessionOptions::add_config_entry`] refuses them (with any value but `"0"`).
+///
+/// * `session.use_ort_model_bytes_directly`: an ORT-format model given as bytes is kept by
+///   pointer, not copied (`InferenceSession::LoadOrtModel` copies the bytes only when the key is
+///   not `"1"`: <https://github.com/microsoft/onnxruntime/blob/v1.16.3/onnxruntime/core/session/inference_session.cc>;
+///   the key and its rule, in ORT's words, in
+///   <https://github.com/microsoft/onnxruntime/blob/v1.16.3/include/onnxruntime/core/session/onnxruntime_session_options_config_keys.h>;
+///   ORT's guide: <https://onnxruntime.ai/docs/performance/model-optimizations/ort-format-models.html#load-ort-format-model-from-an-in-memory-byte-array>).
+/// * `session.use_ort_model_bytes_for_initializers`: the initializers point into those bytes
+///   for the session's whole life (the same header).
+///
+/// pykeio/ort sets both only in `commit_from_memory_directly`, whose session borrows the bytes
+/// (`InMemorySession<'_>`: <https://github.com/pykeio/ort/blob/v2.0.0-rc.10/src/session/builder/impl_commit.rs>).
+pub const BORROWING_CONFIG_KEYS: &[&str] = &["session.use_ort_model_bytes_directly", "session.use_ort_model_bytes_for_initializers"];
 
 /// Options for creating sessions. Shared (`&self`) while sessions are created from it, on any
 /// number of threads; its setters are exclusive (`&mut self`).
@@ -51,7 +68,18 @@ impl SessionOptions {
     }
 
     /// A session config entry (exclusive: `AddSessionConfigEntry`).
+    ///
+    /// Refused ([`Error::Invalid`]): the keys of [`BORROWING_CONFIG_KEYS`] with any value but
+    /// `"0"`. With them ORT keeps reading the model bytes given to [`Session::new`] after it
+    /// returns, which a `&[u8]` borrowed for the call does not allow.
     pub fn add_config_entry(&mut self, key: &str, value: &str) -> Result<()> {
+        if BORROWING_CONFIG_KEYS.contains(&key) && value != "0" {
+            return Err(Error::Invalid(format!(
+                "session config {key}={value:?} makes ONNX Runtime read the model bytes after \
+                 Session::new returns (the bytes must outlive the session): not available \
+                 through this safe API"
+            )));
+        }
         let (k, v) = (c_string("config key", key)?, c_string("config value", value)?);
         ort!(self.api, AddSessionConfigEntry(self.ptr.as_ptr(), k.as_ptr(), v.as_ptr()))
     }
@@ -396,7 +424,9 @@ impl<P: RunPolicy> Session<P> {
         let mut outs: Vec<*mut sys::OrtValue> = vec![std::ptr::null_mut(); out_ptrs.len()];
         let ro = run_options.map_or(std::ptr::null(), |r| r.ptr.as_ptr() as *const _);
         ort!(api, Run(self.ptr(), ro, in_ptrs.as_ptr(), in_vals.as_ptr(), in_vals.len(), out_ptrs.as_ptr(), out_ptrs.len(), outs.as_mut_ptr()))?;
-        Ok(outs.into_iter().map(|p| unsafe { Value::from_raw(api, p) }).collect())
+        // an output may be an input's own tensor (a pass-through): copied, never lent as 'static
+        let fed: Vec<&Value<'_>> = inputs.iter().map(|(_, v)| *v).collect();
+        owned_outputs(api, outs, &fed)
     }
 
     fn run_with_binding_inner(&self, binding: &mut IoBinding<'_>, run_options: Option<&RunOptions>) -> Result<()> {

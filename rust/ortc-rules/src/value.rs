@@ -53,6 +53,85 @@ pub struct Value<'buf> {
     _buf: PhantomData<&'buf mut [u8]>,
 }
 
+/// Bytes per element of a numeric ONNX element type, as `(numerator, denominator)`: the
+/// 4- and 2-bit types pack several elements in a byte. `None` for strings and unknown types.
+fn element_bytes(ty: sys::ONNXTensorElementDataType) -> Option<(usize, usize)> {
+    use sys::*;
+    Some(match ty {
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 | ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 | ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL
+        | ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN | ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ
+        | ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2 | ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ
+        | ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0 => (1, 1),
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16 | ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16 | ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
+        | ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16 => (2, 1),
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT | ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 | ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32 => (4, 1),
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE | ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 | ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64
+        | ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64 => (8, 1),
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128 => (16, 1),
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4 | ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4 | ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1 => (1, 2),
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2 | ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2 => (1, 4),
+        _ => return None,
+    })
+}
+
+fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.0 < b.0.saturating_add(b.1) && b.0 < a.0.saturating_add(a.1)
+}
+
+/// Outputs ORT returned (owned from here: each raw pointer is released once), none of them
+/// sharing memory with `inputs` or with another output: one that does is replaced by a copy
+/// that owns its data.
+///
+/// Why: ORT hands back the feed's own tensor for a graph output that is a graph input (a
+/// pass-through: the execution frame puts each feed's value in the slot of its name, and
+/// fetches read those slots: `IExecutionFrame::Init` in
+/// <https://github.com/microsoft/onnxruntime/blob/v1.16.3/onnxruntime/core/framework/execution_frame.cc>;
+/// tests/run.rs `an_output_that_is_an_input_owns_its_data` on 1.16.2 and 1.32.0). Such an
+/// output, as a `Value<'static>`, would outlive the caller's buffer, and `as_mut_slice` on it
+/// would write into a value others read (a shared input, a read-only buffer). A copy is the
+/// sound choice that keeps `Value<'static>`: tying every output to every input's lifetime
+/// would hold off the inputs' owners for the outputs' whole life, though ORT aliases only
+/// pass-throughs. The same frame code copies an initializer that is a graph output into the
+/// fetch, so outputs never share the session's initializers; the comparison between outputs
+/// covers two outputs over one buffer. Pointer equality of the `OrtValue`s themselves is
+/// checked as well: one that is an input's own `OrtValue` is copied and not released.
+pub(crate) fn owned_outputs(api: &'static Api, raw: Vec<*mut sys::OrtValue>, inputs: &[&Value<'_>]) -> Result<Vec<Value<'static>>> {
+    let input_ptrs: Vec<*mut sys::OrtValue> = inputs.iter().map(|v| v.ptr.as_ptr()).collect();
+    // owned from here, so an error below releases the rest
+    let mut pending: Vec<Option<Value<'static>>> = Vec::with_capacity(raw.len());
+    let mut same_as_input: Vec<Option<usize>> = Vec::with_capacity(raw.len());
+    for p in raw {
+        match input_ptrs.iter().position(|&i| i == p) {
+            Some(k) => {
+                pending.push(None);
+                same_as_input.push(Some(k));
+            }
+            None => {
+                pending.push(Some(unsafe { Value::from_raw(api, p) }));
+                same_as_input.push(None);
+            }
+        }
+    }
+    let mut taken: Vec<(usize, usize)> = Vec::new();
+    for v in inputs {
+        taken.extend(v.data_range()?);
+    }
+    let mut out = Vec::with_capacity(pending.len());
+    for (value, input) in pending.into_iter().zip(same_as_input) {
+        let value = match (value, input) {
+            (_, Some(k)) => inputs[k].deep_copy()?,
+            (Some(v), None) => match v.data_range()? {
+                Some(r) if taken.iter().any(|&t| overlaps(r, t)) => v.deep_copy()?, // `v` is released here
+                _ => v,
+            },
+            (None, None) => unreachable!("every output is either owned or an input's"),
+        };
+        taken.extend(value.data_range()?);
+        out.push(value);
+    }
+    Ok(out)
+}
+
 fn shape_len(shape: &[i64]) -> Result<usize> {
     shape.iter().try_fold(1usize, |acc, &d| {
         if d < 0 {
@@ -162,11 +241,6 @@ impl<'buf> InputValue<'buf> for ReadOnlyValue<'buf> {
 }
 
 impl<'buf> Value<'buf> {
-    /// A value ORT returned that shares data with something living for `'buf`.
-    pub(crate) unsafe fn from_raw_borrowed(api: &'static Api, ptr: *mut sys::OrtValue) -> Value<'buf> {
-        Value { ptr: NonNull::new(ptr).expect("ORT returned a NULL OrtValue"), api, _allocator: None, _buf: PhantomData }
-    }
-
     /// A tensor over the caller's buffer, without a copy (`CreateTensorWithDataAsOrtValue`).
     /// The value borrows the buffer mutably for `'buf`: ORT may write it (as a bound output),
     /// and the buffer can be neither read, written nor freed by anyone else meanwhile.
@@ -256,11 +330,28 @@ impl<'buf> Value<'buf> {
         borrowed.to_data()
     }
 
+    /// Refuse a tensor whose memory is not the host's: a slice over device memory would be
+    /// read and written by the CPU at an address that is not the host's (or not readable
+    /// from it). The tensor's own OrtMemoryInfo decides (`GetTensorMemoryInfo`, then
+    /// `MemoryInfoGetDeviceType`: CPU device memory only).
+    fn require_host_memory(&self) -> Result<()> {
+        let info = self.memory_info()?;
+        if !info.is_cpu() {
+            return Err(Error::Invalid(format!(
+                "the tensor's data lives in {} memory (device type {}, device {}), not the host's: \
+                 no host slice over it",
+                info.name, info.device_type, info.device_id
+            )));
+        }
+        Ok(())
+    }
+
     fn data_ptr<T: Element>(&self) -> Result<(*mut T, usize)> {
         let (ty, shape) = self.element_type_and_shape()?;
         if ty != T::TYPE {
             return Err(Error::Invalid(format!("the tensor holds element type {ty}, not {} ({})", T::TYPE, std::any::type_name::<T>())));
         }
+        self.require_host_memory()?;
         let n = shape_len(&shape)?;
         let mut p = std::ptr::null_mut();
         // GetTensorMutableData is exclusive in the rules table; `as_slice` only reads through
@@ -272,13 +363,62 @@ impl<'buf> Value<'buf> {
         Ok((p as *mut T, n))
     }
 
-    /// The elements, read-only (shared).
+    /// Where this tensor's data is, as `(address, bytes)`, to tell whether two values share
+    /// memory; `None` for a value that is not a tensor or has no elements. Only the address is
+    /// read (`GetTensorMutableData` as a shared read, as in `as_slice`); nothing is read
+    /// through it. A string tensor's range starts at its first element and covers one byte per
+    /// element: two string tensors over the same elements start at the same address.
+    pub(crate) fn data_range(&self) -> Result<Option<(usize, usize)>> {
+        if !self.is_tensor()? {
+            return Ok(None);
+        }
+        let (ty, shape) = self.element_type_and_shape()?;
+        let n = shape_len(&shape)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let bytes = if ty == sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
+            n
+        } else {
+            let (num, den) = element_bytes(ty)
+                .ok_or_else(|| Error::Invalid(format!("element type {ty}: its size is not known to this crate")))?;
+            n.checked_mul(num).ok_or_else(|| Error::Invalid(format!("shape {shape:?} overflows")))?.div_ceil(den)
+        };
+        let mut p = std::ptr::null_mut();
+        ort!(self.api, GetTensorMutableData(self.ptr.as_ptr(), &mut p))?;
+        Ok(Some((p as usize, bytes)))
+    }
+
+    /// A copy of this host tensor that owns its data (ORT's default CPU allocator): numbers
+    /// byte for byte, strings element by element.
+    pub(crate) fn deep_copy(&self) -> Result<Value<'static>> {
+        self.require_host_memory()?;
+        let (ty, shape) = self.element_type_and_shape()?;
+        if ty == sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
+            let strings = self.strings()?;
+            let refs: Vec<&str> = strings.iter().map(|s| s.as_str()).collect();
+            return Value::from_strings(&refs, &shape);
+        }
+        let api = self.api;
+        let alloc = default_allocator(api)?;
+        let mut p = std::ptr::null_mut();
+        ort!(api, CreateTensorAsOrtValue(alloc, shape.as_ptr(), shape.len(), ty, &mut p))?;
+        let copy = unsafe { Value::from_raw(api, p) };
+        if let (Some((from, bytes)), Some((to, _))) = (self.data_range()?, copy.data_range()?) {
+            // distinct buffers of the same type and shape: `copy` was just allocated
+            unsafe { std::ptr::copy_nonoverlapping(from as *const u8, to as *mut u8, bytes) };
+        }
+        Ok(copy)
+    }
+
+    /// The elements, read-only (shared). [`Error::Invalid`] for a tensor of another element
+    /// type or whose memory is not the host's (its memory info's device type is not CPU).
     pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
         let (p, n) = self.data_ptr::<T>()?;
         Ok(unsafe { std::slice::from_raw_parts(p, n) })
     }
 
-    /// The elements, writable (exclusive: `&mut self`).
+    /// The elements, writable (exclusive: `&mut self`); refused as [`Value::as_slice`] is.
     pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T]> {
         let (p, n) = self.data_ptr::<T>()?;
         Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
@@ -311,5 +451,44 @@ impl Drop for Value<'_> {
         if let Ok(f) = slot!(self.api, ReleaseValue) {
             unsafe { f(self.ptr.as_ptr()) }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tensor whose OrtMemoryInfo names device memory: what a CUDA or DirectML run hands
+    /// back. Made here over a host buffer with a "Cuda" memory info (ORT records the info and
+    /// does not touch the buffer), since a CPU build cannot allocate device memory.
+    fn tensor_said_to_be_on_a_device(data: &mut [f32]) -> Value<'_> {
+        let api = api().unwrap();
+        let info = MemoryInfo::new("Cuda", sys::OrtDeviceAllocator, 0, sys::OrtMemTypeDefault).unwrap();
+        let shape = [data.len() as i64];
+        let mut p = std::ptr::null_mut();
+        let mut create = || -> Result<()> {
+            ort!(api, CreateTensorWithDataAsOrtValue(info.ptr.as_ptr(), data.as_mut_ptr() as *mut c_void,
+                                                     std::mem::size_of_val(data), shape.as_ptr(), 1, sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &mut p))
+        };
+        create().unwrap();
+        Value { ptr: NonNull::new(p).unwrap(), api, _allocator: None, _buf: PhantomData }
+    }
+
+    #[test]
+    fn a_host_slice_only_over_host_memory() {
+        let mut buf = [1.0f32, 2.0];
+        let mut v = tensor_said_to_be_on_a_device(&mut buf);
+        assert!(!v.memory_info().unwrap().is_cpu());
+        for err in [v.as_slice::<f32>().map(|_| ()).unwrap_err(), v.as_mut_slice::<f32>().map(|_| ()).unwrap_err()] {
+            match err {
+                Error::Invalid(m) => assert!(m.contains("not the host's") && m.contains("Cuda"), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        // nor copied as if it were host memory
+        assert!(matches!(v.deep_copy(), Err(Error::Invalid(_))));
+        // host memory still is
+        let host = Value::from_slice_copy(&[3.0f32], &[1]).unwrap();
+        assert_eq!(host.as_slice::<f32>().unwrap(), &[3.0]);
     }
 }

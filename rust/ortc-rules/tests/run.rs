@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{add_model, env, identity_model, matmul_chain_model, sample};
+use common::{add_model, env, identity_model, matmul_chain_model, model, node, sample, Init};
 use ortc_rules::{
     api, rules, run_rule, sys, Allocator, ConcurrentRun, Error, Graph, MemoryInfo, Model, Node,
     OpAttr, RunOptions, Session, SessionOptions, Value, ValueInfo,
@@ -692,4 +692,161 @@ fn a_second_graph_refused_by_a_model_is_released_once_by_its_owner() {
         // the empty graph took the first one's place: no session from it
         Err(_) => assert!(replaced.is_ok(), "no session from a model that kept its graph"),
     }
+}
+
+// -- no unsound safe API -------------------------------------------------------------------------
+
+#[test]
+fn config_keys_that_keep_the_model_bytes_are_refused() {
+    // With these ORT reads the bytes given to Session::new after it returns (an ORT-format
+    // model used in place): the safe API cannot let a borrowed &[u8] go first.
+    let mut opts = options(1);
+    for key in ["session.use_ort_model_bytes_directly", "session.use_ort_model_bytes_for_initializers"] {
+        assert!(ortc_rules::BORROWING_CONFIG_KEYS.contains(&key));
+        for value in ["1", "true", ""] {
+            match opts.add_config_entry(key, value) {
+                Err(Error::Invalid(m)) => assert!(m.contains(key) && m.contains("outlive"), "{m}"),
+                other => panic!("{key}={value:?} accepted: {other:?}"),
+            }
+            assert_eq!(opts.config_entry(key).unwrap(), None, "{key} reached ORT");
+        }
+        // "0" (ORT's default: the bytes are copied) stays allowed
+        opts.add_config_entry(key, "0").unwrap();
+        assert_eq!(opts.config_entry(key).unwrap().as_deref(), Some("0"));
+    }
+    let mut session = Session::new(env(), &opts, &add_model(1)).unwrap();
+    let one = Value::from_slice_copy(&[1.0f32], &[1]).unwrap();
+    assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).unwrap()[0].as_slice::<f32>().unwrap(), &[2.0]);
+}
+
+extern "C" {
+    fn mmap(addr: *mut std::ffi::c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut std::ffi::c_void;
+    fn mprotect(addr: *mut std::ffi::c_void, len: usize, prot: i32) -> i32;
+    fn munmap(addr: *mut std::ffi::c_void, len: usize) -> i32;
+}
+
+/// `text` placed so that its last byte ends a readable page and the next page is unmapped for
+/// reading: whoever reads past the `&str` (to a NUL it does not have) faults.
+fn str_before_a_guard_page(text: &str, f: impl FnOnce(&str)) {
+    const PAGE: usize = 4096;
+    let (read_write, none, private_anon) = (0x1 | 0x2, 0x0, 0x02 | 0x20);
+    unsafe {
+        let base = mmap(std::ptr::null_mut(), 2 * PAGE, read_write, private_anon, -1, 0) as *mut u8;
+        assert!(!base.is_null() && base as isize != -1, "mmap failed");
+        assert_eq!(mprotect(base.add(PAGE) as *mut _, PAGE, none), 0);
+        let start = base.add(PAGE - text.len());
+        std::ptr::copy_nonoverlapping(text.as_ptr(), start, text.len());
+        f(std::str::from_utf8(std::slice::from_raw_parts(start, text.len())).unwrap());
+        munmap(base as *mut _, 2 * PAGE);
+    }
+}
+
+#[test]
+fn a_string_attribute_is_not_read_past_its_end() {
+    // ORT 1.16's CreateOpAttr reads a string attribute up to its NUL, ignoring the length
+    // (tests/test_rust.py runs this test on that library too): the crate hands it a
+    // NUL-terminated copy, so nothing after the &str is read
+    str_before_a_guard_page("constant", |mode| {
+        let attr = OpAttr::string("mode", mode).unwrap();
+        if env().api().version >= 17 {
+            assert_eq!(attr.read_string().unwrap(), "constant");
+        }
+    });
+    // a value cut out of a longer string keeps only its own bytes
+    let long = String::from("constant_and_more");
+    let attr = OpAttr::string("mode", &long[..8]).unwrap();
+    if env().api().version >= 17 {
+        assert_eq!(attr.read_string().unwrap(), "constant");
+    }
+    assert!(matches!(OpAttr::string("mode", "a\0b"), Err(Error::Invalid(_))));
+}
+
+const F32: i32 = sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+
+/// Outputs `x` (the graph input itself: a pass-through) and `y = Neg(x)`, float [2, 3].
+fn pass_through_model() -> Vec<u8> {
+    model(&[node("Neg", &["x"], &["y"])], &[("x", F32, &[2, 3])], &[("x", F32, &[2, 3]), ("y", F32, &[2, 3])], &[])
+}
+
+const SIX: [f32; 6] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+
+#[test]
+fn an_output_that_is_an_input_owns_its_data() {
+    // ORT hands back the feed's own tensor for a graph output that is a graph input: as a
+    // Value<'static> it outlived the caller's buffer and wrote into the inputs it aliased
+    let mut session = Session::new(env(), &options(1), &pass_through_model()).unwrap();
+    let mut buf = SIX;
+    let out = {
+        let x = Value::from_slice(&mut buf, &[2, 3]).unwrap();
+        session.run(None, &[("x", &x)]).unwrap()
+    };
+    assert_ne!(out[0].as_slice::<f32>().unwrap().as_ptr(), buf.as_ptr(), "the output is the caller's buffer");
+    buf.fill(-1.0); // the buffer is the caller's again
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), &SIX);
+    assert_eq!(out[1].as_slice::<f32>().unwrap(), &SIX.map(|v| -v));
+    drop(out);
+    // an output written does not write an input another thread may be reading
+    let shared = Value::from_slice_copy(&SIX, &[2, 3]).unwrap();
+    let mut outs = session.run(None, &[("x", &shared)]).unwrap();
+    outs[0].as_mut_slice::<f32>().unwrap().fill(9.0);
+    assert_eq!(shared.as_slice::<f32>().unwrap(), &SIX);
+    // nor a read-only buffer
+    let data = SIX;
+    let ro = Value::from_slice_readonly(&data, &[2, 3]).unwrap();
+    let mut outs = session.run(None, &[("x", &ro)]).unwrap();
+    outs[0].as_mut_slice::<f32>().unwrap().fill(7.0);
+    assert_eq!(data, SIX);
+    assert_eq!(ro.as_slice::<f32>().unwrap(), &SIX);
+}
+
+#[test]
+fn a_bound_pass_through_output_is_a_copy() {
+    // the same through a binding: GetBoundOutputValues hands back the bound input's tensor
+    let session = Session::new_concurrent(env(), &options(1), &pass_through_model()).unwrap();
+    let cpu = MemoryInfo::cpu().unwrap();
+    let data = SIX;
+    let ro = Arc::new(Value::from_slice_readonly(&data, &[2, 3]).unwrap());
+    let mut binding = session.io_binding().unwrap();
+    binding.bind_input("x", &ro).unwrap();
+    binding.bind_output_to_device("x", &cpu).unwrap();
+    binding.bind_output_to_device("y", &cpu).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    let mut outs = binding.outputs().unwrap();
+    assert_ne!(outs[0].as_slice::<f32>().unwrap().as_ptr(), data.as_ptr(), "the output is the bound input's buffer");
+    outs[0].as_mut_slice::<f32>().unwrap().fill(7.0);
+    assert_eq!(outs[1].as_slice::<f32>().unwrap(), &SIX.map(|v| -v));
+    drop(outs);
+    assert_eq!(data, SIX);
+    assert_eq!(ro.as_slice::<f32>().unwrap(), &SIX);
+    // an input bound by value: the binding's, and still not written through an output
+    binding.bind_input_owned("x", Value::from_slice_copy(&SIX, &[2, 3]).unwrap()).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    binding.outputs().unwrap()[0].as_mut_slice::<f32>().unwrap().fill(5.0);
+    assert_eq!(binding.input("x").unwrap().as_slice::<f32>().unwrap(), &SIX);
+}
+
+#[test]
+fn an_output_that_is_an_initializer_is_the_callers_copy() {
+    // ORT copies an initializer that is a graph output into the fetch: writing the output
+    // leaves the session's initializer (read by every run) alone
+    let m = model(&[node("Neg", &["x"], &["y"])], &[("x", F32, &[2, 3])], &[("y", F32, &[2, 3]), ("w", F32, &[2, 3])],
+                  &[Init { name: "w".into(), dims: vec![2, 3], data: SIX.to_vec() }]);
+    let session = Session::new_concurrent(env(), &options(1), &m).unwrap();
+    let x = Value::from_slice_copy(&SIX, &[2, 3]).unwrap();
+    let mut first = session.run(None, &[("x", &x)]).unwrap();
+    first[1].as_mut_slice::<f32>().unwrap().fill(0.0);
+    let second = session.run(None, &[("x", &x)]).unwrap();
+    assert_eq!(second[1].as_slice::<f32>().unwrap(), &SIX);
+    assert_ne!(first[1].as_slice::<f32>().unwrap().as_ptr(), second[1].as_slice::<f32>().unwrap().as_ptr());
+}
+
+#[test]
+fn a_string_pass_through_output_is_a_copy() {
+    let s = sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING;
+    let m = model(&[], &[("x", s, &[2])], &[("x", s, &[2])], &[]);
+    let mut session = Session::new(env(), &options(1), &m).unwrap();
+    let x = Value::from_strings(&["a", "bc"], &[2]).unwrap();
+    let out = session.run(None, &[("x", &x)]).unwrap();
+    drop(x);
+    assert_eq!(out[0].strings().unwrap(), ["a", "bc"]);
 }
