@@ -150,3 +150,21 @@ def test_rapid_layout(tmp_path: Any) -> None:
     assert out.startswith("classes ['text', 'title', 'figure', ")
     assert "page 0 3 ['text', 'title', 'table']" in out
     assert "file " in out and "tuned " in out
+
+
+def test_onnxscript(tmp_path: Any) -> None:
+    """onnxscript: functions evaluated eagerly (a session per operator, with Python control
+    flow between them), the same functions as a model, optimized and fused for onnxruntime, and
+    an eager call onnxruntime refuses (its exception class, module and message)."""
+    need("onnxscript")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_onnxscript.py"))
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines] == [
+        "gelu", "layer_norm", "attention", "steps", "block", "model", "inputs", "block",
+        "optimized", "block", "fused", "block", "eager", "cause"]
+    eager = lines[4].removeprefix("block eager ")
+    assert lines[7] == f"block model {eager} True True"
+    assert lines[9] == f"block optimized {eager}" and lines[11] == f"block fused {eager}"
+    assert "FusedMatMul" in lines[10]
+    assert lines[-1].startswith("cause onnxruntime.capi.onnxruntime_pybind11_state Fail "
+                                "[ONNXRuntimeError] : 1 : FAIL : ")
