@@ -173,16 +173,18 @@ def test_onnxscript(tmp_path: Any) -> None:
 def test_onnx_asr_whisper(tmp_path: Any) -> None:
     """onnx-asr's Whisper recognizer over a tiny Whisper-shaped transformer the script builds
     and saves (encoder, merged decoder with a key/value cache): IOBinding made per call, with
-    OrtValues bound in and outputs bound by name and kept as OrtValues; arrays, a batch, a WAV
-    file, 22.05 kHz audio through onnx-asr's resampler; every step's logits and cache hashed."""
+    OrtValues bound in and outputs bound by name and kept as OrtValues; onnx-asr's default
+    providers, then session options; arrays, a batch, a WAV file, 22.05 kHz audio through
+    onnx-asr's resampler; every step's logits and cache hashed."""
     need("onnx_asr")
     out = same_run(tmp_path, [], os.path.join(APPS, "app_onnx_asr_whisper.py"))
     lines = out.splitlines()
     assert [ln.split()[0] for ln in lines] == [
-        "encoder_model", "decoder_model_merged", "loaded", "en", "en", "en", "detect", "batch",
-        "wav", "22050", "steps", "encoded", "step", "cached", "session"]
-    assert lines[2] == "loaded WhisperHf"
-    assert all(len(ln) > 20 for ln in lines[3:10]), out  # every transcript has words
-    assert int(lines[10].split()[1]) > 100  # decoder steps, each through an IOBinding
-    assert lines[11].startswith("encoded cpu [1, 300, 32] tensor(float) True ")
-    assert lines[13].startswith("cached step (1, 1, 40) ") and lines[13].endswith(" [1, 4, 5, 8] True")
+        "encoder_model", "decoder_model_merged", "loaded", "default", "en", "en", "en", "detect",
+        "batch", "wav", "22050", "steps", "encoded", "step", "cached", "session"]
+    assert lines[2] == "loaded WhisperHf ['CPUExecutionProvider']"
+    assert all(len(ln) > 20 for ln in lines[3:11]), out  # every transcript has words
+    assert int(lines[11].split()[1]) > 100  # decoder steps, each through an IOBinding
+    assert lines[12].startswith("encoded cpu [1, 300, 32] tensor(float) True ")
+    assert lines[14].startswith("cached step (1, 1, 40) ")
+    assert lines[14].endswith(" [1, 4, 5, 8] True")

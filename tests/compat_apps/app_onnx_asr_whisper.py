@@ -213,8 +213,15 @@ with tempfile.TemporaryDirectory() as tmp:
     for name in ("encoder_model", "decoder_model_merged"):
         print(name, digest((folder / "onnx" / f"{name}.onnx").read_bytes()))
 
-    asr = onnx_asr.load_model("whisper", folder, providers=["CPUExecutionProvider"])
-    print("loaded", type(asr.asr).__name__)
+    # onnx-asr's defaults: the providers onnxruntime reports, no session options
+    asr = onnx_asr.load_model("whisper", folder)
+    print("loaded", type(asr.asr).__name__, asr.asr._encoder.get_providers())
+    print("default", repr(asr.recognize(tone(1.0, 16_000, (500,), 5), language="en")))
+    options = rt.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = rt.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    asr = onnx_asr.load_model("whisper", folder, sess_options=options,
+                              providers=["CPUExecutionProvider"])
     # every encoder output and decoder step's logits the library computes, hashed (bit for bit)
     steps, calls = hashlib.sha256(), []
     library_encode, library_decode = asr.asr._encode, asr.asr._decode
