@@ -175,16 +175,20 @@ def test_onnx_asr_whisper(tmp_path: Any) -> None:
     and saves (encoder, merged decoder with a key/value cache): IOBinding made per call, with
     OrtValues bound in and outputs bound by name and kept as OrtValues; onnx-asr's default
     providers, then session options; arrays, a batch, a WAV file, 22.05 kHz audio through
-    onnx-asr's resampler; every step's logits and cache hashed."""
+    onnx-asr's resampler; every step's logits and cache hashed. Then onnx-asr's feature
+    extractors for its other models (ONNX models from its wheel), one split over threads."""
     need("onnx_asr")
     out = same_run(tmp_path, [], os.path.join(APPS, "app_onnx_asr_whisper.py"))
     lines = out.splitlines()
     assert [ln.split()[0] for ln in lines] == [
         "encoder_model", "decoder_model_merged", "loaded", "default", "en", "en", "en", "detect",
-        "batch", "wav", "22050", "steps", "encoded", "step", "cached", "session"]
+        "batch", "wav", "22050", "steps", "encoded", "step", "cached", "session",
+        *["features"] * 7]
     assert lines[2] == "loaded WhisperHf ['CPUExecutionProvider']"
     assert all(len(ln) > 20 for ln in lines[3:11]), out  # every transcript has words
     assert int(lines[11].split()[1]) > 100  # decoder steps, each through an IOBinding
     assert lines[12].startswith("encoded cpu [1, 300, 32] tensor(float) True ")
     assert lines[14].startswith("cached step (1, 1, 40) ")
     assert lines[14].endswith(" [1, 4, 5, 8] True")
+    assert lines[16].startswith("features kaldi float32 (2, 120, 80) [120, 95] ")
+    assert lines[-1].startswith("features threads (2, 80, 121) [120, 95] ")

@@ -27,6 +27,7 @@ import onnx
 import onnx_asr
 import onnxruntime as rt
 from onnx import TensorProto, helper, numpy_helper
+from onnx_asr.preprocessors.preprocessor import ConcurrentPreprocessor, OnnxPreprocessor
 
 D, HEADS, MLP, LAYERS, FRAMES, STRIDE, MAX_POS = 32, 4, 64, 2, 3000, 10, 448
 HEAD = D // HEADS
@@ -279,3 +280,15 @@ with tempfile.TemporaryDirectory() as tmp:
           bool(np.allclose(logits2[0, -1], full[0][0, -1], atol=1e-4)))
     print("session", rt.get_device(), whisper._decoder.get_providers(),
           [i.name for i in whisper._decoder.get_inputs()][:3])
+
+# onnx-asr's feature extractors for its other models: ONNX models from its wheel (STFT, mel
+# filter banks), each run by its own session, one also split over threads as onnx-asr does
+batch = np.stack([tone(1.2, 16_000, (200, 900), 6), tone(1.2, 16_000, (350,), 7)])
+lengths = np.array([batch.shape[1], batch.shape[1] - 4000], np.int64)
+cpu = {"providers": ["CPUExecutionProvider"]}
+for name in ("kaldi", "kaldi_conv", "nemo80", "nemo128_conv", "gigaam_v2", "gigaam_v3_conv"):
+    features, features_lens = OnnxPreprocessor(name, cpu)(batch, lengths)
+    print("features", name, features.dtype, features.shape, features_lens.tolist(),
+          digest(features.tobytes()))
+features, features_lens = ConcurrentPreprocessor(OnnxPreprocessor("nemo80", cpu), 2)(batch, lengths)
+print("features threads", features.shape, features_lens.tolist(), digest(features.tobytes()))
