@@ -166,7 +166,8 @@ def decoder_branch(weights, cached):
                       g.const("axis1", [1], np.int64)), g.const("eos_ramp", ramp))
     biased = g("Add", g("Add", logits, late), g.const("suppressed", suppressed))
     outputs = [biased, *presents]
-    value_infos = [helper.make_tensor_value_info(name, TensorProto.FLOAT, [None] * (3 if i == 0 else 4))
+    value_infos = [helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                                 [None] * (3 if i == 0 else 4))
                    for i, name in enumerate(outputs)]
     return helper.make_graph(g.nodes, "cached" if cached else "first", [], value_infos)
 

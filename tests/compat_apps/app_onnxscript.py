@@ -10,10 +10,9 @@ import hashlib
 
 import numpy as np
 import onnxruntime as rt
-from onnxscript import FLOAT, INT64, script
+from onnxscript import FLOAT, INT64, ir, optimizer, script
 from onnxscript import opset18 as op
 from onnxscript.rewriter.ort_fusions import optimize_for_ort
-from onnxscript import optimizer, ir
 
 
 def show(v):
@@ -24,7 +23,8 @@ def show(v):
 
 @script()
 def gelu(x: FLOAT[...]) -> FLOAT[...]:
-    inner = op.Constant(value_float=0.7978845608) * (x + op.Constant(value_float=0.044715) * x * x * x)
+    cubic = op.Constant(value_float=0.044715) * x * x * x
+    inner = op.Constant(value_float=0.7978845608) * (x + cubic)
     return op.Constant(value_float=0.5) * x * (op.Constant(value_float=1.0) + op.Tanh(inner))
 
 
@@ -55,7 +55,8 @@ def clipped_steps(x: FLOAT["N"], steps: INT64) -> FLOAT["N"]:
 
 @script()
 def block(x: FLOAT["N", 16], wq: FLOAT[16, 16], wk: FLOAT[16, 16], wv: FLOAT[16, 16],
-          w1: FLOAT[16, 32], w2: FLOAT[32, 16], scale: FLOAT[16], bias: FLOAT[16]) -> FLOAT["N", 16]:
+          w1: FLOAT[16, 32], w2: FLOAT[32, 16], scale: FLOAT[16],
+          bias: FLOAT[16]) -> FLOAT["N", 16]:
     h = layer_norm(x, scale, bias)
     a = x + attention(op.MatMul(h, wq), op.MatMul(h, wk), op.MatMul(h, wv))
     return a + op.MatMul(gelu(op.MatMul(layer_norm(a, scale, bias), w1)), w2)
@@ -85,7 +86,8 @@ print("model", [n.op_type for n in model.graph.node],
 sess = rt.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 print("inputs", [(i.name, i.type, i.shape) for i in sess.get_inputs()])
 [out] = sess.run(None, {"x": x, **weights})
-print("block model", show(out), np.array_equal(out, eager), bool(np.allclose(out, eager, atol=1e-5)))
+print("block model", show(out), np.array_equal(out, eager),
+      bool(np.allclose(out, eager, atol=1e-5)))
 
 # onnxscript's optimizer inlines the functions; its ORT fusions rewrite for onnxruntime
 optimized = optimizer.optimize(model)
