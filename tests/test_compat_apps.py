@@ -150,3 +150,45 @@ def test_rapid_layout(tmp_path: Any) -> None:
     assert out.startswith("classes ['text', 'title', 'figure', ")
     assert "page 0 3 ['text', 'title', 'table']" in out
     assert "file " in out and "tuned " in out
+
+
+def test_onnxscript(tmp_path: Any) -> None:
+    """onnxscript: functions evaluated eagerly (a session per operator, with Python control
+    flow between them), the same functions as a model, optimized and fused for onnxruntime, and
+    an eager call onnxruntime refuses (its exception class, module and message)."""
+    need("onnxscript")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_onnxscript.py"))
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines] == [
+        "gelu", "layer_norm", "attention", "steps", "block", "model", "inputs", "block",
+        "optimized", "block", "fused", "block", "eager", "cause"]
+    eager = lines[4].removeprefix("block eager ")
+    assert lines[7] == f"block model {eager} True True"
+    assert lines[9] == f"block optimized {eager}" and lines[11] == f"block fused {eager}"
+    assert "FusedMatMul" in lines[10]
+    assert lines[-1].startswith("cause onnxruntime.capi.onnxruntime_pybind11_state Fail "
+                                "[ONNXRuntimeError] : 1 : FAIL : ")
+
+
+def test_onnx_asr_whisper(tmp_path: Any) -> None:
+    """onnx-asr's Whisper recognizer over a tiny Whisper-shaped transformer the script builds
+    and saves (encoder, merged decoder with a key/value cache): IOBinding made per call, with
+    OrtValues bound in and outputs bound by name and kept as OrtValues; onnx-asr's default
+    providers, then session options; arrays, a batch, a WAV file, 22.05 kHz audio through
+    onnx-asr's resampler; every step's logits and cache hashed. Then onnx-asr's feature
+    extractors for its other models (ONNX models from its wheel), one split over threads."""
+    need("onnx_asr")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_onnx_asr_whisper.py"))
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines] == [
+        "encoder_model", "decoder_model_merged", "loaded", "default", "en", "en", "en", "detect",
+        "batch", "wav", "22050", "steps", "encoded", "step", "cached", "session",
+        *["features"] * 7]
+    assert lines[2] == "loaded WhisperHf ['CPUExecutionProvider']"
+    assert all(len(ln) > 20 for ln in lines[3:11]), out  # every transcript has words
+    assert int(lines[11].split()[1]) > 100  # decoder steps, each through an IOBinding
+    assert lines[12].startswith("encoded cpu [1, 300, 32] tensor(float) True ")
+    assert lines[14].startswith("cached step (1, 1, 40) ")
+    assert lines[14].endswith(" [1, 4, 5, 8] True")
+    assert lines[16].startswith("features kaldi float32 (2, 120, 80) [120, 95] ")
+    assert lines[-1].startswith("features threads (2, 80, 121) [120, 95] ")
