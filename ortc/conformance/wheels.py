@@ -2,7 +2,9 @@
 
 ``fetch_library("1.16.3")`` runs ``pip download --no-deps`` for that onnxruntime wheel and
 extracts only ``libonnxruntime.so.*`` into a cache folder, so other ORT versions can be loaded
-in child processes (``ORTC_LIBRARY=...``) without installing them.
+in child processes (``ORTC_LIBRARY=...``) without installing them. Beside the library,
+``SOURCE.json`` records the wheel it came from (file name, sha256, the member extracted) and
+the library's sha256; :func:`provenance` reads it back for the matrix report.
 """
 
 from __future__ import annotations
