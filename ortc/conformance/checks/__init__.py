@@ -8,7 +8,7 @@ import os
 from .._registry import CHECKS, Check
 from . import (version, env, create, session, run, values, sparse,  # noqa: F401
                lifetime, memory, binding, threads, send, kernel, newest, objects,
-               shared, editor)
+               shared, editor, tracker)
 
 __all__ = ["all_checks", "by_id"]
 
