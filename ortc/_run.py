@@ -295,6 +295,14 @@ class RunEngine:
                     and not bits_for(a.element_type or 0):
                 self.fast_inputs[a.name] = (feed_dtype(dt),
                                             int(a.element_type))  # type: ignore[arg-type]
+        #: outputs ORT can write into a numpy array of one exact dtype: name -> (dtype, type)
+        self.fast_outputs: dict[str, tuple[np.dtype[Any], int]] = {}
+        for a in outputs:
+            dt = a.dtype
+            if a.kind == ValueKind.TENSOR and dt is not None and dt.kind not in STRING_KINDS \
+                    and not bits_for(a.element_type or 0):
+                self.fast_outputs[a.name] = (feed_dtype(dt),
+                                             int(a.element_type))  # type: ignore[arg-type]
         #: the outputs that are also inputs or overridable initializers (ORT hands back the
         #: fed value for them)
         self.echoes = frozenset(n for n in self.output_index if n in self.feedable)
@@ -418,20 +426,23 @@ class RunEngine:
                     cache = _this_threads(self.value_cache)
                 owner = cache.get((buf, array.shape, spec[1]))
                 if owner is None:
-                    owner = self.cached_value(array, buf, spec[1], f"input {name!r}", cache)
+                    owner = self.cached_value(buf, array.nbytes, array.shape, spec[1],
+                                              f"input {name!r}", cache)
                 keep.append(owner)
                 values[i] = owner
             else:
                 values[i] = self.feed_value(name, array, ctx)
         return in_names, values
 
-    def array_value(self, array: np.ndarray[Any, Any], what: str) -> Any:
-        """An OrtValue over ``array``'s memory from this thread's value cache (see
-        :meth:`prepare_inputs`), or None when the array is not one it takes (not C-contiguous,
-        not of a plain numeric dtype)."""
-        et = _PLAIN_ELEMENT_TYPES.get(array.dtype)
+    def array_value(self, array: np.ndarray[Any, Any], what: str, et: int | None = None
+                    ) -> Any:
+        """An OrtValue over ``array``'s memory (as element type ``et``, by default its dtype's)
+        from this thread's value cache (see :meth:`prepare_inputs`), or None when the array
+        is not one it takes (not C-contiguous, not of a plain numeric dtype)."""
         if et is None:
-            return None
+            et = _PLAIN_ELEMENT_TYPES.get(array.dtype)
+            if et is None:
+                return None
         try:
             buf = _from_buffer(array)
         except ValueError:  # not C-contiguous
@@ -439,16 +450,27 @@ class RunEngine:
         cache = _this_threads(self.value_cache)
         owner = cache.get((buf, array.shape, et))
         if owner is None:
-            owner = self.cached_value(array, buf, et, what, cache)
+            owner = self.cached_value(buf, array.nbytes, array.shape, et, what, cache)
         return owner
 
-    def cached_value(self, array: np.ndarray[Any, Any], buf: Any, et: int, context: str,
-                     cache: dict[Any, Any]) -> Any:
-        """A new OrtValue over ``array``'s memory, kept in this thread's value cache."""
+    def address_value(self, address: int, nbytes: int, shape: tuple[int, ...], et: int,
+                      what: str) -> Any:
+        """An OrtValue over ``nbytes`` at a raw CPU address its caller vouches for (what
+        onnxruntime's IOBinding takes from libraries that rebind pointers every call), from
+        this thread's value cache."""
+        ptr = _cast("char*", address)
+        cache = _this_threads(self.value_cache)
+        owner = cache.get((ptr, shape, et))
+        if owner is None:
+            owner = self.cached_value(ptr, nbytes, shape, et, what, cache)
+        return owner
+
+    def cached_value(self, buf: Any, nbytes: int, shape: tuple[int, ...], et: int,
+                     context: str, cache: dict[Any, Any]) -> Any:
+        """A new OrtValue over ``nbytes`` at ``buf``, kept in this thread's value cache."""
         out = ffi.new("OrtValue**")
-        shape = array.shape
         status = self.api.CreateTensorWithDataAsOrtValue(
-            self.cpu_info_ptr, buf, array.nbytes, shape, len(shape), et, out)
+            self.cpu_info_ptr, buf, nbytes, shape, len(shape), et, out)
         if status:
             raise_status(status, context)
         owner = _gc(out[0], self.api.ReleaseValue)

@@ -15,9 +15,10 @@ from . import _loader
 from ._ffi import ffi
 from ._guard import Entries, Hold
 from ._handle import Handle
-from ._numpy_bridge import RunOutput, as_array, is_array_like, ortvalue_to_python, take_output
+from ._numpy_bridge import RunOutput, as_array, is_array_like, ortvalue_to_python, take_output, \
+    tensor_copy_or_shape, value_kind
 from .dlpack import dlpack_array, is_dlpack_producer
-from .dtypes import STRING_KINDS, bits_for
+from .dtypes import STRING_KINDS, bits_for, plain_dtypes
 from ._cstr import utf8
 from ._enums import ElementType, ValueKind
 from ._status import call_out, check, ignore
@@ -36,6 +37,23 @@ def _model_name(name: str) -> bytes:
     a name that is not UTF-8 in the model reads back as surrogate escapes, which encode back to
     the model's own bytes (as the run paths' names do)."""
     return utf8(name, "name", surrogates=True)
+
+
+#: the element types numpy reads as they are (no strings, no sub-byte packing)
+_PLAIN_TYPES = frozenset(plain_dtypes())
+#: (no size limit for tensor_copy_or_shape: get_outputs(copy=True) copies every size)
+_NO_LIMIT = 1 << 62
+
+
+def _copied(out: Any) -> Any:
+    """An output (an array, or a list / dict holding arrays) with every array copied."""
+    if isinstance(out, np.ndarray):
+        return out.copy()
+    if isinstance(out, list):
+        return [_copied(item) for item in out]
+    if isinstance(out, dict):
+        return {key: _copied(item) for key, item in out.items()}
+    return out
 
 
 def _free(api: Any, alloc: Any, ptr: Any) -> None:
@@ -70,11 +88,12 @@ def _release_output_steps(api: Any, arr: Any, count: Any) -> None:
 class _ArrayBound:
     """A numpy array bound as it is: the OrtValue over its memory (an owner that releases it)
     and the array, which stays referenced for as long as ORT's binding refers to its memory
-    (and by every output array viewing it: see get_outputs)."""
+    (and by every output array viewing it: see get_outputs); None for memory at an address
+    its caller keeps alive (ortc.compat's pointers)."""
 
     __slots__ = ("_ptr", "array")
 
-    def __init__(self, owner: Any, array: np.ndarray[Any, Any]) -> None:
+    def __init__(self, owner: Any, array: np.ndarray[Any, Any] | None) -> None:
         self._ptr = owner
         self.array = array
 
@@ -120,6 +139,8 @@ class IoBinding(Handle):
         #: input name -> the Value the last run read for it, when the name is also an output's:
         #: that output, as ORT holds it for get_outputs, is that Value's memory (_after_run)
         self._echoed: dict[str, Value] = {}
+        #: name -> its C string, for the names bound through _bind_plain
+        self._c_names: dict[str, bytes] = {}
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
     #: output name -> the hold on a caller's Value bound to it: every run with this binding
@@ -236,7 +257,15 @@ class IoBinding(Handle):
     @exclusive("BindInput", args={"data": "shared"})
     def bind_input(self, name: str, data: Any) -> None:
         """Bind an input to an array (used in place, no copy when C-contiguous) or a Value."""
-        arg = self._arg(name, self._session._engine.feedable, "input")
+        engine = self._session._engine
+        if type(data) is np.ndarray:  # (the call libraries make every run: no detour)
+            spec = engine.fast_inputs.get(name)
+            if spec is not None and data.dtype is spec[0]:
+                owner = engine.array_value(data, f"input {name!r}", spec[1])
+                if owner is not None:
+                    self._bind_plain(name, owner, data, False)
+                    return
+        arg = self._arg(name, engine.feedable, "input")
         if not isinstance(data, Value) and is_dlpack_producer(data):  # device checked there
             data = dlpack_array(data, f"bind_input {name!r}")
         data = self._array_for(data, f"bind_input {name!r}")
@@ -254,12 +283,57 @@ class IoBinding(Handle):
             self._caller_inputs.pop(name, None)
         self._note_values_bound()
 
+    @exclusive("BindInput", "BindOutput")
+    def _bind_address(self, name: str, address: int, nbytes: int, shape: tuple[int, ...],
+                      element_type: int, output: bool) -> bool:
+        """Bind ``name`` to ``nbytes`` at a raw CPU address (ortc.compat's IOBinding given a
+        buffer_ptr: its caller vouches for the memory and keeps it alive, as onnxruntime's
+        callers do), as a tensor of ``element_type``, which ORT checks at the run as
+        onnxruntime's binding leaves it to. Only for a model input or output that is a plain
+        tensor, and a plain element type; returns False (nothing bound) for anything else,
+        which the caller binds the general way."""
+        engine = self._session._engine
+        if element_type not in _PLAIN_TYPES or \
+                name not in (engine.fast_outputs if output else engine.fast_inputs):
+            return False
+        what = f"output {name!r}" if output else f"input {name!r}"
+        self._bind_plain(name, engine.address_value(address, nbytes, shape, element_type, what),
+                         None, output)
+        return True
+
+    def _bind_plain(self, name: str, owner: Any, array: np.ndarray[Any, Any] | None,
+                    output: bool) -> None:
+        """Bind an OrtValue over plain memory (an array's, or a caller's address) as input or
+        output ``name``, checked by the caller to be one of the model's plain tensors."""
+        c_name = self._c_names.get(name)
+        if c_name is None:
+            c_name = self._c_names[name] = _model_name(name)
+        if output:
+            check(self._api.BindOutput(self._ptr, c_name, owner), f"bind_output {name!r}")
+            self._bind(self._bound_outputs, name, _ArrayBound(owner, array))
+            if self._output_holds:
+                self._set_output_hold(name, None)
+            return
+        check(self._api.BindInput(self._ptr, c_name, owner), f"bind_input {name!r}")
+        self._bind(self._bound_inputs, name, _ArrayBound(owner, array))
+        if self._values_bound or name in self._echo_names:
+            self._caller_inputs.pop(name, None)
+            self._note_values_bound()
+
     @exclusive("BindOutput", "BindOutputToDevice", args={"data": "shared", "memory_info": "shared"})
     def bind_output(self, name: str, data: Any = None,
                     memory_info: MemoryInfo | None = None) -> None:
         """Bind an output to a preallocated array or Value (ORT writes into it), or, with no
         ``data``, let ORT allocate it on ``memory_info``'s device (CPU by default)."""
-        arg = self._arg(name, self._session._engine.output_index, "output")
+        engine = self._session._engine
+        if type(data) is np.ndarray and memory_info is None:  # (as bind_input's)
+            spec = engine.fast_outputs.get(name)
+            if spec is not None and data.dtype is spec[0] and data.flags.writeable:
+                owner = engine.array_value(data, f"output {name!r}", spec[1])
+                if owner is not None:
+                    self._bind_plain(name, owner, data, True)
+                    return
+        arg = self._arg(name, engine.output_index, "output")
         if not isinstance(data, Value) and is_dlpack_producer(data):  # ORT writes into it
             data = dlpack_array(data, f"bind_output {name!r}")
         if data is not None:
@@ -372,21 +446,30 @@ class IoBinding(Handle):
             _free(api, alloc, lengths[0])
 
     @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
-    def get_outputs(self) -> list[RunOutput]:
+    def get_outputs(self, copy: bool = False) -> list[RunOutput]:
         """The bound outputs after a run, as numpy arrays (views; lists/dicts for other kinds,
         None for an empty optional: :data:`ortc.RunOutput`, as :meth:`Session.run` returns).
 
         A view keeps what it reads alive: the Value (or array) bound as that output, or the
         memory ORT allocated, even after the binding is cleared or rebound. The next run with
         this binding writes that same memory (ORT reuses the outputs it allocated when their
-        shape matches): copy a result to keep it across runs."""
+        shape matches): copy a result to keep it across runs, or ask for copies with
+        ``copy=True`` (arrays of their own, made straight from ORT's memory)."""
         api = self._api
 
         def convert(slots: Any, i: int, value: Value | _ArrayBound | None) -> Any:
             owner = take_output(api, slots, i)
             return ortvalue_to_python(api, owner, owner if value is None else value, True)
 
-        return self._each_output(convert)
+        def convert_copy(slots: Any, i: int, value: Value | _ArrayBound | None) -> Any:
+            raw = slots[i]  # (left in its slot: released with the others)
+            if raw != ffi.NULL and value_kind(api, raw) == ValueKind.TENSOR:
+                _et, _shape, out = tensor_copy_or_shape(api, raw, _NO_LIMIT)
+                if out is not None:
+                    return out
+            return _copied(convert(slots, i, value))
+
+        return self._each_output(convert_copy if copy else convert)
 
     @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
     def get_output_values(self) -> list[Value]:

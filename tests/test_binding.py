@@ -55,6 +55,46 @@ def test_ort_allocated_outputs(mlp) -> None:
         mlp.run_with_binding(b)
 
 
+@pytest.mark.parametrize("kind", ["float", "string", "sequence", "empty"])
+def test_get_outputs_copy_gives_arrays_of_their_own(kind: str) -> None:
+    """get_outputs(copy=True): what get_outputs gives, every array its own memory, unchanged
+    by later runs with the binding (ORT reuses the memory of the outputs it allocated)."""
+    model, feed = {
+        "float": (models.add_model(np.float32, [3]), {"a": np.arange(3, dtype=np.float32),
+                                                      "b": np.ones(3, np.float32)}),
+        "string": (models.identity_model(np.str_, [2]), {"x": np.array(["a", "bc"])}),
+        "sequence": (models.split_to_sequence_model(), {"x": np.arange(6, dtype=np.float32)
+                                                        .reshape(3, 2)}),
+        "empty": (models.add_model(np.float32, [0]), {"a": np.zeros(0, np.float32),
+                                                      "b": np.zeros(0, np.float32)}),
+    }[kind]
+    s = ortc.Session(model, intra_op_num_threads=1)
+    b = s.io_binding()
+    for name, array in feed.items():
+        b.bind_input(name, array)
+    for out in s.outputs:
+        b.bind_output(out.name)
+    s.run_with_binding(b)
+    views, copies = b.get_outputs(), b.get_outputs(copy=True)
+    expected = s.run(None, feed)
+
+    def arrays(x: Any) -> list[np.ndarray]:
+        return [x] if isinstance(x, np.ndarray) else [a for item in x for a in arrays(item)]
+
+    for view, copy, want in zip(views, copies, expected):
+        assert type(copy) is type(view)
+        for v, c, w in zip(arrays(view), arrays(copy), arrays(want)):
+            assert c.dtype == w.dtype and c.shape == w.shape
+            np.testing.assert_array_equal(c, w)
+            assert c.flags.owndata and not np.shares_memory(c, v)
+    if kind == "float":
+        before = copies[0].copy()
+        feed["a"] += 10  # bound in place: the next run writes other values into ORT's output
+        s.run_with_binding(b)
+        np.testing.assert_array_equal(copies[0], before)
+        np.testing.assert_array_equal(b.get_outputs(copy=True)[0], before + 10)
+
+
 def test_binding_errors(mlp) -> None:
     b = mlp.io_binding()
     with pytest.raises(ortc.InvalidArgument, match="unknown input name 'nope'"):

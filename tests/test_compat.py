@@ -678,6 +678,40 @@ def iobinding_forms(ort: Any) -> Any:
     return out
 
 
+@scenario
+def iobinding_rebound_every_call(ort: Any) -> Any:
+    """What libraries do every run: the same few buffers rebound by pointer (their contents
+    changed in between, element types given every way onnxruntime takes them), the output
+    into a pointer or left to ORT and copied out; copies stay as they were after later runs;
+    a pointer of the wrong element type is refused as onnxruntime refuses it."""
+    sess = ort.InferenceSession(ADD)
+    b = sess.io_binding()
+    bufs = [np.array([i, i + 1, i + 2], F32) for i in range(3)]
+    outs = [np.zeros(3, F32) for _ in range(2)]
+    got: list[Any] = []
+    for step in range(12):
+        a, c = bufs[step % 3], outs[step % 2]
+        a += 1  # the same memory, new contents: the run reads what is there now
+        et = (np.float32, np.dtype(np.float32), 1)[step % 3]  # 1: ORT's FLOAT
+        b.bind_input("a", "cpu", 0, et, [3], a.ctypes.data)
+        b.bind_input("b", "cpu", 0, np.float32, [3], bufs[(step + 1) % 3].ctypes.data)
+        if step % 4 == 3:
+            b.bind_output("c")
+            sess.run_with_iobinding(b)
+            copies = b.copy_outputs_to_cpu()
+            got.append(copies[0].copy())
+            sess.run_with_iobinding(b)  # a later run leaves the copies as they were
+            got.append([x.tolist() for x in copies])
+        else:
+            b.bind_output("c", "cpu", 0, np.float32, [3], c.ctypes.data)
+            sess.run_with_iobinding(b)
+            got.append(c.copy())
+    i64 = np.arange(3, dtype=np.int64)
+    got.append(_classes(lambda: b.bind_input("a", "cpu", 0, np.int64, [3], i64.ctypes.data),
+                        lambda: sess.run_with_iobinding(b)))
+    return got
+
+
 @_err
 def iobinding_other_session(ort: Any) -> Any:
     s1, s2 = ort.InferenceSession(ADD), ort.InferenceSession(ADD)

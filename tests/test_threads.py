@@ -988,6 +988,8 @@ EXCLUSIVE_CASES: dict[str, Callable[[Any], Case]] = {
     "RunOptions.add_active_lora_adapter": _lora_case,
     "IoBinding.bind_input": _binding_case("bind_input", ("a", B), _ok),
     "IoBinding.bind_output": _binding_case("bind_output", ("c",), _ok),
+    "IoBinding._bind_address": _binding_case(
+        "_bind_address", ("a", B.ctypes.data, B.nbytes, B.shape, 1, False), lambda r: r is True),
     "IoBinding.clear_binding_inputs": _binding_case("clear_binding_inputs", (), _ok),
     "IoBinding.clear_binding_outputs": _binding_case("clear_binding_outputs", (), _ok),
     "IoBinding.synchronize_inputs": _binding_case("synchronize_inputs", (), _ok),

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import math
 import mmap
 from typing import Any, Sequence
 
+import cffi
 import numpy as np
 
 import ortc
 from ortc._ffi import ffi
-from ortc.dtypes import dtype_for
+from ortc.dtypes import dtype_for, element_type_for
 
 from ._device import cpu_only
 from ._errors import shallow_copy, unpicklable
@@ -21,7 +21,17 @@ from ._ortvalue import OrtValue, c_element_type
 
 def _array_at(address: Any, element_type: Any, shape: Sequence[int], what: str
               ) -> np.ndarray[Any, Any]:
-    """A numpy view of ``shape`` elements at a raw CPU address (onnxruntime's buffer_ptr).
+    """A numpy view of ``shape`` elements at a raw CPU address (onnxruntime's buffer_ptr),
+    checked by :func:`_memory_at`."""
+    address, dtype, _et, dims, size = _memory_at(address, element_type, shape, what)
+    return np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
+                         math.prod(dims)).reshape(dims)
+
+
+def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
+               ) -> tuple[int, np.dtype[Any], int, tuple[int, ...], int]:
+    """(address, dtype, ORT element type or -1, dims, size in bytes) of ``shape`` elements at
+    a raw CPU address (onnxruntime's buffer_ptr), once the address is known to be usable.
 
     An address that cannot be one is refused as onnxruntime refuses it: not an integer, or
     past int64, TypeError (its argument conversion); 0 RuntimeError (its check of output
@@ -38,9 +48,9 @@ def _array_at(address: Any, element_type: Any, shape: Sequence[int], what: str
         raise TypeError(f"{what}(): incompatible function arguments: buffer_ptr {address} "
                         f"does not fit int64")
     try:
-        dtype = _DTYPES[element_type]
+        dtype, et = _DTYPES[element_type]
     except (KeyError, TypeError):  # (an unhashable element type is left to np.dtype)
-        dtype = _dtype_of(element_type)
+        dtype, et = _dtype_of(element_type)
     dims = tuple([d if type(d) is int else int(d) for d in shape])
     if dims and min(dims) < 0:  # onnxruntime's class for a negative dimension
         raise RuntimeError(f"{what}: shape {list(dims)} has a negative dimension")
@@ -52,48 +62,53 @@ def _array_at(address: Any, element_type: Any, shape: Sequence[int], what: str
         raise RuntimeError(f"{what}: buffer_ptr {address:#x}: no memory of this process is "
                            f"mapped at all of its {size} bytes ({list(dims)} of {dtype}): "
                            f"pointer to data memory is not valid")
-    return np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
-                         count).reshape(dims)
+    return address, dtype, et, dims, size
 
 
 #: element type (as onnxruntime's callers give it: a numpy type, a dtype, an ORT enum int) ->
-#: numpy dtype, filled as they come
-_DTYPES: dict[Any, np.dtype[Any]] = {}
+#: (numpy dtype, ORT element type or -1), filled as they come
+_DTYPES: dict[Any, tuple[np.dtype[Any], int]] = {}
 
 
-def _dtype_of(element_type: Any) -> np.dtype[Any]:
+def _dtype_of(element_type: Any) -> tuple[np.dtype[Any], int]:
     if isinstance(element_type, int) and not isinstance(element_type, bool):
         dtype = dtype_for(c_element_type(element_type))
     else:
         dtype = np.dtype(element_type)
     assert dtype is not None
     try:
+        et = int(element_type_for(dtype))
+    except Exception:  # noqa: BLE001 - no ORT type: the general path says what is wrong
+        et = -1
+    try:
         if len(_DTYPES) < 64:
-            _DTYPES[element_type] = dtype
+            _DTYPES[element_type] = (dtype, et)
     except TypeError:  # unhashable
         pass
-    return dtype
+    return dtype, et
 
 
 _mincore: Any = None
 _PAGE = 0
 #: mincore's result vector for ranges of up to 4096 pages, shared: nothing reads it, so
 #: threads writing it at once do no harm
-_VEC = ctypes.create_string_buffer(4096)
+_VEC: Any = None
+#: libc's mincore, declared for cffi (a cffi call costs a third of a ctypes one, and libraries
+#: rebind pointers every run)
+_libc_ffi = cffi.FFI()
+_libc_ffi.cdef("int mincore(void *addr, size_t length, unsigned char *vec);")
 
 
 def _mapped(address: int, size: int) -> bool:
     """Whether every page of [address, address + size) is mapped in this process (Linux's
     mincore fails with ENOMEM on a range with an unmapped page: a made-up address is found
     without touching it). True where the question cannot be asked."""
-    global _mincore, _PAGE
+    global _mincore, _PAGE, _VEC
     if _mincore is None:
         try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fn = libc.mincore
-            fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-            fn.restype = ctypes.c_int
+            fn = getattr(_libc_ffi.dlopen(None), "mincore")
             _PAGE = mmap.PAGESIZE
+            _VEC = _libc_ffi.new("unsigned char[]", 4096)
             _mincore = fn
         except (AttributeError, OSError):
             _mincore = False
@@ -104,10 +119,10 @@ def _mapped(address: int, size: int) -> bool:
     if end > 1 << 64:
         return False
     pages = (end - start + _PAGE - 1) // _PAGE
-    vec = _VEC if pages <= 4096 else ctypes.create_string_buffer(pages)
-    if _mincore(start, end - start, vec) == 0:
+    vec = _VEC if pages <= 4096 else _libc_ffi.new("unsigned char[]", pages)
+    if _mincore(_libc_ffi.cast("void*", start), end - start, vec) == 0:
         return True
-    return ctypes.get_errno() != errno.ENOMEM
+    return _libc_ffi.errno != errno.ENOMEM
 
 
 class IOBinding:
@@ -137,8 +152,16 @@ class IOBinding:
 
     def bind_input(self, name: str, device_type: str, device_id: int, element_type: Any,
                    shape: Sequence[int], buffer_ptr: int) -> None:
-        cpu_only(device_type, device_id, -1)
-        arr = _array_at(buffer_ptr, element_type, shape, "bind_input")
+        if device_type != "cpu" or type(device_id) is not int:
+            cpu_only(device_type, device_id, -1)
+        address, dtype, et, dims, size = _memory_at(buffer_ptr, element_type, shape,
+                                                     "bind_input")
+        # (a pointer libraries rebind every call: an OrtValue over it straight away)
+        if self._call(self._binding._bind_address, name, address, size, dims, et, False):
+            self._keep.pop(name, None)
+            return
+        arr = np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
+                            math.prod(dims)).reshape(dims)
         self._keep[name] = arr
         self._call(self._binding.bind_input, name, arr)
 
@@ -149,14 +172,21 @@ class IOBinding:
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0,
                     element_type: Any = None, shape: Sequence[int] | None = None,
                     buffer_ptr: int | None = None) -> None:
-        cpu_only(device_type, device_id, -1)
+        if device_type != "cpu" or type(device_id) is not int:
+            cpu_only(device_type, device_id, -1)
         if buffer_ptr is None:
             self._call(self._binding.bind_output, name)
             return
         if element_type is None or shape is None:
             raise ValueError("`element_type` and `shape` are to be provided if pre-allocated "
                              "memory is provided")
-        arr = _array_at(buffer_ptr, element_type, shape, "bind_output")
+        address, dtype, et, dims, size = _memory_at(buffer_ptr, element_type, shape,
+                                                     "bind_output")
+        if self._call(self._binding._bind_address, name, address, size, dims, et, True):
+            self._keep.pop("out:" + name, None)
+            return
+        arr = np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
+                            math.prod(dims)).reshape(dims)
         self._keep["out:" + name] = arr
         self._call(self._binding.bind_output, name, arr)
 
@@ -176,7 +206,8 @@ class IOBinding:
     def copy_outputs_to_cpu(self) -> list[Any]:
         # copies, as the name says: get_outputs' arrays are views over the bound outputs,
         # which the next run with this binding writes again
-        return [_copied(out) for out in self._call(self._binding.get_outputs)]
+        copies: list[Any] = self._call(self._binding.get_outputs, True)
+        return copies
 
     def clear_binding_inputs(self) -> None:
         self._binding.clear_binding_inputs()
@@ -185,14 +216,3 @@ class IOBinding:
     def clear_binding_outputs(self) -> None:
         self._binding.clear_binding_outputs()
         self._keep = {k: v for k, v in self._keep.items() if not k.startswith("out:")}
-
-
-def _copied(out: Any) -> Any:
-    """An output (an array, or a list / dict holding arrays) with every array copied."""
-    if isinstance(out, np.ndarray):
-        return out.copy()
-    if isinstance(out, list):
-        return [_copied(item) for item in out]
-    if isinstance(out, dict):
-        return {key: _copied(item) for key, item in out.items()}
-    return out
