@@ -27,7 +27,7 @@ from ._signatures import SIGNATURES
 from ._slots import SINCE, SLOTS
 
 __all__ = ["SlotRule", "table", "rule", "coverage", "DECLARED", "HANDLE_TYPES", "params",
-           "receiver"]
+           "receiver", "SUB_TABLES", "sub_coverage"]
 
 #: opaque ORT object types a slot can read, write, create or release
 HANDLE_TYPES = frozenset({
@@ -1210,3 +1210,201 @@ def coverage() -> dict[str, Any]:
         "unverified": sum(r.basis() == "unverified" for r in rows),
         "upto": max(v for _, v in SLOTS),
     }
+
+
+# -- the other function tables: OrtCompileApi and OrtModelEditorApi ----------------------------
+
+#: the compile table's functions and the model editor's, read at one commit of main each
+COMPILE_API = ("onnxruntime/core/session/compile_api.cc",
+               "06486e14b54bbda2c6ff2d4f61d212bd37a9eb7b")
+COMPILE_OPTIONS = ("onnxruntime/core/session/model_compilation_options.cc",
+                   "03876adc28b33270e71f12697c068a6deb7207a1")
+MODEL_EDITOR = ("onnxruntime/core/session/model_editor_c_api.cc",
+                "004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6")
+#: the record for a sub-table function read from its table's signature only
+SUB_SIGNATURE = ev.signature("the function's signature in ORT's header (not declared by ortc, "
+                             "which binds neither table): a const handle is only read, a "
+                             "non-const one may be changed; verifies nothing alone",
+                             "shared", "exclusive")
+
+
+def _sub(table: str, name: str, since: int, **kw: Any) -> SlotRule:
+    return SlotRule(f"{table}.{name}", since, source="declared", **kw)
+
+
+_MCO = "OrtModelCompilationOptions"
+_MCO_SET = _src(COMPILE_OPTIONS, "ModelCompilationOptions::Set* (via OrtCompileAPI::"
+                "ModelCompilationOptions_Set*)", "each assigns a field of the options' own "
+                "copy of the session options (a path, a flag, a config entry) with no lock: "
+                "exclusive; paths and names are copied", "exclusive")
+_MCO_KEPT = _src(COMPILE_OPTIONS, "ModelCompilationOptions::SetInputModelFromBuffer, "
+                 "SetInputModel, SetOutputModelBuffer, SetOutputModelWriteFunc, "
+                 "SetOutputModelGetInitializerLocationFunc",
+                 "store the caller's pointer (input bytes, an OrtModel, the output data and size "
+                 "locations with the allocator wrapped by pointer and not owned, a function and "
+                 "its state) in the options: nothing is copied; CompileModel uses them later",
+                 "exclusive", "lifetime")
+_COMPILE = _src(COMPILE_API, "OrtCompileAPI::CompileModel (onnxruntime::CompileModel)",
+                "compiles from the const options with the env: reads them, but writes the "
+                "output the options name (the caller's data and size locations, through the "
+                "caller's allocator; or the write function with its state) on the calling "
+                "thread: two compilations with one options would write one output at once, so "
+                "the options are not Sync", "shared", "not-sync", "lifetime")
+_KEEP = ("kept by pointer by the options, not copied: valid until the last CompileModel with "
+         "them (or until the input or output is set again, or the options released)")
+
+COMPILE_TABLE: tuple[SlotRule, ...] = (
+    _sub("OrtCompileApi", "ReleaseModelCompilationOptions", 22, releases=(_MCO,),
+         evidence=(_src(COMPILE_API, "OrtCompileAPI::ReleaseModelCompilationOptions",
+                        "deletes the options", "exclusive", "lifetime"),)),
+    _sub("OrtCompileApi", "CreateModelCompilationOptionsFromSessionOptions", 22,
+         reads=("OrtEnv", "OrtSessionOptions"), creates=(_MCO,),
+         outlives="the env outlives the options (kept by reference); the session options are "
+                  "copied and may be released at once",
+         evidence=(_src(COMPILE_OPTIONS, "ModelCompilationOptions::ModelCompilationOptions",
+                        "keeps a reference to the env and copies the session options, then "
+                        "turns on EP-context generation in its copy", "shared", "lifetime"),)),
+    *(_sub("OrtCompileApi", f"ModelCompilationOptions_{n}", v, writes=(_MCO,),
+           evidence=(_MCO_SET,))
+      for n, v in (("SetInputModelPath", 22), ("SetOutputModelPath", 22),
+                   ("SetOutputModelExternalInitializersFile", 22),
+                   ("SetEpContextEmbedMode", 22), ("SetFlags", 23),
+                   ("SetEpContextBinaryInformation", 23), ("SetGraphOptimizationLevel", 23))),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetInputModelFromBuffer", 22, writes=(_MCO,),
+         outlives="the model bytes are " + _KEEP, evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelBuffer", 22, writes=(_MCO,),
+         reads=("OrtAllocator",),
+         outlives="the allocator and the two locations the compiled model's data pointer and "
+                  "size are written to are " + _KEEP + "; the buffer written there comes from "
+                  "that allocator and is the caller's to free with it",
+         evidence=(_MCO_KEPT, _src(COMPILE_API, "OrtCompileAPI::"
+                                   "ModelCompilationOptions_SetOutputModelBuffer", "wraps the "
+                                   "caller's allocator by pointer (no reference taken) before "
+                                   "storing it", "lifetime"))),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelWriteFunc", 23, writes=(_MCO,),
+         outlives="the function and its state are " + _KEEP + "; ORT calls the function on "
+                  "the thread running CompileModel", evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc", 23,
+         writes=(_MCO,), outlives="the function and its state are " + _KEEP + "; ORT calls the "
+         "function on the thread running CompileModel", evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetInputModel", 24, writes=(_MCO,),
+         reads=("OrtModel",),
+         outlives="the OrtModel is " + _KEEP + "; it must not be changed meanwhile",
+         evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetEpContextDataWriteFunc", 25,
+         writes=(_MCO,), outlives="the function and its state are " + _KEEP,
+         evidence=(_src(COMPILE_API, "OrtCompileAPI::ModelCompilationOptions_"
+                        "SetEpContextDataWriteFunc", "stores the function and its state in the "
+                        "options (after the API 24 entries of the table)", "exclusive",
+                        "lifetime"),)),
+    _sub("OrtCompileApi", "CompileModel", 22, reads=("OrtEnv", _MCO),
+         note="shared on the options in the C signature (const), but the options are not Sync: "
+              "each compilation writes the output they name",
+         outlives="every pointer the options keep (input bytes or model, output locations and "
+                  "allocator, functions and state) is valid for the whole call",
+         evidence=(_COMPILE,)),
+)
+
+_ME = "OrtModelEditorApi"
+_ME_TYPEINFO = ev.untested("the type-info constructors are not in model_editor_c_api.cc and "
+                           "were not read: verdict from the signature (the argument infos are "
+                           "read, a new info is the caller's)", "shared")
+MODEL_EDITOR_TABLE: tuple[SlotRule, ...] = (
+    *(_sub(_ME, n, 22, reads=r, creates=("OrtTypeInfo",), evidence=(SUB_SIGNATURE, _ME_TYPEINFO))
+      for n, r in (("CreateTensorTypeInfo", ("OrtTensorTypeAndShapeInfo",)),
+                   ("CreateSparseTensorTypeInfo", ("OrtTensorTypeAndShapeInfo",)),
+                   ("CreateMapTypeInfo", ("OrtTypeInfo",)),
+                   ("CreateSequenceTypeInfo", ("OrtTypeInfo",)),
+                   ("CreateOptionalTypeInfo", ("OrtTypeInfo",)))),
+    _sub(_ME, "CreateValueInfo", 22, reads=("OrtTypeInfo",), creates=("OrtValueInfo",),
+         outlives="the name and type info are copied (the type info may be released at once)",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateValueInfo", "copies the name "
+                        "and clones the const type info into a new value info the caller owns",
+                        "shared", "lifetime"),)),
+    _sub(_ME, "CreateNode", 22, releases=("OrtOpAttr",), creates=("OrtNode",),
+         outlives="takes the attributes: each is copied, then released, and its array entry set "
+                  "to NULL: never use or release them after the call",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateNode", "copies the names and "
+                        "each attribute into a new node, then releases the caller's attribute "
+                        "and clears its entry", "exclusive", "lifetime"),)),
+    _sub(_ME, "CreateGraph", 22, creates=("OrtGraph",),
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateGraph", "a new, empty graph "
+                        "the caller owns until it is added to a model", "lifetime"),)),
+    *(_sub(_ME, n, 22, writes=("OrtGraph",), releases=("OrtValueInfo",),
+           outlives="takes the value infos (entries set to NULL): never use or release them "
+                    "after; the graph's previous ones are freed",
+           evidence=(_src(MODEL_EDITOR, f"OrtModelEditorAPI::{n}", "with no lock, replaces the "
+                          "graph's list: frees the old value infos, takes ownership of the "
+                          "given ones (refusing duplicates and ones already owned) and clears "
+                          "the caller's entries", "exclusive", "lifetime"),))
+      for n in ("SetGraphInputs", "SetGraphOutputs")),
+    _sub(_ME, "AddInitializerToGraph", 22, writes=("OrtGraph",), releases=("OrtValue",),
+         outlives="takes the value: never release it after; a value made over the caller's "
+                  "buffer still points at that buffer, which then outlives the graph, its "
+                  "model and what is made from them",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::AddInitializerToGraph", "checks the "
+                        "CPU tensor and its name, then the graph takes ownership of the value "
+                        "(no copy of its data), with no lock", "exclusive", "lifetime"),)),
+    _sub(_ME, "AddNodeToGraph", 22, writes=("OrtGraph",), releases=("OrtNode",),
+         outlives="takes the node: never release it after",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::AddNodeToGraph", "appends the node "
+                        "to the graph, which then owns it (refusing one already owned), with "
+                        "no lock", "exclusive", "lifetime"),)),
+    _sub(_ME, "CreateModel", 22, creates=("OrtModel",),
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateModel", "a new model with a "
+                        "copy of the domain names and opset versions", "lifetime"),)),
+    _sub(_ME, "AddGraphToModel", 22, writes=("OrtModel",), releases=("OrtGraph",),
+         outlives="takes the graph: never release it after",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::AddGraphToModel", "the model takes "
+                        "ownership of the graph (one graph per model, refusing one already "
+                        "owned), with no lock", "exclusive", "lifetime"),)),
+    _sub(_ME, "CreateSessionFromModel", 22, reads=("OrtEnv", "OrtModel", "OrtSessionOptions"),
+         creates=("OrtSession",),
+         outlives="the env outlives the session; whether the session keeps using the model's "
+                  "initializers after creation was not read: keep the model (and any buffer "
+                  "under its initializers) until the session is released",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateSessionFromModel", "creates a "
+                        "session with a copy of the options, loads the const model into it and "
+                        "initializes it", "shared", "lifetime"),)),
+    *(_sub(_ME, n, 22, reads=("OrtEnv", "OrtSessionOptions"), creates=("OrtSession",),
+           note="the session is loaded but not initialized: finish it with "
+                "FinalizeModelEditorSession before running",
+           outlives="as CreateSession / CreateSessionFromArray (the env outlives the session)",
+           evidence=(_src(MODEL_EDITOR, f"OrtModelEditorAPI::{n}", "loads the model as "
+                          "CreateSession and CreateSessionFromArray do (CreateSessionAndLoadModel) "
+                          "without initializing the session", "shared", "lifetime"),))
+      for n in ("CreateModelEditorSession", "CreateModelEditorSessionFromArray")),
+    _sub(_ME, "SessionGetOpsetForDomain", 22, reads=("OrtSession",),
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::SessionGetOpsetForDomain", "looks the "
+                        "domain up in the const session's model graph", "shared"),)),
+    _sub(_ME, "ApplyModelToModelEditorSession", 22, writes=("OrtSession", "OrtModel"),
+         note="before FinalizeModelEditorSession only: the session is being built",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::ApplyModelToModelEditorSession",
+                        "applies the model's changes to the non-const session "
+                        "(InferenceSession::ApplyUpdates), taking the model non-const",
+                        "exclusive"),)),
+    _sub(_ME, "FinalizeModelEditorSession", 22, writes=("OrtSession",),
+         reads=("OrtSessionOptions", "OrtPrepackedWeightsContainer"),
+         outlives="a prepacked-weights container outlives the session",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::FinalizeModelEditorSession",
+                        "initializes the non-const session with the options and the container "
+                        "(InitializeSession), as session creation does", "exclusive",
+                        "lifetime"),)),
+)
+
+#: the function tables besides OrtApi classified function by function, with the API version
+#: each function appeared in (its table's version, which follows ORT's API version)
+SUB_TABLES: dict[str, tuple[SlotRule, ...]] = {
+    "OrtCompileApi": COMPILE_TABLE,
+    "OrtModelEditorApi": MODEL_EDITOR_TABLE,
+}
+
+
+def sub_coverage() -> dict[str, dict[str, int]]:
+    """Per classified sub-table: its functions and how many verdicts rest on what."""
+    out: dict[str, dict[str, int]] = {}
+    for t, rows in SUB_TABLES.items():
+        by = {b: sum(r.basis() == b for r in rows) for b in BASES}
+        out[t] = {"total": len(rows), **by,
+                  "verified": len(rows) - by["unverified"], "unverified": by["unverified"]}
+    return out
