@@ -1095,6 +1095,38 @@ _cite("UpdateEnvWithCustomLogLevel",
            "log: kept exclusive", "exclusive"))
 
 
+# Memory infos and container type infos: plain immutable records, new and delete.
+MEMORY_INFO = ("onnxruntime/core/framework/allocator.cc", "0077338cbd53ad9fb27fa666aa786e4212ce7f13")
+MAP_TYPE = ("onnxruntime/core/framework/onnxruntime_map_type_info.cc",
+            "00772ff127ac58a91a0fb6498dd786c320f986f6")
+SEQUENCE_TYPE = ("onnxruntime/core/framework/onnxruntime_sequence_type_info.cc",
+                 "9efc98126bf3c26c319148b29b37093dcda31c40")
+_cite("CreateMemoryInfo ReleaseMemoryInfo",
+      _src(MEMORY_INFO, "OrtApis::CreateMemoryInfo, OrtApis::ReleaseMemoryInfo", "new (for a "
+           "known device name, else an error) and delete: the caller owns the info", "lifetime"))
+_cite("MemoryInfoGetId MemoryInfoGetMemType MemoryInfoGetType CompareMemoryInfo "
+      "MemoryInfoGetDeviceType",
+      _src(MEMORY_INFO, "OrtApis::MemoryInfoGetId, GetMemType, GetType, CompareMemoryInfo, "
+           "MemoryInfoGetDeviceType", "read fields of the const infos (compare two of them): "
+           "nothing changes", "shared"))
+_life("MemoryInfoGetName", "the name is ORT's (a constant device name kept by the info): valid "
+      "at least while the info lives; never free it",
+      _src(MEMORY_INFO, "OrtApis::MemoryInfoGetName", "returns the name pointer the const info "
+           "holds (CreateMemoryInfo sets it to ORT's constant name of the device)", "shared",
+           "lifetime"))
+_cite("GetMapKeyType", _src(MAP_TYPE, "OrtApis::GetMapKeyType", "reads the const info's key "
+                            "type", "shared"))
+_cite("GetMapValueType GetSequenceElementType",
+      _src(MAP_TYPE, "OrtApis::GetMapValueType (and GetSequenceElementType in "
+           "onnxruntime_sequence_type_info.cc)", "clone the const info's value (element) type "
+           "into a new type info the caller owns and releases: independent of the source",
+           "shared", "lifetime"))
+_cite("ReleaseMapTypeInfo", _src(MAP_TYPE, "OrtApis::ReleaseMapTypeInfo", "deletes the info "
+                                 "and the value type info it owns", "exclusive", "lifetime"))
+_cite("ReleaseSequenceTypeInfo", _src(SEQUENCE_TYPE, "OrtApis::ReleaseSequenceTypeInfo",
+                                      "deletes the info and the element type info it owns",
+                                      "exclusive", "lifetime"))
+
 #: type families whose every slot runs inside an ORT callback
 _CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")
 #: of those, the ones not Sync: used by the callback's own thread only (a kernel info and a
