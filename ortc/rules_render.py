@@ -36,6 +36,9 @@ def render_json() -> str:
         "counter_reports": evidence.COUNTER_REPORTS,
         "slots": [r.to_json() for r in slot_rules.table()],
         "slot_coverage": slot_rules.coverage(),
+        "sub_tables": {t: [r.to_json() for r in rows] for t, rows in slot_rules.SUB_TABLES.items()},
+        "sub_table_coverage": slot_rules.sub_coverage(),
+        "unclassified_tables": UNCLASSIFIED_TABLES,
         "pickle_and_fork": PICKLE_AND_FORK, "function_tables": FUNCTION_TABLES,
         "no_row": NO_ROW}, indent=2) + "\n"
 
@@ -247,13 +250,12 @@ def _answers(recs: list[dict[str, Any]],
     return out
 
 
-#: the function tables besides OrtApi whose functions have no per-function verdict yet
+#: the function tables besides OrtApi whose functions have no per-function verdict yet (the
+#: classified ones are ortc.slot_rules.SUB_TABLES)
 UNCLASSIFIED_TABLES = {
-    "OrtCompileApi": "about half its functions appear in the OrtModelCompilationOptions row",
-    "OrtModelEditorApi": "under half appear in the graph, node, value-info and model rows",
-    "OrtEpApi": "none",
-    "OrtInteropApi": "none",
-    "OrtModelPackageApi": "none",
+    "OrtEpApi": "no function of it appears in a row",
+    "OrtInteropApi": "no function of it appears in a row",
+    "OrtModelPackageApi": "no function of it appears in a row",
 }
 
 
@@ -271,9 +273,14 @@ def _verified_lines() -> list[str]:
         "signature, the generic Release, callback-scope and device records) or on ortc's "
         "policy; each says **unverified** in the [slot table](#every-ortapi-slot).",
         "",
-        "Not yet classified function by function: the sub-tables "
+        "Classified function by function in [Other function tables](#other-function-tables), "
+        "counted apart from the slots above: "
+        + "; ".join(f"`{t}` ({c['total']} functions: {c['verified']} verified, "
+                    f"{c['unverified']} unverified)"
+                    for t, c in slot_rules.sub_coverage().items())
+        + ". Not yet classified function by function: the sub-tables "
         + "; ".join(f"`{t}` ({why})" for t, why in UNCLASSIFIED_TABLES.items())
-        + ". Their functions are not counted above.",
+        + ".",
         "",
     ]
 
@@ -445,4 +452,32 @@ def render_markdown(matrix_path: Optional[str] = None) -> str:
         basis = "**unverified**" if basis == "unverified" else basis
         lines.append(f"| `{sr.slot}` | {sr.since} | {_md(sr.verdict())} | {basis} | "
                      f"{_md(sr.outlives)} | {_md(sr.note)} | {_md(evs)} |")
+    lines += _sub_table_lines(matrix)
     return "\n".join(lines) + "\n"
+
+
+def _sub_table_lines(matrix: Optional[matrix_table.Matrix]) -> list[str]:
+    """The classified function tables besides OrtApi, one row per function, as the slot table:
+    the API version it appeared in, its verdict, what it rests on, lifetimes, evidence."""
+    lines = ["", "## Other function tables", "",
+             "Functions of the tables ORT hands out besides OrtApi (ortc binds none of them), "
+             "with the same verdicts and evidence standard as the slots: reads are shared, "
+             "writes and releases exclusive (a release here is also a function that takes the "
+             "handle over), and the API version is the one the function appeared in. Not yet "
+             "classified: " + ", ".join(f"`{t}`" for t in UNCLASSIFIED_TABLES) + ". "
+             "`python -m ortc rules --format json` carries the same (`sub_tables`).", ""]
+    for table, rows in slot_rules.SUB_TABLES.items():
+        cov = slot_rules.sub_coverage()[table]
+        lines += [f"### {table}", "",
+                  f"{cov['total']} functions; what each verdict rests on: "
+                  + ", ".join(f"{b} {cov[b]}" for b in slot_rules.BASES) + ".", "",
+                  "| function | API | verdict | rests on | must outlive / borrowed | note | "
+                  "evidence |", "|---|---|---|---|---|---|---|"]
+        for sr in rows:
+            evs = "; ".join(_ev_line(e, matrix) for e in sr.evidence)
+            basis = sr.basis()
+            basis = "**unverified**" if basis == "unverified" else basis
+            lines.append(f"| `{sr.slot}` | {sr.since} | {_md(sr.verdict())} | {basis} | "
+                         f"{_md(sr.outlives)} | {_md(sr.note)} | {_md(evs)} |")
+        lines.append("")
+    return lines

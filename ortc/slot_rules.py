@@ -27,7 +27,7 @@ from ._signatures import SIGNATURES
 from ._slots import SINCE, SLOTS
 
 __all__ = ["SlotRule", "table", "rule", "coverage", "DECLARED", "HANDLE_TYPES", "params",
-           "receiver"]
+           "receiver", "SUB_TABLES", "sub_coverage"]
 
 #: opaque ORT object types a slot can read, write, create or release
 HANDLE_TYPES = frozenset({
@@ -781,6 +781,352 @@ _d("GetKeyValuePairs", reads=("OrtKeyValuePairs",),
                   "own strings for returning all entries: the caller reads the pairs' own "
                   "memory", "shared", "lifetime"),))
 
+# -- onnxruntime_c_api.cc and the type-info files (paraphrased readings) -----------------------
+
+#: the C API's main file, read at one commit of main (ORT 1.25 in development, OrtApi 24)
+C_API_IMPL = ("onnxruntime/core/session/onnxruntime_c_api.cc",
+              "003d03582b884c750c3b8832dde0a9a9cd1c7670")
+TENSOR_TYPE = ("onnxruntime/core/framework/tensor_type_and_shape.cc",
+               "02cd27d41137d16077956ebdc6bfde564a1927dc")
+TYPE_INFO = ("onnxruntime/core/framework/onnxruntime_typeinfo.cc",
+             "00ca168922183eeb0c1e0f93c04f2f707087f86d")
+STATUS = ("onnxruntime/core/framework/error_code.cc", "01e5d2aa5fe85e5e5726645b9f3cc7eadc9fdd54")
+
+
+def _life(slots: str, outlives: str, *records: ev.Evidence) -> None:
+    """State a lifetime the implementation shows and cite it, keeping the slot's verdict (its
+    declared one, if any, else the signature's)."""
+    for s in slots.split():
+        assert s in SINCE, f"unknown slot {s}"
+        over = dict(_OVERRIDES.get(s, {}))
+        over["outlives"] = "; ".join(x for x in (over.get("outlives", ""), outlives) if x)
+        _OVERRIDES[s] = over
+    _cite(slots, *records)
+
+
+# Values: reads of a const value copy out or point into the value's own memory; writers go
+# through a mutable tensor with no lock.
+_cite("IsTensor HasValue IsSparseTensor GetTensorData GetStringTensorDataLength "
+      "GetStringTensorElementLength GetStringTensorContent GetStringTensorElement "
+      "GetTensorSizeInBytes GetValueCount GetSparseTensorFormat",
+      _src(C_API_IMPL, "OrtApis::IsTensor, HasValue, IsSparseTensor, GetTensorData, "
+           "GetStringTensor*, GetTensorSizeInBytes, GetValueCount, GetSparseTensorFormat",
+           "each reads the const value (a flag, a size, the data pointer, or strings copied "
+           "into the caller's buffer): nothing in the value changes, so reads may overlap",
+           "shared"))
+_cite("GetTensorTypeAndShape GetTypeInfo GetValueType GetSparseTensorValuesTypeAndShape "
+      "GetSparseTensorIndicesTypeShape",
+      _src(TENSOR_TYPE, "OrtApis::GetTensorTypeAndShape, GetTypeInfo, GetValueType, "
+           "GetSparseTensorValuesTypeAndShape, GetSparseTensorIndicesTypeShape "
+           "(OrtTypeInfo::FromOrtValue)", "build a new info from the const value's shape and "
+           "type: the caller owns and releases it; the value is only read", "shared",
+           "lifetime"))
+_cite("TensorAt FillStringTensor FillStringTensorElement",
+      _src(C_API_IMPL, "OrtApis::TensorAt, FillStringTensor, FillStringTensorElement",
+           "take the tensor mutably (TensorAt hands back a writable pointer into its data; "
+           "the fills assign strings, copied, into its elements) with no lock: exclusive",
+           "exclusive"))
+_life("GetResizedStringTensorElementBuffer",
+      "the buffer returned is the element's own string storage: valid until that element is "
+      "filled or resized again, or the value is released",
+      _src(C_API_IMPL, "OrtApis::GetResizedStringTensorElementBuffer", "resizes one string "
+           "element of the mutable tensor and returns a pointer into that string: exclusive, "
+           "and the pointer lives as long as the element's storage", "exclusive", "lifetime"))
+_life("GetValue",
+      "the allocator outlives the value returned for a tensor (a sequence element, a map's "
+      "keys or values): its tensor keeps the allocator by pointer, without owning it, and "
+      "frees its buffer through it",
+      _src(C_API_IMPL, "OrtApis::GetValue (CreateTensorAndPopulate -> CreateTensorImpl)",
+           "copies the element (a tensor of a sequence, a map's keys or values) into a new "
+           "tensor allocated from the caller's allocator, wrapped by pointer and not owned; a "
+           "map element of a sequence is copied with no allocator; the source is only read",
+           "shared", "lifetime"))
+_cite("CreateOpaqueValue GetOpaqueValue",
+      _src(C_API_IMPL, "OrtApis::CreateOpaqueValue, OrtApis::GetOpaqueValue",
+           "the registered opaque type copies the caller's container into a new value, or the "
+           "const value's content out into the caller's container: nothing is kept", "shared",
+           "lifetime"))
+_cite("FillSparseTensorCoo FillSparseTensorCsr FillSparseTensorBlockSparse",
+      _src(C_API_IMPL, "OrtApis::FillSparseTensorCoo, FillSparseTensorCsr, "
+           "FillSparseTensorBlockSparse (SparseTensor::Make*Data, Make*Strings)",
+           "allocate the sparse tensor's buffer from its own allocator and copy the caller's "
+           "values and indices into it (through a data transfer between the two memory infos): "
+           "exclusive on the value, nothing of the caller's is kept", "exclusive", "lifetime"))
+_life("UseCooIndices UseCsrIndices UseBlockSparseIndices",
+      "the caller's index buffer outlives the value and every binding it is bound to: the "
+      "sparse tensor indexes it in place (as it does the values given to "
+      "CreateSparseTensorWithValuesAsOrtValue)",
+      _src(C_API_IMPL, "OrtApis::UseCooIndices, UseCsrIndices, UseBlockSparseIndices "
+           "(SparseTensor::Use*Indices)", "make the sparse tensor's index tensors over the "
+           "caller's buffer, which is neither copied nor owned (only allowed on a tensor made "
+           "over the caller's values, with no allocator): exclusive on the value, and the "
+           "buffer is borrowed for the value's life", "exclusive", "lifetime"))
+_life("GetSparseTensorValues GetSparseTensorIndices",
+      "the pointer returned is into the value's own memory: valid while the value lives and "
+      "is not refilled",
+      _src(C_API_IMPL, "OrtApis::GetSparseTensorValues; GetSparseTensorIndices "
+           "(tensor_type_and_shape.cc)", "return the raw data pointer of the const sparse "
+           "tensor's values or indices: a read, borrowed from the value", "shared",
+           "lifetime"))
+_cite("ReleaseValue ReleaseRunOptions ReleaseSession ReleaseModelMetadata",
+      _src(C_API_IMPL, "OrtApis::ReleaseValue, ReleaseRunOptions, ReleaseSession, "
+           "ReleaseModelMetadata (DEFINE_RELEASE_ORT_OBJECT_FUNCTION)", "delete the object: "
+           "exclusive and last", "exclusive", "lifetime"))
+
+# IoBinding: every call goes through the binding's IOBinding object without a lock.
+_cite("BindInput BindOutputToDevice ClearBoundInputs ClearBoundOutputs SynchronizeBoundInputs "
+      "SynchronizeBoundOutputs",
+      _src(C_API_IMPL, "OrtApis::BindInput, BindOutputToDevice, ClearBoundInputs, "
+           "ClearBoundOutputs, SynchronizeBoundInputs, SynchronizeBoundOutputs (IOBinding)",
+           "each changes the binding's IOBinding (its feeds, its outputs, or the streams it "
+           "synchronises) through a non-const pointer with no lock: exclusive", "exclusive"))
+_life("BindInput", "the binding keeps its own reference to the value (sharing its tensor): a "
+      "value over caller memory keeps that memory in use until it is unbound or the binding "
+      "released",
+      _src(C_API_IMPL, "OrtApis::BindInput (IOBinding::BindInput)", "stores a copy of the "
+           "OrtValue handle, which shares the value's tensor, in the binding's feeds",
+           "lifetime"))
+_cite("ReleaseIoBinding", _src(C_API_IMPL, "OrtApis::ReleaseIoBinding", "deletes the binding "
+                                "and the IOBinding it owns", "exclusive", "lifetime"))
+
+# Sessions: the getters read the const session's model definitions and copy them out.
+_cite("SessionGetInputCount SessionGetOutputCount SessionGetOverridableInitializerCount "
+      "SessionGetInputTypeInfo SessionGetOutputTypeInfo SessionGetOverridableInitializerTypeInfo "
+      "SessionGetInputName SessionGetOutputName SessionGetOverridableInitializerName "
+      "SessionGetModelMetadata SessionGetProfilingStartTimeNs",
+      _src(C_API_IMPL, "OrtApis::SessionGet* (GetNodeDefListCountHelper, "
+           "GetNodeDefTypeInfoHelper, GetNodeDefNameImpl), SessionGetModelMetadata, "
+           "SessionGetProfilingStartTimeNs", "each reads the const session (its model's "
+           "input, output or overridable-initializer definitions, its metadata, its "
+           "profiler's start time) and copies the answer out: a new type info or metadata "
+           "the caller releases, a name allocated from the caller's allocator (freed with it)",
+           "shared", "lifetime"))
+_cite("SessionEndProfiling",
+      _src(C_API_IMPL, "OrtApis::SessionEndProfiling (InferenceSession::EndProfiling)",
+           "ends the session's profiling through a non-const session and copies the file name "
+           "out with the caller's allocator: it changes the session's profiler", "exclusive"))
+_cite("SetEpDynamicOptions",
+      _src(C_API_IMPL, "OrtApis::SetEpDynamicOptions (InferenceSession::SetEpDynamicOptions)",
+           "hands the keys and values to the non-const session, which passes them to its "
+           "execution providers; this layer takes no lock", "exclusive"))
+_life("Session_GetEpGraphAssignmentInfo EpAssignedSubgraph_GetEpName EpAssignedSubgraph_GetNodes "
+      "EpAssignedNode_GetName EpAssignedNode_GetDomain EpAssignedNode_GetOperatorType",
+      "the records and strings returned belong to the session: valid until it is released",
+      _src(C_API_IMPL, "OrtApis::Session_GetEpGraphAssignmentInfo, EpAssignedSubgraph_*, "
+           "EpAssignedNode_*", "return the data of the const session's own list of assignment "
+           "records, and pointers to their strings and node lists: reads, borrowed from the "
+           "session", "shared", "lifetime"))
+
+# Model metadata: a copy made at SessionGetModelMetadata, read by its getters.
+_cite("ModelMetadataGetProducerName ModelMetadataGetGraphName ModelMetadataGetDomain "
+      "ModelMetadataGetDescription ModelMetadataGetGraphDescription "
+      "ModelMetadataLookupCustomMetadataMap ModelMetadataGetCustomMetadataMapKeys "
+      "ModelMetadataGetVersion",
+      _src(C_API_IMPL, "OrtApis::ModelMetadata*", "each reads a field of the const metadata "
+           "and copies it into memory from the caller's allocator (the caller frees it with "
+           "that allocator): reads only", "shared", "lifetime"))
+
+# Allocators: the C functions call the allocator's own function pointers.
+_cite("AllocatorAlloc AllocatorFree AllocatorGetStats",
+      _src(C_API_IMPL, "OrtApis::AllocatorAlloc, AllocatorFree, AllocatorGetStats",
+           "call the allocator's own Alloc, Free or GetStats with no lock of their own: calls "
+           "may overlap exactly when that allocator's implementation allows it (ORT's CPU and "
+           "arena allocators: the thread checks); GetStats returns new pairs the caller "
+           "releases", "shared", "lifetime"))
+
+# Type infos and tensor shape infos: plain objects, fields set by setters, read by getters.
+_cite("GetOnnxTypeFromTypeInfo", _src(TYPE_INFO, "OrtApis::GetOnnxTypeFromTypeInfo",
+                                      "reads a field of the const info", "shared"))
+_life("GetDenotationFromTypeInfo", "the string returned belongs to the type info: valid until "
+      "it is released",
+      _src(TYPE_INFO, "OrtApis::GetDenotationFromTypeInfo", "returns a pointer to the const "
+           "info's own denotation string", "shared", "lifetime"))
+_cite("ReleaseTypeInfo", _src(TYPE_INFO, "OrtApis::ReleaseTypeInfo (~OrtTypeInfo)", "deletes "
+                              "the info and the tensor, map or sequence info it owns (what the "
+                              "CastTypeInfoTo* functions returned)", "exclusive", "lifetime"))
+_cite("SetTensorElementType SetDimensions",
+      _src(TENSOR_TYPE, "OrtApis::SetTensorElementType, OrtApis::SetDimensions", "assign the "
+           "info's type or shape with no lock", "exclusive"))
+_cite("GetTensorElementType GetDimensionsCount GetDimensions GetTensorShapeElementCount",
+      _src(TENSOR_TYPE, "OrtApis::GetTensorElementType, GetDimensionsCount, GetDimensions, "
+           "GetTensorShapeElementCount", "read the const info's fields, copying dimensions into "
+           "the caller's array", "shared"))
+_life("GetSymbolicDimensions", "the names returned belong to the info: valid until it is "
+      "released (or its dimensions are set again)",
+      _src(TENSOR_TYPE, "OrtApis::GetSymbolicDimensions", "fills the caller's array with "
+           "pointers to the const info's own dimension-name strings", "shared", "lifetime"))
+_cite("CreateTensorTypeAndShapeInfo ReleaseTensorTypeAndShapeInfo",
+      _src(TENSOR_TYPE, "OrtApis::CreateTensorTypeAndShapeInfo, "
+           "OrtApis::ReleaseTensorTypeAndShapeInfo", "new and delete: the caller owns the "
+           "info", "lifetime"))
+
+# Status: a malloc'd code and message.
+_cite("GetErrorCode", _src(STATUS, "OrtGetErrorCode (OrtApis::GetErrorCode)", "reads the const "
+                           "status's code", "shared"))
+_life("GetErrorMessage", "the message is the status's own: valid until ReleaseStatus",
+      _src(STATUS, "OrtGetErrorMessage (OrtApis::GetErrorMessage)", "returns a pointer to the "
+           "message stored inside the const status", "shared", "lifetime"))
+_cite("ReleaseStatus", _src(STATUS, "OrtReleaseStatus (OrtApis::ReleaseStatus)", "frees the "
+                            "status and its message", "exclusive", "lifetime"))
+
+# Custom-op domains and libraries.
+_cite("CreateCustomOpDomain ReleaseCustomOpDomain",
+      _src(C_API_IMPL, "OrtApis::CreateCustomOpDomain, OrtApis::ReleaseCustomOpDomain",
+           "new (copying the domain name) and delete: the caller owns the domain", "lifetime"))
+_life("CustomOpDomain_Add", "the op outlives the domain and every session created with "
+      "options it was added to: the domain keeps it by pointer",
+      _src(C_API_IMPL, "OrtApis::CustomOpDomain_Add", "appends the op's pointer to the "
+           "domain's list with no lock: kept, not copied, not owned", "exclusive",
+           "lifetime"))
+_life("RegisterCustomOpsLibrary", "the library stays loaded until every session created with "
+      "these options is released: the caller owns the handle returned and unloads it",
+      _src(C_API_IMPL, "OrtApis::RegisterCustomOpsLibrary", "loads the library, returns its "
+           "handle to the caller (ORT does not keep or unload it) and runs the library's "
+           "RegisterCustomOps on the options, on the calling thread: the options are written",
+           "exclusive", "lifetime"))
+_cite("RegisterCustomOpsLibrary_V2 RegisterCustomOpsUsingFunction EnableOrtCustomOps",
+      _src(C_API_IMPL, "OrtApis::RegisterCustomOpsLibrary_V2 "
+           "(OrtSessionOptions::RegisterCustomOpsLibrary), RegisterCustomOpsUsingFunction, "
+           "EnableOrtCustomOps", "hand the options to the options' own library registration, "
+           "to a registration function found in the process, or to the built-in extensions' "
+           "registration, which add custom-op domains to them on the calling thread: the "
+           "options are written", "exclusive"))
+_cite("CreateArenaCfg CreateArenaCfgV2 ReleaseArenaCfg CreatePrepackedWeightsContainer "
+      "ReleasePrepackedWeightsContainer",
+      _src(C_API_IMPL, "OrtApis::CreateArenaCfg, CreateArenaCfgV2, ReleaseArenaCfg, "
+           "CreatePrepackedWeightsContainer, ReleasePrepackedWeightsContainer", "new (the "
+           "arena settings copied from the arguments) and delete: the caller owns the object",
+           "lifetime"))
+
+# Graph views and model-editor objects: releases, names and copies.
+_cite("ReleaseValueInfo ReleaseNode ReleaseGraph ReleaseModel ReleaseExternalInitializerInfo",
+      _src(C_API_IMPL, "OrtApis::ReleaseValueInfo, ReleaseNode, ReleaseGraph, ReleaseModel, "
+           "ReleaseExternalInitializerInfo", "delete the object: exclusive and last",
+           "exclusive", "lifetime"))
+_life("GetValueInfoName", "the name belongs to the value info: valid until it (or its graph) "
+      "is released",
+      _src(C_API_IMPL, "OrtApis::GetValueInfoName, OrtApis::GetValueInfoTypeInfo", "return the "
+           "const value info's own name and type info: reads, borrowed from it", "shared",
+           "lifetime"))
+_cite("GetValueInfoTypeInfo",
+      _src(C_API_IMPL, "OrtApis::GetValueInfoTypeInfo", "returns the const value info's own "
+           "type info (an error if it has none): a read, borrowed from it", "shared",
+           "lifetime"))
+_cite("Graph_GetModelMetadata",
+      _src(C_API_IMPL, "OrtApis::Graph_GetModelMetadata", "asks the const graph for a new "
+           "metadata object the caller owns and releases", "shared", "lifetime"))
+_cite("OpAttr_GetTensorAttributeAsOrtValue",
+      _src(C_API_IMPL, "OrtApis::OpAttr_GetTensorAttributeAsOrtValue", "copies the const "
+           "attribute's inline tensor into a new value on ORT's default CPU allocator: the "
+           "caller owns it, nothing ties it to the attribute", "shared", "lifetime"))
+_cite("OpAttr_GetType", _src(C_API_IMPL, "OrtApis::OpAttr_GetType", "reads the const "
+                             "attribute's type", "shared"))
+_life("OpAttr_GetName", "the name belongs to the attribute: valid until it (or its node) is "
+      "released",
+      _src(C_API_IMPL, "OrtApis::OpAttr_GetName", "returns the const attribute's own name "
+           "string", "shared", "lifetime"))
+_cite("CreateExternalInitializerInfo ExternalInitializerInfo_GetFileOffset "
+      "ExternalInitializerInfo_GetByteSize",
+      _src(C_API_IMPL, "OrtApis::CreateExternalInitializerInfo, "
+           "ExternalInitializerInfo_GetFileOffset, ExternalInitializerInfo_GetByteSize",
+           "a new record copying the path (the caller's), and reads of its fields", "shared",
+           "lifetime"))
+_life("ExternalInitializerInfo_GetFilePath", "the path belongs to the info: valid until it is "
+      "released",
+      _src(C_API_IMPL, "OrtApis::ExternalInitializerInfo_GetFilePath", "returns the const "
+           "record's own path string", "shared", "lifetime"))
+
+# Key-value pairs: the remaining functions.
+_cite("CreateKeyValuePairs ReleaseKeyValuePairs",
+      _src(C_API_IMPL, "OrtApis::CreateKeyValuePairs, OrtApis::ReleaseKeyValuePairs", "new and "
+           "delete: the caller owns the pairs", "lifetime"))
+_life("GetKeyValue", "the value returned points into the pairs: valid until the next "
+      "AddKeyValuePair or RemoveKeyValuePair, or the release",
+      _src(C_API_IMPL, "OrtApis::GetKeyValue", "looks the key up in the const pairs' map and "
+           "returns a pointer to the stored value string (NULL if absent)", "shared",
+           "lifetime"))
+
+# Hardware and EP devices: plain records owned by the env (or the EP library that made them).
+_DEVICE_FIELDS = _src(C_API_IMPL, "OrtApis::HardwareDevice_*, OrtApis::EpDevice_* (but "
+                      "EpDevice_GetMemoryCapacity)", "each reads a field of the const device "
+                      "record: a number, or a pointer to the record's own string, key-value "
+                      "pairs, hardware device or memory info", "shared", "lifetime")
+_life("HardwareDevice_Vendor HardwareDevice_Metadata EpDevice_EpName EpDevice_EpVendor "
+      "EpDevice_EpMetadata EpDevice_EpOptions EpDevice_Device EpDevice_MemoryInfo",
+      "what is returned belongs to the device: never release it; valid while the device is "
+      "(until the EP library that made it is unregistered, or the env ends)", _DEVICE_FIELDS)
+_cite("HardwareDevice_Type HardwareDevice_VendorId HardwareDevice_DeviceId", _DEVICE_FIELDS)
+_life("CreateSyncStreamForEpDevice",
+      "the stream is the caller's to release, and is the EP's own implementation: release it "
+      "before the EP library that made the device is unregistered",
+      _src(C_API_IMPL, "OrtApis::CreateSyncStreamForEpDevice", "reads the const device and "
+           "asks its EP factory (through a non-const pointer to it: whether two such calls may "
+           "overlap is up to the EP) for a stream implementation, wrapped in a new stream "
+           "object", "shared", "lifetime"))
+_cite("SyncStream_GetHandle ReleaseSyncStream",
+      _src(C_API_IMPL, "OrtApis::SyncStream_GetHandle, OrtApis::ReleaseSyncStream", "read the "
+           "stream's native handle; delete the stream (its EP implementation with it)",
+           "shared", "lifetime"))
+_cite("CopyTensors",
+      _src(C_API_IMPL, "OrtApis::CopyTensors", "reads the env's data-transfer manager and the "
+           "source tensors, writes each destination tensor (taken mutably) and queues on the "
+           "stream if one is given: exclusive on destinations and stream", "exclusive",
+           "shared"))
+_cite("GetModelCompatibilityForEpDevices",
+      _src(C_API_IMPL, "OrtApis::GetModelCompatibilityForEpDevices", "reads the const devices "
+           "and, if their EP factory validates compatibility, calls it with their hardware "
+           "devices (whether such calls may overlap is up to the EP)", "shared"))
+_cite("GetHardwareDeviceEpIncompatibilityDetails",
+      _src(C_API_IMPL, "OrtApis::GetHardwareDeviceEpIncompatibilityDetails", "asks the const "
+           "env for a new details record the caller owns and releases", "shared",
+           "lifetime"))
+_cite("DeviceEpIncompatibilityDetails_GetReasonsBitmask "
+      "DeviceEpIncompatibilityDetails_GetErrorCode ReleaseDeviceEpIncompatibilityDetails",
+      _src(C_API_IMPL, "OrtApis::DeviceEpIncompatibilityDetails_*, "
+           "ReleaseDeviceEpIncompatibilityDetails", "read the const record's fields; delete "
+           "it", "shared", "lifetime"))
+_life("DeviceEpIncompatibilityDetails_GetNotes", "the notes belong to the record: valid until "
+      "it is released",
+      _src(C_API_IMPL, "OrtApis::DeviceEpIncompatibilityDetails_GetNotes", "returns the const "
+           "record's own notes string (NULL if empty)", "shared", "lifetime"))
+_cite("UpdateEnvWithCustomLogLevel",
+      _src(C_API_IMPL, "OrtApis::UpdateEnvWithCustomLogLevel", "sets the default logger's "
+           "severity through the non-const env's logging manager while other threads may "
+           "log: kept exclusive", "exclusive"))
+
+
+# Memory infos and container type infos: plain immutable records, new and delete.
+MEMORY_INFO = ("onnxruntime/core/framework/allocator.cc", "0077338cbd53ad9fb27fa666aa786e4212ce7f13")
+MAP_TYPE = ("onnxruntime/core/framework/onnxruntime_map_type_info.cc",
+            "00772ff127ac58a91a0fb6498dd786c320f986f6")
+SEQUENCE_TYPE = ("onnxruntime/core/framework/onnxruntime_sequence_type_info.cc",
+                 "9efc98126bf3c26c319148b29b37093dcda31c40")
+_cite("CreateMemoryInfo ReleaseMemoryInfo",
+      _src(MEMORY_INFO, "OrtApis::CreateMemoryInfo, OrtApis::ReleaseMemoryInfo", "new (for a "
+           "known device name, else an error) and delete: the caller owns the info", "lifetime"))
+_cite("MemoryInfoGetId MemoryInfoGetMemType MemoryInfoGetType CompareMemoryInfo "
+      "MemoryInfoGetDeviceType",
+      _src(MEMORY_INFO, "OrtApis::MemoryInfoGetId, GetMemType, GetType, CompareMemoryInfo, "
+           "MemoryInfoGetDeviceType", "read fields of the const infos (compare two of them): "
+           "nothing changes", "shared"))
+_life("MemoryInfoGetName", "the name is ORT's (a constant device name kept by the info): valid "
+      "at least while the info lives; never free it",
+      _src(MEMORY_INFO, "OrtApis::MemoryInfoGetName", "returns the name pointer the const info "
+           "holds (CreateMemoryInfo sets it to ORT's constant name of the device)", "shared",
+           "lifetime"))
+_cite("GetMapKeyType", _src(MAP_TYPE, "OrtApis::GetMapKeyType", "reads the const info's key "
+                            "type", "shared"))
+_cite("GetMapValueType GetSequenceElementType",
+      _src(MAP_TYPE, "OrtApis::GetMapValueType (and GetSequenceElementType in "
+           "onnxruntime_sequence_type_info.cc)", "clone the const info's value (element) type "
+           "into a new type info the caller owns and releases: independent of the source",
+           "shared", "lifetime"))
+_cite("ReleaseMapTypeInfo", _src(MAP_TYPE, "OrtApis::ReleaseMapTypeInfo", "deletes the info "
+                                 "and the value type info it owns", "exclusive", "lifetime"))
+_cite("ReleaseSequenceTypeInfo", _src(SEQUENCE_TYPE, "OrtApis::ReleaseSequenceTypeInfo",
+                                      "deletes the info and the element type info it owns",
+                                      "exclusive", "lifetime"))
+
 #: type families whose every slot runs inside an ORT callback
 _CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")
 #: of those, the ones not Sync: used by the callback's own thread only (a kernel info and a
@@ -896,3 +1242,201 @@ def coverage() -> dict[str, Any]:
         "unverified": sum(r.basis() == "unverified" for r in rows),
         "upto": max(v for _, v in SLOTS),
     }
+
+
+# -- the other function tables: OrtCompileApi and OrtModelEditorApi ----------------------------
+
+#: the compile table's functions and the model editor's, read at one commit of main each
+COMPILE_API = ("onnxruntime/core/session/compile_api.cc",
+               "06486e14b54bbda2c6ff2d4f61d212bd37a9eb7b")
+COMPILE_OPTIONS = ("onnxruntime/core/session/model_compilation_options.cc",
+                   "03876adc28b33270e71f12697c068a6deb7207a1")
+MODEL_EDITOR = ("onnxruntime/core/session/model_editor_c_api.cc",
+                "004550f4d0dfa3fd7d2f2af7e3c9d7f99342e6b6")
+#: the record for a sub-table function read from its table's signature only
+SUB_SIGNATURE = ev.signature("the function's signature in ORT's header (not declared by ortc, "
+                             "which binds neither table): a const handle is only read, a "
+                             "non-const one may be changed; verifies nothing alone",
+                             "shared", "exclusive")
+
+
+def _sub(table: str, name: str, since: int, **kw: Any) -> SlotRule:
+    return SlotRule(f"{table}.{name}", since, source="declared", **kw)
+
+
+_MCO = "OrtModelCompilationOptions"
+_MCO_SET = _src(COMPILE_OPTIONS, "ModelCompilationOptions::Set* (via OrtCompileAPI::"
+                "ModelCompilationOptions_Set*)", "each assigns a field of the options' own "
+                "copy of the session options (a path, a flag, a config entry) with no lock: "
+                "exclusive; paths and names are copied", "exclusive")
+_MCO_KEPT = _src(COMPILE_OPTIONS, "ModelCompilationOptions::SetInputModelFromBuffer, "
+                 "SetInputModel, SetOutputModelBuffer, SetOutputModelWriteFunc, "
+                 "SetOutputModelGetInitializerLocationFunc",
+                 "store the caller's pointer (input bytes, an OrtModel, the output data and size "
+                 "locations with the allocator wrapped by pointer and not owned, a function and "
+                 "its state) in the options: nothing is copied; CompileModel uses them later",
+                 "exclusive", "lifetime")
+_COMPILE = _src(COMPILE_API, "OrtCompileAPI::CompileModel (onnxruntime::CompileModel)",
+                "compiles from the const options with the env: reads them, but writes the "
+                "output the options name (the caller's data and size locations, through the "
+                "caller's allocator; or the write function with its state) on the calling "
+                "thread: two compilations with one options would write one output at once, so "
+                "the options are not Sync", "shared", "not-sync", "lifetime")
+_KEEP = ("kept by pointer by the options, not copied: valid until the last CompileModel with "
+         "them (or until the input or output is set again, or the options released)")
+
+COMPILE_TABLE: tuple[SlotRule, ...] = (
+    _sub("OrtCompileApi", "ReleaseModelCompilationOptions", 22, releases=(_MCO,),
+         evidence=(_src(COMPILE_API, "OrtCompileAPI::ReleaseModelCompilationOptions",
+                        "deletes the options", "exclusive", "lifetime"),)),
+    _sub("OrtCompileApi", "CreateModelCompilationOptionsFromSessionOptions", 22,
+         reads=("OrtEnv", "OrtSessionOptions"), creates=(_MCO,),
+         outlives="the env outlives the options (kept by reference); the session options are "
+                  "copied and may be released at once",
+         evidence=(_src(COMPILE_OPTIONS, "ModelCompilationOptions::ModelCompilationOptions",
+                        "keeps a reference to the env and copies the session options, then "
+                        "turns on EP-context generation in its copy", "shared", "lifetime"),)),
+    *(_sub("OrtCompileApi", f"ModelCompilationOptions_{n}", v, writes=(_MCO,),
+           evidence=(_MCO_SET,))
+      for n, v in (("SetInputModelPath", 22), ("SetOutputModelPath", 22),
+                   ("SetOutputModelExternalInitializersFile", 22),
+                   ("SetEpContextEmbedMode", 22), ("SetFlags", 23),
+                   ("SetEpContextBinaryInformation", 23), ("SetGraphOptimizationLevel", 23))),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetInputModelFromBuffer", 22, writes=(_MCO,),
+         outlives="the model bytes are " + _KEEP, evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelBuffer", 22, writes=(_MCO,),
+         reads=("OrtAllocator",),
+         outlives="the allocator and the two locations the compiled model's data pointer and "
+                  "size are written to are " + _KEEP + "; the buffer written there comes from "
+                  "that allocator and is the caller's to free with it",
+         evidence=(_MCO_KEPT, _src(COMPILE_API, "OrtCompileAPI::"
+                                   "ModelCompilationOptions_SetOutputModelBuffer", "wraps the "
+                                   "caller's allocator by pointer (no reference taken) before "
+                                   "storing it", "lifetime"))),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelWriteFunc", 23, writes=(_MCO,),
+         outlives="the function and its state are " + _KEEP + "; ORT calls the function on "
+                  "the thread running CompileModel", evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc", 23,
+         writes=(_MCO,), outlives="the function and its state are " + _KEEP + "; ORT calls the "
+         "function on the thread running CompileModel", evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetInputModel", 24, writes=(_MCO,),
+         reads=("OrtModel",),
+         outlives="the OrtModel is " + _KEEP + "; it must not be changed meanwhile",
+         evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetEpContextDataWriteFunc", 25,
+         writes=(_MCO,), outlives="the function and its state are " + _KEEP,
+         evidence=(_src(COMPILE_API, "OrtCompileAPI::ModelCompilationOptions_"
+                        "SetEpContextDataWriteFunc", "stores the function and its state in the "
+                        "options (after the API 24 entries of the table)", "exclusive",
+                        "lifetime"),)),
+    _sub("OrtCompileApi", "CompileModel", 22, reads=("OrtEnv", _MCO),
+         note="shared on the options in the C signature (const), but the options are not Sync: "
+              "each compilation writes the output they name",
+         outlives="every pointer the options keep (input bytes or model, output locations and "
+                  "allocator, functions and state) is valid for the whole call",
+         evidence=(_COMPILE,)),
+)
+
+_ME = "OrtModelEditorApi"
+_ME_TYPEINFO = ev.untested("the type-info constructors are not in model_editor_c_api.cc and "
+                           "were not read: verdict from the signature (the argument infos are "
+                           "read, a new info is the caller's)", "shared")
+MODEL_EDITOR_TABLE: tuple[SlotRule, ...] = (
+    *(_sub(_ME, n, 22, reads=r, creates=("OrtTypeInfo",), evidence=(SUB_SIGNATURE, _ME_TYPEINFO))
+      for n, r in (("CreateTensorTypeInfo", ("OrtTensorTypeAndShapeInfo",)),
+                   ("CreateSparseTensorTypeInfo", ("OrtTensorTypeAndShapeInfo",)),
+                   ("CreateMapTypeInfo", ("OrtTypeInfo",)),
+                   ("CreateSequenceTypeInfo", ("OrtTypeInfo",)),
+                   ("CreateOptionalTypeInfo", ("OrtTypeInfo",)))),
+    _sub(_ME, "CreateValueInfo", 22, reads=("OrtTypeInfo",), creates=("OrtValueInfo",),
+         outlives="the name and type info are copied (the type info may be released at once)",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateValueInfo", "copies the name "
+                        "and clones the const type info into a new value info the caller owns",
+                        "shared", "lifetime"),)),
+    _sub(_ME, "CreateNode", 22, releases=("OrtOpAttr",), creates=("OrtNode",),
+         outlives="takes the attributes: each is copied, then released, and its array entry set "
+                  "to NULL: never use or release them after the call",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateNode", "copies the names and "
+                        "each attribute into a new node, then releases the caller's attribute "
+                        "and clears its entry", "exclusive", "lifetime"),)),
+    _sub(_ME, "CreateGraph", 22, creates=("OrtGraph",),
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateGraph", "a new, empty graph "
+                        "the caller owns until it is added to a model", "lifetime"),)),
+    *(_sub(_ME, n, 22, writes=("OrtGraph",), releases=("OrtValueInfo",),
+           outlives="takes the value infos (entries set to NULL): never use or release them "
+                    "after; the graph's previous ones are freed",
+           evidence=(_src(MODEL_EDITOR, f"OrtModelEditorAPI::{n}", "with no lock, replaces the "
+                          "graph's list: frees the old value infos, takes ownership of the "
+                          "given ones (refusing duplicates and ones already owned) and clears "
+                          "the caller's entries", "exclusive", "lifetime"),))
+      for n in ("SetGraphInputs", "SetGraphOutputs")),
+    _sub(_ME, "AddInitializerToGraph", 22, writes=("OrtGraph",), releases=("OrtValue",),
+         outlives="takes the value: never release it after; a value made over the caller's "
+                  "buffer still points at that buffer, which then outlives the graph, its "
+                  "model and what is made from them",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::AddInitializerToGraph", "checks the "
+                        "CPU tensor and its name, then the graph takes ownership of the value "
+                        "(no copy of its data), with no lock", "exclusive", "lifetime"),)),
+    _sub(_ME, "AddNodeToGraph", 22, writes=("OrtGraph",), releases=("OrtNode",),
+         outlives="takes the node: never release it after",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::AddNodeToGraph", "appends the node "
+                        "to the graph, which then owns it (refusing one already owned), with "
+                        "no lock", "exclusive", "lifetime"),)),
+    _sub(_ME, "CreateModel", 22, creates=("OrtModel",),
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateModel", "a new model with a "
+                        "copy of the domain names and opset versions", "lifetime"),)),
+    _sub(_ME, "AddGraphToModel", 22, writes=("OrtModel",), releases=("OrtGraph",),
+         outlives="takes the graph: never release it after",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::AddGraphToModel", "the model takes "
+                        "ownership of the graph (one graph per model, refusing one already "
+                        "owned), with no lock", "exclusive", "lifetime"),)),
+    _sub(_ME, "CreateSessionFromModel", 22, reads=("OrtEnv", "OrtModel", "OrtSessionOptions"),
+         creates=("OrtSession",),
+         outlives="the env outlives the session; whether the session keeps using the model's "
+                  "initializers after creation was not read: keep the model (and any buffer "
+                  "under its initializers) until the session is released",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateSessionFromModel", "creates a "
+                        "session with a copy of the options, loads the const model into it and "
+                        "initializes it", "shared", "lifetime"),)),
+    *(_sub(_ME, n, 22, reads=("OrtEnv", "OrtSessionOptions"), creates=("OrtSession",),
+           note="the session is loaded but not initialized: finish it with "
+                "FinalizeModelEditorSession before running",
+           outlives="as CreateSession / CreateSessionFromArray (the env outlives the session)",
+           evidence=(_src(MODEL_EDITOR, f"OrtModelEditorAPI::{n}", "loads the model as "
+                          "CreateSession and CreateSessionFromArray do (CreateSessionAndLoadModel) "
+                          "without initializing the session", "shared", "lifetime"),))
+      for n in ("CreateModelEditorSession", "CreateModelEditorSessionFromArray")),
+    _sub(_ME, "SessionGetOpsetForDomain", 22, reads=("OrtSession",),
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::SessionGetOpsetForDomain", "looks the "
+                        "domain up in the const session's model graph", "shared"),)),
+    _sub(_ME, "ApplyModelToModelEditorSession", 22, writes=("OrtSession", "OrtModel"),
+         note="before FinalizeModelEditorSession only: the session is being built",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::ApplyModelToModelEditorSession",
+                        "applies the model's changes to the non-const session "
+                        "(InferenceSession::ApplyUpdates), taking the model non-const",
+                        "exclusive"),)),
+    _sub(_ME, "FinalizeModelEditorSession", 22, writes=("OrtSession",),
+         reads=("OrtSessionOptions", "OrtPrepackedWeightsContainer"),
+         outlives="a prepacked-weights container outlives the session",
+         evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::FinalizeModelEditorSession",
+                        "initializes the non-const session with the options and the container "
+                        "(InitializeSession), as session creation does", "exclusive",
+                        "lifetime"),)),
+)
+
+#: the function tables besides OrtApi classified function by function, with the API version
+#: each function appeared in (its table's version, which follows ORT's API version)
+SUB_TABLES: dict[str, tuple[SlotRule, ...]] = {
+    "OrtCompileApi": COMPILE_TABLE,
+    "OrtModelEditorApi": MODEL_EDITOR_TABLE,
+}
+
+
+def sub_coverage() -> dict[str, dict[str, int]]:
+    """Per classified sub-table: its functions and how many verdicts rest on what."""
+    out: dict[str, dict[str, int]] = {}
+    for t, rows in SUB_TABLES.items():
+        by = {b: sum(r.basis() == b for r in rows) for b in BASES}
+        out[t] = {"total": len(rows), **by,
+                  "verified": len(rows) - by["unverified"], "unverified": by["unverified"]}
+    return out

@@ -43,6 +43,8 @@ def all_records() -> list[tuple[str, ev.Evidence]]:
             out += [(f"{name} {key}", e) for e in recs]
     for rule in slot_rules.table():
         out += [(f"slot {rule.slot}", e) for e in rule.evidence]
+    for rows in slot_rules.SUB_TABLES.values():
+        out += [(f"sub-table function {r.slot}", e) for r in rows for e in r.evidence]
     return out
 
 

@@ -305,3 +305,89 @@ def test_thread_rules_open_with_the_verified_count() -> None:
             and line.split("`")[1] in slot_rules.SINCE]
     marked = {line.split("`")[1] for line in rows if "| **unverified** |" in line}
     assert marked == {r.slot for r in slot_rules.table() if r.basis() == "unverified"}
+
+
+# -- the compile and model-editor tables ---------------------------------------------------------
+
+#: the functions of each table, in ORT's table order, with the API version each appeared in
+COMPILE_FUNCTIONS = {
+    "ReleaseModelCompilationOptions": 22, "CreateModelCompilationOptionsFromSessionOptions": 22,
+    "ModelCompilationOptions_SetInputModelPath": 22,
+    "ModelCompilationOptions_SetInputModelFromBuffer": 22,
+    "ModelCompilationOptions_SetOutputModelPath": 22,
+    "ModelCompilationOptions_SetOutputModelExternalInitializersFile": 22,
+    "ModelCompilationOptions_SetOutputModelBuffer": 22,
+    "ModelCompilationOptions_SetEpContextEmbedMode": 22, "CompileModel": 22,
+    "ModelCompilationOptions_SetFlags": 23,
+    "ModelCompilationOptions_SetEpContextBinaryInformation": 23,
+    "ModelCompilationOptions_SetGraphOptimizationLevel": 23,
+    "ModelCompilationOptions_SetOutputModelWriteFunc": 23,
+    "ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc": 23,
+    "ModelCompilationOptions_SetInputModel": 24,
+    "ModelCompilationOptions_SetEpContextDataWriteFunc": 25,
+}
+MODEL_EDITOR_FUNCTIONS = (
+    "CreateTensorTypeInfo", "CreateSparseTensorTypeInfo", "CreateMapTypeInfo",
+    "CreateSequenceTypeInfo", "CreateOptionalTypeInfo", "CreateValueInfo", "CreateNode",
+    "CreateGraph", "SetGraphInputs", "SetGraphOutputs", "AddInitializerToGraph",
+    "AddNodeToGraph", "CreateModel", "AddGraphToModel", "CreateSessionFromModel",
+    "CreateModelEditorSession", "CreateModelEditorSessionFromArray", "SessionGetOpsetForDomain",
+    "ApplyModelToModelEditorSession", "FinalizeModelEditorSession")
+
+
+def test_compile_and_model_editor_tables_are_classified_with_their_versions() -> None:
+    tables = slot_rules.SUB_TABLES
+    assert {r.slot: r.since for r in tables["OrtCompileApi"]} == {
+        f"OrtCompileApi.{n}": v for n, v in COMPILE_FUNCTIONS.items()}
+    assert {r.slot: r.since for r in tables["OrtModelEditorApi"]} == {
+        f"OrtModelEditorApi.{n}": 22 for n in MODEL_EDITOR_FUNCTIONS}
+    for rows in tables.values():
+        for r in rows:
+            assert r.evidence and r.relevant and r.verdict(), r.slot
+            assert not (set(r.reads) & set(r.writes)), r.slot
+    cov = slot_rules.sub_coverage()
+    assert cov["OrtCompileApi"]["unverified"] == 0
+    assert cov["OrtModelEditorApi"]["verified"] >= 15
+
+
+def test_sub_table_verdicts_agree_with_the_type_rows() -> None:
+    """A row's other_tables entry is shared exactly when the sub-table function only reads (or
+    creates) the row's type, exclusive when it writes or releases (takes) it."""
+    bad = []
+    checked = 0
+    verdicts = {r.slot: r for rows in slot_rules.SUB_TABLES.values() for r in rows}
+    for rec in ortc.rules():
+        for name, kind in rec.get("other_tables", {}).items():
+            r = verdicts.get(name)
+            assert r is not None, f"{rec['type']} lists {name}, which no sub-table classifies"
+            checked += 1
+            t = rec["type"]
+            got = ("exclusive" if t in r.writes + r.releases else
+                   "shared" if t in r.reads + r.creates else None)
+            if got != kind:
+                bad.append(f"{t}.{name}: {kind} in the row, {r.verdict()} in the table")
+    assert bad == [] and checked > 20
+
+
+def test_sub_table_lifetimes_from_the_implementation() -> None:
+    v = {r.slot.split(".")[1]: r for rows in slot_rules.SUB_TABLES.values() for r in rows}
+    assert "kept by pointer" in v["ModelCompilationOptions_SetInputModelFromBuffer"].outlives
+    assert "allocator" in v["ModelCompilationOptions_SetOutputModelBuffer"].outlives
+    assert "not Sync" in v["CompileModel"].note
+    assert v["CreateNode"].releases == ("OrtOpAttr",)
+    assert v["AddNodeToGraph"].releases == ("OrtNode",)
+    assert v["CreateTensorTypeInfo"].basis() == "unverified"
+    assert v["CompileModel"].basis() == "implementation"
+
+
+def test_the_rules_carry_the_sub_tables() -> None:
+    data = json.loads(rules_render.render_json())
+    assert set(data["sub_tables"]) == {"OrtCompileApi", "OrtModelEditorApi"}
+    assert set(data["unclassified_tables"]) == {"OrtEpApi", "OrtInteropApi", "OrtModelPackageApi"}
+    md = rules_render.render_markdown()
+    head = md.split("## Answers first")[0]
+    assert "Not yet classified function by function: the sub-tables `OrtEpApi`" in head
+    for t, rows in slot_rules.SUB_TABLES.items():
+        assert f"### {t}" in md
+        for r in rows:
+            assert f"| `{r.slot}` | {r.since} |" in md, r.slot
