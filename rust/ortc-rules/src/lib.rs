@@ -94,6 +94,9 @@
 //! * [`SessionOptions::add_config_entry`] refuses the keys with which ORT keeps reading the
 //!   model bytes after [`Session::new`] returns ([`BORROWING_CONFIG_KEYS`]).
 //! * Every string goes to ORT NUL-terminated (older libraries read some to their NUL).
+//! * An output with no value (an optional output left empty, or a NULL from ORT) is `None`
+//!   in what a run and [`IoBinding::outputs`] return: ORT's type queries fail (or crash) on
+//!   an empty value, so it is never given out as a [`Value`].
 //! * [`Value::as_slice`] and [`Value::as_mut_slice`] are host slices: refused
 //!   ([`Error::Invalid`]) for a tensor whose memory info names another device.
 //!

@@ -278,7 +278,7 @@
 //! session.run_with_binding(&mut binding, None)?;
 //! let first = binding.outputs()?;
 //! session.run_with_binding(&mut binding, None)?;
-//! println!("{:?}", first[0].as_slice::<f32>()?);
+//! println!("{:?}", first[0].as_ref().map(|v| v.as_slice::<f32>()));
 //! # Ok(()) }
 //! ```
 //!
@@ -634,6 +634,6 @@
 //! session.end_profiling()?; // exclusive call, x and the allocator alive
 //! drop(allocator);
 //! drop(session);
-//! println!("{:?} {:?}", x.as_slice::<f32>()?, y[0].shape()?); // x keeps the OrtSession alive
+//! println!("{:?} {:?}", x.as_slice::<f32>()?, y[0].as_ref().map(|y| y.shape())); // x keeps the OrtSession alive
 //! # Ok(()) }
 //! ```

@@ -355,8 +355,9 @@ impl Session<ExclusiveRun> {
     }
 
     /// Run the model (`Run`, exclusive for this session: `&mut self`). Inputs by name; returns
-    /// every output, in the model's order.
-    pub fn run(&mut self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+    /// every output, in the model's order: `None` for one with no value (an optional output
+    /// left empty).
+    pub fn run(&mut self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Option<Value<'static>>>> {
         self.run_inner(run_options, inputs)
     }
 
@@ -395,8 +396,9 @@ impl Session<ConcurrentRun> {
     }
 
     /// Run the model (`Run`, shared for this session: `&self`, from any number of threads).
-    /// Inputs by name; returns every output, in the model's order.
-    pub fn run(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+    /// Inputs by name; returns every output, in the model's order: `None` for one with no value
+    /// (an optional output left empty).
+    pub fn run(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Option<Value<'static>>>> {
         self.run_inner(run_options, inputs)
     }
 
@@ -414,7 +416,7 @@ impl<P: RunPolicy> Session<P> {
         self.handle.ptr.as_ptr()
     }
 
-    fn run_inner(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+    fn run_inner(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Option<Value<'static>>>> {
         let api = self.api;
         let in_names: Vec<CString> = inputs.iter().map(|(n, _)| c_string("input name", n)).collect::<Result<_>>()?;
         let in_ptrs: Vec<*const c_char> = in_names.iter().map(|n| n.as_ptr()).collect();
