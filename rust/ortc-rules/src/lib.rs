@@ -32,7 +32,7 @@
 //! | type | Send | Sync | shared (`&self`) | exclusive (`&mut self`) | must not outlive |
 //! |---|---|---|---|---|---|
 //! | [`Env`] | yes | yes | sessions, providers | (log level: not exposed) | never released: `&'static` |
-//! | [`SessionOptions`] | yes | yes | creating sessions, `config_entry` | setters, appending providers | - |
+//! | [`SessionOptions`] | yes | yes | creating sessions, `config_entry` | setters, appending providers, the EP-selection delegate (`Fn + Send + Sync`: creations call it at once) | - (it owns the delegate ORT points to) |
 //! | [`Session<P>`](Session) | yes | yes | `run`/`run_with_binding` if `P = ConcurrentRun`, type infos, allocators, bindings | `run`/`run_with_binding` if `P = ExclusiveRun`, `end_profiling` | the Env (static) |
 //! | [`RunOptions`] | yes | yes | `terminate`, `unset_terminate`, `tag`, runs | `set_tag`, `add_config_entry` | - |
 //! | [`Value<'buf>`](Value) | yes | yes | reads, run inputs | `as_mut_slice` | the caller's buffer (`'buf`); its allocator and session (kept alive) |
@@ -172,7 +172,7 @@ pub use editor::{Graph, Model, Node, OpAttr, ValueInfo};
 pub use env::Env;
 pub use kernel::KernelContext;
 pub use memory::{Allocator, DeviceAllocator, MemoryInfo, MemoryInfoData, MemoryInfoRef};
-pub use session::{provider_names, BORROWING_CONFIG_KEYS, run_rule, ConcurrentRun, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
+pub use session::{provider_names, BORROWING_CONFIG_KEYS, run_rule, ConcurrentRun, EpDeviceInfo, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
 pub use typeinfo::{MapTypeInfo, SequenceTypeInfo, TensorTypeAndShapeInfo, TypeInfo};
 pub use value::{Element, InputValue, ReadOnlyValue, Value};
 

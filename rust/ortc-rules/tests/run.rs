@@ -876,3 +876,69 @@ fn an_output_with_no_value_is_none() {
     assert_eq!(outs[0].as_ref().unwrap().as_slice::<f32>().unwrap(), &[3.0, 4.0]);
     assert!(outs[1].is_none());
 }
+
+#[test]
+fn the_ep_selection_delegate_is_called_by_concurrent_creations() {
+    // ORT calls the delegate from every thread creating a session with the options, several
+    // at once with shared options: the delegate is Fn + Send + Sync (a Cell-counting one does
+    // not compile: misuse.rs). Each call waits until a second one is inside (a guard timeout
+    // only keeps a serializing library from hanging the test).
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Condvar;
+    if env().api().version < sys::since::SessionOptionsSetEpSelectionPolicyDelegate {
+        // a library without the slot: refused, not read past its table
+        let r = options(1).set_ep_selection_delegate(|_| Vec::new());
+        assert!(matches!(r, Err(Error::NotSupported { .. })), "{r:?}");
+        return;
+    }
+    let inside = Arc::new((Mutex::new((0usize, 0usize)), Condvar::new())); // (now, most at once)
+    let calls = Arc::new(AtomicUsize::new(0));
+    let offered = Arc::new(Mutex::new(Vec::new()));
+    let mut opts = options(1);
+    {
+        let (inside, calls, offered) = (Arc::clone(&inside), Arc::clone(&calls), Arc::clone(&offered));
+        opts.set_ep_selection_delegate(move |devices| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            *offered.lock().unwrap() = devices.to_vec();
+            let (lock, cv) = &*inside;
+            let mut g = lock.lock().unwrap();
+            g.0 += 1;
+            g.1 = g.1.max(g.0);
+            cv.notify_all();
+            let (mut g, _) = cv.wait_timeout_while(g, Duration::from_secs(30), |g| g.1 < 2).unwrap();
+            g.0 -= 1;
+            devices.iter().position(|d| d.ep_name == "CPUExecutionProvider").into_iter().collect()
+        })
+        .unwrap();
+    }
+    let model = add_model(2);
+    let outputs: Vec<Vec<f32>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let (opts, model) = (&opts, &model); // one SessionOptions, shared
+                s.spawn(move || {
+                    let mut session = Session::new(env(), opts, model).unwrap();
+                    let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+                    session.run(None, &[("a", &a), ("b", &a)]).values()[0].as_slice::<f32>().unwrap().to_vec()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(outputs, vec![vec![2.0f32, 4.0]; 4]);
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    assert!(inside.0.lock().unwrap().1 >= 2, "the delegate was never called by two creations at once");
+    assert!(offered.lock().unwrap().iter().any(|d| d.ep_name == "CPUExecutionProvider"));
+    // the providers are chosen at creation: the Run gate cannot vouch for concurrent Run
+    assert!(!opts.run_rule().concurrent);
+    assert!(matches!(Session::new_concurrent(env(), &opts, &model), Err(Error::ExclusiveRun(_))));
+    // a delegate's bad choice, or its panic, fails that creation: nothing unwinds into ORT
+    let mut bad = options(1);
+    bad.set_ep_selection_delegate(|devices| vec![devices.len()]).unwrap();
+    match Session::new(env(), &bad, &model) {
+        Err(Error::Ort { message, .. }) => assert!(message.contains("chose device"), "{message}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    bad.set_ep_selection_delegate(|_| panic!("no device for me")).unwrap();
+    assert!(matches!(Session::new(env(), &bad, &model), Err(Error::Ort { .. })));
+}
