@@ -142,9 +142,26 @@
 //!
 //! ## Not in this prototype
 //!
-//! Custom operators (only the context's scoping is shown), `RunAsync`, LoRA adapters, sparse
-//! tensors, creating map/sequence values, the model editor's non-tensor type infos, external
-//! initializers and model-editor sessions (`CreateModelEditorSession`,
+//! What a binding that adds these must enforce (the rules table's verdicts; none of these
+//! functions is wrapped here, so no type of this crate carries them yet):
+//!
+//! * `RunOptionsSetSyncStream`: the run options then carry a stream, which is not `Sync`: such
+//!   options are not `Sync` (a separate type, or `&mut` for every run that uses them), and the
+//!   stream must outlive the runs (a borrow or a keep-alive in the options).
+//! * `CreateLoraAdapter` / `CreateLoraAdapterFromArray` with an allocator: the adapter keeps it
+//!   without owning it, so the allocator must outlive the adapter.
+//! * `KernelInfoGetAttribute_tensor`: the value is allocated by the caller's allocator, which
+//!   must outlive the value; `KernelContext_GetOutput`: the value belongs to the context, lent
+//!   for the compute call and never released by the caller (no `Drop`).
+//! * `OrtLogger` (from a kernel info or context): `Sync`, not `Send`, and it must not outlive
+//!   its kernel info or context (a borrow).
+//! * `UnregisterExecutionProviderLibrary` destroys the library's EP devices: every device
+//!   (and what borrows one: a stream, a device's memory info) must be gone first, so the
+//!   registration must outlive them (a borrow of the registration, or its keep-alive).
+//!
+//! Also not wrapped: custom operators (only the context's scoping is shown), `RunAsync`,
+//! LoRA adapters, sparse tensors, creating map/sequence values, the model editor's non-tensor
+//! type infos, external initializers and model-editor sessions (`CreateModelEditorSession`,
 //! `ApplyModelToModelEditorSession`), the graph views a plugin EP is lent, and the CUDA/TensorRT
 //! `*ProviderOptionsV2` appenders (providers are appended through the generic slot). The Run
 //! gate knows only the providers appended through
