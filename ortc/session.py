@@ -77,7 +77,9 @@ def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
 
     A path is kept as an absolute path and not read. ``bytes`` are kept by reference; a file
     object is read once and its bytes used for both; a bytearray or memoryview (mutable or
-    borrowed) is copied once into bytes, which ORT then reads too.
+    borrowed) is copied once into bytes, which ORT then reads too. The bytes returned are the
+    ones ORT is given and the session keeps: ORT may read them after creation (the session
+    config keys that use an ORT-format model's bytes in place).
     """
     if isinstance(model, (str, os.PathLike)):
         path = os.fsdecode(os.fspath(model))
@@ -401,7 +403,11 @@ class Session(Handle):
         raw, taken, used = _create_session(api, env, model, options, providers, option_kwargs)
         self._adopt(raw, api.ReleaseSession, (env, *taken))
         # what pickling and a forked child rebuild from (``used`` may be closed by now: read
-        # its record, not its ORT object), as plain data: the recipe is made when first asked
+        # its record, not its ORT object), as plain data: the recipe is made when first asked.
+        # ``data`` is the very bytes object ORT was given, held until the session is released
+        # (_drop_references): with session.use_ort_model_bytes_directly or
+        # ..._for_initializers ORT reads an ORT-format model's bytes in place for the session's
+        # life (tests/test_session.py::test_model_bytes_read_in_place_live_as_long_as_the_session)
         self._recipe_fields = (path, data, used._record.freeze(
             used._values, used._providers, used._provider_options) if used is not None else None)
         self._recipe: SessionRecipe | None = None

@@ -266,7 +266,11 @@ class SessionOptions(Handle):
     # -- methods -------------------------------------------------------------------------------
     @exclusive("AddSessionConfigEntry")
     def add_session_config_entry(self, key: str, value: str) -> None:
-        """Set a session config entry (e.g. ``session.intra_op.allow_spinning``)."""
+        """Set a session config entry (e.g. ``session.intra_op.allow_spinning``).
+
+        ``session.use_ort_model_bytes_directly`` and ``..._for_initializers`` make ORT read an
+        ORT-format model given as bytes in place for the session's life: a Session keeps the
+        bytes object it was given (a bytearray or memoryview: its copy) until it is released."""
         text = config_value(value, f"config entry {key!r}: the value")
         check(self._api.AddSessionConfigEntry(self._ptr, utf8(key, "config key"),
                                                utf8(text, "config value")),

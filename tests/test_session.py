@@ -701,3 +701,56 @@ def test_an_initializer_array_stays_shared_with_the_session() -> None:
     s2 = ortc.Session(models.overridable_initializer_model(), opts)
     external[:] = 0
     assert s2.run(None, {"x": x})[0].tolist() == [4, 5, 6]
+
+
+#: the session config keys with which ORT reads an ORT-format model's bytes in place for the
+#: session's life instead of copying them (its session options config keys header)
+IN_PLACE_MODEL_BYTES_KEYS = ("session.use_ort_model_bytes_directly",
+                             "session.use_ort_model_bytes_for_initializers")
+
+
+def test_model_bytes_read_in_place_live_as_long_as_the_session(tmp_path) -> None:
+    """With the in-place keys ORT keeps pointing into the model bytes after Session()
+    returns: the initializers of an ORT-format model are read from them by every run. The
+    Session keeps the bytes object it was given: the caller's last reference may go (its
+    buffer is then not freed and reused), and it goes with the session. A session that did not
+    keep them read freed memory: its bytes were finalized here and its outputs were garbage
+    (inf) after the freed buffer was reused."""
+    onnx_model = models.mlp_model(layers=2, width=128, batch=4)
+    ort_path = tmp_path / "mlp.ort"
+    saving = ortc.SessionOptions(optimized_model_filepath=str(ort_path))
+    saving.add_session_config_entry("session.save_model_format", "ORT")
+    ortc.Session(onnx_model, saving).close()
+    ort_bytes = ort_path.read_bytes()
+    assert ort_bytes[4:8] == b"ORTM"  # the ORT format's file identifier
+    x = models.sample_array(np.float32, [4, 128], seed=1)
+    want = ortc.Session(onnx_model).run(None, {"x": x})[0]
+
+    finalized: list[bool] = []
+
+    class TrackedBytes(bytes):
+        def __del__(self) -> None:
+            finalized.append(True)
+
+    opts = ortc.SessionOptions()
+    for key in IN_PLACE_MODEL_BYTES_KEYS:
+        opts.add_session_config_entry(key, "1")
+    # weights packed at creation would be copies: left unpacked, every run reads the bytes
+    opts.add_session_config_entry("session.disable_prepacking", "1")
+    s = ortc.Session(TrackedBytes(ort_bytes), opts)
+    gc.collect()
+    assert finalized == [], "the session let its model bytes go while ORT reads them"
+    # what a freed buffer of this size would be reused for
+    reuse = [bytes([0x7F]) * len(ort_bytes) for _ in range(20)]
+    assert np.array_equal(s.run(None, {"x": x})[0], want)
+    del reuse
+    s.close()
+    gc.collect()
+    assert finalized == [True], "the model bytes outlived the session"
+    # a mutable buffer is copied once: the caller may rewrite it while the session reads its copy
+    for make in (bytearray, lambda b: memoryview(bytearray(b))):
+        buf = make(ort_bytes)
+        s = ortc.Session(buf, opts)
+        buf[:] = bytes(len(ort_bytes))
+        assert np.array_equal(s.run(None, {"x": x})[0], want)
+        s.close()

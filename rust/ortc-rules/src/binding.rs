@@ -186,8 +186,9 @@ impl<'v> IoBinding<'v> {
     /// run, or a second call, waits until they are dropped. An output that shares memory with
     /// a bound input (a graph output that is a graph input) or with another output comes back
     /// as a copy that owns its data: writing it must not write an input that other bindings,
-    /// runs or a read-only buffer's owner read (see `value::owned_outputs`).
-    pub fn outputs(&mut self) -> Result<Vec<Value<'_>>> {
+    /// runs or a read-only buffer's owner read (see `value::owned_outputs`). `None` for an
+    /// output with no value (an optional output left empty).
+    pub fn outputs(&mut self) -> Result<Vec<Option<Value<'_>>>> {
         let api = self.api;
         let alloc = default_allocator(api)?;
         let mut arr: *mut *mut sys::OrtValue = std::ptr::null_mut();

@@ -32,7 +32,7 @@
 //! | type | Send | Sync | shared (`&self`) | exclusive (`&mut self`) | must not outlive |
 //! |---|---|---|---|---|---|
 //! | [`Env`] | yes | yes | sessions, providers | (log level: not exposed) | never released: `&'static` |
-//! | [`SessionOptions`] | yes | yes | creating sessions, `config_entry` | setters, appending providers | - |
+//! | [`SessionOptions`] | yes | yes | creating sessions, `config_entry` | setters, appending providers, the EP-selection delegate (`Fn + Send + Sync`: creations call it at once) | - (it owns the delegate ORT points to) |
 //! | [`Session<P>`](Session) | yes | yes | `run`/`run_with_binding` if `P = ConcurrentRun`, type infos, allocators, bindings | `run`/`run_with_binding` if `P = ExclusiveRun`, `end_profiling` | the Env (static) |
 //! | [`RunOptions`] | yes | yes | `terminate`, `unset_terminate`, `tag`, runs | `set_tag`, `add_config_entry` | - |
 //! | [`Value<'buf>`](Value) | yes | yes | reads, run inputs | `as_mut_slice` | the caller's buffer (`'buf`); its allocator and session (kept alive) |
@@ -94,6 +94,9 @@
 //! * [`SessionOptions::add_config_entry`] refuses the keys with which ORT keeps reading the
 //!   model bytes after [`Session::new`] returns ([`BORROWING_CONFIG_KEYS`]).
 //! * Every string goes to ORT NUL-terminated (older libraries read some to their NUL).
+//! * An output with no value (an optional output left empty, or a NULL from ORT) is `None`
+//!   in what a run and [`IoBinding::outputs`] return: ORT's type queries fail (or crash) on
+//!   an empty value, so it is never given out as a [`Value`].
 //! * [`Value::as_slice`] and [`Value::as_mut_slice`] are host slices: refused
 //!   ([`Error::Invalid`]) for a tensor whose memory info names another device.
 //!
@@ -139,9 +142,26 @@
 //!
 //! ## Not in this prototype
 //!
-//! Custom operators (only the context's scoping is shown), `RunAsync`, LoRA adapters, sparse
-//! tensors, creating map/sequence values, the model editor's non-tensor type infos, external
-//! initializers and model-editor sessions (`CreateModelEditorSession`,
+//! What a binding that adds these must enforce (the rules table's verdicts; none of these
+//! functions is wrapped here, so no type of this crate carries them yet):
+//!
+//! * `RunOptionsSetSyncStream`: the run options then carry a stream, which is not `Sync`: such
+//!   options are not `Sync` (a separate type, or `&mut` for every run that uses them), and the
+//!   stream must outlive the runs (a borrow or a keep-alive in the options).
+//! * `CreateLoraAdapter` / `CreateLoraAdapterFromArray` with an allocator: the adapter keeps it
+//!   without owning it, so the allocator must outlive the adapter.
+//! * `KernelInfoGetAttribute_tensor`: the value is allocated by the caller's allocator, which
+//!   must outlive the value; `KernelContext_GetOutput`: the value belongs to the context, lent
+//!   for the compute call and never released by the caller (no `Drop`).
+//! * `OrtLogger` (from a kernel info or context): `Sync`, not `Send`, and it must not outlive
+//!   its kernel info or context (a borrow).
+//! * `UnregisterExecutionProviderLibrary` destroys the library's EP devices: every device
+//!   (and what borrows one: a stream, a device's memory info) must be gone first, so the
+//!   registration must outlive them (a borrow of the registration, or its keep-alive).
+//!
+//! Also not wrapped: custom operators (only the context's scoping is shown), `RunAsync`,
+//! LoRA adapters, sparse tensors, creating map/sequence values, the model editor's non-tensor
+//! type infos, external initializers and model-editor sessions (`CreateModelEditorSession`,
 //! `ApplyModelToModelEditorSession`), the graph views a plugin EP is lent, and the CUDA/TensorRT
 //! `*ProviderOptionsV2` appenders (providers are appended through the generic slot). The Run
 //! gate knows only the providers appended through
@@ -169,7 +189,7 @@ pub use editor::{Graph, Model, Node, OpAttr, ValueInfo};
 pub use env::Env;
 pub use kernel::KernelContext;
 pub use memory::{Allocator, DeviceAllocator, MemoryInfo, MemoryInfoData, MemoryInfoRef};
-pub use session::{provider_names, BORROWING_CONFIG_KEYS, run_rule, ConcurrentRun, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
+pub use session::{provider_names, BORROWING_CONFIG_KEYS, run_rule, ConcurrentRun, EpDeviceInfo, ExclusiveRun, RunOptions, RunPolicy, RunRule, Session, SessionOptions};
 pub use typeinfo::{MapTypeInfo, SequenceTypeInfo, TensorTypeAndShapeInfo, TypeInfo};
 pub use value::{Element, InputValue, ReadOnlyValue, Value};
 

@@ -69,6 +69,40 @@
 //! # Ok(()) }
 //! ```
 //!
+//! An EP-selection delegate is called by every thread creating a session with the options,
+//! several at once when they share them: a delegate that is not `Sync` (here it counts its
+//! calls in a `Cell`) is refused (E0277)...
+//!
+//! ```compile_fail,E0277
+//! # use ortc_rules::*; use std::cell::Cell;
+//! # fn f() -> Result<()> {
+//! let calls = Cell::new(0usize);
+//! let mut options = SessionOptions::new()?;
+//! options.set_ep_selection_delegate(move |devices: &[EpDeviceInfo]| {
+//!     calls.set(calls.get() + 1);
+//!     (0..devices.len().min(1)).collect()
+//! })?;
+//! # Ok(()) }
+//! ```
+//!
+//! ...while one that counts atomically compiles, and the options stay shareable.
+//!
+//! ```no_run
+//! # use ortc_rules::*; use std::sync::atomic::{AtomicUsize, Ordering};
+//! # fn f(env: &'static Env, model: &[u8]) -> Result<()> {
+//! let calls = AtomicUsize::new(0);
+//! let mut options = SessionOptions::new()?;
+//! options.set_ep_selection_delegate(move |devices: &[EpDeviceInfo]| {
+//!     calls.fetch_add(1, Ordering::Relaxed);
+//!     devices.iter().position(|d| d.ep_name == "CPUExecutionProvider").into_iter().collect()
+//! })?;
+//! std::thread::scope(|s| {
+//!     s.spawn(|| Session::new(env, &options, model).map(|_| ()));
+//!     s.spawn(|| Session::new(env, &options, model).map(|_| ()));
+//! });
+//! # Ok(()) }
+//! ```
+//!
 //! RunOptions retagged while a run uses them (E0502); `terminate` is shared and compiles.
 //!
 //! ```compile_fail,E0502
@@ -278,7 +312,7 @@
 //! session.run_with_binding(&mut binding, None)?;
 //! let first = binding.outputs()?;
 //! session.run_with_binding(&mut binding, None)?;
-//! println!("{:?}", first[0].as_slice::<f32>()?);
+//! println!("{:?}", first[0].as_ref().map(|v| v.as_slice::<f32>()));
 //! # Ok(()) }
 //! ```
 //!
@@ -634,6 +668,6 @@
 //! session.end_profiling()?; // exclusive call, x and the allocator alive
 //! drop(allocator);
 //! drop(session);
-//! println!("{:?} {:?}", x.as_slice::<f32>()?, y[0].shape()?); // x keeps the OrtSession alive
+//! println!("{:?} {:?}", x.as_slice::<f32>()?, y[0].as_ref().map(|y| y.shape())); // x keeps the OrtSession alive
 //! # Ok(()) }
 //! ```

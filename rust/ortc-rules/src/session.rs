@@ -40,6 +40,69 @@ pub struct SessionOptions {
     api: &'static Api,
     /// execution providers appended, with their options: they decide the session's Run rule
     providers: Vec<(String, Vec<(String, String)>)>,
+    /// the EP-selection delegate ORT holds by pointer (its state): kept until the options go
+    delegate: Option<Box<Box<EpSelector>>>,
+}
+
+/// An EP-selection delegate: given the devices ORT offers, the indices of those to use, in
+/// priority order. `Send + Sync`: ORT calls it from every thread creating a session with the
+/// options, several at once when threads share one `SessionOptions` (which is `Sync`).
+type EpSelector = dyn Fn(&[EpDeviceInfo]) -> Vec<usize> + Send + Sync;
+
+/// An execution-provider device ORT offers an EP-selection delegate
+/// ([`SessionOptions::set_ep_selection_delegate`]), copied out as plain data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpDeviceInfo {
+    /// the execution provider's name (`EpDevice_EpName`), e.g. "CPUExecutionProvider"
+    pub ep_name: String,
+    /// its vendor (`EpDevice_EpVendor`)
+    pub ep_vendor: String,
+}
+
+/// The `EpSelectionDelegate` ORT calls: reads the devices, asks the Rust delegate (`state`),
+/// writes its choice. A panic or a bad index becomes an error status: nothing unwinds into ORT.
+unsafe extern "C" fn select_ep_devices(devices: *mut *mut sys::OrtEpDevice, num_devices: usize, _model_metadata: *mut sys::OrtKeyValuePairs,
+                                       _runtime_metadata: *mut sys::OrtKeyValuePairs, selected: *mut *mut sys::OrtEpDevice,
+                                       max_selected: usize, num_selected: *mut usize, state: *mut std::ffi::c_void) -> *mut sys::OrtStatus {
+    let Ok(api) = api() else { return std::ptr::null_mut() }; // loaded: these options exist
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> std::result::Result<(), String> {
+        let text = |f: Option<unsafe extern "C" fn(*const sys::OrtEpDevice) -> *const c_char>, d: *mut sys::OrtEpDevice| -> String {
+            match f {
+                Some(f) => {
+                    let s = unsafe { f(d) };
+                    if s.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy().into_owned() }
+                }
+                None => String::new(),
+            }
+        };
+        let (name_of, vendor_of) = (slot!(api, EpDevice_EpName).ok(), slot!(api, EpDevice_EpVendor).ok());
+        let raw: &[*mut sys::OrtEpDevice] = if num_devices == 0 { &[] } else { unsafe { std::slice::from_raw_parts(devices, num_devices) } };
+        let infos: Vec<EpDeviceInfo> = raw.iter().map(|&d| EpDeviceInfo { ep_name: text(name_of, d), ep_vendor: text(vendor_of, d) }).collect();
+        // the state is the Box<EpSelector> the options own (set_ep_selection_delegate)
+        let choose = unsafe { &*(state as *const Box<EpSelector>) };
+        let chosen = choose(&infos);
+        if chosen.len() > max_selected {
+            return Err(format!("the EP-selection delegate chose {} devices; ORT takes at most {max_selected}", chosen.len()));
+        }
+        for (k, &i) in chosen.iter().enumerate() {
+            if i >= num_devices {
+                return Err(format!("the EP-selection delegate chose device {i} of {num_devices}"));
+            }
+            unsafe { *selected.add(k) = raw[i] };
+        }
+        unsafe { *num_selected = chosen.len() };
+        Ok(())
+    }));
+    let message = match outcome {
+        Ok(Ok(())) => return std::ptr::null_mut(),
+        Ok(Err(m)) => m,
+        Err(_) => "the EP-selection delegate panicked".to_string(),
+    };
+    let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    match slot!(api, CreateStatus) {
+        Ok(f) => unsafe { f(sys::ORT_FAIL, message.as_ptr()) },
+        Err(_) => std::ptr::null_mut(),
+    }
 }
 
 impl SessionOptions {
@@ -49,7 +112,7 @@ impl SessionOptions {
         let mut ptr = std::ptr::null_mut();
         ort!(api, CreateSessionOptions(&mut ptr))?;
         let ptr = NonNull::new(ptr).ok_or(Error::Invalid("CreateSessionOptions returned NULL".into()))?;
-        Ok(SessionOptions { ptr, api, providers: Vec::new() })
+        Ok(SessionOptions { ptr, api, providers: Vec::new(), delegate: None })
     }
 
     /// Threads of the intra-op pool (exclusive: `SetIntraOpNumThreads`).
@@ -118,6 +181,28 @@ impl SessionOptions {
         Ok(())
     }
 
+    /// Let `delegate` choose the execution-provider devices of every session made from these
+    /// options (exclusive: `SessionOptionsSetEpSelectionPolicyDelegate`, API 22): given the
+    /// devices ORT offers, it returns the indices of those to use, in priority order.
+    ///
+    /// `Send + Sync + 'static`: ORT keeps the delegate by pointer in the options and calls it
+    /// from every thread creating a session with them, several at once when threads share
+    /// the options (a `&SessionOptions` across threads); the options own it until they are
+    /// dropped or it is replaced. A panic or an index out of range fails that creation.
+    /// The delegate decides the providers when the session is made, so the Run gate cannot
+    /// see them: [`Session::new_concurrent`] refuses these options ([`SessionOptions::run_rule`]).
+    pub fn set_ep_selection_delegate<F>(&mut self, delegate: F) -> Result<()>
+    where
+        F: Fn(&[EpDeviceInfo]) -> Vec<usize> + Send + Sync + 'static,
+    {
+        let state: Box<Box<EpSelector>> = Box::new(Box::new(delegate));
+        let ptr = &*state as *const Box<EpSelector> as *mut std::ffi::c_void;
+        ort!(self.api, SessionOptionsSetEpSelectionPolicyDelegate(self.ptr.as_ptr(), Some(select_ep_devices), ptr))?;
+        // ORT holds the new state now; the one it held before (if any) may go
+        self.delegate = Some(state);
+        Ok(())
+    }
+
     /// The providers a session made from these options would use, in priority order (the CPU
     /// provider is always last).
     pub fn providers(&self) -> Vec<String> {
@@ -131,6 +216,14 @@ impl SessionOptions {
     /// Whether sessions made from these options may run concurrently on the loaded library's
     /// ORT version, and why.
     pub fn run_rule(&self) -> RunRule {
+        if self.delegate.is_some() {
+            return RunRule {
+                concurrent: false,
+                reasons: vec!["an EP-selection delegate chooses the providers when each session is made: \
+                               the Run gate cannot check them"
+                    .into()],
+            };
+        }
         let mut provs: Vec<(String, Vec<(String, String)>)> = self.providers.clone();
         if !provs.iter().any(|(p, _)| p == "CPUExecutionProvider") {
             provs.push(("CPUExecutionProvider".into(), Vec::new()));
@@ -355,8 +448,9 @@ impl Session<ExclusiveRun> {
     }
 
     /// Run the model (`Run`, exclusive for this session: `&mut self`). Inputs by name; returns
-    /// every output, in the model's order.
-    pub fn run(&mut self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+    /// every output, in the model's order: `None` for one with no value (an optional output
+    /// left empty).
+    pub fn run(&mut self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Option<Value<'static>>>> {
         self.run_inner(run_options, inputs)
     }
 
@@ -395,8 +489,9 @@ impl Session<ConcurrentRun> {
     }
 
     /// Run the model (`Run`, shared for this session: `&self`, from any number of threads).
-    /// Inputs by name; returns every output, in the model's order.
-    pub fn run(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+    /// Inputs by name; returns every output, in the model's order: `None` for one with no value
+    /// (an optional output left empty).
+    pub fn run(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Option<Value<'static>>>> {
         self.run_inner(run_options, inputs)
     }
 
@@ -414,7 +509,7 @@ impl<P: RunPolicy> Session<P> {
         self.handle.ptr.as_ptr()
     }
 
-    fn run_inner(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Value<'static>>> {
+    fn run_inner(&self, run_options: Option<&RunOptions>, inputs: &[(&str, &Value<'_>)]) -> Result<Vec<Option<Value<'static>>>> {
         let api = self.api;
         let in_names: Vec<CString> = inputs.iter().map(|(n, _)| c_string("input name", n)).collect::<Result<_>>()?;
         let in_ptrs: Vec<*const c_char> = in_names.iter().map(|n| n.as_ptr()).collect();

@@ -95,39 +95,49 @@ fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
 /// fetch, so outputs never share the session's initializers; the comparison between outputs
 /// covers two outputs over one buffer. Pointer equality of the `OrtValue`s themselves is
 /// checked as well: one that is an input's own `OrtValue` is copied and not released.
-pub(crate) fn owned_outputs(api: &'static Api, raw: Vec<*mut sys::OrtValue>, inputs: &[&Value<'_>]) -> Result<Vec<Value<'static>>> {
+///
+/// An output with no value is `None`: a NULL pointer, or an `OrtValue` that holds nothing (an
+/// optional output left empty: `HasValue` false; it is released here, and never read further,
+/// for ORT's type queries fail or crash on it). The crate once panicked on a NULL output and
+/// failed the whole run on an empty one.
+pub(crate) fn owned_outputs(api: &'static Api, raw: Vec<*mut sys::OrtValue>, inputs: &[&Value<'_>]) -> Result<Vec<Option<Value<'static>>>> {
+    enum Output {
+        Owned(Value<'static>),
+        Input(usize),
+        Nothing,
+    }
     let input_ptrs: Vec<*mut sys::OrtValue> = inputs.iter().map(|v| v.ptr.as_ptr()).collect();
     // owned from here, so an error below releases the rest
-    let mut pending: Vec<Option<Value<'static>>> = Vec::with_capacity(raw.len());
-    let mut same_as_input: Vec<Option<usize>> = Vec::with_capacity(raw.len());
-    for p in raw {
-        match input_ptrs.iter().position(|&i| i == p) {
-            Some(k) => {
-                pending.push(None);
-                same_as_input.push(Some(k));
-            }
-            None => {
-                pending.push(Some(unsafe { Value::from_raw(api, p) }));
-                same_as_input.push(None);
-            }
-        }
-    }
+    let pending: Vec<Output> = raw
+        .into_iter()
+        .map(|p| match input_ptrs.iter().position(|&i| i == p) {
+            Some(k) => Output::Input(k),
+            None => unsafe { Value::from_raw(api, p) }.map_or(Output::Nothing, Output::Owned),
+        })
+        .collect();
     let mut taken: Vec<(usize, usize)> = Vec::new();
     for v in inputs {
         taken.extend(v.data_range()?);
     }
     let mut out = Vec::with_capacity(pending.len());
-    for (value, input) in pending.into_iter().zip(same_as_input) {
-        let value = match (value, input) {
-            (_, Some(k)) => inputs[k].deep_copy()?,
-            (Some(v), None) => match v.data_range()? {
+    for output in pending {
+        let value = match output {
+            Output::Input(k) => inputs[k].deep_copy()?,
+            Output::Owned(v) if !v.has_value()? => {
+                out.push(None); // `v` is released here
+                continue;
+            }
+            Output::Owned(v) => match v.data_range()? {
                 Some(r) if taken.iter().any(|&t| overlaps(r, t)) => v.deep_copy()?, // `v` is released here
                 _ => v,
             },
-            (None, None) => unreachable!("every output is either owned or an input's"),
+            Output::Nothing => {
+                out.push(None);
+                continue;
+            }
         };
         taken.extend(value.data_range()?);
-        out.push(value);
+        out.push(Some(value));
     }
     Ok(out)
 }
@@ -143,9 +153,15 @@ fn shape_len(shape: &[i64]) -> Result<usize> {
 }
 
 impl Value<'static> {
-    /// Take ownership of a value ORT returned (NULL for an output that has none is refused).
-    pub(crate) unsafe fn from_raw(api: &'static Api, ptr: *mut sys::OrtValue) -> Value<'static> {
-        Value { ptr: NonNull::new(ptr).expect("ORT returned a NULL OrtValue"), api, _allocator: None, _buf: PhantomData }
+    /// Take ownership of a value ORT returned; `None` for NULL (no value: a caller that
+    /// expects one says so with an error, an output may be NULL).
+    pub(crate) unsafe fn from_raw(api: &'static Api, ptr: *mut sys::OrtValue) -> Option<Value<'static>> {
+        Some(Value { ptr: NonNull::new(ptr)?, api, _allocator: None, _buf: PhantomData })
+    }
+
+    /// [`Value::from_raw`] for a call that succeeded and must have returned a value.
+    pub(crate) unsafe fn from_created(api: &'static Api, ptr: *mut sys::OrtValue, what: &str) -> Result<Value<'static>> {
+        unsafe { Value::from_raw(api, ptr) }.ok_or_else(|| Error::Invalid(format!("{what} returned a NULL OrtValue")))
     }
 
     /// A tensor holding a copy of `data` in ORT's default CPU allocator.
@@ -157,7 +173,7 @@ impl Value<'static> {
         let alloc = default_allocator(api)?;
         let mut p = std::ptr::null_mut();
         ort!(api, CreateTensorAsOrtValue(alloc, shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
-        let mut v = unsafe { Value::from_raw(api, p) };
+        let mut v = unsafe { Value::from_created(api, p, "CreateTensorAsOrtValue") }?;
         v.as_mut_slice::<T>()?.copy_from_slice(data);
         Ok(v)
     }
@@ -172,7 +188,7 @@ impl Value<'static> {
         let n = shape_len(shape)?;
         let mut p = std::ptr::null_mut();
         ort!(api, CreateTensorAsOrtValue(handle.ptr.as_ptr(), shape.as_ptr(), shape.len(), T::TYPE, &mut p))?;
-        let mut v = unsafe { Value::from_raw(api, p) };
+        let mut v = unsafe { Value::from_created(api, p, "CreateTensorAsOrtValue") }?;
         v._allocator = Some(Arc::clone(handle));
         let data = v.as_mut_slice::<T>()?;
         debug_assert_eq!(data.len(), n);
@@ -189,7 +205,7 @@ impl Value<'static> {
         let alloc = default_allocator(api)?;
         let mut p = std::ptr::null_mut();
         ort!(api, CreateTensorAsOrtValue(alloc, shape.as_ptr(), shape.len(), sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING, &mut p))?;
-        let v = unsafe { Value::from_raw(api, p) };
+        let v = unsafe { Value::from_created(api, p, "CreateTensorAsOrtValue") }?;
         let cs: Vec<_> = data.iter().map(|s| c_string("string element", s)).collect::<Result<_>>()?;
         let ptrs: Vec<*const c_char> = cs.iter().map(|c| c.as_ptr()).collect();
         ort!(api, FillStringTensor(v.ptr.as_ptr(), ptrs.as_ptr(), ptrs.len()))?;
@@ -286,6 +302,14 @@ impl<'buf> Value<'buf> {
     /// keeps alive, if any, is not released either: callers refuse such values first.
     pub(crate) fn into_raw(self) -> *mut sys::OrtValue {
         std::mem::ManuallyDrop::new(self).ptr.as_ptr()
+    }
+
+    /// Whether the value holds something (shared: `HasValue`): false for an optional left
+    /// empty, which [`owned_outputs`] turns into `None`.
+    pub(crate) fn has_value(&self) -> Result<bool> {
+        let mut out = 0;
+        ort!(self.api, HasValue(self.ptr.as_ptr(), &mut out))?;
+        Ok(out != 0)
     }
 
     /// Whether the value is a tensor (shared: `IsTensor`).
@@ -403,7 +427,7 @@ impl<'buf> Value<'buf> {
         let alloc = default_allocator(api)?;
         let mut p = std::ptr::null_mut();
         ort!(api, CreateTensorAsOrtValue(alloc, shape.as_ptr(), shape.len(), ty, &mut p))?;
-        let copy = unsafe { Value::from_raw(api, p) };
+        let copy = unsafe { Value::from_created(api, p, "CreateTensorAsOrtValue") }?;
         if let (Some((from, bytes)), Some((to, _))) = (self.data_range()?, copy.data_range()?) {
             // distinct buffers of the same type and shape: `copy` was just allocated
             unsafe { std::ptr::copy_nonoverlapping(from as *const u8, to as *mut u8, bytes) };
@@ -490,5 +514,22 @@ mod tests {
         // host memory still is
         let host = Value::from_slice_copy(&[3.0f32], &[1]).unwrap();
         assert_eq!(host.as_slice::<f32>().unwrap(), &[3.0]);
+    }
+
+    #[test]
+    fn a_null_output_is_none_not_a_panic() {
+        // ORT may hand back NULL for an output with no value: `from_raw` panicked on it
+        let api = api().unwrap();
+        let mut p = std::ptr::null_mut();
+        let alloc = default_allocator(api).unwrap();
+        let shape = [1i64];
+        let mut create = || -> Result<()> {
+            ort!(api, CreateTensorAsOrtValue(alloc, shape.as_ptr(), 1, sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &mut p))
+        };
+        create().unwrap();
+        let out = owned_outputs(api, vec![std::ptr::null_mut(), p, std::ptr::null_mut()], &[]).unwrap();
+        assert_eq!(out.len(), 3);
+        assert!(out[0].is_none() && out[2].is_none());
+        assert_eq!(out[1].as_ref().unwrap().shape().unwrap(), [1]);
     }
 }

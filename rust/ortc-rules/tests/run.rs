@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{add_model, env, identity_model, matmul_chain_model, model, node, sample, Init};
+use common::{add_model, env, identity_model, matmul_chain_model, model, node, sample, Init, Outputs};
 use ortc_rules::{
     api, rules, run_rule, sys, Allocator, ConcurrentRun, Error, Graph, MemoryInfo, Model, Node,
     OpAttr, RunOptions, Session, SessionOptions, Value, ValueInfo,
@@ -39,7 +39,7 @@ fn threads_on_one_arc_session_match_a_serial_run_bit_for_bit() {
         .iter()
         .map(|x| {
             let v = Value::from_slice_copy(x, &[48, 48]).unwrap();
-            bits(session.run(None, &[("x", &v)]).unwrap()[0].as_slice::<f32>().unwrap())
+            bits(session.run(None, &[("x", &v)]).values()[0].as_slice::<f32>().unwrap())
         })
         .collect();
     let handles: Vec<_> = (0..4)
@@ -52,7 +52,7 @@ fn threads_on_one_arc_session_match_a_serial_run_bit_for_bit() {
                     for (i, x) in inputs.iter().enumerate() {
                         if (i + t + round) % 2 == 0 {
                             let v = Value::from_slice_copy(x, &[48, 48]).unwrap();
-                            let out = session.run(None, &[("x", &v)]).unwrap();
+                            let out = session.run(None, &[("x", &v)]).values();
                             got.push((i, bits(out[0].as_slice::<f32>().unwrap())));
                         }
                     }
@@ -80,7 +80,7 @@ fn one_input_value_shared_by_concurrent_runs() {
             let (session, a) = (&session, &a); // Session and Value are Sync: shared borrows
             s.spawn(move || {
                 let b = Value::from_slice_copy(&[k as f32; 4], &[4]).unwrap();
-                let out = session.run(None, &[("a", a), ("b", &b)]).unwrap();
+                let out = session.run(None, &[("a", a), ("b", &b)]).values();
                 assert_eq!(out[0].as_slice::<f32>().unwrap(), &[1.0 + k as f32, 2.0 + k as f32, 3.0 + k as f32, 4.0 + k as f32]);
             });
         }
@@ -115,7 +115,7 @@ fn terminate_from_another_thread_stops_a_run_in_flight() {
     run_options.unset_terminate().unwrap();
     let small = Session::new_concurrent(env(), &options(1), &add_model(1)).unwrap();
     let one = Value::from_slice_copy(&[1.0f32], &[1]).unwrap();
-    let out = small.run(Some(&run_options), &[("a", &one), ("b", &one)]).unwrap();
+    let out = small.run(Some(&run_options), &[("a", &one), ("b", &one)]).values();
     assert_eq!(out[0].as_slice::<f32>().unwrap(), &[2.0]);
 }
 
@@ -136,7 +136,7 @@ fn one_io_binding_per_thread() {
                 binding.bind_output_to_device("c", cpu).unwrap();
                 for _ in 0..20 {
                     session.run_with_binding(&mut binding, None).unwrap();
-                    let out = binding.outputs().unwrap();
+                    let out = binding.outputs().values();
                     assert_eq!(out[0].as_slice::<f32>().unwrap(), &[10.0 + k as f32, 11.0, 12.0]);
                 }
             });
@@ -158,7 +158,7 @@ fn io_binding_writes_into_a_callers_buffer() {
         assert_eq!(binding.output("c").unwrap().as_slice::<f32>().unwrap(), &[2.0, 4.0]);
         // the exclusive session runs on its own between the binding's runs
         let one = Value::from_slice_copy(&[1.0f32, 1.0], &[2]).unwrap();
-        assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).unwrap()[0].as_slice::<f32>().unwrap(), &[2.0, 2.0]);
+        assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).values()[0].as_slice::<f32>().unwrap(), &[2.0, 2.0]);
     }
     assert_eq!(out_buf, [2.0, 4.0]);
 }
@@ -180,7 +180,7 @@ fn a_bound_output_is_read_between_runs() {
         let c = binding.output("c").unwrap();
         assert_eq!(c.as_slice::<f32>().unwrap(), &[10.0 + k, 20.0 + 2.0 * k, 30.0 + 3.0 * k]);
         // the same memory as GetBoundOutputValues' value
-        let outs = binding.outputs().unwrap();
+        let outs = binding.outputs().values();
         assert_eq!(outs[0].as_slice::<f32>().unwrap(), &[10.0 + k, 20.0 + 2.0 * k, 30.0 + 3.0 * k]);
         drop(outs);
         binding.output_data_mut::<f32>("c").unwrap().fill(-1.0);
@@ -271,7 +271,7 @@ fn a_read_only_buffer_is_read_by_its_owner_while_runs_read_it() {
             let (session, x, data) = (&session, &x, &data);
             s.spawn(move || {
                 let b = Value::from_slice_copy(&[k as f32; 3], &[3]).unwrap();
-                let out = session.run(None, &[("a", x), ("b", &b)]).unwrap();
+                let out = session.run(None, &[("a", x), ("b", &b)]).values();
                 let want: Vec<f32> = data.iter().map(|v| v + k as f32).collect();
                 assert_eq!(out[0].as_slice::<f32>().unwrap(), &want[..]);
             });
@@ -285,7 +285,7 @@ fn a_read_only_buffer_is_read_by_its_owner_while_runs_read_it() {
     binding.bind_output_to_device("c", &MemoryInfo::cpu().unwrap()).unwrap();
     session.run_with_binding(&mut binding, None).unwrap();
     assert_eq!(data.iter().sum::<f32>(), 6.0); // read while bound
-    assert_eq!(binding.outputs().unwrap()[0].as_slice::<f32>().unwrap(), &[2.0, 4.0, 6.0]);
+    assert_eq!(binding.outputs().values()[0].as_slice::<f32>().unwrap(), &[2.0, 4.0, 6.0]);
     drop(binding);
     drop(shared);
     assert_eq!(data, [1.0, 2.0, 3.0]); // never written
@@ -332,7 +332,7 @@ fn a_session_allocators_values_live_alongside_exclusive_calls() {
     let allocator = session.allocator(&MemoryInfo::cpu().unwrap()).unwrap();
     let mut a = Value::zeros::<f32>(&allocator, &[2]).unwrap();
     a.as_mut_slice::<f32>().unwrap().copy_from_slice(&[1.0, 2.0]);
-    let out = session.run(None, &[("a", &a), ("b", &a)]).unwrap(); // exclusive run
+    let out = session.run(None, &[("a", &a), ("b", &a)]).values(); // exclusive run
     assert_eq!(out[0].as_slice::<f32>().unwrap(), &[2.0, 4.0]);
     session.end_profiling().unwrap(); // exclusive call
     drop(session);
@@ -362,7 +362,7 @@ fn make_session() -> Session<ConcurrentRun> {
 fn a_session_outlives_the_options_it_was_created_with() {
     let session = make_session();
     let a = Value::from_slice_copy(&[1.5f32, -2.0], &[2]).unwrap();
-    let out = session.run(None, &[("a", &a), ("b", &a)]).unwrap();
+    let out = session.run(None, &[("a", &a), ("b", &a)]).values();
     assert_eq!(out[0].as_slice::<f32>().unwrap(), &[3.0, -4.0]);
 }
 
@@ -374,7 +374,7 @@ fn an_exclusive_session_is_shared_behind_a_mutex() {
             let session = Arc::clone(&session);
             std::thread::spawn(move || {
                 let v = Value::from_slice_copy(&[k as f32], &[1]).unwrap();
-                let out = session.lock().unwrap().run(None, &[("a", &v), ("b", &v)]).unwrap();
+                let out = session.lock().unwrap().run(None, &[("a", &v), ("b", &v)]).values();
                 assert_eq!(out[0].as_slice::<f32>().unwrap(), &[2.0 * k as f32]);
             })
         })
@@ -388,14 +388,14 @@ fn round_trip<T: ortc_rules::Element + PartialEq + std::fmt::Debug>(data: [T; 6]
     let mut session = Session::new(env(), &options(1), &identity_model(T::TYPE)).unwrap();
     // owned copy
     let v = Value::from_slice_copy(&data, &[2, 3]).unwrap();
-    let out = session.run(None, &[("x", &v)]).unwrap();
+    let out = session.run(None, &[("x", &v)]).values();
     assert_eq!(out[0].as_slice::<T>().unwrap(), &data);
     assert_eq!(out[0].shape().unwrap(), vec![2, 3]);
     assert_eq!(out[0].element_type_and_shape().unwrap().0, T::TYPE);
     // borrowed buffer, no copy
     let mut buf = data;
     let v = Value::from_slice(&mut buf, &[2, 3]).unwrap();
-    let out = session.run(None, &[("x", &v)]).unwrap();
+    let out = session.run(None, &[("x", &v)]).values();
     assert_eq!(out[0].as_slice::<T>().unwrap(), &data);
     // asking for the wrong element type is an error, not a reinterpretation
     let wrong = if T::TYPE == sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 { out[0].as_slice::<i8>().map(|_| ()) } else { out[0].as_slice::<u8>().map(|_| ()) };
@@ -422,7 +422,7 @@ fn strings_round_trip() {
     let mut session = Session::new(env(), &options(1), &identity_model(sys::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING)).unwrap();
     let data = ["", "a", "héllo", "two words", "x".repeat(300).leak(), "z"];
     let v = Value::from_strings(&data, &[2, 3]).unwrap();
-    let out = session.run(None, &[("x", &v)]).unwrap();
+    let out = session.run(None, &[("x", &v)]).values();
     assert_eq!(out[0].strings().unwrap(), data.map(String::from).to_vec());
 }
 
@@ -531,7 +531,7 @@ fn new_concurrent_refuses_a_provider_without_concurrent_run() {
     let mut session = Session::new(env(), &opts, &add_model(1)).unwrap();
     assert!(!session.run_rule().concurrent);
     let v = Value::from_slice_copy(&[2.0f32], &[1]).unwrap();
-    assert_eq!(session.run(None, &[("a", &v), ("b", &v)]).unwrap()[0].as_slice::<f32>().unwrap(), &[4.0]);
+    assert_eq!(session.run(None, &[("a", &v), ("b", &v)]).values()[0].as_slice::<f32>().unwrap(), &[4.0]);
 }
 
 #[test]
@@ -604,7 +604,7 @@ fn a_model_built_in_code_runs_with_its_attributes() {
     assert_eq!(session.input_names(), ["x"]);
     assert_eq!(session.output_names(), ["y"]);
     let x = Value::from_slice_copy(&[-4.0f32, 2.0], &[2]).unwrap();
-    let y = session.run(None, &[("x", &x)]).unwrap();
+    let y = session.run(None, &[("x", &x)]).values();
     assert_eq!(y[0].as_slice::<f32>().unwrap(), [-1.0, 2.0]); // alpha 0.25, not 0.01
 }
 
@@ -656,7 +656,7 @@ fn model_editor_parts_cross_threads_and_sessions_share_one_model() {
     drop(model);
     for session in &sessions {
         let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
-        assert_eq!(session.run(None, &[("a", &a)]).unwrap()[0].as_slice::<f32>().unwrap(), [11.0, 22.0]);
+        assert_eq!(session.run(None, &[("a", &a)]).values()[0].as_slice::<f32>().unwrap(), [11.0, 22.0]);
     }
 }
 
@@ -687,7 +687,7 @@ fn a_second_graph_refused_by_a_model_is_released_once_by_its_owner() {
     match Session::from_model(env(), &options(1), &model) {
         Ok(mut session) => {
             assert!(replaced.is_err(), "a session from the model, yet the second graph was taken");
-            assert_eq!(session.run(None, &[("x", &x)]).unwrap()[0].as_slice::<f32>().unwrap(), [-1.0, 2.0]);
+            assert_eq!(session.run(None, &[("x", &x)]).values()[0].as_slice::<f32>().unwrap(), [-1.0, 2.0]);
         }
         // the empty graph took the first one's place: no session from it
         Err(_) => assert!(replaced.is_ok(), "no session from a model that kept its graph"),
@@ -716,7 +716,7 @@ fn config_keys_that_keep_the_model_bytes_are_refused() {
     }
     let mut session = Session::new(env(), &opts, &add_model(1)).unwrap();
     let one = Value::from_slice_copy(&[1.0f32], &[1]).unwrap();
-    assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).unwrap()[0].as_slice::<f32>().unwrap(), &[2.0]);
+    assert_eq!(session.run(None, &[("a", &one), ("b", &one)]).values()[0].as_slice::<f32>().unwrap(), &[2.0]);
 }
 
 extern "C" {
@@ -778,7 +778,7 @@ fn an_output_that_is_an_input_owns_its_data() {
     let mut buf = SIX;
     let out = {
         let x = Value::from_slice(&mut buf, &[2, 3]).unwrap();
-        session.run(None, &[("x", &x)]).unwrap()
+        session.run(None, &[("x", &x)]).values()
     };
     assert_ne!(out[0].as_slice::<f32>().unwrap().as_ptr(), buf.as_ptr(), "the output is the caller's buffer");
     buf.fill(-1.0); // the buffer is the caller's again
@@ -787,13 +787,13 @@ fn an_output_that_is_an_input_owns_its_data() {
     drop(out);
     // an output written does not write an input another thread may be reading
     let shared = Value::from_slice_copy(&SIX, &[2, 3]).unwrap();
-    let mut outs = session.run(None, &[("x", &shared)]).unwrap();
+    let mut outs = session.run(None, &[("x", &shared)]).values();
     outs[0].as_mut_slice::<f32>().unwrap().fill(9.0);
     assert_eq!(shared.as_slice::<f32>().unwrap(), &SIX);
     // nor a read-only buffer
     let data = SIX;
     let ro = Value::from_slice_readonly(&data, &[2, 3]).unwrap();
-    let mut outs = session.run(None, &[("x", &ro)]).unwrap();
+    let mut outs = session.run(None, &[("x", &ro)]).values();
     outs[0].as_mut_slice::<f32>().unwrap().fill(7.0);
     assert_eq!(data, SIX);
     assert_eq!(ro.as_slice::<f32>().unwrap(), &SIX);
@@ -811,7 +811,7 @@ fn a_bound_pass_through_output_is_a_copy() {
     binding.bind_output_to_device("x", &cpu).unwrap();
     binding.bind_output_to_device("y", &cpu).unwrap();
     session.run_with_binding(&mut binding, None).unwrap();
-    let mut outs = binding.outputs().unwrap();
+    let mut outs = binding.outputs().values();
     assert_ne!(outs[0].as_slice::<f32>().unwrap().as_ptr(), data.as_ptr(), "the output is the bound input's buffer");
     outs[0].as_mut_slice::<f32>().unwrap().fill(7.0);
     assert_eq!(outs[1].as_slice::<f32>().unwrap(), &SIX.map(|v| -v));
@@ -821,7 +821,7 @@ fn a_bound_pass_through_output_is_a_copy() {
     // an input bound by value: the binding's, and still not written through an output
     binding.bind_input_owned("x", Value::from_slice_copy(&SIX, &[2, 3]).unwrap()).unwrap();
     session.run_with_binding(&mut binding, None).unwrap();
-    binding.outputs().unwrap()[0].as_mut_slice::<f32>().unwrap().fill(5.0);
+    binding.outputs().values()[0].as_mut_slice::<f32>().unwrap().fill(5.0);
     assert_eq!(binding.input("x").unwrap().as_slice::<f32>().unwrap(), &SIX);
 }
 
@@ -833,9 +833,9 @@ fn an_output_that_is_an_initializer_is_the_callers_copy() {
                   &[Init { name: "w".into(), dims: vec![2, 3], data: SIX.to_vec() }]);
     let session = Session::new_concurrent(env(), &options(1), &m).unwrap();
     let x = Value::from_slice_copy(&SIX, &[2, 3]).unwrap();
-    let mut first = session.run(None, &[("x", &x)]).unwrap();
+    let mut first = session.run(None, &[("x", &x)]).values();
     first[1].as_mut_slice::<f32>().unwrap().fill(0.0);
-    let second = session.run(None, &[("x", &x)]).unwrap();
+    let second = session.run(None, &[("x", &x)]).values();
     assert_eq!(second[1].as_slice::<f32>().unwrap(), &SIX);
     assert_ne!(first[1].as_slice::<f32>().unwrap().as_ptr(), second[1].as_slice::<f32>().unwrap().as_ptr());
 }
@@ -846,7 +846,99 @@ fn a_string_pass_through_output_is_a_copy() {
     let m = model(&[], &[("x", s, &[2])], &[("x", s, &[2])], &[]);
     let mut session = Session::new(env(), &options(1), &m).unwrap();
     let x = Value::from_strings(&["a", "bc"], &[2]).unwrap();
-    let out = session.run(None, &[("x", &x)]).unwrap();
+    let out = session.run(None, &[("x", &x)]).values();
     drop(x);
     assert_eq!(out[0].strings().unwrap(), ["a", "bc"]);
+}
+
+#[test]
+fn an_output_with_no_value_is_none() {
+    // an optional output left empty: ORT hands back an OrtValue that holds nothing, and ORT's
+    // tensor queries fail on it (the crate once failed the whole run reading it)
+    let m = common::empty_optional_model();
+    let mut session = Session::new(env(), &options(1), &m).unwrap();
+    assert_eq!(session.output_names(), ["y", "none"]);
+    let x = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+    let out = session.run(None, &[("x", &x)]).unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].as_ref().unwrap().as_slice::<f32>().unwrap(), &[1.0, 2.0]);
+    assert!(out[1].is_none());
+    // the same through a binding
+    let session = Session::new_concurrent(env(), &options(1), &m).unwrap();
+    let cpu = MemoryInfo::cpu().unwrap();
+    let mut binding = session.io_binding().unwrap();
+    binding.bind_input_owned("x", Value::from_slice_copy(&[3.0f32, 4.0], &[2]).unwrap()).unwrap();
+    binding.bind_output_to_device("y", &cpu).unwrap();
+    binding.bind_output_to_device("none", &cpu).unwrap();
+    session.run_with_binding(&mut binding, None).unwrap();
+    let outs = binding.outputs().unwrap();
+    assert_eq!(outs.len(), 2);
+    assert_eq!(outs[0].as_ref().unwrap().as_slice::<f32>().unwrap(), &[3.0, 4.0]);
+    assert!(outs[1].is_none());
+}
+
+#[test]
+fn the_ep_selection_delegate_is_called_by_concurrent_creations() {
+    // ORT calls the delegate from every thread creating a session with the options, several
+    // at once with shared options: the delegate is Fn + Send + Sync (a Cell-counting one does
+    // not compile: misuse.rs). Each call waits until a second one is inside (a guard timeout
+    // only keeps a serializing library from hanging the test).
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Condvar;
+    if env().api().version < sys::since::SessionOptionsSetEpSelectionPolicyDelegate {
+        // a library without the slot: refused, not read past its table
+        let r = options(1).set_ep_selection_delegate(|_| Vec::new());
+        assert!(matches!(r, Err(Error::NotSupported { .. })), "{r:?}");
+        return;
+    }
+    let inside = Arc::new((Mutex::new((0usize, 0usize)), Condvar::new())); // (now, most at once)
+    let calls = Arc::new(AtomicUsize::new(0));
+    let offered = Arc::new(Mutex::new(Vec::new()));
+    let mut opts = options(1);
+    {
+        let (inside, calls, offered) = (Arc::clone(&inside), Arc::clone(&calls), Arc::clone(&offered));
+        opts.set_ep_selection_delegate(move |devices| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            *offered.lock().unwrap() = devices.to_vec();
+            let (lock, cv) = &*inside;
+            let mut g = lock.lock().unwrap();
+            g.0 += 1;
+            g.1 = g.1.max(g.0);
+            cv.notify_all();
+            let (mut g, _) = cv.wait_timeout_while(g, Duration::from_secs(30), |g| g.1 < 2).unwrap();
+            g.0 -= 1;
+            devices.iter().position(|d| d.ep_name == "CPUExecutionProvider").into_iter().collect()
+        })
+        .unwrap();
+    }
+    let model = add_model(2);
+    let outputs: Vec<Vec<f32>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let (opts, model) = (&opts, &model); // one SessionOptions, shared
+                s.spawn(move || {
+                    let mut session = Session::new(env(), opts, model).unwrap();
+                    let a = Value::from_slice_copy(&[1.0f32, 2.0], &[2]).unwrap();
+                    session.run(None, &[("a", &a), ("b", &a)]).values()[0].as_slice::<f32>().unwrap().to_vec()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(outputs, vec![vec![2.0f32, 4.0]; 4]);
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    assert!(inside.0.lock().unwrap().1 >= 2, "the delegate was never called by two creations at once");
+    assert!(offered.lock().unwrap().iter().any(|d| d.ep_name == "CPUExecutionProvider"));
+    // the providers are chosen at creation: the Run gate cannot vouch for concurrent Run
+    assert!(!opts.run_rule().concurrent);
+    assert!(matches!(Session::new_concurrent(env(), &opts, &model), Err(Error::ExclusiveRun(_))));
+    // a delegate's bad choice, or its panic, fails that creation: nothing unwinds into ORT
+    let mut bad = options(1);
+    bad.set_ep_selection_delegate(|devices| vec![devices.len()]).unwrap();
+    match Session::new(env(), &bad, &model) {
+        Err(Error::Ort { message, .. }) => assert!(message.contains("chose device"), "{message}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    bad.set_ep_selection_delegate(|_| panic!("no device for me")).unwrap();
+    assert!(matches!(Session::new(env(), &bad, &model), Err(Error::Ort { .. })));
 }

@@ -2,7 +2,7 @@
 //! so the tests need no model files and no Python).
 #![allow(dead_code)]
 
-use ortc_rules::{sys, Env};
+use ortc_rules::{sys, Env, Value};
 
 /// The environment, or a panic that says how to name the library.
 pub fn env() -> &'static Env {
@@ -149,4 +149,93 @@ pub fn matmul_chain_model(n: usize, size: i64) -> Vec<u8> {
     }
     model(&nodes, &[("x", F, &[size, size])], &[("y", F, &[size, size])],
           &[Init { name: "w".into(), dims: vec![size, size], data: w }])
+}
+
+/// `x` float [2] -> `none`, an optional(tensor(float)) output with no value (an `Optional` node
+/// without input, opset 17), and `y = Identity(x)`.
+pub fn empty_optional_model() -> Vec<u8> {
+    let tensor_type = |elem: i32| {
+        let mut tensor = Vec::new();
+        int(&mut tensor, 1, elem as i64);
+        let mut ty = Vec::new();
+        bytes(&mut ty, 1, &tensor); // TypeProto.tensor_type
+        ty
+    };
+    let mut optional = Vec::new();
+    bytes(&mut optional, 1, &tensor_type(F)); // Optional.elem_type
+    let mut optional_type = Vec::new();
+    bytes(&mut optional_type, 9, &optional); // TypeProto.optional_type
+    let mut attr = Vec::new();
+    bytes(&mut attr, 1, b"type");
+    bytes(&mut attr, 14, &tensor_type(F)); // AttributeProto.tp
+    int(&mut attr, 20, 13); // AttributeProto.type = TYPE_PROTO
+    let mut none = Vec::new();
+    bytes(&mut none, 2, b"none");
+    bytes(&mut none, 3, b"optional");
+    bytes(&mut none, 4, b"Optional");
+    bytes(&mut none, 5, &attr);
+    let mut m = model(&[node("Identity", &["x"], &["y"])], &[("x", F, &[2])], &[("y", F, &[2])], &[]);
+    // the graph is ModelProto field 7, written by `model` before the opset: rebuild it with the
+    // extra node and output appended
+    let mut vi = Vec::new();
+    bytes(&mut vi, 1, b"none");
+    bytes(&mut vi, 2, &optional_type);
+    let mut extra = Vec::new();
+    bytes(&mut extra, 1, &none);
+    bytes(&mut extra, 12, &vi);
+    m = append_to_graph(&m, &extra);
+    m
+}
+
+/// ModelProto bytes with `extra` (encoded GraphProto fields) appended to its graph (field 7).
+fn append_to_graph(model: &[u8], extra: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < model.len() {
+        let (key, n) = read_varint(&model[i..]);
+        let start = i;
+        i += n;
+        match key & 7 {
+            0 => i += read_varint(&model[i..]).1,
+            2 => {
+                let (len, n) = read_varint(&model[i..]);
+                i += n;
+                if key >> 3 == 7 {
+                    let mut graph = model[i..i + len as usize].to_vec();
+                    graph.extend_from_slice(extra);
+                    bytes(&mut out, 7, &graph);
+                    i += len as usize;
+                    continue;
+                }
+                i += len as usize;
+            }
+            w => panic!("wire type {w} not written by `model`"),
+        }
+        out.extend_from_slice(&model[start..i]);
+    }
+    out
+}
+
+fn read_varint(buf: &[u8]) -> (u64, usize) {
+    let (mut v, mut shift) = (0u64, 0);
+    for (k, b) in buf.iter().enumerate() {
+        v |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return (v, k + 1);
+        }
+        shift += 7;
+    }
+    panic!("truncated varint")
+}
+
+/// Every output of a run (or of `IoBinding::outputs`) as a value: the tests' models have no
+/// optional outputs, so each has one.
+pub trait Outputs<'a> {
+    fn values(self) -> Vec<Value<'a>>;
+}
+
+impl<'a> Outputs<'a> for ortc_rules::Result<Vec<Option<Value<'a>>>> {
+    fn values(self) -> Vec<Value<'a>> {
+        self.unwrap().into_iter().enumerate().map(|(i, v)| v.unwrap_or_else(|| panic!("output {i} has no value"))).collect()
+    }
 }
