@@ -277,28 +277,38 @@ class Watcher:
         if handler is not signal.default_int_handler:
             self._declined_for = handler
             return False  # the user handles SIGINT themselves; leave it alone
-        r, w = os.pipe()
-        os.set_blocking(w, False)
+        # The pipe is made once and kept (also by uninstall): code that makes a Session per
+        # call installs and uninstalls the bridge every time, and making a pipe and handing it
+        # to the watcher thread cost more than the session (docs/PERFORMANCE.md)
+        new_pipe = self._sig_w < 0
+        if new_pipe:
+            r, w = os.pipe()
+            os.set_blocking(w, False)
+        else:
+            r, w = self._sig_r, self._sig_w
         try:
             old = _real_set_wakeup_fd(w)
         except (ValueError, OSError):
-            os.close(r)
-            os.close(w)
+            if new_pipe:
+                os.close(r)
+                os.close(w)
             return False
         self._forward_fd = old
         self._sig_r, self._sig_w = r, w
         _chain_set_wakeup_fd(True)
         self.sigint_ready = True
         self._start()
-        with self._lock:
-            if self._wake is not None:  # the watcher waits without the pipe: wake it to use it
-                self._wake.notify()
+        if new_pipe:
+            with self._lock:
+                if self._wake is not None:  # the watcher waits without the pipe: use it now
+                    self._wake.notify()
         return True
 
     def uninstall(self) -> None:
         """Give the wakeup fd back to whoever ortc took it from (or chained it for), and the
         application its own ``set_wakeup_fd``; on the main thread only (where Python allows
-        setting it): when the last Session is closed there, and at exit."""
+        setting it): when the last Session is closed there, and at exit. ortc's pipe stays
+        open for the next install (nothing writes into it meanwhile)."""
         if not self.sigint_ready or _thread.get_ident() != MAIN_THREAD:
             return
         try:
@@ -307,13 +317,7 @@ class Watcher:
             return  # the fd it had is gone: ours stays, harmless
         _chain_set_wakeup_fd(False)
         self.sigint_ready = False
-        r, w = self._sig_r, self._sig_w
-        self._sig_r = self._sig_w = self._forward_fd = -1
-        for fd in (r, w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._forward_fd = -1
         self.main_run = None
 
 

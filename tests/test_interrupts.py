@@ -124,6 +124,42 @@ print(watcher.sigint_ready, signal.set_wakeup_fd is real, signal.set_wakeup_fd(w
                                         "False True True"], proc.stdout
 
 
+def test_a_session_per_call_gives_the_wakeup_fd_back_every_time_and_ctrl_c_still_works() -> None:
+    """Code that makes a Session per call installs the bridge at each first run and gives the
+    wakeup fd back at each close: every time the application's fd is back, no descriptor is
+    left over per cycle (the bridge's pipe is made once), and Ctrl-C still stops a run after
+    many cycles."""
+    proc = run_python(r"""
+import json, os, signal, threading, numpy as np, ortc, models
+r, w = os.pipe()
+os.set_blocking(w, False)
+signal.set_wakeup_fd(w)
+one = np.ones(1, np.float32)
+
+def fds():
+    return len(os.listdir("/proc/self/fd"))
+
+back, counts = [], []
+for i in range(30):
+    s = ortc.Session(models.add_model())
+    s.run(None, {"a": one, "b": one})
+    s.close()
+    back.append(signal.set_wakeup_fd(w) == w)
+    counts.append(fds())
+long = ortc.Session(models.endless_model(), intra_op_num_threads=1)
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    long.run(None, {"x": np.ones((256, 256), np.float32)})
+    outcome = "finished"
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+print(json.dumps({"back": all(back), "growth": counts[-1] - counts[1], "outcome": outcome}))
+""")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result == {"back": True, "growth": 0, "outcome": "KeyboardInterrupt"}, result
+
+
 def test_a_process_that_handles_sigint_itself_is_asked_once_per_handler() -> None:
     """With SIGINT ignored (a background job) or a handler of the user's own, ortc leaves it
     alone, and each main-thread run asks again whether it may bridge Ctrl-C (the user may
