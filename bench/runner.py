@@ -47,14 +47,26 @@ the ortc path compared with the onnxruntime one (target: at most 1.00x, a tie wi
   x.ctypes.data)`` and ``bind_output(name, 'cpu', 0, np.float32, shape, y.ctypes.data)`` (a
   fresh output buffer from a pool too) and ``run_with_iobinding`` (ortc: ``bind_input(name, x)``,
   ``bind_output(name, y)``, ``run_with_binding``);
+* ``*_rebind_ortvalues``: OrtValues made once (outside the timing) over each input set and
+  output buffer of the pools, every call ``bind_ortvalue_input`` for each input,
+  ``bind_ortvalue_output`` for each output and ``run_with_iobinding`` (ortc: Values from
+  ``Value.from_numpy``, ``bind_input(name, value)``, ``bind_output(name, value)``);
+* ``*_rebind_arrays``: every call ``bind_cpu_input(name, x)``, ``bind_output(name, 'cpu', 0,
+  y.dtype, y.shape, y.ctypes.data)`` and ``run_with_iobinding`` (ortc: ``bind_input(name, x)``,
+  ``bind_output(name, y)``, the same loop as its ``rebind_buffers``);
 * ``*_rebind_alloc_copy``: every call ``bind_cpu_input(name, x)``, ``bind_output(name)`` (ORT
   allocates it), ``run_with_iobinding`` and ``copy_outputs_to_cpu()`` (ortc: ``bind_input``,
-  ``bind_output(name)``, ``run_with_binding`` and a copy of each of ``get_outputs()``);
+  ``bind_output(name)``, ``run_with_binding`` and ``get_outputs(copy=True)``);
 * ``*_new_session``: a new session from the model's bytes and its first ``run()``, released at
-  the end of the call (its own, smaller call count per round: it costs a millisecond or more).
+  the end of the call;
+* ``*_make_drop_session``: a new session from the model's bytes, released at once (no run): what
+  making and releasing one costs.
 
-A pattern that raises (or gives outputs that disagree with ``run()``'s) is kept as a failed row:
-its error is in the output and its targets are judged "failed".
+The two session patterns have their own, smaller call count per round (a session costs a
+millisecond or more). Before timing, each is checked to release its session when the last
+reference goes, with the cyclic garbage collector off (else the loop would not time the release).
+A pattern that raises (or gives outputs that disagree with ``run()``'s, or keeps its session) is
+kept as a failed row: its error is in the output and its targets are judged "failed".
 
 "Fresh" arrays come from a pool of distinct arrays made before timing (so their creation is
 not timed) that is cycled through: no two consecutive calls see the same array object. The
@@ -98,6 +110,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -140,6 +153,15 @@ PATH_LABELS = {
     "ort_new_session": "onnxruntime new session from bytes + first run()",
     "compat_new_session": "ortc.compat new session from bytes + first run()",
     "ortc_new_session": "ortc new Session from bytes + first run()",
+    "ort_rebind_ortvalues": "onnxruntime IOBinding rebound per call (OrtValues)",
+    "compat_rebind_ortvalues": "ortc.compat IOBinding rebound per call (OrtValues)",
+    "ortc_rebind_ortvalues": "ortc io_binding rebound per call (Values)",
+    "ort_rebind_arrays": "onnxruntime bind_cpu_input + output pointer, per call",
+    "compat_rebind_arrays": "ortc.compat bind_cpu_input + output pointer, per call",
+    "ortc_rebind_arrays": "ortc bind_input + bind_output of arrays, per call",
+    "ort_make_drop_session": "onnxruntime session from bytes, made and dropped",
+    "compat_make_drop_session": "ortc.compat session from bytes, made and dropped",
+    "ortc_make_drop_session": "ortc Session from bytes, made and dropped",
 }
 #: the onnxruntime path each ortc path is compared with
 ORT_PEER = {
@@ -151,7 +173,10 @@ ORT_PEER = {
     "cffi_bound": "ort_iobinding",
 }
 #: the call patterns of real libraries, timed on PATTERN_MODELS in each binding
-PATTERNS = ("values_per_call", "rebind_buffers", "rebind_alloc_copy", "new_session")
+PATTERNS = ("values_per_call", "rebind_buffers", "rebind_ortvalues", "rebind_arrays",
+            "rebind_alloc_copy", "new_session", "make_drop_session")
+#: the patterns that make a session every call (their own, smaller call count per round)
+SESSION_PATTERNS = ("new_session", "make_drop_session")
 PATTERN_MODELS = ("tiny", "mlp")
 #: each pattern path of ortc.compat and of ortc, and the onnxruntime path it is compared with
 PATTERN_PEER = {f"{prefix}_{p}": f"ort_{p}" for p in PATTERNS for prefix in ("compat", "ortc")}
@@ -394,6 +419,65 @@ def _t_ortc_rebind_buffers(ctx: Any, pool: list[Any], mask: int, n: int) -> list
     return out
 
 
+def _t_rebind_ortvalues(ctx: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    """onnxruntime and ortc.compat: OrtValues made once over each input set and output buffer
+    of the pools, bound every call."""
+    sess, binding, values, outs = ctx
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        j = i & mask
+        for name, v in values[j].items():
+            binding.bind_ortvalue_input(name, v)
+        for name, v in outs[j].items():
+            binding.bind_ortvalue_output(name, v)
+        sess.run_with_iobinding(binding)
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+def _t_ortc_rebind_ortvalues(ctx: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    sess, binding, values, outs = ctx
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        j = i & mask
+        for name, v in values[j].items():
+            binding.bind_input(name, v)
+        for name, v in outs[j].items():
+            binding.bind_output(name, v)
+        sess.run_with_binding(binding)
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+def _t_rebind_arrays(ctx: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    """onnxruntime and ortc.compat: each input bound as an array, each output by the address
+    of a buffer, every call. (ortc's own API binds arrays the same way for both: its loop is
+    _t_ortc_rebind_buffers.)"""
+    sess, binding, outs = ctx
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        j = i & mask
+        for name, x in pool[j].items():
+            binding.bind_cpu_input(name, x)
+        for name, y in outs[j].items():
+            binding.bind_output(name, "cpu", 0, y.dtype, y.shape, y.ctypes.data)
+        sess.run_with_iobinding(binding)
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
 def _t_rebind_alloc_copy(ctx: Any, pool: list[Any], mask: int, n: int) -> list[int]:
     """onnxruntime and ortc.compat: inputs bound every call, outputs ORT allocates, copied out."""
     sess, binding, out_names = ctx
@@ -414,8 +498,8 @@ def _t_rebind_alloc_copy(ctx: Any, pool: list[Any], mask: int, n: int) -> list[i
 
 
 def _t_ortc_rebind_alloc_copy(ctx: Any, pool: list[Any], mask: int, n: int) -> list[int]:
-    """ortc: the outputs' views copied, as copy_outputs_to_cpu gives copies (get_outputs' views
-    are written again by the next run)."""
+    """ortc: the outputs copied straight from ORT's memory (get_outputs(copy=True)), as
+    copy_outputs_to_cpu gives copies (get_outputs' views are written again by the next run)."""
     sess, binding, out_names = ctx
     out = [0] * n
     pc = _pc
@@ -426,7 +510,7 @@ def _t_ortc_rebind_alloc_copy(ctx: Any, pool: list[Any], mask: int, n: int) -> l
         for name in out_names:
             binding.bind_output(name)
         sess.run_with_binding(binding)
-        [y.copy() for y in binding.get_outputs()]
+        binding.get_outputs(copy=True)
         t = pc()
         out[i] = t - prev
         prev = t
@@ -461,6 +545,34 @@ def _t_ortc_new_session(ctx: Any, pool: list[Any], mask: int, n: int) -> list[in
     return out
 
 
+def _t_make_drop_session(ctx: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    """onnxruntime and ortc.compat: a session made from bytes and released (its last reference
+    goes with the expression), no run."""
+    InferenceSession, model, so = ctx
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        InferenceSession(model, so, providers=["CPUExecutionProvider"])
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
+def _t_ortc_make_drop_session(ctx: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    Session, model = ctx
+    out = [0] * n
+    pc = _pc
+    prev = pc()
+    for i in range(n):
+        Session(model, intra_op_num_threads=1)
+        t = pc()
+        out[i] = t - prev
+        prev = t
+    return out
+
+
 def _pattern_once(path: str, ctx: Any, feeds: dict[str, Any], outs: dict[str, Any]
                   ) -> list[Any]:
     """One call of a pattern path as its loop makes it, returning the outputs as arrays (to
@@ -474,18 +586,30 @@ def _pattern_once(path: str, ctx: Any, feeds: dict[str, Any], outs: dict[str, An
                 None, {k: cls.from_numpy(x) for k, x in feeds.items()})]
         return [v.numpy() for v in sess.run_with_ort_values(
             None, {k: cls.ortvalue_from_numpy(x) for k, x in feeds.items()})]
-    if pattern == "rebind_buffers":
+    if pattern == "rebind_ortvalues":
+        sess, binding, values, out_values = ctx
+        for name, v in values[0].items():
+            (binding.bind_input if native else binding.bind_ortvalue_input)(name, v)
+        for name, v in out_values[0].items():
+            (binding.bind_output if native else binding.bind_ortvalue_output)(name, v)
+        (sess.run_with_binding if native else sess.run_with_iobinding)(binding)
+        # read through the values the caller bound, as a library reads them
+        return [v.numpy().copy() for v in out_values[0].values()]
+    if pattern in ("rebind_buffers", "rebind_arrays"):
         sess, binding, _ = ctx
         for name, x in feeds.items():
             if native:
                 binding.bind_input(name, x)
+            elif pattern == "rebind_arrays":
+                binding.bind_cpu_input(name, x)
             else:
                 binding.bind_input(name, "cpu", 0, np.float32, x.shape, x.ctypes.data)
         for name, y in outs.items():
             if native:
                 binding.bind_output(name, y)
             else:
-                binding.bind_output(name, "cpu", 0, np.float32, y.shape, y.ctypes.data)
+                binding.bind_output(name, "cpu", 0, np.float32 if pattern == "rebind_buffers"
+                                    else y.dtype, y.shape, y.ctypes.data)
         if native:
             sess.run_with_binding(binding)
         else:
@@ -499,14 +623,44 @@ def _pattern_once(path: str, ctx: Any, feeds: dict[str, Any], outs: dict[str, An
             binding.bind_output(name)
         if native:
             sess.run_with_binding(binding)
-            return [y.copy() for y in binding.get_outputs()]
+            return list(binding.get_outputs(copy=True))
         sess.run_with_iobinding(binding)
         return list(binding.copy_outputs_to_cpu())
+    # new_session and make_drop_session: a session made as the loop makes it
     if native:
         Session, model = ctx
-        return list(Session(model, intra_op_num_threads=1).run(None, feeds))
-    InferenceSession, model, so = ctx
-    return list(InferenceSession(model, so, providers=["CPUExecutionProvider"]).run(None, feeds))
+
+        def make() -> Any:
+            return Session(model, intra_op_num_threads=1)
+    else:
+        InferenceSession, model, so = ctx
+
+        def make() -> Any:
+            return InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    # the loop times the release too: the session must go with its last reference, not later
+    # in the cyclic garbage collector (which would free it in some other path's timed calls)
+    _check_released(make, run=None if pattern == "make_drop_session" else feeds)
+    return list(make().run(None, feeds))
+
+
+def _check_released(make: Callable[[], Any], run: dict[str, Any] | None) -> None:
+    """A session made by ``make`` (and run on ``run``'s feeds, when given) is released when its
+    last reference goes, with the cyclic garbage collector off; AssertionError otherwise."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        sess = make()
+        if run is not None:
+            sess.run(None, run)
+        ref = weakref.ref(sess)
+        del sess
+        if ref() is not None:
+            raise AssertionError("the session outlives its last reference (only the cyclic "
+                                 "garbage collector frees it), so the loop would not time its "
+                                 "release")
+    finally:
+        if enabled:
+            gc.enable()
 
 
 #: each pattern's loop, for onnxruntime's API (onnxruntime and ortc.compat) and for ortc's
@@ -515,6 +669,10 @@ PATTERN_LOOPS: dict[str, tuple[Callable[..., list[int]], Callable[..., list[int]
     "rebind_buffers": (_t_rebind_buffers, _t_ortc_rebind_buffers),
     "rebind_alloc_copy": (_t_rebind_alloc_copy, _t_ortc_rebind_alloc_copy),
     "new_session": (_t_new_session, _t_ortc_new_session),
+    "rebind_ortvalues": (_t_rebind_ortvalues, _t_ortc_rebind_ortvalues),
+    # (ortc binds an array as it binds a pointer's memory: the same loop as rebind_buffers)
+    "rebind_arrays": (_t_rebind_arrays, _t_ortc_rebind_buffers),
+    "make_drop_session": (_t_make_drop_session, _t_ortc_make_drop_session),
 }
 
 
@@ -953,22 +1111,29 @@ def _error_text(err: BaseException) -> str:
 
 def _size_group(path: str) -> str:
     """The paths whose calls per round are sized together (bench_model)."""
-    if path.endswith("_new_session"):
-        return "new_session"
-    return "patterns" if path in PATTERN_PATHS else "paths"
+    if path in PATTERN_PATHS:
+        return "sessions" if path.split("_", 1)[1] in SESSION_PATTERNS else "patterns"
+    return "paths"
 
 
 def _pattern_contexts(prefix: str, pattern: str, mod: Any, sessions: list[Any], so: Any,
-                      model: BenchModel, out_pool: list[dict[str, Any]]) -> list[Any]:
+                      model: BenchModel, fresh: list[dict[str, Any]],
+                      out_pool: list[dict[str, Any]]) -> list[Any]:
     """What a pattern's loop gets for each session it is taken on in turn (PATTERN_LOOPS)."""
     native = prefix == "ortc"
-    if pattern == "new_session":
+    if pattern in SESSION_PATTERNS:
         return [(mod.Session, model.model)] if native else [(mod.InferenceSession, model.model,
                                                              so)]
     if pattern == "values_per_call":
         return [(s, mod.Value if native else mod.OrtValue) for s in sessions]
-    if pattern == "rebind_buffers":
+    if pattern in ("rebind_buffers", "rebind_arrays"):
         return [(s, s.io_binding(), out_pool) for s in sessions]
+    if pattern == "rebind_ortvalues":
+        # made once, outside the timing, over the pools' arrays; each binding its own (ortc's
+        # binding holds a Value bound as an output until it is rebound)
+        make = mod.Value.from_numpy if native else mod.OrtValue.ortvalue_from_numpy
+        return [(s, s.io_binding(), [{k: make(x) for k, x in f.items()} for f in fresh],
+                 [{k: make(y) for k, y in o.items()} for o in out_pool]) for s in sessions]
     return [(s, s.io_binding(), list(model.outputs)) for s in sessions]
 
 
@@ -986,7 +1151,8 @@ def _pattern_paths(model: BenchModel, apis: list[tuple[str, Any, list[Any], Any]
         for pattern in PATTERNS:
             name = f"{prefix}_{pattern}"
             try:
-                contexts = _pattern_contexts(prefix, pattern, mod, sessions, so, model, out_pool)
+                contexts = _pattern_contexts(prefix, pattern, mod, sessions, so, model, fresh,
+                                             out_pool)
                 got = _pattern_once(name, contexts[0], fresh[0], out_pool[0])
                 try:
                     _check_agree(model, ref, got)
@@ -1501,7 +1667,7 @@ def _calls_text(res: dict[str, Any]) -> str:
         group = _size_group(name)
         if group != "paths" and "calls_per_round" in st:
             own[group] = st["calls_per_round"]
-    words = {"patterns": "the call patterns", "new_session": "a new session"}
+    words = {"patterns": "the call patterns", "sessions": "the new sessions"}
     return text + (" (" + ", ".join(f"{words[g]} {n}" for g, n in own.items()) + ")"
                    if own else "")
 

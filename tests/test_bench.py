@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -29,7 +30,8 @@ except ImportError:
 #: (the MLP: the larger model of the call patterns)
 SMOKE_MODELS = ["tiny", "mixed", "batch", "mlp", "vad", "silero", *ONNX_TEST_MODELS]
 #: the call-pattern paths of each binding on PATTERN_MODELS
-PATTERN_NAMES = ["values_per_call", "rebind_buffers", "rebind_alloc_copy", "new_session"]
+PATTERN_NAMES = ["values_per_call", "rebind_buffers", "rebind_ortvalues", "rebind_arrays",
+                 "rebind_alloc_copy", "new_session", "make_drop_session"]
 
 
 def _env() -> dict[str, str]:
@@ -154,7 +156,7 @@ def test_bench_smoke_has_the_call_patterns(smoke: tuple[dict[str, Any], str]) ->
             assert f"FAILED: {err}" in stdout and f"**failed**: {err}" in data["_markdown"]
         for name in PATTERN_NAMES:
             # a new session costs about a millisecond: fewer calls a round than the others
-            if name == "new_session" and f"ort_{name}" in res["paths"]:
+            if name.endswith("_session") and f"ort_{name}" in res["paths"]:
                 assert res["paths"][f"ort_{name}"]["calls_per_round"] <= \
                     res["paths"]["ort_run"]["calls_per_round"]
             for prefix in ("ortc", "compat"):
@@ -497,14 +499,108 @@ def test_a_call_pattern_that_raises_is_a_failed_row(monkeypatch: pytest.MonkeyPa
     res = bench_model(add_model(), "unused.onnx", Config.of("smoke"), None, ort, ortc,
                       logged.append)
     res.pop("_sessions")
-    assert res["failed"] == {"compat_rebind_alloc_copy": "RuntimeError: bind_cpu_input "
-                                                         "refused a"}
+    # the two patterns that call bind_cpu_input
+    assert res["failed"] == {name: "RuntimeError: bind_cpu_input refused a"
+                             for name in ("compat_rebind_alloc_copy", "compat_rebind_arrays")}
     assert "compat_rebind_alloc_copy" not in res["paths"]
     assert "compat_rebind_buffers" in res["paths"] and "ortc_rebind_alloc_copy" in res["paths"]
+    assert "ortc_rebind_arrays" in res["paths"]
     assert any("compat_rebind_alloc_copy FAILED: RuntimeError" in line for line in logged)
-    [t] = [t for t in evaluate_targets({"tiny": res}, {}, None)
-           if t["target"].startswith("tiny: ortc.compat bind_cpu_input")]
-    assert t["verdict"] == "failed" and "bind_cpu_input refused a" in t["detail"]
+    failed = [t for t in evaluate_targets({"tiny": res}, {}, None)
+              if t["target"].startswith("tiny: ortc.compat bind_cpu_input")]
+    assert len(failed) == 2
+    for t in failed:
+        assert t["verdict"] == "failed" and "bind_cpu_input refused a" in t["detail"]
+
+
+def _bench_tiny(logged: list[str] | None = None) -> dict[str, Any]:
+    """bench_model's smoke run of the tiny model, in this process (no C floor)."""
+    import ortc
+    from bench.models import add_model
+    from bench.runner import Config, bench_model
+
+    res = bench_model(add_model(), "unused.onnx", Config.of("smoke"), None,
+                      onnxruntime if HAVE_ORT else None, ortc,
+                      (logged if logged is not None else []).append)
+    res.pop("_sessions")
+    return res
+
+
+def test_every_call_pattern_runs_and_agrees_with_run() -> None:
+    """Each call pattern of each binding (the rows rebound to OrtValues and to arrays and the
+    sessions made and dropped among them) agrees with run() before it is timed, is timed, and
+    has its ratio and its <= 1x target."""
+    from bench.runner import PATH_LABELS, PATTERN_PEER, PATTERNS, evaluate_targets
+
+    assert sorted(PATTERNS) == sorted(PATTERN_NAMES)
+    res = _bench_tiny()
+    assert res["failed"] == {}
+    prefixes = ["ortc", "compat"] + (["ort"] if HAVE_ORT else [])
+    for pattern in PATTERNS:
+        for prefix in prefixes:
+            path = f"{prefix}_{pattern}"
+            assert path in PATH_LABELS and res["paths"][path]["calls"] > 0, path
+    # a session costs a millisecond or more: the session rows are sized apart from the others
+    paths = res["paths"]
+    for prefix in prefixes:
+        assert paths[f"{prefix}_make_drop_session"]["calls_per_round"] == \
+            paths[f"{prefix}_new_session"]["calls_per_round"]
+    if not HAVE_ORT:
+        return
+    targets = {t["target"]: t for t in evaluate_targets({"tiny": res}, {}, None)}
+    for path, peer in PATTERN_PEER.items():
+        assert res["ratios"][path]["vs_onnxruntime"] > 0
+        t = targets[f"tiny: {PATH_LABELS[path]} <= 1x {PATH_LABELS[peer]}"]
+        assert t["value"] == res["ratios"][path]["vs_onnxruntime"]
+        assert t["verdict"] in ("met", "tie", "missed")
+
+
+def test_a_rebound_pattern_whose_outputs_differ_is_a_failed_row(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check against run()'s outputs catches a binding that binds the wrong OrtValue: its
+    row fails with the difference, the others are timed."""
+    import ortc.compat._binding as compat_binding
+    from ortc.compat import OrtValue
+
+    bind = compat_binding.IOBinding.bind_ortvalue_input
+
+    def bind_zeros(self: Any, name: str, ortvalue: Any) -> None:
+        # (the tiny model adds two random inputs: one of them zeroed gives another sum)
+        bind(self, name, OrtValue.ortvalue_from_numpy(np.zeros_like(ortvalue.numpy())))
+
+    monkeypatch.setattr(compat_binding.IOBinding, "bind_ortvalue_input", bind_zeros)
+    logged: list[str] = []
+    res = _bench_tiny(logged)
+    assert list(res["failed"]) == ["compat_rebind_ortvalues"]
+    assert res["failed"]["compat_rebind_ortvalues"].startswith(
+        "AssertionError: its outputs differ from run()'s")
+    assert "ortc_rebind_ortvalues" in res["paths"] and "compat_rebind_arrays" in res["paths"]
+    assert any("compat_rebind_ortvalues FAILED: AssertionError" in line for line in logged)
+
+
+def test_a_session_pattern_whose_session_outlives_its_last_reference_is_a_failed_row(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session rows time a session's release: a session only the cyclic garbage collector
+    frees (here a reference cycle added to compat's) fails them, the other rows are timed."""
+    import ortc.compat._session as compat_session
+
+    init = compat_session.InferenceSession.__init__
+
+    def init_with_cycle(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.cycle = self
+
+    monkeypatch.setattr(compat_session.InferenceSession, "__init__", init_with_cycle)
+    try:
+        res = _bench_tiny()
+    finally:
+        gc.collect()  # the sessions of the cycles
+    assert sorted(res["failed"]) == ["compat_make_drop_session", "compat_new_session"]
+    for error in res["failed"].values():
+        assert error == ("AssertionError: the session outlives its last reference (only the "
+                         "cyclic garbage collector frees it), so the loop would not time its "
+                         "release")
+    assert "ortc_make_drop_session" in res["paths"] and "compat_rebind_arrays" in res["paths"]
 
 
 def test_bench_over_processes_writes_every_run_and_the_combined_verdicts(tmp_path) -> None:
