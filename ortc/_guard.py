@@ -235,10 +235,16 @@ class Guard:
             self._after_fork(obj)
         me = owner or _get_ident()
         calls = self.calls
-        calls[token] = (me, exclusive, witness, True)  # announce, then look
-        if len(calls) == 1 and not self.holds and not self.closed and not _exiting and \
+        calls[token] = (me, exclusive, witness, True)  # admitted, then look (the second look)
+        if not self.closed and not _exiting and \
                 (self.send or me == self.creator or me >= _JOBS_FROM):
-            return  # alone (the usual case): nothing to conflict with
+            if len(calls) == 1 and not self.holds:
+                return  # alone (the usual case): nothing to conflict with
+            # only this owner's own calls and holds (a run entering a Value it also binds, a
+            # nested call): never a conflict, in any mode
+            if all(e[0] == me for e in tuple(calls.values())) and \
+                    (through_holds or all(h == me for h in tuple(self.holds.values()))):
+                return
         calls.pop(token, None)
         self._enter(token, obj, me, exclusive, witness, through_holds)
 
