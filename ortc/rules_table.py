@@ -169,6 +169,15 @@ TYPE_NOTES: dict[str, list[str]] = {
         "ortc does not need to.",
         "Env creation is safe from any thread: every creation returns the one env "
         "(env.concurrent-create-release).",
+        "An allocator registered on the env (CreateAndRegisterAllocator) is shared by every "
+        "session created with session.use_env_allocators=1; such sessions may run at once "
+        "(thread.env-allocator-two-sessions). Registering and unregistering are env setters "
+        "(exclusive): do them while no session is being created or run.",
+    ],
+    "OrtCustomOp": [
+        "ORT does not serialize a kernel's compute: two runs of one session are inside the same "
+        "kernel's KernelComputeV2 at once (kernel.overlapping-compute), so the kernel and any "
+        "state it keeps must be Sync.",
     ],
     "OrtValue": [
         "Arrays returned by Value.numpy() are views: writing through them is a write to the "
@@ -185,8 +194,22 @@ TYPE_NOTES: dict[str, list[str]] = {
     "OrtSessionOptions": [
         "Concurrent session creation with one options object is safe for plain options "
         "(thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin "
-        "domains: ORT marks adding those domains at creation not thread-safe. Create such "
-        "sessions one at a time.",
+        "domains: ORT marks adding those domains at creation not thread-safe, and on "
+        "1.19.2-1.32.0 a few of 1200 concurrent creations with a custom-op domain fail with "
+        "ORT's 'domain already exists' error (thread.create-with-custom-op-domain). Create "
+        "such sessions one at a time.",
+        "An EP-selection delegate set on the options is called by every thread creating a "
+        "session with them, several at once (device.selection-delegate-concurrent): it and its "
+        "state must be Sync.",
+    ],
+    "OrtSession": [
+        "ReleaseSession does not wait for a Run inside the session on another thread: it "
+        "returns at once and the Run then uses the freed session, which kills the process "
+        "(thread.release-session-during-run, every version). ortc never releases a session "
+        "while a run is inside it (its close() is refused, waits or defers the release, by "
+        "guard mode); a binding must make close wait for the runs or refuse it.",
+        "Run may be called from short-lived threads (a thread per request): memory does not "
+        "grow per calling thread (thread.short-lived-threads-memory).",
     ],
     "OrtIoBinding": [
         "A binding shared by threads gives wrong results, failed runs, and can crash the "
