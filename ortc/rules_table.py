@@ -71,15 +71,32 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
                  "AddInitializer": "shared", "AddExternalInitializers": "shared"},
     # a session made from a model-editor model reads the env and the options as
     # CreateSession does (ortc itself does not call it; the OrtModel row has the model's use)
-    "OrtEnv": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
-    "OrtSessionOptions": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
+    # the compile and model-editor tables read the env and the options the same way; a compile
+    # options object keeps the env by reference and copies the session options
+    "OrtEnv": {"OrtModelEditorApi.CreateSessionFromModel": "shared",
+               "OrtModelEditorApi.CreateModelEditorSession": "shared",
+               "OrtModelEditorApi.CreateModelEditorSessionFromArray": "shared",
+               "OrtCompileApi.CreateModelCompilationOptionsFromSessionOptions": "shared",
+               "OrtCompileApi.CompileModel": "shared"},
+    "OrtSessionOptions": {"OrtModelEditorApi.CreateSessionFromModel": "shared",
+                          "OrtModelEditorApi.CreateModelEditorSession": "shared",
+                          "OrtModelEditorApi.CreateModelEditorSessionFromArray": "shared",
+                          "OrtModelEditorApi.FinalizeModelEditorSession": "shared",
+                          "OrtCompileApi.CreateModelCompilationOptionsFromSessionOptions":
+                              "shared"},
+    # a model-editor session is built (applied to, finalized) before it runs, then only read
+    "OrtSession": {"OrtModelEditorApi.SessionGetOpsetForDomain": "shared",
+                   "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive",
+                   "OrtModelEditorApi.FinalizeModelEditorSession": "exclusive"},
     # a value info's initializer value is loaded into its graph on first use, without a lock
     # (the slot table's evidence): the call uses the owning graph exclusively
     "OrtGraph": {"ValueInfo_GetInitializerValue": "exclusive"},
     # runs with RunOptions that carry a stream use that stream (not Sync)
     "OrtSyncStream": {"Run": "exclusive", "RunAsync": "exclusive"},
-    # a non-NULL allocator given to CreateLoraAdapter is kept (not owned) by the adapter
-    "OrtAllocator": {"CreateLoraAdapter": "shared", "CreateLoraAdapterFromArray": "shared"},
+    # a non-NULL allocator given to CreateLoraAdapter is kept (not owned) by the adapter; so is
+    # the allocator compile options write the compiled model's buffer through
+    "OrtAllocator": {"CreateLoraAdapter": "shared", "CreateLoraAdapterFromArray": "shared",
+                     "OrtCompileApi.ModelCompilationOptions_SetOutputModelBuffer": "shared"},
 }
 
 #: who owns a taken argument after the call fails (a transfer's ``failure_owner``)
@@ -298,6 +315,12 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "CastTypeInfoToSequenceTypeInfo": "shared",
                  "CastTypeInfoToOptionalTypeInfo": "shared",
                  "GetDenotationFromTypeInfo": "shared", "ReleaseTypeInfo": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.CreateTensorTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateSparseTensorTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateMapTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateSequenceTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateOptionalTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateValueInfo": "shared"},
      "parents": [],
      "evidence": "read-only; infos returned by session and value getters are independent "
                  "objects the caller owns; ortc converts and releases them at once "
@@ -309,6 +332,8 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "GetTensorShapeElementCount": "shared", "SetTensorElementType": "exclusive",
                  "SetDimensions": "exclusive", "SetSymbolicDimensions": "exclusive",
                  "ReleaseTensorTypeAndShapeInfo": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.CreateTensorTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateSparseTensorTypeInfo": "shared"},
      "parents": ["OrtTypeInfo"],
      "evidence": "getters read; setters only on infos the caller created; a "
                  "CastTypeInfoToTensorInfo result is borrowed from its type info"},
@@ -396,6 +421,7 @@ UNWRAPPED: list[dict[str, Any]] = [
      "methods": {"CreateSessionWithPrepackedWeightsContainer": "shared",
                  "CreateSessionFromArrayWithPrepackedWeightsContainer": "shared",
                  "ReleasePrepackedWeightsContainer": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.FinalizeModelEditorSession": "shared"},
      "parents": [],
      "evidence": "designed to be shared by sessions, and released after them"},
     {"type": "OrtCUDAProviderOptionsV2", "python": None, "send": True, "sync": False,
@@ -478,7 +504,8 @@ UNWRAPPED: list[dict[str, Any]] = [
      "other_tables": {"OrtModelEditorApi.CreateModel": "shared",
                       "OrtModelEditorApi.AddGraphToModel": "exclusive",
                       "OrtModelEditorApi.CreateSessionFromModel": "shared",
-                      "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive"},
+                      "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive",
+                      "OrtCompileApi.ModelCompilationOptions_SetInputModel": "shared"},
      "parents": [],
      "evidence": "a model the caller builds with the model editor; it owns the graph added to "
                  "it; sessions created from it do not need it afterwards"},
@@ -558,12 +585,21 @@ UNWRAPPED: list[dict[str, Any]] = [
          "OrtCompileApi.ModelCompilationOptions_SetOutputModelBuffer": "exclusive",
          "OrtCompileApi.ModelCompilationOptions_SetEpContextEmbedMode": "exclusive",
          "OrtCompileApi.ModelCompilationOptions_SetFlags": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetEpContextBinaryInformation": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetGraphOptimizationLevel": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelWriteFunc": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc":
+             "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetInputModel": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetEpContextDataWriteFunc": "exclusive",
          "OrtCompileApi.CompileModel": "shared",
          "OrtCompileApi.ReleaseModelCompilationOptions": "exclusive"},
      "parents": ["OrtEnv"],
      "evidence": "a builder filled by setters (exclusive), then read by CompileModel; it keeps "
                  "a pointer to the env and its own copy of the session options; an input "
-                 "model given as a buffer is read in place at CompileModel"},
+                 "model given as a buffer or as an OrtModel (SetInputModel), the output "
+                 "buffer's allocator and locations, and the write functions with their state "
+                 "are kept by pointer and used at CompileModel"},
     {"type": "OrtEpAssignedSubgraph", "python": None, "send": True, "sync": True,
      "methods": {"EpAssignedSubgraph_GetEpName": "shared", "EpAssignedSubgraph_GetNodes": "shared"},
      "parents": ["OrtSession"],
