@@ -625,6 +625,11 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               "CreateSessionFromModel calls at once on two other threads, and is released "
               "before those sessions run (they do not need it)", "send", "sync", "lifetime",
               versions="1.22.1-1.32.0"),
+        check("editor.session-outlives-model", "a model released right after "
+              "CreateSessionFromModel, freed memory poisoned: the session computes with an "
+              "ORT-allocated initializer the model held as external data, whose memory still "
+              "holds its values (the session keeps the value alive): the session needs nothing "
+              "of the model", "lifetime", versions="1.22.1-1.32.0"),
     ),
     "OrtGraph": (
         doc(EP_STRUCT, "GetCapability and Compile receive const graphs that ORT owns, for the "

@@ -508,7 +508,10 @@ UNWRAPPED: list[dict[str, Any]] = [
                       "OrtCompileApi.ModelCompilationOptions_SetInputModel": "shared"},
      "parents": [],
      "evidence": "a model the caller builds with the model editor; it owns the graph added to "
-                 "it; sessions created from it do not need it afterwards"},
+                 "it; sessions created from it do not need it afterwards (they keep what they "
+                 "use, initializer values included; a caller's buffer under such a value still "
+                 "outlives them); compile options given it by SetInputModel keep it by pointer "
+                 "until their last CompileModel"},
     {"type": "OrtGraph", "python": None, "send": True, "sync": True,
      "methods": {"Graph_GetName": "shared", "Graph_GetModelPath": "shared",
                  "Graph_GetOnnxIRVersion": "shared", "Graph_GetNumOperatorSets": "shared",

@@ -1410,12 +1410,14 @@ MODEL_EDITOR_TABLE: tuple[SlotRule, ...] = (
                         "owned), with no lock", "exclusive", "lifetime"),)),
     _sub(_ME, "CreateSessionFromModel", 22, reads=("OrtEnv", "OrtModel", "OrtSessionOptions"),
          creates=("OrtSession",),
-         outlives="the env outlives the session; whether the session keeps using the model's "
-                  "initializers after creation was not read: keep the model (and any buffer "
-                  "under its initializers) until the session is released",
+         outlives="the env outlives the session; the model need not: it may be released right "
+                  "after the call (the session keeps what it uses, the initializers' values "
+                  "included); a caller's buffer under an initializer value still outlives the "
+                  "session",
          evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateSessionFromModel", "creates a "
                         "session with a copy of the options, loads the const model into it and "
-                        "initializes it", "shared", "lifetime"),)),
+                        "initializes it", "shared", "lifetime"),
+                   *ev.find("OrtModel", "check:editor.session-outlives-model"))),
     *(_sub(_ME, n, 22, reads=("OrtEnv", "OrtSessionOptions"), creates=("OrtSession",),
            note="the session is loaded but not initialized: finish it with "
                 "FinalizeModelEditorSession before running",

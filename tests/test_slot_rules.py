@@ -418,6 +418,17 @@ def test_a_sub_table_function_missing_from_a_row_is_reported() -> None:
         "is None, the table says exclusive"]
 
 
+def test_the_model_row_and_create_session_from_model_agree() -> None:
+    """Both say a session made from a model does not need the model, on the same check."""
+    rule = next(r for r in slot_rules.SUB_TABLES["OrtModelEditorApi"]
+                if r.slot.endswith(".CreateSessionFromModel"))
+    assert "the model need not" in rule.outlives and "keep the model" not in rule.outlives
+    assert "check:editor.session-outlives-model" in {e.ref for e in rule.evidence}
+    model = next(r for r in ortc.rules() if r["type"] == "OrtModel")
+    assert "do not need it afterwards" in model["evidence"]
+    assert "check:editor.session-outlives-model" in {e["ref"] for e in model["evidence_records"]}
+
+
 def test_sub_table_lifetimes_from_the_implementation() -> None:
     v = {r.slot.split(".")[1]: r for rows in slot_rules.SUB_TABLES.values() for r in rows}
     assert "kept by pointer" in v["ModelCompilationOptions_SetInputModelFromBuffer"].outlives

@@ -295,7 +295,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseModel"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a model the caller builds with the model editor; it owns the graph added to it; sessions created from it do not need it afterwards; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor",
+        evidence: "a model the caller builds with the model editor; it owns the graph added to it; sessions created from it do not need it afterwards (they keep what they use, initializer values included; a caller's buffer under such a value still outlives them); compile options given it by SetInputModel keep it by pointer until their last CompileModel; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor, check:editor.session-outlives-model",
         notes: &[],
     },
     Rule {
@@ -1055,7 +1055,11 @@ unsafe impl Sync for crate::Graph {}
 
 // crate::Model (OrtModel): Send yes, Sync yes. Evidence: a model the caller builds with the
 // model editor; it owns the graph added to it; sessions created from it do not need it
-// afterwards; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
-// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor
+// afterwards (they keep what they use, initializer values included; a caller's buffer under
+// such a value still outlives them); compile options given it by SetInputModel keep it by
+// pointer until their last CompileModel; evidence:
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor,
+// check:editor.session-outlives-model
 unsafe impl Send for crate::Model {}
 unsafe impl Sync for crate::Model {}
