@@ -178,6 +178,10 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               "(SIGSEGV): the env must outlive every session", "lifetime", outcome="known"),
         check("env.recreate-after-release", "after the last release a new CreateEnv gives a "
               "working env again", "lifetime"),
+        check("thread.env-allocator-two-sessions", "two sessions using one arena registered on "
+              "the env (CreateAndRegisterAllocator, session.use_env_allocators=1) run at once "
+              "from four threads: every result equals the serial one, so sessions sharing an "
+              "env allocator may run concurrently", "sync"),
         maintainer(f"{GH}/issues/13571", "adrianlizarraga (2022-11-08): create OrtEnv once per "
                    "process and one session per model, then use the session from many threads",
                    "sync"),
@@ -218,6 +222,16 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         check("life.session-value-after-session-release", "a tensor from a session allocator "
               "crashes once the session is gone: the session must outlive those values",
               "lifetime", outcome="known"),
+        check("thread.release-session-during-run", "ReleaseSession called on one thread while "
+              "a Run on the session is inside ORT on another returns at once, without waiting "
+              "for the Run, which then uses the freed session: the process dies (SIGSEGV). No "
+              "Run may be inside a session when it is released: a binding's close must wait "
+              "for its runs or refuse", "lifetime", outcome="known"),
+        check("thread.short-lived-threads-memory", "Run called once from each of 300 "
+              "short-lived threads, one after another, grows resident memory by less than 4 KiB "
+              "per thread beyond what 300 Runs on one thread grow it: ORT keeps no per-thread "
+              "state that outlives a calling thread, so runs need no long-lived or pooled "
+              "threads"),
         policy("SessionEndProfiling, SetEpDynamicOptions and SessionReleaseCapturedGraph are "
                "exclusive: nothing documents them against in-flight runs",
                "ORT documents them as safe during runs", "exclusive"),
@@ -238,6 +252,12 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
             "not safe even though plain concurrent creation is", "exclusive"),
         maintainer(f"{GH}/issues/27089", "the thread-safety request for concurrent session "
                    "initialization (custom-op domains race); open", "exclusive"),
+        check("thread.create-with-custom-op-domain", "threads creating sessions at once from "
+              "one SessionOptions that holds a custom-op domain new to the process: a few "
+              "creations of 1200 (1 to 11 per version) fail with ORT's error that the domain "
+              "already exists in its domain-version map (not seen on 1.16.2 and 1.17.1 in as "
+              "many tries, which is no verdict there): create such sessions one at a time",
+              "exclusive", outcome="known", versions="1.19.2-1.32.0"),
         doc(C_API, "SessionOptionsSetLoadCancellationFlag is meant to be set from another "
             "thread while CreateSession runs", "shared"),
         check("shared.load-cancel-from-another-thread", "the flag set from another thread while "
@@ -423,6 +443,10 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
             "released", "lifetime"),
         doc(ADD_CUSTOM_OP_DOMAINS, "adding domains at session creation is not thread-safe",
             "not-sync"),
+        check("thread.create-with-custom-op-domain", "one domain, new to the process, used by "
+              "four session creations at once (through one SessionOptions): a few creations of "
+              "1200 fail because the domain already exists in ORT's domain-version map",
+              "not-sync", outcome="known", versions="1.19.2-1.32.0"),
         policy("Send: a plain container with no thread affinity", "ORT ties it to a thread",
                "send"),
     ),
@@ -550,6 +574,10 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
         check("send.op", "a struct made on the check's thread has its KernelComputeV2 called "
               "on four other threads whose runs overlap", "send", "sync",
               versions="1.17.1-1.32.0"),
+        check("kernel.overlapping-compute", "two Runs at once on one session are inside the "
+              "same kernel's KernelComputeV2 together (one kernel instance for the node): ORT "
+              "does not serialize a kernel's compute, so the kernel's state must be Sync",
+              "sync"),
     ),
     # -- custom-op helpers ----------------------------------------------------------------------
     "OrtOp": (
@@ -597,6 +625,11 @@ TYPE_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
               "CreateSessionFromModel calls at once on two other threads, and is released "
               "before those sessions run (they do not need it)", "send", "sync", "lifetime",
               versions="1.22.1-1.32.0"),
+        check("editor.session-outlives-model", "a model released right after "
+              "CreateSessionFromModel, freed memory poisoned: the session computes with an "
+              "ORT-allocated initializer the model held as external data, whose memory still "
+              "holds its values (the session keeps the value alive): the session needs nothing "
+              "of the model", "lifetime", versions="1.22.1-1.32.0"),
     ),
     "OrtGraph": (
         doc(EP_STRUCT, "GetCapability and Compile receive const graphs that ORT owns, for the "
@@ -790,12 +823,17 @@ CALLBACK_EVIDENCE: dict[str, tuple[Evidence, ...]] = {
                "ProviderPolicyContext::SelectEpDevices", "every session creation calls the "
                "delegate read from the const options, with the options' state and no lock: "
                "threads sharing one SessionOptions are inside it at once", "sync"),
+        check("device.selection-delegate-concurrent", "four threads creating sessions at once "
+              "from one SessionOptions are all inside its delegate together: it and its state "
+              "must be Sync", "sync", versions="1.22.1-1.32.0"),
     ),
     "OrtCustomOp.KernelCompute": (
         doc(DESIGN, "kernels are stateless: Compute may run concurrently for one kernel when "
             "runs overlap", "sync"),
         check("kernel.compute-and-invoke", "KernelComputeV2 runs inside Run", "send",
               versions="1.19.2-1.32.0"),
+        check("kernel.overlapping-compute", "two Runs at once are inside one kernel's "
+              "KernelComputeV2 together", "sync"),
     ),
 }
 

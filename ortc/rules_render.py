@@ -171,13 +171,22 @@ def _answers(recs: list[dict[str, Any]],
         "- `CreateSession` on several threads with one env and one SessionOptions: yes ("
         + _refs("thread.concurrent-create") + "), **except** when the options carry custom-op "
         f"or EP-plugin domains: ORT marks adding them [not thread-safe]"
-        f"({evidence.ADD_CUSTOM_OP_DOMAINS}).",
+        f"({evidence.ADD_CUSTOM_OP_DOMAINS}), and a few of 1200 such creations fail with "
+        "ORT's 'domain already exists' error (" + _refs("thread.create-with-custom-op-domain")
+        + "). An EP-selection delegate set on the options is called by the creating threads "
+        "at once (" + _refs("device.selection-delegate-concurrent") + "): it must be Sync.",
         "- Env creation and release on several threads: yes, there is one env ("
         + _refs("env.concurrent-create-release", "env.same-pointer") + "). Env setters "
         "(log level, allocator and EP-library registration) while sessions run: not documented; "
         "exclusive by policy.",
         "- Alloc/Free on the default CPU allocator or a session's CPU arena from many threads: "
-        "yes (" + _refs("thread.default-allocator", "thread.session-allocator") + ").",
+        "yes (" + _refs("thread.default-allocator", "thread.session-allocator") + "). "
+        "Sessions sharing an arena registered on the env run at once: yes ("
+        + _refs("thread.env-allocator-two-sessions") + ").",
+        "- One custom kernel's compute entered by concurrent runs: yes, ORT does not serialize "
+        "it (" + _refs("kernel.overlapping-compute") + "): a kernel's state must be Sync.",
+        "- Run from many short-lived threads (a thread per request): memory does not grow per "
+        "thread (" + _refs("thread.short-lived-threads-memory") + ").",
         "- One `OrtIoBinding` on two threads: **no**: wrong results, failed runs, and a "
         "corrupted heap that can crash the process (" + _refs("thread.shared-binding") + ").",
         "- Any setter of SessionOptions, RunOptions or a Value while another call uses the "
@@ -188,6 +197,10 @@ def _answers(recs: list[dict[str, Any]],
         "- The env outlives every session: a Run after the last `ReleaseEnv` crashes ("
         + _refs("env.run-after-last-release") + "). ORT can create a new env after that ("
         + _refs("env.recreate-after-release") + ").",
+        "- No Run is inside a session when it is released: `ReleaseSession` does not wait for "
+        "a Run on another thread, which then uses the freed session and kills the process ("
+        + _refs("thread.release-session-during-run") + "). A binding's close must wait for "
+        "the runs or refuse.",
         "- A session outlives its IoBindings (a binding used after its session's release "
         "reads freed memory and crashes: "
         + _refs("life.binding-after-session-release") + "), its allocators and every value "

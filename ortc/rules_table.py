@@ -71,15 +71,32 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
                  "AddInitializer": "shared", "AddExternalInitializers": "shared"},
     # a session made from a model-editor model reads the env and the options as
     # CreateSession does (ortc itself does not call it; the OrtModel row has the model's use)
-    "OrtEnv": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
-    "OrtSessionOptions": {"OrtModelEditorApi.CreateSessionFromModel": "shared"},
+    # the compile and model-editor tables read the env and the options the same way; a compile
+    # options object keeps the env by reference and copies the session options
+    "OrtEnv": {"OrtModelEditorApi.CreateSessionFromModel": "shared",
+               "OrtModelEditorApi.CreateModelEditorSession": "shared",
+               "OrtModelEditorApi.CreateModelEditorSessionFromArray": "shared",
+               "OrtCompileApi.CreateModelCompilationOptionsFromSessionOptions": "shared",
+               "OrtCompileApi.CompileModel": "shared"},
+    "OrtSessionOptions": {"OrtModelEditorApi.CreateSessionFromModel": "shared",
+                          "OrtModelEditorApi.CreateModelEditorSession": "shared",
+                          "OrtModelEditorApi.CreateModelEditorSessionFromArray": "shared",
+                          "OrtModelEditorApi.FinalizeModelEditorSession": "shared",
+                          "OrtCompileApi.CreateModelCompilationOptionsFromSessionOptions":
+                              "shared"},
+    # a model-editor session is built (applied to, finalized) before it runs, then only read
+    "OrtSession": {"OrtModelEditorApi.SessionGetOpsetForDomain": "shared",
+                   "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive",
+                   "OrtModelEditorApi.FinalizeModelEditorSession": "exclusive"},
     # a value info's initializer value is loaded into its graph on first use, without a lock
     # (the slot table's evidence): the call uses the owning graph exclusively
     "OrtGraph": {"ValueInfo_GetInitializerValue": "exclusive"},
     # runs with RunOptions that carry a stream use that stream (not Sync)
     "OrtSyncStream": {"Run": "exclusive", "RunAsync": "exclusive"},
-    # a non-NULL allocator given to CreateLoraAdapter is kept (not owned) by the adapter
-    "OrtAllocator": {"CreateLoraAdapter": "shared", "CreateLoraAdapterFromArray": "shared"},
+    # a non-NULL allocator given to CreateLoraAdapter is kept (not owned) by the adapter; so is
+    # the allocator compile options write the compiled model's buffer through
+    "OrtAllocator": {"CreateLoraAdapter": "shared", "CreateLoraAdapterFromArray": "shared",
+                     "OrtCompileApi.ModelCompilationOptions_SetOutputModelBuffer": "shared"},
 }
 
 #: who owns a taken argument after the call fails (a transfer's ``failure_owner``)
@@ -169,6 +186,15 @@ TYPE_NOTES: dict[str, list[str]] = {
         "ortc does not need to.",
         "Env creation is safe from any thread: every creation returns the one env "
         "(env.concurrent-create-release).",
+        "An allocator registered on the env (CreateAndRegisterAllocator) is shared by every "
+        "session created with session.use_env_allocators=1; such sessions may run at once "
+        "(thread.env-allocator-two-sessions). Registering and unregistering are env setters "
+        "(exclusive): do them while no session is being created or run.",
+    ],
+    "OrtCustomOp": [
+        "ORT does not serialize a kernel's compute: two runs of one session are inside the same "
+        "kernel's KernelComputeV2 at once (kernel.overlapping-compute), so the kernel and any "
+        "state it keeps must be Sync.",
     ],
     "OrtValue": [
         "Arrays returned by Value.numpy() are views: writing through them is a write to the "
@@ -185,8 +211,22 @@ TYPE_NOTES: dict[str, list[str]] = {
     "OrtSessionOptions": [
         "Concurrent session creation with one options object is safe for plain options "
         "(thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin "
-        "domains: ORT marks adding those domains at creation not thread-safe. Create such "
-        "sessions one at a time.",
+        "domains: ORT marks adding those domains at creation not thread-safe, and on "
+        "1.19.2-1.32.0 a few of 1200 concurrent creations with a custom-op domain fail with "
+        "ORT's 'domain already exists' error (thread.create-with-custom-op-domain). Create "
+        "such sessions one at a time.",
+        "An EP-selection delegate set on the options is called by every thread creating a "
+        "session with them, several at once (device.selection-delegate-concurrent): it and its "
+        "state must be Sync.",
+    ],
+    "OrtSession": [
+        "ReleaseSession does not wait for a Run inside the session on another thread: it "
+        "returns at once and the Run then uses the freed session, which kills the process "
+        "(thread.release-session-during-run, every version). ortc never releases a session "
+        "while a run is inside it (its close() is refused, waits or defers the release, by "
+        "guard mode); a binding must make close wait for the runs or refuse it.",
+        "Run may be called from short-lived threads (a thread per request): memory does not "
+        "grow per calling thread (thread.short-lived-threads-memory).",
     ],
     "OrtIoBinding": [
         "A binding shared by threads gives wrong results, failed runs, and can crash the "
@@ -275,6 +315,12 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "CastTypeInfoToSequenceTypeInfo": "shared",
                  "CastTypeInfoToOptionalTypeInfo": "shared",
                  "GetDenotationFromTypeInfo": "shared", "ReleaseTypeInfo": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.CreateTensorTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateSparseTensorTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateMapTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateSequenceTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateOptionalTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateValueInfo": "shared"},
      "parents": [],
      "evidence": "read-only; infos returned by session and value getters are independent "
                  "objects the caller owns; ortc converts and releases them at once "
@@ -286,6 +332,8 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "GetTensorShapeElementCount": "shared", "SetTensorElementType": "exclusive",
                  "SetDimensions": "exclusive", "SetSymbolicDimensions": "exclusive",
                  "ReleaseTensorTypeAndShapeInfo": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.CreateTensorTypeInfo": "shared",
+                      "OrtModelEditorApi.CreateSparseTensorTypeInfo": "shared"},
      "parents": ["OrtTypeInfo"],
      "evidence": "getters read; setters only on infos the caller created; a "
                  "CastTypeInfoToTensorInfo result is borrowed from its type info"},
@@ -373,6 +421,7 @@ UNWRAPPED: list[dict[str, Any]] = [
      "methods": {"CreateSessionWithPrepackedWeightsContainer": "shared",
                  "CreateSessionFromArrayWithPrepackedWeightsContainer": "shared",
                  "ReleasePrepackedWeightsContainer": "exclusive"},
+     "other_tables": {"OrtModelEditorApi.FinalizeModelEditorSession": "shared"},
      "parents": [],
      "evidence": "designed to be shared by sessions, and released after them"},
     {"type": "OrtCUDAProviderOptionsV2", "python": None, "send": True, "sync": False,
@@ -455,10 +504,14 @@ UNWRAPPED: list[dict[str, Any]] = [
      "other_tables": {"OrtModelEditorApi.CreateModel": "shared",
                       "OrtModelEditorApi.AddGraphToModel": "exclusive",
                       "OrtModelEditorApi.CreateSessionFromModel": "shared",
-                      "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive"},
+                      "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive",
+                      "OrtCompileApi.ModelCompilationOptions_SetInputModel": "shared"},
      "parents": [],
      "evidence": "a model the caller builds with the model editor; it owns the graph added to "
-                 "it; sessions created from it do not need it afterwards"},
+                 "it; sessions created from it do not need it afterwards (they keep what they "
+                 "use, initializer values included; a caller's buffer under such a value still "
+                 "outlives them); compile options given it by SetInputModel keep it by pointer "
+                 "until their last CompileModel"},
     {"type": "OrtGraph", "python": None, "send": True, "sync": True,
      "methods": {"Graph_GetName": "shared", "Graph_GetModelPath": "shared",
                  "Graph_GetOnnxIRVersion": "shared", "Graph_GetNumOperatorSets": "shared",
@@ -535,12 +588,21 @@ UNWRAPPED: list[dict[str, Any]] = [
          "OrtCompileApi.ModelCompilationOptions_SetOutputModelBuffer": "exclusive",
          "OrtCompileApi.ModelCompilationOptions_SetEpContextEmbedMode": "exclusive",
          "OrtCompileApi.ModelCompilationOptions_SetFlags": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetEpContextBinaryInformation": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetGraphOptimizationLevel": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelWriteFunc": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc":
+             "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetInputModel": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetEpContextDataWriteFunc": "exclusive",
          "OrtCompileApi.CompileModel": "shared",
          "OrtCompileApi.ReleaseModelCompilationOptions": "exclusive"},
      "parents": ["OrtEnv"],
      "evidence": "a builder filled by setters (exclusive), then read by CompileModel; it keeps "
                  "a pointer to the env and its own copy of the session options; an input "
-                 "model given as a buffer is read in place at CompileModel"},
+                 "model given as a buffer or as an OrtModel (SetInputModel), the output "
+                 "buffer's allocator and locations, and the write functions with their state "
+                 "are kept by pointer and used at CompileModel"},
     {"type": "OrtEpAssignedSubgraph", "python": None, "send": True, "sync": True,
      "methods": {"EpAssignedSubgraph_GetEpName": "shared", "EpAssignedSubgraph_GetNodes": "shared"},
      "parents": ["OrtSession"],

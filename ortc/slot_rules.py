@@ -215,13 +215,17 @@ def _d(slots: str, **kw: Any) -> None:
 
 
 # Run: a non-const session, and still shared (per execution provider: ortc/providers.py).
-_RUN_EV = (ev.find("OrtSession", ev.DESIGN, "check:thread.concurrent-run")
+_RUN_EV = (ev.find("OrtSession", ev.DESIGN, "check:thread.concurrent-run",
+                   "check:thread.short-lived-threads-memory")
            + ev.find("OrtValue", "check:run.preallocated-output"))
 _d("Run RunAsync", reads=("OrtSession", "OrtRunOptions", "OrtValue"), writes=("OrtValue",),
    note="shared on the session when every execution provider allows concurrent Run "
-        "(ortc/providers.py); inputs are read; a preallocated output is written",
+        "(ortc/providers.py); inputs are read; a preallocated output is written; any thread "
+        "may call it, short-lived ones too (no memory kept per calling thread: "
+        "thread.short-lived-threads-memory)",
    outlives="the env, the session and the inputs outlive the call (RunAsync: until its "
-            "callback)", evidence=_RUN_EV)
+            "callback): ReleaseSession does not wait for a Run inside the session "
+            "(thread.release-session-during-run)", evidence=_RUN_EV)
 _d("RunWithBinding", reads=("OrtSession", "OrtRunOptions"), writes=("OrtIoBinding", "OrtValue"),
    note="the binding is written although declared const (it stores the run's outputs); each "
         "Value bound as an output is written",
@@ -266,8 +270,9 @@ _d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContai
    "CreateSessionFromArrayWithPrepackedWeightsContainer",
    reads=("OrtEnv", "OrtSessionOptions", "OrtPrepackedWeightsContainer"), creates=("OrtSession",),
    note="concurrent creation is safe with plain options; NOT with custom-op or EP-plugin "
-        "domains added to the options (ORT marks adding them not thread-safe): create such "
-        "sessions one at a time",
+        "domains added to the options (ORT marks adding them not thread-safe; "
+        "thread.create-with-custom-op-domain: on 1.19.2-1.32.0 a few of 1200 such creations "
+        "fail with ORT's 'domain already exists' error): create such sessions one at a time",
    outlives="the env, custom-op domains, initializers added with AddInitializer, a prepacked "
             "weights container and model bytes used in place outlive the session",
    evidence=(ev.check("thread.concurrent-create", "concurrent CreateSessionFromArray calls "
@@ -275,7 +280,8 @@ _d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContai
              ev.check("shared.create-session-variants", "eight threads create at once through "
                       "all four slots with one env, one SessionOptions and one prepacked "
                       "container: every result right", "shared"),
-             *ev.find("OrtSessionOptions", ev.ADD_CUSTOM_OP_DOMAINS),
+             *ev.find("OrtSessionOptions", ev.ADD_CUSTOM_OP_DOMAINS,
+                      "check:thread.create-with-custom-op-domain"),
              *ev.find("OrtEnv", "check:env.run-after-last-release")))
 _d("SessionEndProfiling SetEpDynamicOptions SessionReleaseCapturedGraph",
    writes=("OrtSession",), note="exclusive: undocumented against in-flight runs",
@@ -356,8 +362,11 @@ _d("RunOptionsAddActiveLoraAdapter", writes=("OrtRunOptions",), reads=("OrtLoraA
    outlives="the adapter outlives the run options (kept by pointer)",
    evidence=_about("OrtLoraAdapter", "lifetime"))
 _d("AddCustomOpDomain", writes=("OrtSessionOptions",), reads=("OrtCustomOpDomain",),
+   note="options holding a custom-op domain must not serve concurrent session creations: "
+        "create those sessions one at a time (thread.create-with-custom-op-domain)",
    outlives="the domain outlives every session created with these options",
-   evidence=ev.find("OrtCustomOpDomain", ev.C_API, ev.ADD_CUSTOM_OP_DOMAINS))
+   evidence=(*ev.find("OrtCustomOpDomain", ev.C_API, ev.ADD_CUSTOM_OP_DOMAINS),
+             *ev.find("OrtSessionOptions", "check:thread.create-with-custom-op-domain")))
 _d("AddInitializer AddExternalInitializers", writes=("OrtSessionOptions",), reads=("OrtValue",),
    outlives="the initializer values outlive every session created with these options",
    evidence=(ev.check("session.add-initializer", "an added initializer is used", "lifetime"),))
@@ -541,9 +550,11 @@ _d("SessionOptionsSetEpSelectionPolicyDelegate", writes=("OrtSessionOptions",),
         "Fn + Send + Sync), or the options must not be shared while a delegate is set",
    outlives="the delegate's state stays valid while sessions may be created with these options "
             "(it is kept by pointer, not copied)",
-   evidence=(_DELEGATE_CALL, ev.check("device.selection-delegate", "the delegate is called at "
-                                      "creation (one thread)", "lifetime",
-                                      versions="1.23.2-1.32.0")))
+   evidence=(_DELEGATE_CALL,
+             *(e for e in ev.CALLBACK_EVIDENCE["EpSelectionDelegate"]
+               if e.ref == "check:device.selection-delegate-concurrent"),
+             ev.check("device.selection-delegate", "the delegate is called at creation (one "
+                      "thread)", "lifetime", versions="1.23.2-1.32.0")))
 
 # A stream kept by pointer: from RunOptionsSetSyncStream on, runs with these options use the
 # stream, which is not Sync: the options are no longer Sync.
@@ -745,6 +756,8 @@ _ENV_REGISTER = _src(ENVIRONMENT, "Environment::RegisterAllocator, UnregisterAll
 _cite("RegisterAllocator UnregisterAllocator CreateAndRegisterAllocator "
       "CreateAndRegisterAllocatorV2 RegisterExecutionProviderLibrary ReleaseSharedAllocator",
       _ENV_REGISTER)
+# what is registered is shared by the sessions that opt in, and they may run at once
+_cite("CreateAndRegisterAllocator", *ev.find("OrtEnv", "check:thread.env-allocator-two-sessions"))
 _d("CreateSharedAllocator", writes=("OrtEnv",),
    note="changes env-wide state: do it before sessions are created or runs start",
    outlives="replaces (and frees) a shared allocator already registered for that memory: an "
@@ -872,6 +885,11 @@ _cite("ReleaseValue ReleaseRunOptions ReleaseSession ReleaseModelMetadata",
       _src(C_API_IMPL, "OrtApis::ReleaseValue, ReleaseRunOptions, ReleaseSession, "
            "ReleaseModelMetadata (DEFINE_RELEASE_ORT_OBJECT_FUNCTION)", "delete the object: "
            "exclusive and last", "exclusive", "lifetime"))
+# ReleaseSession takes no lock against runs: a binding makes close wait for them, or refuses
+_life("ReleaseSession", "no Run may be inside the session: ReleaseSession does not wait for a "
+      "Run on another thread (it returns at once and that Run then uses the freed session, "
+      "and the process dies), so a binding's close must wait for the session's runs or refuse",
+      *ev.find("OrtSession", "check:thread.release-session-during-run"))
 
 # IoBinding: every call goes through the binding's IOBinding object without a lock.
 _cite("BindInput BindOutputToDevice ClearBoundInputs ClearBoundOutputs SynchronizeBoundInputs "
@@ -1392,12 +1410,14 @@ MODEL_EDITOR_TABLE: tuple[SlotRule, ...] = (
                         "owned), with no lock", "exclusive", "lifetime"),)),
     _sub(_ME, "CreateSessionFromModel", 22, reads=("OrtEnv", "OrtModel", "OrtSessionOptions"),
          creates=("OrtSession",),
-         outlives="the env outlives the session; whether the session keeps using the model's "
-                  "initializers after creation was not read: keep the model (and any buffer "
-                  "under its initializers) until the session is released",
+         outlives="the env outlives the session; the model need not: it may be released right "
+                  "after the call (the session keeps what it uses, the initializers' values "
+                  "included); a caller's buffer under an initializer value still outlives the "
+                  "session",
          evidence=(_src(MODEL_EDITOR, "OrtModelEditorAPI::CreateSessionFromModel", "creates a "
                         "session with a copy of the options, loads the const model into it and "
-                        "initializes it", "shared", "lifetime"),)),
+                        "initializes it", "shared", "lifetime"),
+                   *ev.find("OrtModel", "check:editor.session-outlives-model"))),
     *(_sub(_ME, n, 22, reads=("OrtEnv", "OrtSessionOptions"), creates=("OrtSession",),
            note="the session is loaded but not initialized: finish it with "
                 "FinalizeModelEditorSession before running",

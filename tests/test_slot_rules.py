@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -367,6 +368,65 @@ def test_sub_table_verdicts_agree_with_the_type_rows() -> None:
             if got != kind:
                 bad.append(f"{t}.{name}: {kind} in the row, {r.verdict()} in the table")
     assert bad == [] and checked > 20
+
+
+def sub_table_uses_missing(rows: list[dict[str, Any]]) -> list[str]:
+    """Sub-table functions that use a type its row does not list: each function that writes or
+    releases a type is in that row (other_tables, or used_by for a wrapped type's argument) as
+    exclusive, one that reads it as shared; one that creates an unwrapped type is listed there
+    as shared (a wrapped type's constructors are not uses of an object)."""
+    by_type = {r["type"]: r for r in rows}
+    bad = []
+    for rs in slot_rules.SUB_TABLES.values():
+        for r in rs:
+            for kind, types in (("exclusive", r.writes + r.releases), ("shared", r.reads),
+                                ("shared", r.creates)):
+                for t in types:
+                    row = by_type.get(t)
+                    if row is None:
+                        bad.append(f"{r.slot}: {t} has no row")
+                        continue
+                    if kind == "shared" and t in r.creates and row["wrapped"]:
+                        continue
+                    got = {**row["methods"], **row["other_tables"], **row["used_by"]}.get(r.slot)
+                    if got != kind:
+                        bad.append(f"{t} row: {r.slot} is {got}, the table says {kind}")
+    return bad
+
+
+def test_every_type_a_sub_table_function_uses_lists_it() -> None:
+    """The compile and model-editor functions are in the rows of every type they use, with the
+    table's kind (the compile functions added in API 23-25 included)."""
+    rows = ortc.rules()
+    assert sub_table_uses_missing(rows) == []
+    mco = next(r for r in rows if r["type"] == "OrtModelCompilationOptions")
+    for n in ("SetInputModel", "SetOutputModelWriteFunc",
+              "SetOutputModelGetInitializerLocationFunc", "SetEpContextDataWriteFunc"):
+        assert mco["other_tables"][f"OrtCompileApi.ModelCompilationOptions_{n}"] == "exclusive"
+    model = next(r for r in rows if r["type"] == "OrtModel")
+    assert model["other_tables"]["OrtCompileApi.ModelCompilationOptions_SetInputModel"] == "shared"
+
+
+def test_a_sub_table_function_missing_from_a_row_is_reported() -> None:
+    rows = [dict(r) for r in ortc.rules()]
+    for i, r in enumerate(rows):
+        if r["type"] == "OrtModelCompilationOptions":
+            rows[i] = {**r, "other_tables": {k: v for k, v in r["other_tables"].items()
+                                             if not k.endswith("_SetInputModel")}}
+    assert sub_table_uses_missing(rows) == [
+        "OrtModelCompilationOptions row: OrtCompileApi.ModelCompilationOptions_SetInputModel "
+        "is None, the table says exclusive"]
+
+
+def test_the_model_row_and_create_session_from_model_agree() -> None:
+    """Both say a session made from a model does not need the model, on the same check."""
+    rule = next(r for r in slot_rules.SUB_TABLES["OrtModelEditorApi"]
+                if r.slot.endswith(".CreateSessionFromModel"))
+    assert "the model need not" in rule.outlives and "keep the model" not in rule.outlives
+    assert "check:editor.session-outlives-model" in {e.ref for e in rule.evidence}
+    model = next(r for r in ortc.rules() if r["type"] == "OrtModel")
+    assert "do not need it afterwards" in model["evidence"]
+    assert "check:editor.session-outlives-model" in {e["ref"] for e in model["evidence_records"]}
 
 
 def test_sub_table_lifetimes_from_the_implementation() -> None:

@@ -22,6 +22,7 @@ writes into the freed block, which the attribute's destructor then reads.
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from ...evidence import CXX_NODE, EDITOR_SRC, GH
@@ -332,3 +333,87 @@ def release_after_add_initializer(ctx: Ctx) -> str:
         raise Known(f"no crash, but the model computes {got} ({memory}; {poison}): the graph "
                     "kept the value the caller released")
     return f"no crash ({poison}); {memory}; the model computes [11.0, 22.0]"
+
+
+# -- what a session made from a model needs of it ---------------------------------------------
+
+#: elements of the external initializer: 8 KiB of floats, above the size glibc keeps in its
+#: per-thread cache (so its freed block is poisoned) and above the 128 bytes ORT requires of an
+#: initializer given as external data
+_EXTERNAL_N = 2048
+
+
+@check("editor.session-outlives-model", "A session made by CreateSessionFromModel does not need "
+       "the model: the model released right after the call (freed memory poisoned, then a new "
+       "tensor of the initializer's size made), the session still computes with the values of "
+       "an ORT-allocated initializer the model held as external data (data_is_external: not "
+       "copied into the graph, so the session uses that value's memory).",
+       f"{EDITOR_API} (CreateSessionFromModel takes a const model; the model owns its graph "
+       "and the initializers added to it); onnxruntime/core/session/model_editor_c_api.cc "
+       "CreateSessionFromModel (loads the model into a new session, then initializes it)",
+       slots=("GetModelEditorApi",), crash=True)
+def session_outlives_model(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    fn = _table(ctx, "GetModelEditorApi", _EDITOR)
+    n = _EXTERNAL_N
+    ti = _float_type_info(ctx, fn, [n])
+    try:
+        a_in, z_out = (ctx.out(fn["CreateValueInfo"], "OrtValueInfo*", name, ti)
+                       for name in (b"a", b"z"))
+    finally:
+        a.ReleaseTypeInfo(ti)
+    graph = ctx.out(fn["CreateGraph"], "OrtGraph*")
+    ctx.ok(fn["SetGraphInputs"](graph, ffi.new("OrtValueInfo*[]", [a_in]), 1), "SetGraphInputs")
+    ctx.ok(fn["SetGraphOutputs"](graph, ffi.new("OrtValueInfo*[]", [z_out]), 1),
+           "SetGraphOutputs")
+    # the initializer's memory is ORT's (the default allocator), so releasing the model that
+    # owns the value frees it: a session pointing at it would then read freed memory
+    dims = ffi.new("int64_t[]", [n])
+    value = ctx.out(a.CreateTensorAsOrtValue, "OrtValue*", ctx.allocator, dims, 1, 1)
+    b_vals = [1000.0 + i for i in range(n)]
+    box = ffi.new("void**")
+    ctx.ok(a.GetTensorMutableData(value, box), "GetTensorMutableData")
+    ffi.memmove(box[0], struct.pack(f"<{n}f", *b_vals), 4 * n)
+    block = box[0]
+    ctx.ok(fn["AddInitializerToGraph"](graph, b"b", value, True), "AddInitializerToGraph")
+    names = [ffi.new("char[]", s) for s in (b"a", b"b", b"z")]
+    node = ctx.out(fn["CreateNode"], "OrtNode*", b"Add", b"", b"add",
+                   ffi.new("char*[]", names[:2]), 2, ffi.new("char*[]", names[2:]), 1,
+                   ffi.NULL, 0)
+    ctx.ok(fn["AddNodeToGraph"](graph, node), "AddNodeToGraph")
+    domain = ffi.new("char[]", b"")
+    model = ctx.out(fn["CreateModel"], "OrtModel*", ffi.new("char*[]", [domain]),
+                    ffi.new("int[]", [17]), 1)
+    ctx.ok(fn["AddGraphToModel"](model, graph), "AddGraphToModel")
+    sess = ctx.out(fn["CreateSessionFromModel"], "OrtSession*", ctx.env, model, ctx.options())
+    ctx.defer(a.ReleaseSession, sess)
+    poison = _poisoned(ctx)
+    ctx.step(f"CreateSessionFromModel done; ReleaseModel ({poison})")
+    a.ReleaseModel(model)
+    # read back (in this child, a heap block stays mapped) whether the block still holds the
+    # initializer: the session kept it alive, or it was freed (poisoned) with the model
+    held = list(struct.unpack("<4f", ffi.buffer(ffi.cast("char*", block), 16)[:])) == b_vals[:4]
+    # a tensor of the same size may take the initializer's block if the model's release freed it
+    other = ctx.out(a.CreateTensorAsOrtValue, "OrtValue*", ctx.allocator, dims, 1, 1)
+    ctx.defer(a.ReleaseValue, other)
+    box2 = ffi.new("void**")
+    ctx.ok(a.GetTensorMutableData(other, box2), "GetTensorMutableData")
+    ffi.memmove(box2[0], struct.pack(f"<{n}f", *([-7.0] * n)), 4 * n)
+    reused = box2[0] == block
+    ctx.step("a new tensor made " + ("in the initializer's former block" if reused else
+                                     "elsewhere") + "; Run")
+    a_vals = [0.5 * i for i in range(n)]
+    got = ctx.read_floats(ctx.run(sess, {"a": ctx.floats(a_vals)}, ["z"])[0])
+    memory = ("the initializer's memory still held its values after the model's release: "
+              "the session keeps the value alive" if held else
+              "the initializer's memory no longer held its values after the model's release: "
+              "freed with the model")
+    memory += ("; a new tensor then took that block" if reused else
+               "; a new tensor of its size went elsewhere")
+    want = [x + y for x, y in zip(a_vals, b_vals)]
+    if not _close(got, want):
+        wrong = sum(not _close([g], [w]) for g, w in zip(got, want))
+        raise Known(f"the session computes {wrong} of {n} values wrong after the model's "
+                    f"release ({memory}; {poison}): keep the model until the session is "
+                    "released")
+    return f"the session computes a + b right after the model's release ({memory}; {poison})"

@@ -86,8 +86,8 @@ pub const RULES: &[Rule] = &[
         exclusive: &[],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a struct of functions the caller implements, not an ORT object: the verdicts are what ORT requires of it. ORT keeps it by pointer and calls it from the threads that create sessions and run them, at once; it must outlive the domains it is added to; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/reference/high-level-design.html, check:kernel.compute-and-invoke, check:send.op",
-        notes: &[],
+        evidence: "a struct of functions the caller implements, not an ORT object: the verdicts are what ORT requires of it. ORT keeps it by pointer and calls it from the threads that create sessions and run them, at once; it must outlive the domains it is added to; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/reference/high-level-design.html, check:kernel.compute-and-invoke, check:send.op, check:kernel.overlapping-compute",
+        notes: &["ORT does not serialize a kernel's compute: two runs of one session are inside the same kernel's KernelComputeV2 at once (kernel.overlapping-compute), so the kernel and any state it keeps must be Sync."],
     },
     Rule {
         c_type: "OrtCustomOpDomain",
@@ -97,7 +97,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["CustomOpDomain_Add", "ReleaseCustomOpDomain"],
         must_not_outlive: &["OrtCustomOp"],
         conditional: &[],
-        evidence: "mutated while being built; it must outlive every session using it, and the custom ops added to it must outlive it; adding domains at session creation is not thread-safe; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://github.com/microsoft/onnxruntime/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/session/inference_session.h#L268, policy",
+        evidence: "mutated while being built; it must outlive every session using it, and the custom ops added to it must outlive it; adding domains at session creation is not thread-safe; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://github.com/microsoft/onnxruntime/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/session/inference_session.h#L268, check:thread.create-with-custom-op-domain, policy",
         notes: &[],
     },
     Rule {
@@ -130,8 +130,8 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseEnv", "UpdateEnvWithCustomLogLevel"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "one reference-counted env per process, used from every thread; it must outlive every session; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:env.same-pointer, check:env.refcount, check:env.concurrent-create-release, check:thread.concurrent-create, check:env.run-after-last-release, check:env.recreate-after-release, https://github.com/microsoft/onnxruntime/issues/13571, policy, tests/test_threads.py::test_session_works_after_everything_else_is_gone, tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity_level (set)]",
-        notes: &["ortc never calls ReleaseEnv and Env.close() is a no-op: a Run after the last release crashes (env.run-after-last-release), so the env must outlive every session. ORT itself can create a new env after the last release (env.recreate-after-release); ortc does not need to.", "Env creation is safe from any thread: every creation returns the one env (env.concurrent-create-release)."],
+        evidence: "one reference-counted env per process, used from every thread; it must outlive every session; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:env.same-pointer, check:env.refcount, check:env.concurrent-create-release, check:thread.concurrent-create, check:env.run-after-last-release, check:env.recreate-after-release, check:thread.env-allocator-two-sessions, https://github.com/microsoft/onnxruntime/issues/13571, policy, tests/test_threads.py::test_session_works_after_everything_else_is_gone, tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity_level (set)]",
+        notes: &["ortc never calls ReleaseEnv and Env.close() is a no-op: a Run after the last release crashes (env.run-after-last-release), so the env must outlive every session. ORT itself can create a new env after the last release (env.recreate-after-release); ortc does not need to.", "Env creation is safe from any thread: every creation returns the one env (env.concurrent-create-release).", "An allocator registered on the env (CreateAndRegisterAllocator) is shared by every session created with session.use_env_allocators=1; such sessions may run at once (thread.env-allocator-two-sessions). Registering and unregistering are env setters (exclusive): do them while no session is being created or run."],
     },
     Rule {
         c_type: "OrtEpAssignedNode",
@@ -295,7 +295,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseModel"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a model the caller builds with the model editor; it owns the graph added to it; sessions created from it do not need it afterwards; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor",
+        evidence: "a model the caller builds with the model editor; it owns the graph added to it; sessions created from it do not need it afterwards (they keep what they use, initializer values included; a caller's buffer under such a value still outlives them); compile options given it by SetInputModel keep it by pointer until their last CompileModel; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor, check:editor.session-outlives-model",
         notes: &[],
     },
     Rule {
@@ -306,7 +306,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &[],
         must_not_outlive: &["OrtEnv"],
         conditional: &[],
-        evidence: "a builder filled by setters (exclusive), then read by CompileModel; it keeps a pointer to the env and its own copy of the session options; an input model given as a buffer is read in place at CompileModel; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_compile_api.html, https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/model_compilation_options.h, policy, check:send.model-compilation-options",
+        evidence: "a builder filled by setters (exclusive), then read by CompileModel; it keeps a pointer to the env and its own copy of the session options; an input model given as a buffer or as an OrtModel (SetInputModel), the output buffer's allocator and locations, and the write functions with their state are kept by pointer and used at CompileModel; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_compile_api.html, https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/model_compilation_options.h, policy, check:send.model-compilation-options",
         notes: &["Its functions are in OrtCompileApi (GetCompileApi), not OrtApi. Two CompileModel calls with one options object write the same output (file or caller buffer): not Sync."],
     },
     Rule {
@@ -427,8 +427,8 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseSession", "SessionEndProfiling"],
         must_not_outlive: &["OrtEnv"],
         conditional: &["Run", "RunAsync", "RunWithBinding"],
-        evidence: "several threads may call Run on one session (per execution provider); it must outlive its bindings, allocators and the values they allocate; evidence: https://onnxruntime.ai/docs/reference/high-level-design.html, https://github.com/microsoft/onnxruntime/issues/114, https://github.com/microsoft/onnxruntime/issues/5558, check:thread.concurrent-run, check:thread.per-thread-binding, tests/test_threads.py::test_shared_run_stress_matches_serial, https://github.com/microsoft/onnxruntime/pull/19301, check:thread.concurrent-run, check:send.session, check:life.binding-after-session-release, check:life.session-value-after-session-release, policy, tests/test_threads.py::test_slow_run_refuses_exclusive_calls, tests/test_threads.py::test_exclusive_run_session, tests/test_threads.py::test_session_close_while_running",
-        notes: &[],
+        evidence: "several threads may call Run on one session (per execution provider); it must outlive its bindings, allocators and the values they allocate; evidence: https://onnxruntime.ai/docs/reference/high-level-design.html, https://github.com/microsoft/onnxruntime/issues/114, https://github.com/microsoft/onnxruntime/issues/5558, check:thread.concurrent-run, check:thread.per-thread-binding, tests/test_threads.py::test_shared_run_stress_matches_serial, https://github.com/microsoft/onnxruntime/pull/19301, check:thread.concurrent-run, check:send.session, check:life.binding-after-session-release, check:life.session-value-after-session-release, check:thread.release-session-during-run, check:thread.short-lived-threads-memory, policy, tests/test_threads.py::test_slow_run_refuses_exclusive_calls, tests/test_threads.py::test_exclusive_run_session, tests/test_threads.py::test_session_close_while_running",
+        notes: &["ReleaseSession does not wait for a Run inside the session on another thread: it returns at once and the Run then uses the freed session, which kills the process (thread.release-session-during-run, every version). ortc never releases a session while a run is inside it (its close() is refused, waits or defers the release, by guard mode); a binding must make close wait for the runs or refuse it.", "Run may be called from short-lived threads (a thread per request): memory does not grow per calling thread (thread.short-lived-threads-memory)."],
     },
     Rule {
         c_type: "OrtSessionOptions",
@@ -438,8 +438,8 @@ pub const RULES: &[Rule] = &[
         exclusive: &["AddExternalInitializers", "AddFreeDimensionOverride", "AddFreeDimensionOverrideByName", "AddInitializer", "AddSessionConfigEntry", "DisableCpuMemArena", "DisableMemPattern", "DisablePerSessionThreads", "DisableProfiling", "EnableCpuMemArena", "EnableMemPattern", "EnableProfiling", "RegisterCustomOpsLibrary_V2", "ReleaseSessionOptions", "SessionOptionsAppendExecutionProvider", "SetDeterministicCompute", "SetInterOpNumThreads", "SetIntraOpNumThreads", "SetOptimizedModelFilePath", "SetSessionExecutionMode", "SetSessionGraphOptimizationLevel", "SetSessionLogId", "SetSessionLogSeverityLevel", "SetSessionLogVerbosityLevel"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "read by concurrent session creations (not with custom-op domains); copied into each session; setters change it without a lock (exclusive); evidence: check:thread.concurrent-create, check:session.options-released-early, https://github.com/microsoft/onnxruntime/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/session/inference_session.h#L268, https://github.com/microsoft/onnxruntime/issues/27089, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:shared.load-cancel-from-another-thread, policy, tests/test_threads.py::test_concurrent_session_creation_shared_options, tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort",
-        notes: &["Concurrent session creation with one options object is safe for plain options (thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin domains: ORT marks adding those domains at creation not thread-safe. Create such sessions one at a time."],
+        evidence: "read by concurrent session creations (not with custom-op domains); copied into each session; setters change it without a lock (exclusive); evidence: check:thread.concurrent-create, check:session.options-released-early, https://github.com/microsoft/onnxruntime/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/session/inference_session.h#L268, https://github.com/microsoft/onnxruntime/issues/27089, check:thread.create-with-custom-op-domain, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:shared.load-cancel-from-another-thread, policy, tests/test_threads.py::test_concurrent_session_creation_shared_options, tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort",
+        notes: &["Concurrent session creation with one options object is safe for plain options (thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin domains: ORT marks adding those domains at creation not thread-safe, and on 1.19.2-1.32.0 a few of 1200 concurrent creations with a custom-op domain fail with ORT's 'domain already exists' error (thread.create-with-custom-op-domain). Create such sessions one at a time.", "An EP-selection delegate set on the options is called by every thread creating a session with them, several at once (device.selection-delegate-concurrent): it and its state must be Sync."],
     },
     Rule {
         c_type: "OrtShapeInferContext",
@@ -748,6 +748,7 @@ pub const PROVIDER_NAMES: &[(&str, &str)] = &[
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:env.same-pointer,
 // check:env.refcount, check:env.concurrent-create-release, check:thread.concurrent-create,
 // check:env.run-after-last-release, check:env.recreate-after-release,
+// check:thread.env-allocator-two-sessions,
 // https://github.com/microsoft/onnxruntime/issues/13571, policy,
 // tests/test_threads.py::test_session_works_after_everything_else_is_gone,
 // tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort[Env.log_severity_level
@@ -757,6 +758,10 @@ pub const PROVIDER_NAMES: &[(&str, &str)] = &[
 // create a new env after the last release (env.recreate-after-release); ortc does not need to.
 // Note: Env creation is safe from any thread: every creation returns the one env
 // (env.concurrent-create-release).
+// Note: An allocator registered on the env (CreateAndRegisterAllocator) is shared by every
+// session created with session.use_env_allocators=1; such sessions may run at once
+// (thread.env-allocator-two-sessions). Registering and unregistering are env setters
+// (exclusive): do them while no session is being created or run.
 unsafe impl Send for crate::Env {}
 unsafe impl Sync for crate::Env {}
 
@@ -766,13 +771,19 @@ unsafe impl Sync for crate::Env {}
 // check:session.options-released-early,
 // https://github.com/microsoft/onnxruntime/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/session/inference_session.h#L268,
 // https://github.com/microsoft/onnxruntime/issues/27089,
+// check:thread.create-with-custom-op-domain,
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
 // check:shared.load-cancel-from-another-thread, policy,
 // tests/test_threads.py::test_concurrent_session_creation_shared_options,
 // tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort
 // Note: Concurrent session creation with one options object is safe for plain options
 // (thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin domains: ORT
-// marks adding those domains at creation not thread-safe. Create such sessions one at a time.
+// marks adding those domains at creation not thread-safe, and on 1.19.2-1.32.0 a few of 1200
+// concurrent creations with a custom-op domain fail with ORT's 'domain already exists' error
+// (thread.create-with-custom-op-domain). Create such sessions one at a time.
+// Note: An EP-selection delegate set on the options is called by every thread creating a
+// session with them, several at once (device.selection-delegate-concurrent): it and its state
+// must be Sync.
 unsafe impl Send for crate::SessionOptions {}
 unsafe impl Sync for crate::SessionOptions {}
 
@@ -785,10 +796,18 @@ unsafe impl Sync for crate::SessionOptions {}
 // tests/test_threads.py::test_shared_run_stress_matches_serial,
 // https://github.com/microsoft/onnxruntime/pull/19301, check:thread.concurrent-run,
 // check:send.session, check:life.binding-after-session-release,
-// check:life.session-value-after-session-release, policy,
+// check:life.session-value-after-session-release, check:thread.release-session-during-run,
+// check:thread.short-lived-threads-memory, policy,
 // tests/test_threads.py::test_slow_run_refuses_exclusive_calls,
 // tests/test_threads.py::test_exclusive_run_session,
 // tests/test_threads.py::test_session_close_while_running
+// Note: ReleaseSession does not wait for a Run inside the session on another thread: it returns
+// at once and the Run then uses the freed session, which kills the process
+// (thread.release-session-during-run, every version). ortc never releases a session while a run
+// is inside it (its close() is refused, waits or defers the release, by guard mode); a binding
+// must make close wait for the runs or refuse it.
+// Note: Run may be called from short-lived threads (a thread per request): memory does not grow
+// per calling thread (thread.short-lived-threads-memory).
 // Conditional (Run, RunAsync, RunWithBinding): exclusive (&mut self) for a session whose
 // execution providers do not all allow concurrent Run (for TensorRT: ORT before 1.17); see
 // Session.thread_rules() and the provider table. Here the type parameter P carries it:
@@ -1036,7 +1055,11 @@ unsafe impl Sync for crate::Graph {}
 
 // crate::Model (OrtModel): Send yes, Sync yes. Evidence: a model the caller builds with the
 // model editor; it owns the graph added to it; sessions created from it do not need it
-// afterwards; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
-// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor
+// afterwards (they keep what they use, initializer values included; a caller's buffer under
+// such a value still outlives them); compile options given it by SetInputModel keep it by
+// pointer until their last CompileModel; evidence:
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
+// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor,
+// check:editor.session-outlives-model
 unsafe impl Send for crate::Model {}
 unsafe impl Sync for crate::Model {}
