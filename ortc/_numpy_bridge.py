@@ -303,8 +303,8 @@ def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
 
 
 #: element type -> numpy dtype of the types whose bytes numpy reads as they are (no strings,
-#: no sub-byte packing)
-_COPYABLE = plain_dtypes()
+#: no sub-byte packing): the one table of them (the run engine and the binding read it too)
+PLAIN_DTYPES = plain_dtypes()
 
 
 class _Scratch:
@@ -333,7 +333,7 @@ def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
     (else None: the caller views it)."""
     if not api.fast_shape:
         et, shape = tensor_shape_and_type(api, raw)
-        dtype = _COPYABLE.get(et)
+        dtype = PLAIN_DTYPES.get(et)
         if dtype is None or dtype.itemsize * math.prod(shape) > max_bytes:
             return et, shape, None
         return et, shape, np.array(tensor_view(api, raw, et, shape, None, False), copy=True)
@@ -348,7 +348,7 @@ def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
     n = sc.count[0]
     shape = tuple(ffi.unpack(sc.dims[0], n)) if n else ()  # type: ignore[arg-type]
     et = int(sc.elem[0])
-    dtype = _COPYABLE.get(et)
+    dtype = PLAIN_DTYPES.get(et)
     copy = None
     if dtype is not None:
         size = dtype.itemsize

@@ -30,11 +30,11 @@ from . import _interrupt
 from . import run_options as _run_options_module
 from ._interrupt import watcher
 from ._loader import Api
-from ._numpy_bridge import (PYTHON_DATA, array_to_ortvalue, as_array, is_array_like,
-                            ortvalue_to_python, take_output, tensor_copy_or_shape,
-                            tensor_view)
+from ._numpy_bridge import (PLAIN_DTYPES, PYTHON_DATA, array_to_ortvalue, as_array,
+                            is_array_like, ortvalue_to_python, take_output,
+                            tensor_copy_or_shape, tensor_view)
 from ._status import error_from_status, raise_status
-from .dtypes import STRING_KINDS, bits_for, element_type_for, feed_dtype, plain_dtypes
+from .dtypes import STRING_KINDS, bits_for, element_type_for, feed_dtype
 from .errors import InvalidArgument, RunTimeout
 from .memory import cpu_memory_info
 from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
@@ -62,11 +62,8 @@ _monotonic = time.monotonic
 #: outputs of at most this many bytes are copied into a new array rather than viewed: for a
 #: small tensor a copy costs less than the owner chain a view needs (docs/PERFORMANCE.md)
 COPY_OUT_MAX = 1 << 14
-#: element type -> numpy dtype of the types whose bytes numpy reads as they are (no strings,
-#: no sub-byte packing)
-_PLAIN_DTYPES = plain_dtypes()
-#: the same, dtype -> element type
-_PLAIN_ELEMENT_TYPES: dict[np.dtype[Any], int] = {dt: et for et, dt in _PLAIN_DTYPES.items()}
+#: dtype -> element type of the plain types (_numpy_bridge.PLAIN_DTYPES)
+_PLAIN_ELEMENT_TYPES: dict[np.dtype[Any], int] = {dt: et for et, dt in PLAIN_DTYPES.items()}
 
 
 def _tensor_element_type(info: TypeInfo | None) -> ElementType | None:

@@ -15,10 +15,10 @@ from . import _loader
 from ._ffi import ffi
 from ._guard import Entries, Hold
 from ._handle import Handle
-from ._numpy_bridge import RunOutput, as_array, is_array_like, ortvalue_to_python, take_output, \
-    tensor_copy_or_shape, value_kind
+from ._numpy_bridge import PLAIN_DTYPES, RunOutput, as_array, is_array_like, \
+    ortvalue_to_python, take_output, tensor_copy_or_shape, value_kind
 from .dlpack import dlpack_array, is_dlpack_producer
-from .dtypes import STRING_KINDS, bits_for, plain_dtypes
+from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
 from ._enums import ElementType, ValueKind
 from ._status import call_out, check, ignore
@@ -39,8 +39,6 @@ def _model_name(name: str) -> bytes:
     return utf8(name, "name", surrogates=True)
 
 
-#: the element types numpy reads as they are (no strings, no sub-byte packing)
-_PLAIN_TYPES = frozenset(plain_dtypes())
 #: (no size limit for tensor_copy_or_shape: get_outputs(copy=True) copies every size)
 _NO_LIMIT = 1 << 62
 
@@ -293,7 +291,7 @@ class IoBinding(Handle):
         tensor, and a plain element type; returns False (nothing bound) for anything else,
         which the caller binds the general way."""
         engine = self._session._engine
-        if element_type not in _PLAIN_TYPES or \
+        if element_type not in PLAIN_DTYPES or \
                 name not in (engine.fast_outputs if output else engine.fast_inputs):
             return False
         what = f"output {name!r}" if output else f"input {name!r}"
