@@ -39,6 +39,9 @@ def render_json() -> str:
         "sub_tables": {t: [r.to_json() for r in rows] for t, rows in slot_rules.SUB_TABLES.items()},
         "sub_table_coverage": slot_rules.sub_coverage(),
         "unclassified_tables": UNCLASSIFIED_TABLES,
+        "sub_table_objects": {t: {o: {"send": se, "sync": sy, "why": why}
+                                  for o, (se, sy, why) in objs.items()}
+                              for t, objs in slot_rules.SUB_TABLE_OBJECTS.items()},
         "pickle_and_fork": PICKLE_AND_FORK, "function_tables": FUNCTION_TABLES,
         "no_row": NO_ROW}, indent=2) + "\n"
 
@@ -265,10 +268,9 @@ def _answers(recs: list[dict[str, Any]],
 
 #: the function tables besides OrtApi whose functions have no per-function verdict yet (the
 #: classified ones are ortc.slot_rules.SUB_TABLES)
-UNCLASSIFIED_TABLES = {
-    "OrtEpApi": "no function of it appears in a row",
-    "OrtInteropApi": "no function of it appears in a row",
-    "OrtModelPackageApi": "no function of it appears in a row",
+UNCLASSIFIED_TABLES: dict[str, str] = {
+    t: f"{n} entries added in API {v} that no stored source names ({seen})"
+    for t, (v, n, seen) in slot_rules.UNNAMED_ENTRIES.items()
 }
 
 
@@ -291,8 +293,8 @@ def _verified_lines() -> list[str]:
         + "; ".join(f"`{t}` ({c['total']} functions: {c['verified']} verified, "
                     f"{c['unverified']} unverified)"
                     for t, c in slot_rules.sub_coverage().items())
-        + ". Not yet classified function by function: the sub-tables "
-        + "; ".join(f"`{t}` ({why})" for t, why in UNCLASSIFIED_TABLES.items())
+        + ". Entries of released tables that no stored source names, so without a row: "
+        + ("; ".join(f"`{t}` ({why})" for t, why in UNCLASSIFIED_TABLES.items()) or "none")
         + ".",
         "",
     ]
@@ -476,15 +478,27 @@ def _sub_table_lines(matrix: Optional[matrix_table.Matrix]) -> list[str]:
              "Functions of the tables ORT hands out besides OrtApi (ortc binds none of them), "
              "with the same verdicts and evidence standard as the slots: reads are shared, "
              "writes and releases exclusive (a release here is also a function that takes the "
-             "handle over), and the API version is the one the function appeared in. Not yet "
-             "classified: " + ", ".join(f"`{t}`" for t in UNCLASSIFIED_TABLES) + ". "
-             "`python -m ortc rules --format json` carries the same (`sub_tables`).", ""]
+             "handle over), and the API version is the one the function appeared in (where "
+             "no source marks it, the first release whose table is that long). A function whose "
+             "implementation is in no stored ORT source is named as a binding generated from "
+             "the released headers names it (" + slot_rules.RELEASED_HEADER_BINDING + ") and "
+             "says **unverified**. Entries without a row: "
+             + ("; ".join(f"`{t}` ({why})" for t, why in UNCLASSIFIED_TABLES.items()) or "none")
+             + ". `python -m ortc rules --format json` carries the same (`sub_tables`, "
+             "`sub_table_objects`).", ""]
     for table, rows in slot_rules.SUB_TABLES.items():
         cov = slot_rules.sub_coverage()[table]
         lines += [f"### {table}", "",
                   f"{cov['total']} functions; what each verdict rests on: "
-                  + ", ".join(f"{b} {cov[b]}" for b in slot_rules.BASES) + ".", "",
-                  "| function | API | verdict | rests on | must outlive / borrowed | note | "
+                  + ", ".join(f"{b} {cov[b]}" for b in slot_rules.BASES) + ".", ""]
+        objs = slot_rules.SUB_TABLE_OBJECTS.get(table, {})
+        if objs:
+            lines += ["Objects only this table hands out:", "",
+                      "| object | Send | Sync | why |", "|---|---|---|---|"]
+            lines += [f"| `{o}` | {'yes' if se else 'no'} | {'yes' if sy else 'no'} | "
+                      f"{_md(why)} |" for o, (se, sy, why) in objs.items()]
+            lines.append("")
+        lines += ["| function | API | verdict | rests on | must outlive / borrowed | note | "
                   "evidence |", "|---|---|---|---|---|---|---|"]
         for sr in rows:
             evs = "; ".join(_ev_line(e, matrix) for e in sr.evidence)

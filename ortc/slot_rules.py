@@ -1460,3 +1460,408 @@ def sub_coverage() -> dict[str, dict[str, int]]:
         out[t] = {"total": len(rows), **by,
                   "verified": len(rows) - by["unverified"], "unverified": by["unverified"]}
     return out
+
+
+# -- the plugin-EP, interop and model-package tables ---------------------------------------------
+
+#: ep_api.cc read at two versions: a commit whose table ends at API 23, and the stored main whose
+#: table ends at API 25 (its commit not recorded)
+EP_API = ("onnxruntime/core/session/plugin_ep/ep_api.cc", "c9f2c9c66fd914f3964e90879bf0e2fd10e6da76")
+INTEROP_API = "onnxruntime/core/session/interop_api.cc"
+#: where the names of functions with no stored implementation come from: bindings generated
+#: from the released headers (named here, not cited as evidence: they are not ORT's)
+RELEASED_HEADER_BINDING = ("https://github.com/yuzawa-san/onnxruntime-java/blob/"
+                           "b78611851ce944c30e8d06d66317a0ba902412ba/src/main/java/com/jyuzawa/"
+                           "onnxruntime_extern/")
+
+
+def _ep25(function: str, says: str, *backs: str) -> ev.Evidence:
+    return ev.source(EP_API[0], "main", function, says, *backs,
+                     release="main with the table through API 25 (commit not recorded)")
+
+
+def _interop(function: str, says: str, *backs: str) -> ev.Evidence:
+    return ev.source(INTEROP_API, "main", function, says, *backs,
+                     release="main with the table through API 24 (commit not recorded)")
+
+
+def _not_found(what: str) -> ev.Evidence:
+    return ev.untested(f"{what}: the function is in the released library's table, but its "
+                       "implementation is in no stored ORT source: verdict from the signature "
+                       "(a const handle read, a non-const one written)", "shared", "exclusive")
+
+
+_E = "OrtEpApi"
+_X = "OrtExecutionProviderApi::"
+_MD = "OrtMemoryDevice"
+_KDB = "OrtKernelDefBuilder"
+_KD = "OrtKernelDef"
+_SCHEMA = "OrtOpSchema"
+_TC = "OrtOpSchemaTypeConstraint"
+_PE = "OrtProfilingEvent"
+_DEVICE_VIEW = ("a view into ORT's device record of the memory info or tensor (no copy): valid "
+                "while that memory info or value lives")
+_KDB_SET = _ep25(f"{_X}KernelDefBuilder_* setters", "each sets a field of the non-const builder "
+                 "(names, versions, memory types, type constraints, aliases copied in) with no "
+                 "lock", "exclusive")
+_KD_READ = _ep25(f"{_X}KernelDef_* getters", "read fields of the const definition; the strings "
+                 "returned are the definition's own", "shared", "lifetime")
+_SCHEMA_READ = _ep25(f"{_X}OpSchema_*, OpSchemaTypeConstraint_* getters", "read the const "
+                     "schema record (built eagerly by GetOpSchema) and the ONNX schema it points "
+                     "to; names, constraints, type lists and index arrays returned point into "
+                     "them", "shared", "lifetime")
+_PE_READ = _ep25(f"{_X}ProfilingEvent_* getters", "read the const event record; the name and "
+                 "argument values returned are the event's own strings", "shared", "lifetime")
+_MD_READ = _src(EP_API, f"{_X}MemoryDevice_* getters", "read fields of the const device record "
+                "(type, memory type, vendor, id); AreEqual compares two", "shared")
+_OWNED_BY = "the strings and records returned point into {0}: valid while {0} lives"
+
+EP_TABLE: tuple[SlotRule, ...] = (
+    _sub(_E, "CreateEpDevice", 22, reads=("OrtHardwareDevice", "OrtKeyValuePairs"),
+         creates=("OrtEpDevice",),
+         note="called by an EP factory (in its GetSupportedDevices) on the thread ORT calls it "
+              "on; ORT owns the devices the factory hands back",
+         outlives="the new EP device keeps the hardware device and the factory by pointer: both "
+                  "outlive it; the metadata and options pairs are copied (release them at once)",
+         evidence=(_src(EP_API, f"{_X}CreateEpDevice", "stores the hardware device and factory "
+                        "pointers in a new EP device, copies the metadata and option pairs, asks "
+                        "the factory for its name, vendor and (API 23+) version", "shared",
+                        "lifetime"),)),
+    _sub(_E, "ReleaseEpDevice", 22, releases=("OrtEpDevice",),
+         note="only for a device ORT has not taken: one GetSupportedDevices hands back is ORT's",
+         evidence=(_src(EP_API, f"{_X}ReleaseEpDevice", "deletes the device", "exclusive",
+                        "lifetime"),)),
+    *(_sub(_E, n, 23, writes=("OrtEpGraphSupportInfo",), reads=("OrtNode",), scope="callback",
+           note="inside OrtEp::GetCapability, on its thread: the support info is ORT's, lent "
+                "for that call",
+           evidence=(_src(EP_API, f"{_X}{n}", f"appends {what} to the non-const support info "
+                          "with no lock (OrtEpGraphSupportInfo::AddNodesToFuse / AddSingleNode)",
+                          "exclusive"),))
+      for n, what in (("EpGraphSupportInfo_AddNodesToFuse", "a group of nodes to fuse"),
+                      ("EpGraphSupportInfo_AddSingleNode", "one node"))),
+    _sub(_E, "NodeComputeContext_NodeName", 23, reads=("OrtNodeComputeContext",),
+         scope="callback", outlives="the name is ORT's, valid only during the CreateState call "
+                                    "that received the context",
+         evidence=(_src(EP_API, f"{_X}NodeComputeContext_NodeName", "returns the context's "
+                        "node-name pointer (no copy)", "shared", "lifetime"),)),
+    _sub(_E, "EpDevice_AddAllocatorInfo", 23, writes=("OrtEpDevice",), reads=("OrtMemoryInfo",),
+         note="while the factory still builds the device (before ORT owns it and shares it "
+              "between threads)",
+         outlives="the memory info is kept by pointer, not copied: it outlives the EP device "
+                  "(keep it for the library's life)",
+         evidence=(_src(EP_API, f"{_X}EpDevice_AddAllocatorInfo", "stores the caller's memory "
+                        "info pointer in the device's default, read-only or host-accessible "
+                        "slot (no copy, no lock, no null check)", "exclusive", "lifetime"),)),
+    _sub(_E, "MemoryInfo_GetMemoryDevice", 23, reads=("OrtMemoryInfo",),
+         outlives="the memory device is " + _DEVICE_VIEW,
+         evidence=(_src(EP_API, f"{_X}MemoryInfo_GetMemoryDevice", "returns the address of the "
+                        "const memory info's device field", "shared", "lifetime"),)),
+    _sub(_E, "Value_GetMemoryDevice", 23, reads=("OrtValue",),
+         outlives="the memory device is " + _DEVICE_VIEW + " (NULL for a non-tensor)",
+         evidence=(_src(EP_API, f"{_X}Value_GetMemoryDevice", "returns the address of the const "
+                        "tensor's location device (NULL when the value is no tensor)", "shared",
+                        "lifetime"),)),
+    *(_sub(_E, f"MemoryDevice_{n}", 23, reads=(_MD,), evidence=(_MD_READ,))
+      for n in ("AreEqual", "GetDeviceType", "GetMemoryType", "GetVendorId", "GetDeviceId")),
+    _sub(_E, "SyncStream_GetImpl", 23, reads=("OrtSyncStream",),
+         outlives="the stream implementation returned is the EP's own, held by the stream",
+         evidence=(_src(EP_API, f"{_X}SyncStream_GetImpl", "returns the implementation the "
+                        "const plugin stream wraps", "shared", "lifetime"),)),
+    _sub(_E, "SyncStream_GetSyncId", 23, reads=("OrtSyncStream",),
+         note="reads the stream's counter with no lock: a stream is not Sync, so no other thread "
+              "may use it meanwhile",
+         evidence=(_src(EP_API, f"{_X}SyncStream_GetSyncId", "reads the const stream's sync "
+                        "counter (Stream::GetSyncId)", "shared"),)),
+    _sub(_E, "GetSyncIdForLastWaitOnSyncStream", 23, reads=("OrtSyncStream",),
+         evidence=(_src(EP_API, f"{_X}GetSyncIdForLastWaitOnSyncStream", "looks the producer "
+                        "up in the const consumer stream's wait record (0 when either is NULL)",
+                        "shared"),)),
+    _sub(_E, "CreateHardwareDevice", 24, reads=("OrtKeyValuePairs",),
+         creates=("OrtHardwareDevice",),
+         outlives="the vendor name and metadata are copied; the device is the caller's until "
+                  "released, and outlives every EP device made over it",
+         evidence=(_ep25(f"{_X}CreateHardwareDevice", "a new device record with a copy of the "
+                         "vendor name and metadata", "lifetime"),)),
+    _sub(_E, "ReleaseHardwareDevice", 24, releases=("OrtHardwareDevice",),
+         note="only a device made by CreateHardwareDevice: the env's own are never released",
+         evidence=(_ep25(f"{_X}ReleaseHardwareDevice", "deletes the device", "exclusive"),)),
+    _sub(_E, "CreateKernelRegistry", 24, creates=("OrtKernelRegistry",),
+         evidence=(_ep25(f"{_X}CreateKernelRegistry", "a new, empty registry the caller owns",
+                         "lifetime"),)),
+    _sub(_E, "ReleaseKernelRegistry", 24, releases=("OrtKernelRegistry",),
+         note="not while an EP that returned it from GetKernelRegistry lives",
+         evidence=(_ep25(f"{_X}ReleaseKernelRegistry", "deletes the registry", "exclusive"),)),
+    _sub(_E, "KernelRegistry_AddKernel", 24, writes=("OrtKernelRegistry",), reads=(_KD,),
+         outlives="the create function's state is kept by pointer: it outlives the registry "
+                  "(and every session whose EP uses it); ORT calls the function when it creates "
+                  "kernels, on the threads creating sessions",
+         evidence=(_ep25(f"{_X}KernelRegistry_AddKernel", "turns the const definition, the "
+                         "function and its state into a create-info and registers it in the "
+                         "non-const registry (KernelRegistry::Register) with no lock",
+                         "exclusive", "lifetime"),)),
+    _sub(_E, "CreateKernelDefBuilder", 24, creates=(_KDB,),
+         evidence=(_ep25(f"{_X}CreateKernelDefBuilder", "a new builder the caller owns",
+                         "lifetime"),)),
+    _sub(_E, "ReleaseKernelDefBuilder", 24, releases=(_KDB,),
+         evidence=(_ep25(f"{_X}ReleaseKernelDefBuilder", "deletes the builder", "exclusive"),)),
+    *(_sub(_E, f"KernelDefBuilder_{n}", 24, writes=(_KDB,),
+           reads=("OrtDataType",) if n == "AddTypeConstraint" else (), evidence=(_KDB_SET,))
+      for n in ("SetOperatorType", "SetDomain", "SetSinceVersion", "SetExecutionProvider",
+                "SetInputMemType", "SetOutputMemType", "AddTypeConstraint",
+                "AddInputOutputAliases", "AddInputOutputMutableAliases")),
+    _sub(_E, "KernelDefBuilder_Build", 24, writes=(_KDB,), creates=(_KD,),
+         evidence=(_ep25(f"{_X}KernelDefBuilder_Build", "builds a new definition the caller "
+                         "owns from the non-const builder (KernelDefBuilder::Build)",
+                         "exclusive", "lifetime"),)),
+    _sub(_E, "ReleaseKernelDef", 24, releases=(_KD,),
+         evidence=(_ep25(f"{_X}ReleaseKernelDef", "deletes the definition", "exclusive"),)),
+    *(_sub(_E, f"KernelDef_{n}", 24, reads=(_KD,),
+           outlives=_OWNED_BY.format("the definition") if n.startswith("Get") and n in (
+               "GetOperatorType", "GetDomain", "GetExecutionProvider") else "",
+           evidence=(_KD_READ,))
+      for n in ("GetOperatorType", "GetDomain", "GetSinceVersion", "GetExecutionProvider",
+                "GetInputMemType", "GetOutputMemType")),
+    _sub(_E, "GetTensorDataType", 24, scope="process",
+         outlives="the data type is one of ORT's static type records: never released, valid "
+                  "for the library's life",
+         evidence=(_ep25(f"{_X}GetTensorDataType", "returns ORT's static tensor-type record for "
+                         "the element type (DataTypeImpl::TensorTypeFromONNXEnum)", "shared",
+                         "lifetime"),)),
+    _sub(_E, "EpGraphSupportInfo_LookUpKernel", 24, reads=("OrtEpGraphSupportInfo", "OrtNode"),
+         scope="callback",
+         outlives="the definition returned is ORT's (the registry's): never released, valid "
+                  "while the EP's registry lives",
+         evidence=(_ep25(f"{_X}EpGraphSupportInfo_LookUpKernel", "looks the node up with the "
+                         "support info's kernel lookup and returns the registered definition "
+                         "(NULL if none); refuses a model-editor node", "shared", "lifetime"),)),
+    _sub(_E, "SharedPrePackedWeightCache_StoreWeightData", 24,
+         writes=("OrtSharedPrePackedWeightCache",), scope="callback",
+         note="inside OrtKernelImpl::PrePackWeight, with the cache ORT passed to it",
+         outlives="on success ORT takes the buffers over (the caller must not free them); on "
+                  "failure the caller keeps them",
+         evidence=(_ep25(f"{_X}SharedPrePackedWeightCache_StoreWeightData", "stores the "
+                         "buffer pointers and sizes in the non-const cache; on an exception it "
+                         "lets go of them all so the caller still owns them", "exclusive",
+                         "lifetime"),)),
+    _sub(_E, "KernelInfo_GetEp", 24, reads=("OrtKernelInfo",),
+         outlives="the OrtEp returned is the plugin EP instance itself: borrowed, valid while "
+                  "the session's EP lives",
+         evidence=(_ep25(f"{_X}KernelInfo_GetEp", "returns the plugin EP behind the const kernel "
+                         "info's execution provider (fails when it is not a plugin EP)",
+                         "shared", "lifetime"),)),
+    _sub(_E, "DeviceEpIncompatibilityDetails_SetDetails", 24,
+         writes=("OrtDeviceEpIncompatibilityDetails",), scope="callback",
+         note="inside OrtEpFactory::GetHardwareDeviceIncompatibilityDetails, before ORT returns "
+              "the details to the caller",
+         evidence=(_ep25(f"{_X}DeviceEpIncompatibilityDetails_SetDetails", "assigns the bitmask, "
+                         "error code and a copy of the notes to the non-const details",
+                         "exclusive", "lifetime"),)),
+    _sub(_E, "CreateIfKernel", 24, reads=("OrtKernelInfo",), creates=("OrtKernelImpl",),
+         scope="callback",
+         note="inside the kernel create function ORT calls with the kernel info",
+         evidence=(_ep25(f"{_X}CreateIfKernel", "makes ORT's If kernel from the const kernel "
+                         "info; the caller owns it (ReleaseKernelImpl)", "shared", "lifetime"),)),
+    *(_sub(_E, f"Create{k}Kernel", 24, reads=("OrtKernelInfo",), creates=("OrtKernelImpl",),
+           scope="callback",
+           outlives=f"the kernel keeps the {k} helper by pointer (its Release function is "
+                    "required): the helper outlives the kernel",
+           evidence=(_ep25(f"{_X}Create{k}Kernel", f"checks the {k} helper's functions, then "
+                           f"makes ORT's {k} kernel from the const kernel info and the helper"
+                           + (" (opset 9 or later)" if k == "Scan" else ""), "shared",
+                           "lifetime"),))
+      for k in ("Loop", "Scan")),
+    _sub(_E, "ReleaseKernelImpl", 24, releases=("OrtKernelImpl",),
+         evidence=(_ep25(f"{_X}ReleaseKernelImpl", "calls the kernel's own Release",
+                         "exclusive"),)),
+    _sub(_E, "GetEnvConfigEntries", 24, creates=("OrtKeyValuePairs",), scope="process",
+         note="reads the process's env (fails when none exists)",
+         evidence=(_ep25(f"{_X}GetEnvConfigEntries", "copies the current env's config entries "
+                         "into new pairs the caller owns", "shared", "lifetime"),)),
+    _sub(_E, "GetOpSchema", 25, creates=(_SCHEMA,), scope="process",
+         evidence=(_ep25(f"{_X}GetOpSchema", "looks the operator up in ONNX's process-wide "
+                         "schema registry and builds a schema record the caller owns (NULL when "
+                         "none); the record points at the registry's schema", "shared",
+                         "lifetime"),)),
+    _sub(_E, "ReleaseOpSchema", 25, releases=(_SCHEMA,),
+         note="also ends every type constraint, name and index array read from it",
+         evidence=(_ep25(f"{_X}ReleaseOpSchema", "deletes the schema record", "exclusive"),)),
+    *(_sub(_E, f"OpSchema_{n}", 25, reads=(_SCHEMA,),
+           outlives=_OWNED_BY.format("the schema") if n in (
+               "GetInputName", "GetOutputName", "GetInputTypeConstraint",
+               "GetOutputTypeConstraint", "GetTypeConstraint") else "",
+           evidence=(_SCHEMA_READ,))
+      for n in ("GetSinceVersion", "GetNumInputs", "GetInputName", "GetInputTypeConstraint",
+                "GetNumOutputs", "GetOutputName", "GetOutputTypeConstraint",
+                "GetTypeConstraintCount", "GetTypeConstraint")),
+    *(_sub(_E, f"OpSchemaTypeConstraint_{n}", 25, reads=(_TC,),
+           outlives=_OWNED_BY.format("the schema the constraint came from"),
+           evidence=(_SCHEMA_READ,))
+      for n in ("GetTypeParamName", "GetAllowedTypes", "GetInputIndices", "GetOutputIndices")),
+    _sub(_E, "CreateProfilingEvent", 25, creates=(_PE,),
+         outlives="the name and arguments are copied",
+         evidence=(_ep25(f"{_X}CreateProfilingEvent", "checks the category and arguments and "
+                         "makes a new event record the caller owns, copying the strings",
+                         "lifetime"),)),
+    _sub(_E, "ReleaseProfilingEvent", 25, releases=(_PE,),
+         evidence=(_ep25(f"{_X}ReleaseProfilingEvent", "deletes the event record",
+                         "exclusive"),)),
+    *(_sub(_E, f"ProfilingEvent_{n}", 25, reads=(_PE,),
+           outlives=_OWNED_BY.format("the event") if n in ("GetName", "GetArgValue") else "",
+           evidence=(_PE_READ,))
+      for n in ("GetCategory", "GetName", "GetTimestampUs", "GetDurationUs", "GetArgValue")),
+    _sub(_E, "ProfilingEventsContainer_AddEvents", 25, writes=("OrtProfilingEventsContainer",),
+         reads=(_PE,), scope="callback",
+         note="inside OrtEpProfilerImpl::EndProfiling, with the container ORT passed to it",
+         outlives="the events are copied into the container: release them after",
+         evidence=(_ep25(f"{_X}ProfilingEventsContainer_AddEvents", "appends a copy of each "
+                         "const event to the non-const container's list with no lock",
+                         "exclusive", "lifetime"),)),
+    _sub(_E, "SessionOptionsGetWeightlessSourceModelBuffer", 29, reads=("OrtSessionOptions",),
+         outlives="the buffer returned is the one the options were given (borrowed): valid "
+                  "while the caller of SessionOptionsSetWeightlessSourceModelBuffer keeps it",
+         evidence=(SUB_SIGNATURE, _not_found("the 74th entry, added in API 29 (the 1.29 "
+                                             "library's table grows from 73 to 74)"))),
+)
+
+_I = "OrtInteropApi"
+_IMP = "OrtExternalResourceImporter"
+_FWD = ("forwards to the EP's importer implementation with no lock of ORT's: whether two "
+        "threads may call it at once is the EP's to say")
+INTEROP_TABLE: tuple[SlotRule, ...] = (
+    _sub(_I, "CreateExternalResourceImporterForDevice", 24, reads=("OrtEpDevice",),
+         creates=(_IMP,),
+         outlives="the importer keeps the EP device by pointer: the device (and so the env and "
+                  "the EP library) outlives it; NULL when the EP offers none",
+         evidence=(_interop("OrtInteropAPI::CreateExternalResourceImporterForDevice", "asks the "
+                            "device's factory (API 24+) for an importer and wraps it with the "
+                            "device pointer; the caller owns the wrapper", "shared",
+                            "lifetime"),)),
+    _sub(_I, "ReleaseExternalResourceImporter", 24, releases=(_IMP,),
+         note="after every memory and semaphore handle imported with it is released",
+         evidence=(_interop("OrtInteropAPI::ReleaseExternalResourceImporter", "deletes the "
+                            "wrapper, which calls the EP importer's Release", "exclusive"),)),
+    *(_sub(_I, n, 24, reads=(_IMP,), note=_FWD,
+           evidence=(_interop(f"OrtInteropAPI::{n}", "asks the const importer's EP "
+                              "implementation; false when it has no such function",
+                              "shared"),))
+      for n in ("CanImportMemory", "CanImportSemaphore")),
+    *(_sub(_I, f"Import{k}", 24, writes=(_IMP,), creates=(f"OrtExternal{k}Handle",), note=_FWD,
+           outlives=f"the {k.lower()} handle is the EP's object, the caller's to release with "
+                    f"ReleaseExternal{k}Handle before the importer",
+           evidence=(_interop(f"OrtInteropAPI::Import{k}", "calls the EP implementation's "
+                              f"Import{k} through the non-const importer and returns its handle "
+                              "(a NULL handle is an error)", "exclusive", "lifetime"),))
+      for k in ("Memory", "Semaphore")),
+    *(_sub(_I, f"ReleaseExternal{k}Handle", 24, releases=(f"OrtExternal{k}Handle",),
+           evidence=(_interop(f"OrtInteropAPI::ReleaseExternal{k}Handle", "calls the handle's "
+                              "own Release function", "exclusive"),))
+      for k in ("Memory", "Semaphore")),
+    _sub(_I, "CreateTensorFromMemory", 24, writes=(_IMP,), reads=("OrtExternalMemoryHandle",),
+         creates=("OrtValue",), note=_FWD,
+         outlives="the tensor lies over the imported memory: the memory handle (and the "
+                  "external allocation under it) outlives the tensor",
+         evidence=(_interop("OrtInteropAPI::CreateTensorFromMemory", "calls the EP "
+                            "implementation with the const memory handle and descriptor; the "
+                            "value it makes is the caller's", "exclusive", "lifetime"),)),
+    *(_sub(_I, n, 24, writes=(_IMP, "OrtExternalSemaphoreHandle", "OrtSyncStream"), note=_FWD,
+           evidence=(_interop(f"OrtInteropAPI::{n}", f"calls the EP implementation's {n} with "
+                              "the non-const semaphore handle and stream", "exclusive"),))
+      for n in ("WaitSemaphore", "SignalSemaphore")),
+    *(_sub(_I, n, 25, reads=("OrtEpDevice",),
+           evidence=(SUB_SIGNATURE, _not_found(f"{n}, added in API 25 (the 1.25 library's "
+                                               "table grows from 11 to 13)")))
+      for n in ("InitGraphicsInteropForEpDevice", "DeinitGraphicsInteropForEpDevice")),
+)
+
+#: ORT's order of the interop table (the rows above are grouped by what they do)
+_INTEROP_ORDER = ("CreateExternalResourceImporterForDevice", "ReleaseExternalResourceImporter",
+                  "CanImportMemory", "ImportMemory", "ReleaseExternalMemoryHandle",
+                  "CreateTensorFromMemory", "CanImportSemaphore", "ImportSemaphore",
+                  "ReleaseExternalSemaphoreHandle", "WaitSemaphore", "SignalSemaphore",
+                  "InitGraphicsInteropForEpDevice", "DeinitGraphicsInteropForEpDevice")
+INTEROP_TABLE = tuple(sorted(INTEROP_TABLE,
+                             key=lambda r: _INTEROP_ORDER.index(r.slot.split(".")[1])))
+
+_P = "OrtModelPackageApi"
+_MPO = "OrtModelPackageOptions"
+_MPC = "OrtModelPackageContext"
+_MPCC = "OrtModelPackageComponentContext"
+_MP_NF = _not_found("in the table GetModelPackageApi returns from API 31")
+
+
+def _mp(name: str, **kw: Any) -> SlotRule:
+    return _sub(_P, name, 31, evidence=(SUB_SIGNATURE, _MP_NF), **kw)
+
+
+MODEL_PACKAGE_TABLE: tuple[SlotRule, ...] = (
+    _mp("CreateModelPackageOptionsFromSessionOptions", reads=("OrtEnv", "OrtSessionOptions"),
+        creates=(_MPO,)),
+    _mp("ReleaseModelPackageOptions", releases=(_MPO,)),
+    _mp("CreateModelPackageContext", creates=(_MPC,)),
+    _mp("ReleaseModelPackageContext", releases=(_MPC,)),
+    *(_mp(f"ModelPackage_{n}", reads=(_MPC,),
+          outlives=_OWNED_BY.format("the context") if n in (
+              "GetComponentNames", "GetVariantNames", "GetVariantEpName",
+              "ResolveStringRef") else "")
+      for n in ("GetSchemaVersion", "GetComponentCount", "GetComponentNames", "GetVariantCount",
+                "GetVariantNames", "GetVariantEpName", "ResolveStringRef")),
+    _mp("SelectComponent", reads=(_MPC, _MPO), creates=(_MPCC,)),
+    _mp("ReleaseModelPackageComponentContext", releases=(_MPCC,)),
+    *(_mp(f"ModelPackageComponent_{n}", reads=(_MPCC,),
+          outlives=_OWNED_BY.format("the component context"))
+      for n in ("GetSelectedVariantName", "GetSelectedVariantFolderPath")),
+    _mp("CreateSession", reads=("OrtEnv", "OrtSessionOptions"), writes=(_MPCC,),
+        creates=("OrtSession",),
+        note="takes the component context non-const: one thread at a time per context"),
+)
+
+SUB_TABLES["OrtEpApi"] = EP_TABLE
+SUB_TABLES["OrtInteropApi"] = INTEROP_TABLE
+SUB_TABLES["OrtModelPackageApi"] = MODEL_PACKAGE_TABLE
+
+#: entries the newest released libraries hand out that no stored source names (so no row):
+#: table -> (API version, how many, how they were seen)
+UNNAMED_ENTRIES: dict[str, tuple[int, int, str]] = {
+    "OrtEpApi": (31, 4, "the table GetEpApi returns has 78 entries in the 1.31.1 and 1.32.0 "
+                        "libraries, 74 in 1.29.0 and 1.30.0"),
+}
+
+#: the objects only these tables hand out: (Send, Sync, why). A row-less object is not bound
+#: by ortc; the verdicts say what a binding of these tables must enforce
+SUB_TABLE_OBJECTS: dict[str, dict[str, tuple[bool, bool, str]]] = {
+    "OrtEpApi": {
+        "OrtEpGraphSupportInfo": (False, False, "lent by ORT for one GetCapability call and "
+                                  "written by the Add functions with no lock"),
+        "OrtNodeComputeContext": (False, True, "lent for one CreateState call; only read"),
+        _MD: (True, True, "a view of an immutable device record, borrowed from its memory "
+              "info or tensor"),
+        "OrtKernelRegistry": (True, False, "a builder: AddKernel registers with no lock; once "
+                              "returned to ORT from GetKernelRegistry it is only read"),
+        _KDB: (True, False, "a builder: every setter writes it"),
+        _KD: (True, True, "immutable once built"),
+        "OrtDataType": (True, True, "ORT's static type records, never released"),
+        "OrtSharedPrePackedWeightCache": (False, False, "lent for one PrePackWeight call and "
+                                          "written by StoreWeightData"),
+        "OrtKernelImpl": (True, True, "a kernel ORT may compute from concurrent runs of one "
+                          "session (as a custom op's kernel); those made by CreateIf/Loop/"
+                          "ScanKernel are ORT's implementation, owned by the caller"),
+        _SCHEMA: (True, True, "an immutable record over ONNX's schema registry"),
+        _TC: (True, True, "immutable, borrowed from its schema"),
+        _PE: (True, True, "an immutable record"),
+        "OrtProfilingEventsContainer": (False, False, "lent for one EndProfiling call and "
+                                        "appended to with no lock"),
+    },
+    "OrtInteropApi": {
+        _IMP: (True, False, "ORT's wrapper adds no lock around the EP's importer, and Import*/"
+                            "CreateTensorFromMemory take it non-const"),
+        "OrtExternalMemoryHandle": (True, True, "read (const) by CreateTensorFromMemory; the "
+                                    "EP's object"),
+        "OrtExternalSemaphoreHandle": (True, False, "Wait/SignalSemaphore take it non-const"),
+    },
+    "OrtModelPackageApi": {
+        _MPO: (True, True, "only read after creation (unverified: from the signatures)"),
+        _MPC: (True, True, "only read by its queries (unverified: from the signatures)"),
+        _MPCC: (True, False, "CreateSession takes it non-const (unverified: from the "
+                             "signatures)"),
+    },
+}

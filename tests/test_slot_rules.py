@@ -442,12 +442,147 @@ def test_sub_table_lifetimes_from_the_implementation() -> None:
 
 def test_the_rules_carry_the_sub_tables() -> None:
     data = json.loads(rules_render.render_json())
-    assert set(data["sub_tables"]) == {"OrtCompileApi", "OrtModelEditorApi"}
-    assert set(data["unclassified_tables"]) == {"OrtEpApi", "OrtInteropApi", "OrtModelPackageApi"}
+    assert set(data["sub_tables"]) == {"OrtCompileApi", "OrtModelEditorApi", "OrtEpApi",
+                                       "OrtInteropApi", "OrtModelPackageApi"}
+    # only the EP table's API 31 entries, which no stored source names, are left without a row
+    assert set(data["unclassified_tables"]) == {"OrtEpApi"}
+    assert "4 entries added in API 31" in data["unclassified_tables"]["OrtEpApi"]
     md = rules_render.render_markdown()
     head = md.split("## Answers first")[0]
-    assert "Not yet classified function by function: the sub-tables `OrtEpApi`" in head
+    assert "`OrtEpApi` (74 functions: 73 verified, 1 unverified)" in head
+    assert "without a row: `OrtEpApi` (4 entries added in API 31" in head
     for t, rows in slot_rules.SUB_TABLES.items():
         assert f"### {t}" in md
         for r in rows:
             assert f"| `{r.slot}` | {r.since} |" in md, r.slot
+
+
+# -- the plugin-EP, interop and model-package tables ----------------------------------------------
+
+#: OrtEpApi in ORT's table order: (first function of a run, API version) -- each function
+#: appeared in the version of the last run that starts at or before it
+EP_FUNCTIONS = (
+    "CreateEpDevice", "ReleaseEpDevice",
+    "EpGraphSupportInfo_AddNodesToFuse", "EpGraphSupportInfo_AddSingleNode",
+    "NodeComputeContext_NodeName", "EpDevice_AddAllocatorInfo", "MemoryInfo_GetMemoryDevice",
+    "Value_GetMemoryDevice", "MemoryDevice_AreEqual", "MemoryDevice_GetDeviceType",
+    "MemoryDevice_GetMemoryType", "MemoryDevice_GetVendorId", "MemoryDevice_GetDeviceId",
+    "SyncStream_GetImpl", "SyncStream_GetSyncId", "GetSyncIdForLastWaitOnSyncStream",
+    "CreateHardwareDevice", "ReleaseHardwareDevice", "CreateKernelRegistry",
+    "ReleaseKernelRegistry", "KernelRegistry_AddKernel", "CreateKernelDefBuilder",
+    "ReleaseKernelDefBuilder", "KernelDefBuilder_SetOperatorType", "KernelDefBuilder_SetDomain",
+    "KernelDefBuilder_SetSinceVersion", "KernelDefBuilder_SetExecutionProvider",
+    "KernelDefBuilder_SetInputMemType", "KernelDefBuilder_SetOutputMemType",
+    "KernelDefBuilder_AddTypeConstraint", "KernelDefBuilder_AddInputOutputAliases",
+    "KernelDefBuilder_AddInputOutputMutableAliases", "KernelDefBuilder_Build", "ReleaseKernelDef",
+    "KernelDef_GetOperatorType", "KernelDef_GetDomain", "KernelDef_GetSinceVersion",
+    "KernelDef_GetExecutionProvider", "KernelDef_GetInputMemType", "KernelDef_GetOutputMemType",
+    "GetTensorDataType", "EpGraphSupportInfo_LookUpKernel",
+    "SharedPrePackedWeightCache_StoreWeightData", "KernelInfo_GetEp",
+    "DeviceEpIncompatibilityDetails_SetDetails", "CreateIfKernel", "CreateLoopKernel",
+    "CreateScanKernel", "ReleaseKernelImpl", "GetEnvConfigEntries", "GetOpSchema",
+    "ReleaseOpSchema", "OpSchema_GetSinceVersion", "OpSchema_GetNumInputs",
+    "OpSchema_GetInputName", "OpSchema_GetInputTypeConstraint", "OpSchema_GetNumOutputs",
+    "OpSchema_GetOutputName", "OpSchema_GetOutputTypeConstraint",
+    "OpSchema_GetTypeConstraintCount", "OpSchema_GetTypeConstraint",
+    "OpSchemaTypeConstraint_GetTypeParamName", "OpSchemaTypeConstraint_GetAllowedTypes",
+    "OpSchemaTypeConstraint_GetInputIndices", "OpSchemaTypeConstraint_GetOutputIndices",
+    "CreateProfilingEvent", "ReleaseProfilingEvent", "ProfilingEvent_GetCategory",
+    "ProfilingEvent_GetName", "ProfilingEvent_GetTimestampUs", "ProfilingEvent_GetDurationUs",
+    "ProfilingEvent_GetArgValue", "ProfilingEventsContainer_AddEvents",
+    "SessionOptionsGetWeightlessSourceModelBuffer")
+#: the table's length at the end of each API version (ep_api.cc's version markers; 29: the
+#: length the 1.29 library's table grows to)
+EP_VERSION_ENDS = {22: 2, 23: 16, 24: 50, 25: 73, 29: 74}
+INTEROP_FUNCTIONS = (
+    "CreateExternalResourceImporterForDevice", "ReleaseExternalResourceImporter",
+    "CanImportMemory", "ImportMemory", "ReleaseExternalMemoryHandle", "CreateTensorFromMemory",
+    "CanImportSemaphore", "ImportSemaphore", "ReleaseExternalSemaphoreHandle", "WaitSemaphore",
+    "SignalSemaphore", "InitGraphicsInteropForEpDevice", "DeinitGraphicsInteropForEpDevice")
+INTEROP_VERSION_ENDS = {24: 11, 25: 13}
+MODEL_PACKAGE_FUNCTIONS = (
+    "CreateModelPackageOptionsFromSessionOptions", "ReleaseModelPackageOptions",
+    "CreateModelPackageContext", "ReleaseModelPackageContext", "ModelPackage_GetSchemaVersion",
+    "ModelPackage_GetComponentCount", "ModelPackage_GetComponentNames",
+    "ModelPackage_GetVariantCount", "ModelPackage_GetVariantNames",
+    "ModelPackage_GetVariantEpName", "ModelPackage_ResolveStringRef", "SelectComponent",
+    "ReleaseModelPackageComponentContext", "ModelPackageComponent_GetSelectedVariantName",
+    "ModelPackageComponent_GetSelectedVariantFolderPath", "CreateSession")
+
+
+def _versions(names: tuple[str, ...], ends: dict[int, int]) -> list[tuple[str, int]]:
+    out, start = [], 0
+    for version, end in sorted(ends.items()):
+        out += [(n, version) for n in names[start:end]]
+        start = end
+    assert start == len(names)
+    return out
+
+
+@pytest.mark.parametrize("table, names, ends", [
+    ("OrtEpApi", EP_FUNCTIONS, EP_VERSION_ENDS),
+    ("OrtInteropApi", INTEROP_FUNCTIONS, INTEROP_VERSION_ENDS),
+    ("OrtModelPackageApi", MODEL_PACKAGE_FUNCTIONS, {31: 16}),
+])
+def test_every_function_of_the_table_in_order_with_its_version(
+        table: str, names: tuple[str, ...], ends: dict[int, int]) -> None:
+    rows = slot_rules.SUB_TABLES[table]
+    assert [(r.slot, r.since) for r in rows] == [
+        (f"{table}.{n}", v) for n, v in _versions(names, ends)]
+    for r in rows:
+        assert r.evidence and r.relevant and r.verdict(), r.slot
+        assert not (set(r.reads) & set(r.writes)), r.slot
+        # a Release function releases exactly one object and does nothing else
+        if r.slot.split(".")[1].startswith("Release"):
+            assert len(r.releases) == 1 and not r.reads and not r.writes, r.slot
+
+
+def test_new_tables_count_what_rests_on_the_implementation() -> None:
+    cov = slot_rules.sub_coverage()
+    assert (cov["OrtEpApi"]["implementation"], cov["OrtEpApi"]["unverified"]) == (73, 1)
+    assert (cov["OrtInteropApi"]["implementation"], cov["OrtInteropApi"]["unverified"]) == (11, 2)
+    assert cov["OrtModelPackageApi"]["unverified"] == 16
+    md = rules_render.render_markdown()
+    for t in ("OrtEpApi", "OrtInteropApi", "OrtModelPackageApi"):
+        c = cov[t]
+        assert f"`{t}` ({c['total']} functions: {c['verified']} verified, " \
+               f"{c['unverified']} unverified)" in md
+        marked = {line.split("`")[1] for line in md.splitlines()
+                  if line.startswith(f"| `{t}.") and "| **unverified** |" in line}
+        assert marked == {r.slot for r in slot_rules.SUB_TABLES[t] if r.basis() == "unverified"}
+
+
+def test_sub_table_objects_agree_with_the_verdicts() -> None:
+    """An object some function of its table writes (outside a callback that lends it) is not
+    Sync; every object a new table's function names is either a row's type or declared with
+    its Send/Sync here."""
+    row_types = {rec["type"] for rec in ortc.rules()}
+    for table in ("OrtEpApi", "OrtInteropApi", "OrtModelPackageApi"):
+        objs = slot_rules.SUB_TABLE_OBJECTS[table]
+        for r in slot_rules.SUB_TABLES[table]:
+            for t in r.reads + r.writes + r.creates + r.releases:
+                assert t in row_types or any(t in o for o in
+                                             slot_rules.SUB_TABLE_OBJECTS.values()), (r.slot, t)
+            for t in r.writes:
+                if t in objs:
+                    assert not objs[t][1] or r.scope == "callback", (r.slot, t)
+        # a callback-lent object is never Send
+        for r in slot_rules.SUB_TABLES[table]:
+            if r.scope == "callback":
+                for t in r.writes:
+                    if t in objs:
+                        assert objs[t][0] is False, (r.slot, t)
+
+
+def test_ep_table_lifetimes_from_the_implementation() -> None:
+    v = {r.slot: r for rows in slot_rules.SUB_TABLES.values() for r in rows}
+    assert "kept by pointer" in v["OrtEpApi.EpDevice_AddAllocatorInfo"].outlives
+    assert "hardware device" in v["OrtEpApi.CreateEpDevice"].outlives
+    assert "state is kept by pointer" in v["OrtEpApi.KernelRegistry_AddKernel"].outlives
+    assert v["OrtEpApi.EpGraphSupportInfo_AddNodesToFuse"].writes == ("OrtEpGraphSupportInfo",)
+    assert v["OrtEpApi.EpGraphSupportInfo_AddNodesToFuse"].scope == "callback"
+    assert "ORT takes the buffers" in v[
+        "OrtEpApi.SharedPrePackedWeightCache_StoreWeightData"].outlives
+    assert "outlives the tensor" in v["OrtInteropApi.CreateTensorFromMemory"].outlives
+    assert "OrtSyncStream" in v["OrtInteropApi.WaitSemaphore"].writes
+    assert v["OrtModelPackageApi.CreateSession"].writes == ("OrtModelPackageComponentContext",)

@@ -163,7 +163,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &[],
         must_not_outlive: &["OrtEnv"],
         conditional: &[],
-        evidence: "owned by the env and only read; never released by the caller; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.ep-device, check:device.cpu-ep-device, check:shared.env-reads",
+        evidence: "owned by the env and only read; never released by the caller (an EP factory builds its own with the EP table, and releases only those ORT did not take); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.ep-device, check:device.cpu-ep-device, check:shared.env-reads",
         notes: &["An EP device of a plugin library dies with UnregisterExecutionProviderLibrary of that library (the env deletes it and unloads the library): unregister only after every device, session and option appended with it is gone."],
     },
     Rule {
