@@ -567,7 +567,10 @@ def test_issue_tracker_checks_on_the_installed_library(tmp_path) -> None:
     assert set(got) == set(TRACKER_IDS)
     release = got["thread.release-session-during-run"]
     assert release["status"] == "known" and "killed by SIG" in release["detail"], release
-    assert "ReleaseSession returned after" in release["detail"], release
+    # the child dies after ReleaseSession returned (while the Run goes on in freed memory), or
+    # inside ReleaseSession itself: ORT frees what the Run is using either way
+    assert "ReleaseSession returned after" in release["detail"] or \
+        "after step: ReleaseSession" in release["detail"], release
     memory = got["thread.short-lived-threads-memory"]
     assert memory["status"] == "pass" and "bound 4096 B" in memory["detail"], memory
     race = got["thread.create-with-custom-op-domain"]
