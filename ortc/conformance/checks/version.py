@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 from .._capi import Ctx, code_name, short, stderr_captured
-from .._registry import Fail, Known, check
+from .._registry import Fail, Known, Skip, check
 
 C_API_H = "https://onnxruntime.ai/docs/api/c/struct_ort_api_base.html"
+OBSERVED = "observed on the released libraries: no header states a table's length"
 
 
 def _base(ctx: Ctx):  # type: ignore[no-untyped-def]
@@ -174,3 +176,75 @@ def sub_tables(ctx: Ctx) -> str:
                    f"unknown EP api: {err}")
     return (f"{detail}; training: NULL; GetExecutionProviderApi(unknown): "
             f"{code_name(err[0])}")
+
+
+#: the getters of the function tables besides OrtApi, by the table each returns
+_TABLE_GETTERS = {"OrtModelEditorApi": "GetModelEditorApi", "OrtCompileApi": "GetCompileApi",
+                  "OrtEpApi": "GetEpApi", "OrtInteropApi": "GetInteropApi",
+                  "OrtModelPackageApi": "GetModelPackageApi"}
+
+
+def _code_ranges(path: str) -> list[tuple[int, int]]:
+    """The executable mappings of the library file ``path`` in this process."""
+    real = os.path.realpath(path)
+    out = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            parts = line.split()
+            if len(parts) >= 6 and "x" in parts[1] and os.path.realpath(parts[5]) == real:
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                out.append((lo, hi))
+    return out
+
+
+def table_lengths(ctx: Ctx) -> dict[str, int]:
+    """Each table's length in the loaded library: the run of pointers into the library's code
+    from the table's start, stopped by the first word that is not one (a NULL, padding, a data
+    pointer) or by the start of another table the library hands out (OrtApiBase, OrtApi or a
+    sub-table): ORT lays its static tables out next to each other, so a run alone may run on
+    into the next one."""
+    a, ffi = ctx.api, ctx.ffi
+    code = _code_ranges(ctx.info.path)
+    if not code:
+        raise Skip(f"no executable mapping of {ctx.info.path} in /proc/self/maps")
+    starts = {"OrtApiBase": int(ffi.cast("uintptr_t", a.base)),
+              "OrtApi": int(ffi.cast("uintptr_t", a.table))}
+    for table, getter in _TABLE_GETTERS.items():
+        if ctx.has(getter):
+            starts[table] = int(ffi.cast("uintptr_t", getattr(a, getter)()))
+    others = set(starts.values())
+    size = ffi.sizeof("void*")
+    out = {}
+    for table, start in starts.items():
+        if table == "OrtApiBase" or start == 0:
+            continue
+        words = ffi.cast("uintptr_t*", start)
+        n = 0
+        while (n == 0 or start + n * size not in others) and any(
+                lo <= int(words[n]) < hi for lo, hi in code):
+            n += 1
+        out[table] = n
+    return out
+
+
+@check("ver.sub-table-lengths", "Each function table the library hands out (OrtApi, and the "
+       "model editor, compile, EP, interop and model-package tables) is as long as ortc's account "
+       "of it at the library's API version: OrtApi holds the slots ortc declares up to that "
+       "version, each other table its classified functions plus the entries ortc declares "
+       "unnamed. The length is the run of code pointers from the table's start up to the next "
+       "table; that the same method gives OrtApi's declared length is what vouches for it.",
+       OBSERVED)
+def sub_table_lengths(ctx: Ctx) -> str:
+    from ..._slots import SLOTS
+    from ...slot_rules import table_length
+
+    if ctx.api_version != _minor(ctx):
+        raise Fail(f"ortc negotiated API {ctx.api_version}, the library offers {_minor(ctx)}")
+    got = table_lengths(ctx)
+    want = {"OrtApi": sum(1 for _, since in SLOTS if since <= ctx.api_version)}
+    want.update((t, table_length(t, ctx.api_version)) for t in got if t != "OrtApi")
+    wrong = [f"{t}: {got[t]} entries, ortc accounts for {want[t]}" for t in got
+             if got[t] != want[t]]
+    if wrong:
+        raise Fail("; ".join(wrong))
+    return ", ".join(f"{t} {n}" for t, n in got.items())
