@@ -1372,8 +1372,8 @@ COMPILE_TABLE: tuple[SlotRule, ...] = (
                         "SetEpContextDataWriteFunc", "stores the function and its state in the "
                         "options; main at that commit lists it after SetInputModel, but no released "
                         "table has it there: the 1.31 library has it at index 16, after "
-                        "SetWeightlessEnabled (check:ver.sub-table-lengths names it by its refusal "
-                        "of NULL options)", "exclusive",
+                        "SetWeightlessEnabled (check:ver.ep-context-entries names it by its "
+                        "refusal of NULL options)", "exclusive",
                         "lifetime"),)),
 )
 
@@ -1512,7 +1512,9 @@ def _epctx(function: str, says: str, *backs: str) -> ev.Evidence:
     return ev.source(EXPERIMENTAL_API[0], EXPERIMENTAL_API[1], f"{function}_SinceV28", says,
                      *backs, release=f"main at {EXPERIMENTAL_API[1][:10]} (the experimental "
                      "twin of the table entry; the entry in the 1.31.1 and 1.32.0 libraries "
-                     "refuses the same NULL arguments with the same messages)")
+                     "refuses the same NULL arguments with the same messages, and a config keeps "
+                     "the read callback after the options clear theirs: "
+                     "ver.ep-context-entries, not yet in the committed matrix)")
 
 
 def _interop(function: str, says: str, *backs: str) -> ev.Evidence:

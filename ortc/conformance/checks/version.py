@@ -248,3 +248,63 @@ def sub_table_lengths(ctx: Ctx) -> str:
     if wrong:
         raise Fail("; ".join(wrong))
     return ", ".join(f"{t} {n}" for t, n in got.items())
+
+
+def _entry(ctx: Ctx, getter: str, index: int, ctype: str) -> Any:
+    table = ctx.ffi.cast("void**", getattr(ctx.api, getter)())
+    return ctx.ffi.cast(ctype, table[index])
+
+
+@check("ver.ep-context-entries", "The API 31 entries of the EP table are the EP-context config "
+       "functions and the compile table's 17th is SetEpContextDataWriteFunc: entry 74 of the EP "
+       "table refuses NULL session options and otherwise makes a config that copies the read "
+       "callback and its state out of the options (a snapshot: clearing the options' callback "
+       "afterwards leaves the config's), entry 76 returns that read callback and refuses a NULL "
+       "read output, entry 77 refuses a NULL write output and returns no write callback, entry 75 "
+       "releases the config; compile entry 16 refuses NULL options.", OBSERVED,
+       slots=("GetEpApi", "GetCompileApi", "SessionOptionsSetEpContextDataReadFunc"))
+def ep_context_entries(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    status2, status3 = "OrtStatus*(*)(void*, void*)", "OrtStatus*(*)(void*, void*, void*)"
+    get_config = _entry(ctx, "GetEpApi", 74, status2)
+    release = _entry(ctx, "GetEpApi", 75, "void(*)(void*)")
+    read_func = _entry(ctx, "GetEpApi", 76, status3)
+    write_func = _entry(ctx, "GetEpApi", 77, status3)
+    set_write = _entry(ctx, "GetCompileApi", 16, status3)
+    found = [ctx.error(get_config(ffi.NULL, ffi.new("void**")), "INVALID_ARGUMENT",
+                       "EP entry 74 with NULL options"),
+             ctx.error(set_write(ffi.NULL, ffi.NULL, ffi.NULL), "INVALID_ARGUMENT",
+                       "compile entry 16 with NULL options")]
+    if "OrtSessionOptions" not in found[0] or "OrtModelCompilationOptions" not in found[1]:
+        raise Fail(f"unexpected refusals: {found}")
+
+    def read(state: Any, name: Any, allocator: Any, buffer: Any, size: Any) -> Any:
+        return ffi.NULL
+
+    cb = ctx.keep(ffi.callback("OrtReadNamedBufferFunc", read))
+    state = ffi.cast("void*", 0x1234)
+    so = ctx.options()
+    ctx.ok(a.SessionOptionsSetEpContextDataReadFunc(so, cb, state), "set the read callback")
+    box = ffi.new("void**")
+    ctx.ok(get_config(so, box), "EP entry 74")
+    config = box[0]
+    try:
+        ctx.ok(a.SessionOptionsSetEpContextDataReadFunc(so, ffi.NULL, ffi.NULL), "clear it")
+        fn, st = ffi.new("void**"), ffi.new("void**")
+        ctx.ok(read_func(config, fn, st), "EP entry 76")
+        if int(ffi.cast("uintptr_t", fn[0])) != int(ffi.cast("uintptr_t", cb)) or \
+                int(ffi.cast("uintptr_t", st[0])) != 0x1234:
+            raise Fail("entry 76 did not return the callback and state the config was made with")
+        null_read = ctx.error(read_func(config, ffi.NULL, st), "INVALID_ARGUMENT",
+                              "EP entry 76 with a NULL output")
+        null_write = ctx.error(write_func(config, ffi.NULL, st), "INVALID_ARGUMENT",
+                               "EP entry 77 with a NULL output")
+        if "read_func" not in null_read or "write_func" not in null_write:
+            raise Fail(f"unexpected refusals: {null_read}; {null_write}")
+        ctx.ok(write_func(config, fn, st), "EP entry 77")
+        if fn[0] != ffi.NULL:
+            raise Fail("entry 77 returned a write callback none was set for")
+    finally:
+        release(config)
+    return (f"{found[0]}; {found[1]}; the config kept the read callback after the options "
+            f"cleared theirs; {null_read}; {null_write}")
