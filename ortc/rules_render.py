@@ -269,8 +269,9 @@ def _answers(recs: list[dict[str, Any]],
 #: the function tables besides OrtApi whose functions have no per-function verdict yet (the
 #: classified ones are ortc.slot_rules.SUB_TABLES)
 UNCLASSIFIED_TABLES: dict[str, str] = {
-    t: f"{n} entries added in API {v} that no stored source names ({seen})"
-    for t, (v, n, seen) in slot_rules.UNNAMED_ENTRIES.items()
+    t: "; ".join(f"{n} entries added in API {v} that no stored source names ({seen})"
+                 for v, n, seen in entries)
+    for t, entries in slot_rules.UNNAMED_ENTRIES.items()
 }
 
 

@@ -83,7 +83,9 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
                           "OrtModelEditorApi.CreateModelEditorSessionFromArray": "shared",
                           "OrtModelEditorApi.FinalizeModelEditorSession": "shared",
                           "OrtCompileApi.CreateModelCompilationOptionsFromSessionOptions":
-                              "shared"},
+                              "shared",
+                          # a plugin EP copies the EP-context callbacks out of the options
+                          "OrtEpApi.SessionOptionsGetEpContextConfig": "shared"},
     # a model-editor session is built (applied to, finalized) before it runs, then only read
     "OrtSession": {"OrtModelEditorApi.SessionGetOpsetForDomain": "shared",
                    "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive",
@@ -612,6 +614,7 @@ UNWRAPPED: list[dict[str, Any]] = [
          "OrtCompileApi.ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc":
              "exclusive",
          "OrtCompileApi.ModelCompilationOptions_SetInputModel": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetWeightlessEnabled": "exclusive",
          "OrtCompileApi.ModelCompilationOptions_SetEpContextDataWriteFunc": "exclusive",
          "OrtCompileApi.CompileModel": "shared",
          "OrtCompileApi.ReleaseModelCompilationOptions": "exclusive"},

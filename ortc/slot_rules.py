@@ -1278,6 +1278,12 @@ SUB_SIGNATURE = ev.signature("the function's signature in ORT's header (not decl
                              "shared", "exclusive")
 
 
+def _not_found(what: str) -> ev.Evidence:
+    return ev.untested(f"{what}: the function is in the released library's table, but its "
+                       "implementation is in no stored ORT source: verdict from the signature "
+                       "(a const handle read, a non-const one written)", "shared", "exclusive")
+
+
 def _sub(table: str, name: str, since: int, **kw: Any) -> SlotRule:
     return SlotRule(f"{table}.{name}", since, source="declared", **kw)
 
@@ -1304,6 +1310,8 @@ _KEEP = ("kept by pointer by the options, not copied: valid until the last Compi
          "them (or until the input or output is set again, or the options released)")
 
 COMPILE_TABLE: tuple[SlotRule, ...] = (
+    # ORT's order; the versions are those of the first released library whose table holds the
+    # entry (MEASURED_TABLE_LENGTHS, check:ver.sub-table-lengths)
     _sub("OrtCompileApi", "ReleaseModelCompilationOptions", 22, releases=(_MCO,),
          evidence=(_src(COMPILE_API, "OrtCompileAPI::ReleaseModelCompilationOptions",
                         "deletes the options", "exclusive", "lifetime"),)),
@@ -1316,12 +1324,12 @@ COMPILE_TABLE: tuple[SlotRule, ...] = (
                         "turns on EP-context generation in its copy", "shared", "lifetime"),)),
     *(_sub("OrtCompileApi", f"ModelCompilationOptions_{n}", v, writes=(_MCO,),
            evidence=(_MCO_SET,))
-      for n, v in (("SetInputModelPath", 22), ("SetOutputModelPath", 22),
-                   ("SetOutputModelExternalInitializersFile", 22),
-                   ("SetEpContextEmbedMode", 22), ("SetFlags", 23),
-                   ("SetEpContextBinaryInformation", 23), ("SetGraphOptimizationLevel", 23))),
+      for n, v in (("SetInputModelPath", 22),)),
     _sub("OrtCompileApi", "ModelCompilationOptions_SetInputModelFromBuffer", 22, writes=(_MCO,),
          outlives="the model bytes are " + _KEEP, evidence=(_MCO_KEPT,)),
+    *(_sub("OrtCompileApi", f"ModelCompilationOptions_{n}", v, writes=(_MCO,),
+           evidence=(_MCO_SET,))
+      for n, v in (("SetOutputModelPath", 22), ("SetOutputModelExternalInitializersFile", 22))),
     _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelBuffer", 22, writes=(_MCO,),
          reads=("OrtAllocator",),
          outlives="the allocator and the two locations the compiled model's data pointer and "
@@ -1331,28 +1339,42 @@ COMPILE_TABLE: tuple[SlotRule, ...] = (
                                    "ModelCompilationOptions_SetOutputModelBuffer", "wraps the "
                                    "caller's allocator by pointer (no reference taken) before "
                                    "storing it", "lifetime"))),
-    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelWriteFunc", 23, writes=(_MCO,),
-         outlives="the function and its state are " + _KEEP + "; ORT calls the function on "
-                  "the thread running CompileModel", evidence=(_MCO_KEPT,)),
-    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc", 23,
-         writes=(_MCO,), outlives="the function and its state are " + _KEEP + "; ORT calls the "
-         "function on the thread running CompileModel", evidence=(_MCO_KEPT,)),
-    _sub("OrtCompileApi", "ModelCompilationOptions_SetInputModel", 24, writes=(_MCO,),
-         reads=("OrtModel",),
-         outlives="the OrtModel is " + _KEEP + "; it must not be changed meanwhile",
-         evidence=(_MCO_KEPT,)),
-    _sub("OrtCompileApi", "ModelCompilationOptions_SetEpContextDataWriteFunc", 25,
-         writes=(_MCO,), outlives="the function and its state are " + _KEEP,
-         evidence=(_src(COMPILE_API, "OrtCompileAPI::ModelCompilationOptions_"
-                        "SetEpContextDataWriteFunc", "stores the function and its state in the "
-                        "options (after the API 24 entries of the table)", "exclusive",
-                        "lifetime"),)),
+    *(_sub("OrtCompileApi", f"ModelCompilationOptions_{n}", v, writes=(_MCO,),
+           evidence=(_MCO_SET,))
+      for n, v in (("SetEpContextEmbedMode", 22),)),
     _sub("OrtCompileApi", "CompileModel", 22, reads=("OrtEnv", _MCO),
          note="shared on the options in the C signature (const), but the options are not Sync: "
               "each compilation writes the output they name",
          outlives="every pointer the options keep (input bytes or model, output locations and "
                   "allocator, functions and state) is valid for the whole call",
          evidence=(_COMPILE,)),
+    *(_sub("OrtCompileApi", f"ModelCompilationOptions_{n}", v, writes=(_MCO,),
+           evidence=(_MCO_SET,))
+      for n, v in (("SetFlags", 23), ("SetEpContextBinaryInformation", 23),
+                   ("SetGraphOptimizationLevel", 23))),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelWriteFunc", 23, writes=(_MCO,),
+         outlives="the function and its state are " + _KEEP + "; ORT calls the function on "
+                  "the thread running CompileModel", evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc", 23,
+         writes=(_MCO,), outlives="the function and its state are " + _KEEP + "; ORT calls the "
+         "function on the thread running CompileModel", evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetInputModel", 25, writes=(_MCO,),
+         reads=("OrtModel",),
+         outlives="the OrtModel is " + _KEEP + "; it must not be changed meanwhile",
+         evidence=(_MCO_KEPT,)),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetWeightlessEnabled", 29, writes=(_MCO,),
+         note="deprecated from API 31 by a weightless-mode session option",
+         evidence=(SUB_SIGNATURE, _not_found("the 16th entry, added in API 29 (the 1.29 "
+                                             "library's table grows from 15 to 16)"))),
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetEpContextDataWriteFunc", 31,
+         writes=(_MCO,), outlives="the function and its state are " + _KEEP,
+         evidence=(_src(COMPILE_API, "OrtCompileAPI::ModelCompilationOptions_"
+                        "SetEpContextDataWriteFunc", "stores the function and its state in the "
+                        "options; main at that commit lists it after SetInputModel, but no released "
+                        "table has it there: the 1.31 library has it at index 16, after "
+                        "SetWeightlessEnabled (check:ver.ep-context-entries names it by its "
+                        "refusal of NULL options)", "exclusive",
+                        "lifetime"),)),
 )
 
 _ME = "OrtModelEditorApi"
@@ -1480,15 +1502,24 @@ def _ep25(function: str, says: str, *backs: str) -> ev.Evidence:
                      release="main with the table through API 25 (commit not recorded)")
 
 
+#: the experimental twins of the EP-context config functions (reached by name through
+#: GetExperimentalFunction), read at one commit of main
+EXPERIMENTAL_API = ("onnxruntime/core/session/experimental_c_api.cc",
+                    "a3cd1baca73c1af442df0de907134238b0ad374a")
+
+
+def _epctx(function: str, says: str, *backs: str) -> ev.Evidence:
+    return ev.source(EXPERIMENTAL_API[0], EXPERIMENTAL_API[1], f"{function}_SinceV28", says,
+                     *backs, release=f"main at {EXPERIMENTAL_API[1][:10]} (the experimental "
+                     "twin of the table entry; the entry in the 1.31.1 and 1.32.0 libraries "
+                     "refuses the same NULL arguments with the same messages, and a config keeps "
+                     "the read callback after the options clear theirs: "
+                     "ver.ep-context-entries, not yet in the committed matrix)")
+
+
 def _interop(function: str, says: str, *backs: str) -> ev.Evidence:
     return ev.source(INTEROP_API, "main", function, says, *backs,
                      release="main with the table through API 24 (commit not recorded)")
-
-
-def _not_found(what: str) -> ev.Evidence:
-    return ev.untested(f"{what}: the function is in the released library's table, but its "
-                       "implementation is in no stored ORT source: verdict from the signature "
-                       "(a const handle read, a non-const one written)", "shared", "exclusive")
 
 
 _E = "OrtEpApi"
@@ -1499,6 +1530,7 @@ _KD = "OrtKernelDef"
 _SCHEMA = "OrtOpSchema"
 _TC = "OrtOpSchemaTypeConstraint"
 _PE = "OrtProfilingEvent"
+_ECC = "OrtEpContextConfig"
 _DEVICE_VIEW = ("a view into ORT's device record of the memory info or tensor (no copy): valid "
                 "while that memory info or value lives")
 _KDB_SET = _ep25(f"{_X}KernelDefBuilder_* setters", "each sets a field of the non-const builder "
@@ -1721,6 +1753,30 @@ EP_TABLE: tuple[SlotRule, ...] = (
                   "while the caller of SessionOptionsSetWeightlessSourceModelBuffer keeps it",
          evidence=(SUB_SIGNATURE, _not_found("the 74th entry, added in API 29 (the 1.29 "
                                              "library's table grows from 73 to 74)"))),
+    # the four API 31 entries, named by their refusal messages in the 1.31.1 and 1.32.0
+    # libraries (check:ver.sub-table-lengths): their bodies are those of the experimental twins
+    _sub(_E, "SessionOptionsGetEpContextConfig", 31, reads=("OrtSessionOptions",),
+         creates=(_ECC,), note="called by a plugin EP while it is created, with the session's "
+                               "options",
+         outlives="the config is a snapshot: it copies the read and write callbacks and their "
+                  "state pointers out of the options (later changes to the options are not "
+                  "seen) and is the caller's to release; the states stay the application's",
+         evidence=(_epctx("OrtEpApi_SessionOptions_GetEpContextConfig", "refuses NULL options "
+                          "or output, then copies the write callback and state (when the "
+                          "options' EP-context generation settings hold one) and the read "
+                          "callback and state out of the const options into a new config the "
+                          "caller owns", "shared", "lifetime"),)),
+    _sub(_E, "ReleaseEpContextConfig", 31, releases=(_ECC,),
+         evidence=(_epctx("OrtEpApi_ReleaseEpContextConfig", "deletes the config (NULL is a "
+                          "no-op)", "exclusive"),)),
+    *(_sub(_E, f"EpContextConfigGetEpContextData{k}Func", 31, reads=(_ECC,),
+           outlives=f"the {k.lower()} callback and its state are the application's, as set on "
+                    "the options: ORT gives no lifetime beyond the application's own promise",
+           evidence=(_epctx(f"OrtEpApi_EpContextConfig_GetEpContextData{k}Func", "refuses a "
+                            "NULL config or output, then reads the callback and its state from "
+                            "the const config (a NULL state when no callback is set)", "shared",
+                            "lifetime"),))
+      for k in ("Read", "Write")),
 )
 
 _I = "OrtInteropApi"
@@ -1820,11 +1876,44 @@ SUB_TABLES["OrtInteropApi"] = INTEROP_TABLE
 SUB_TABLES["OrtModelPackageApi"] = MODEL_PACKAGE_TABLE
 
 #: entries the newest released libraries hand out that no stored source names (so no row):
-#: table -> (API version, how many, how they were seen)
-UNNAMED_ENTRIES: dict[str, tuple[int, int, str]] = {
-    "OrtEpApi": (31, 4, "the table GetEpApi returns has 78 entries in the 1.31.1 and 1.32.0 "
-                        "libraries, 74 in 1.29.0 and 1.30.0"),
+#: table -> ((API version, how many, how they were seen), ...)
+UNNAMED_ENTRIES: dict[str, tuple[tuple[int, int, str], ...]] = {
+    "OrtCompileApi": (
+        (31, 2, "entries 17 and 18 of the 1.31.1 table, after SetEpContextDataWriteFunc; by "
+                "their refusal messages they set the external-initializer file name and "
+                "alignment"),
+        (32, 1, "entry 19 of the 1.32.0 table"),
+    ),
+    "OrtModelEditorApi": (
+        (32, 8, "entries 20 to 27 of the 1.32.0 table (20 entries through 1.31.1)"),
+    ),
 }
+
+#: each table's length in the released libraries of the conformance matrix, by API version
+#: (measured by check:ver.sub-table-lengths: the run of code pointers from the table's start up
+#: to the next table the library hands out, the same method that finds OrtApi's declared length);
+#: a version not listed has the length of the newest listed one before it
+MEASURED_TABLE_LENGTHS: dict[str, dict[int, int]] = {
+    "OrtCompileApi": {22: 9, 23: 14, 24: 14, 25: 15, 29: 16, 31: 19, 32: 20},
+    "OrtModelEditorApi": {22: 20, 32: 28},
+    "OrtEpApi": {22: 2, 23: 16, 24: 50, 25: 73, 29: 74, 31: 78},
+    "OrtInteropApi": {24: 11, 25: 13},
+    "OrtModelPackageApi": {31: 16},
+}
+
+
+def table_length(table: str, api: int) -> int:
+    """How many entries ``table`` has at API version ``api`` by ortc's account: its rows and the
+    unnamed entries declared up to that version."""
+    rows = sum(r.since <= api for r in SUB_TABLES[table])
+    return rows + sum(n for v, n, _ in UNNAMED_ENTRIES.get(table, ()) if v <= api)
+
+
+def measured_length(table: str, api: int) -> int | None:
+    """The table's measured length at ``api`` (None before the table existed)."""
+    known = [v for v in MEASURED_TABLE_LENGTHS[table] if v <= api]
+    return MEASURED_TABLE_LENGTHS[table][max(known)] if known else None
+
 
 #: the objects only these tables hand out: (Send, Sync, why). A row-less object is not bound
 #: by ortc; the verdicts say what a binding of these tables must enforce
@@ -1850,6 +1939,8 @@ SUB_TABLE_OBJECTS: dict[str, dict[str, tuple[bool, bool, str]]] = {
         _PE: (True, True, "an immutable record"),
         "OrtProfilingEventsContainer": (False, False, "lent for one EndProfiling call and "
                                         "appended to with no lock"),
+        _ECC: (True, True, "a snapshot of two callbacks and their states, only read after "
+                           "creation"),
     },
     "OrtInteropApi": {
         _IMP: (True, False, "ORT's wrapper adds no lock around the EP's importer, and Import*/"

@@ -324,8 +324,9 @@ COMPILE_FUNCTIONS = {
     "ModelCompilationOptions_SetGraphOptimizationLevel": 23,
     "ModelCompilationOptions_SetOutputModelWriteFunc": 23,
     "ModelCompilationOptions_SetOutputModelGetInitializerLocationFunc": 23,
-    "ModelCompilationOptions_SetInputModel": 24,
-    "ModelCompilationOptions_SetEpContextDataWriteFunc": 25,
+    "ModelCompilationOptions_SetInputModel": 25,
+    "ModelCompilationOptions_SetWeightlessEnabled": 29,
+    "ModelCompilationOptions_SetEpContextDataWriteFunc": 31,
 }
 MODEL_EDITOR_FUNCTIONS = (
     "CreateTensorTypeInfo", "CreateSparseTensorTypeInfo", "CreateMapTypeInfo",
@@ -338,8 +339,9 @@ MODEL_EDITOR_FUNCTIONS = (
 
 def test_compile_and_model_editor_tables_are_classified_with_their_versions() -> None:
     tables = slot_rules.SUB_TABLES
-    assert {r.slot: r.since for r in tables["OrtCompileApi"]} == {
-        f"OrtCompileApi.{n}": v for n, v in COMPILE_FUNCTIONS.items()}
+    # in ORT's order (a dict keeps it), each with the first released library that has it
+    assert [(r.slot, r.since) for r in tables["OrtCompileApi"]] == [
+        (f"OrtCompileApi.{n}", v) for n, v in COMPILE_FUNCTIONS.items()]
     assert {r.slot: r.since for r in tables["OrtModelEditorApi"]} == {
         f"OrtModelEditorApi.{n}": 22 for n in MODEL_EDITOR_FUNCTIONS}
     for rows in tables.values():
@@ -347,7 +349,8 @@ def test_compile_and_model_editor_tables_are_classified_with_their_versions() ->
             assert r.evidence and r.relevant and r.verdict(), r.slot
             assert not (set(r.reads) & set(r.writes)), r.slot
     cov = slot_rules.sub_coverage()
-    assert cov["OrtCompileApi"]["unverified"] == 0
+    # SetWeightlessEnabled: no stored source implements it
+    assert cov["OrtCompileApi"]["unverified"] == 1
     assert cov["OrtModelEditorApi"]["verified"] >= 15
 
 
@@ -451,13 +454,17 @@ def test_the_rules_carry_the_sub_tables() -> None:
     data = json.loads(rules_render.render_json())
     assert set(data["sub_tables"]) == {"OrtCompileApi", "OrtModelEditorApi", "OrtEpApi",
                                        "OrtInteropApi", "OrtModelPackageApi"}
-    # only the EP table's API 31 entries, which no stored source names, are left without a row
-    assert set(data["unclassified_tables"]) == {"OrtEpApi"}
-    assert "4 entries added in API 31" in data["unclassified_tables"]["OrtEpApi"]
+    # left without a row: the compile table's three newest entries and the model editor's
+    # eight, which no stored source names
+    assert set(data["unclassified_tables"]) == {"OrtCompileApi", "OrtModelEditorApi"}
+    assert "2 entries added in API 31" in data["unclassified_tables"]["OrtCompileApi"]
+    assert "1 entries added in API 32" in data["unclassified_tables"]["OrtCompileApi"]
+    assert "8 entries added in API 32" in data["unclassified_tables"]["OrtModelEditorApi"]
     md = rules_render.render_markdown()
     head = md.split("## Answers first")[0]
-    assert "`OrtEpApi` (74 functions: 73 verified, 1 unverified)" in head
-    assert "without a row: `OrtEpApi` (4 entries added in API 31" in head
+    assert "`OrtEpApi` (78 functions: 77 verified, 1 unverified)" in head
+    assert "`OrtCompileApi` (17 functions: 16 verified, 1 unverified)" in head
+    assert "without a row: `OrtCompileApi` (2 entries added in API 31" in head
     for t, rows in slot_rules.SUB_TABLES.items():
         assert f"### {t}" in md
         for r in rows:
@@ -497,10 +504,12 @@ EP_FUNCTIONS = (
     "CreateProfilingEvent", "ReleaseProfilingEvent", "ProfilingEvent_GetCategory",
     "ProfilingEvent_GetName", "ProfilingEvent_GetTimestampUs", "ProfilingEvent_GetDurationUs",
     "ProfilingEvent_GetArgValue", "ProfilingEventsContainer_AddEvents",
-    "SessionOptionsGetWeightlessSourceModelBuffer")
-#: the table's length at the end of each API version (ep_api.cc's version markers; 29: the
-#: length the 1.29 library's table grows to)
-EP_VERSION_ENDS = {22: 2, 23: 16, 24: 50, 25: 73, 29: 74}
+    "SessionOptionsGetWeightlessSourceModelBuffer", "SessionOptionsGetEpContextConfig",
+    "ReleaseEpContextConfig", "EpContextConfigGetEpContextDataReadFunc",
+    "EpContextConfigGetEpContextDataWriteFunc")
+#: the table's length at the end of each API version (ep_api.cc's version markers; 29 and 31:
+#: the lengths the 1.29 and 1.31 libraries' tables grow to)
+EP_VERSION_ENDS = {22: 2, 23: 16, 24: 50, 25: 73, 29: 74, 31: 78}
 INTEROP_FUNCTIONS = (
     "CreateExternalResourceImporterForDevice", "ReleaseExternalResourceImporter",
     "CanImportMemory", "ImportMemory", "ReleaseExternalMemoryHandle", "CreateTensorFromMemory",
@@ -546,7 +555,7 @@ def test_every_function_of_the_table_in_order_with_its_version(
 
 def test_new_tables_count_what_rests_on_the_implementation() -> None:
     cov = slot_rules.sub_coverage()
-    assert (cov["OrtEpApi"]["implementation"], cov["OrtEpApi"]["unverified"]) == (73, 1)
+    assert (cov["OrtEpApi"]["implementation"], cov["OrtEpApi"]["unverified"]) == (77, 1)
     assert (cov["OrtInteropApi"]["implementation"], cov["OrtInteropApi"]["unverified"]) == (11, 2)
     assert cov["OrtModelPackageApi"]["unverified"] == 16
     md = rules_render.render_markdown()
@@ -593,3 +602,24 @@ def test_ep_table_lifetimes_from_the_implementation() -> None:
     assert "outlives the tensor" in v["OrtInteropApi.CreateTensorFromMemory"].outlives
     assert "OrtSyncStream" in v["OrtInteropApi.WaitSemaphore"].writes
     assert v["OrtModelPackageApi.CreateSession"].writes == ("OrtModelPackageComponentContext",)
+
+
+def test_every_table_is_as_long_as_the_released_libraries_measured() -> None:
+    """Rows plus declared unnamed entries give, at every API version, the length the conformance
+    check measured in that version's library; a row placed at the wrong version fails here."""
+    for table in slot_rules.SUB_TABLES:
+        first = min(slot_rules.MEASURED_TABLE_LENGTHS[table])
+        assert min(r.since for r in slot_rules.SUB_TABLES[table]) == first, table
+        for api in range(first, 33):
+            assert slot_rules.table_length(table, api) == slot_rules.measured_length(
+                table, api), (table, api)
+    # the 1.24 library's compile table has 14 entries: SetInputModel came with 1.25
+    assert slot_rules.table_length("OrtCompileApi", 24) == 14
+    assert slot_rules.measured_length("OrtCompileApi", 21) is None
+
+
+def test_the_sub_table_length_check_counts_against_the_rows() -> None:
+    from ortc.conformance.checks import by_id
+
+    c = by_id("ver.sub-table-lengths")
+    assert c.func.__name__ == "sub_table_lengths" and not c.slots

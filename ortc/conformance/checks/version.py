@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 from .._capi import Ctx, code_name, short, stderr_captured
-from .._registry import Fail, Known, check
+from .._registry import Fail, Known, Skip, check
 
 C_API_H = "https://onnxruntime.ai/docs/api/c/struct_ort_api_base.html"
+OBSERVED = "observed on the released libraries: no header states a table's length"
 
 
 def _base(ctx: Ctx):  # type: ignore[no-untyped-def]
@@ -174,3 +176,135 @@ def sub_tables(ctx: Ctx) -> str:
                    f"unknown EP api: {err}")
     return (f"{detail}; training: NULL; GetExecutionProviderApi(unknown): "
             f"{code_name(err[0])}")
+
+
+#: the getters of the function tables besides OrtApi, by the table each returns
+_TABLE_GETTERS = {"OrtModelEditorApi": "GetModelEditorApi", "OrtCompileApi": "GetCompileApi",
+                  "OrtEpApi": "GetEpApi", "OrtInteropApi": "GetInteropApi",
+                  "OrtModelPackageApi": "GetModelPackageApi"}
+
+
+def _code_ranges(path: str) -> list[tuple[int, int]]:
+    """The executable mappings of the library file ``path`` in this process."""
+    real = os.path.realpath(path)
+    out = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            parts = line.split()
+            if len(parts) >= 6 and "x" in parts[1] and os.path.realpath(parts[5]) == real:
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                out.append((lo, hi))
+    return out
+
+
+def table_lengths(ctx: Ctx) -> dict[str, int]:
+    """Each table's length in the loaded library: the run of pointers into the library's code
+    from the table's start, stopped by the first word that is not one (a NULL, padding, a data
+    pointer) or by the start of another table the library hands out (OrtApiBase, OrtApi or a
+    sub-table): ORT lays its static tables out next to each other, so a run alone may run on
+    into the next one."""
+    a, ffi = ctx.api, ctx.ffi
+    code = _code_ranges(ctx.info.path)
+    if not code:
+        raise Skip(f"no executable mapping of {ctx.info.path} in /proc/self/maps")
+    starts = {"OrtApiBase": int(ffi.cast("uintptr_t", a.base)),
+              "OrtApi": int(ffi.cast("uintptr_t", a.table))}
+    for table, getter in _TABLE_GETTERS.items():
+        if ctx.has(getter):
+            starts[table] = int(ffi.cast("uintptr_t", getattr(a, getter)()))
+    others = set(starts.values())
+    size = ffi.sizeof("void*")
+    out = {}
+    for table, start in starts.items():
+        if table == "OrtApiBase" or start == 0:
+            continue
+        words = ffi.cast("uintptr_t*", start)
+        n = 0
+        while (n == 0 or start + n * size not in others) and any(
+                lo <= int(words[n]) < hi for lo, hi in code):
+            n += 1
+        out[table] = n
+    return out
+
+
+@check("ver.sub-table-lengths", "Each function table the library hands out (OrtApi, and the "
+       "model editor, compile, EP, interop and model-package tables) is as long as ortc's account "
+       "of it at the library's API version: OrtApi holds the slots ortc declares up to that "
+       "version, each other table its classified functions plus the entries ortc declares "
+       "unnamed. The length is the run of code pointers from the table's start up to the next "
+       "table; that the same method gives OrtApi's declared length is what vouches for it.",
+       OBSERVED)
+def sub_table_lengths(ctx: Ctx) -> str:
+    from ..._slots import SLOTS
+    from ...slot_rules import table_length
+
+    if ctx.api_version != _minor(ctx):
+        raise Fail(f"ortc negotiated API {ctx.api_version}, the library offers {_minor(ctx)}")
+    got = table_lengths(ctx)
+    want = {"OrtApi": sum(1 for _, since in SLOTS if since <= ctx.api_version)}
+    want.update((t, table_length(t, ctx.api_version)) for t in got if t != "OrtApi")
+    wrong = [f"{t}: {got[t]} entries, ortc accounts for {want[t]}" for t in got
+             if got[t] != want[t]]
+    if wrong:
+        raise Fail("; ".join(wrong))
+    return ", ".join(f"{t} {n}" for t, n in got.items())
+
+
+def _entry(ctx: Ctx, getter: str, index: int, ctype: str) -> Any:
+    table = ctx.ffi.cast("void**", getattr(ctx.api, getter)())
+    return ctx.ffi.cast(ctype, table[index])
+
+
+@check("ver.ep-context-entries", "The API 31 entries of the EP table are the EP-context config "
+       "functions and the compile table's 17th is SetEpContextDataWriteFunc: entry 74 of the EP "
+       "table refuses NULL session options and otherwise makes a config that copies the read "
+       "callback and its state out of the options (a snapshot: clearing the options' callback "
+       "afterwards leaves the config's), entry 76 returns that read callback and refuses a NULL "
+       "read output, entry 77 refuses a NULL write output and returns no write callback, entry 75 "
+       "releases the config; compile entry 16 refuses NULL options.", OBSERVED,
+       slots=("GetEpApi", "GetCompileApi", "SessionOptionsSetEpContextDataReadFunc"))
+def ep_context_entries(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    status2, status3 = "OrtStatus*(*)(void*, void*)", "OrtStatus*(*)(void*, void*, void*)"
+    get_config = _entry(ctx, "GetEpApi", 74, status2)
+    release = _entry(ctx, "GetEpApi", 75, "void(*)(void*)")
+    read_func = _entry(ctx, "GetEpApi", 76, status3)
+    write_func = _entry(ctx, "GetEpApi", 77, status3)
+    set_write = _entry(ctx, "GetCompileApi", 16, status3)
+    found = [ctx.error(get_config(ffi.NULL, ffi.new("void**")), "INVALID_ARGUMENT",
+                       "EP entry 74 with NULL options"),
+             ctx.error(set_write(ffi.NULL, ffi.NULL, ffi.NULL), "INVALID_ARGUMENT",
+                       "compile entry 16 with NULL options")]
+    if "OrtSessionOptions" not in found[0] or "OrtModelCompilationOptions" not in found[1]:
+        raise Fail(f"unexpected refusals: {found}")
+
+    def read(state: Any, name: Any, allocator: Any, buffer: Any, size: Any) -> Any:
+        return ffi.NULL
+
+    cb = ctx.keep(ffi.callback("OrtReadNamedBufferFunc", read))
+    state = ffi.cast("void*", 0x1234)
+    so = ctx.options()
+    ctx.ok(a.SessionOptionsSetEpContextDataReadFunc(so, cb, state), "set the read callback")
+    box = ffi.new("void**")
+    ctx.ok(get_config(so, box), "EP entry 74")
+    config = box[0]
+    try:
+        ctx.ok(a.SessionOptionsSetEpContextDataReadFunc(so, ffi.NULL, ffi.NULL), "clear it")
+        fn, st = ffi.new("void**"), ffi.new("void**")
+        ctx.ok(read_func(config, fn, st), "EP entry 76")
+        if int(ffi.cast("uintptr_t", fn[0])) != int(ffi.cast("uintptr_t", cb)) or \
+                int(ffi.cast("uintptr_t", st[0])) != 0x1234:
+            raise Fail("entry 76 did not return the callback and state the config was made with")
+        null_read = ctx.error(read_func(config, ffi.NULL, st), "INVALID_ARGUMENT",
+                              "EP entry 76 with a NULL output")
+        null_write = ctx.error(write_func(config, ffi.NULL, st), "INVALID_ARGUMENT",
+                               "EP entry 77 with a NULL output")
+        if "read_func" not in null_read or "write_func" not in null_write:
+            raise Fail(f"unexpected refusals: {null_read}; {null_write}")
+        ctx.ok(write_func(config, fn, st), "EP entry 77")
+        if fn[0] != ffi.NULL:
+            raise Fail("entry 77 returned a write callback none was set for")
+    finally:
+        release(config)
+    return (f"{found[0]}; {found[1]}; the config kept the read callback after the options "
+            f"cleared theirs; {null_read}; {null_write}")
