@@ -644,3 +644,13 @@ def test_matrix_report_names_each_library_its_source_and_hash(tmp_path) -> None:
             f"in onnxruntime-9.9.9.whl (onnxruntime 9.9.9 from PyPI (pip download); wheel "
             f"sha256 `{'ab' * 32}`) | `{digest}` |") in text
     assert "| 9.9.8 | `libonnxruntime.so.9.9.9` | unrecorded" in text
+
+
+def test_sub_table_lengths_on_the_installed_library(tmp_path) -> None:
+    """The tables the installed library hands out are as long as the rules' rows (and the
+    unnamed entries they declare) say for its API version, measured in the library itself."""
+    out = tmp_path / "t.json"
+    proc = _cli("--only", "ver.sub-table-lengths", "--json", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [check] = json.loads(out.read_text())["checks"]
+    assert check["id"] == "ver.sub-table-lengths" and check["status"] == "pass", check
