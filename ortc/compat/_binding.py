@@ -19,15 +19,6 @@ from ._errors import shallow_copy, unpicklable
 from ._ortvalue import OrtValue, c_element_type
 
 
-def _array_at(address: Any, element_type: Any, shape: Sequence[int], what: str
-              ) -> np.ndarray[Any, Any]:
-    """A numpy view of ``shape`` elements at a raw CPU address (onnxruntime's buffer_ptr),
-    checked by :func:`_memory_at`."""
-    address, dtype, _et, dims, size = _memory_at(address, element_type, shape, what)
-    return np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
-                         math.prod(dims)).reshape(dims)
-
-
 def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
                ) -> tuple[int, np.dtype[Any], int, tuple[int, ...], int]:
     """(address, dtype, ORT element type or -1, dims, size in bytes) of ``shape`` elements at
@@ -154,16 +145,24 @@ class IOBinding:
                    shape: Sequence[int], buffer_ptr: int) -> None:
         if device_type != "cpu" or type(device_id) is not int:
             cpu_only(device_type, device_id, -1)
-        address, dtype, et, dims, size = _memory_at(buffer_ptr, element_type, shape,
-                                                     "bind_input")
-        # (a pointer libraries rebind every call: an OrtValue over it straight away)
-        if self._call(self._binding._bind_address, name, address, size, dims, et, False):
-            self._keep.pop(name, None)
+        self._bind_pointer(name, buffer_ptr, element_type, shape, False)
+
+    def _bind_pointer(self, name: str, buffer_ptr: Any, element_type: Any,
+                      shape: Sequence[int], output: bool) -> None:
+        """Bind ``name`` to memory at a raw address (onnxruntime's buffer_ptr), checked by
+        :func:`_memory_at`: as an OrtValue over it straight away (what libraries rebinding
+        pointers every call need), or, for what that does not take, through a numpy view of
+        it and the general bind."""
+        what = "bind_output" if output else "bind_input"
+        address, dtype, et, dims, size = _memory_at(buffer_ptr, element_type, shape, what)
+        key = "out:" + name if output else name
+        if self._call(self._binding._bind_address, name, address, size, dims, et, output):
+            self._keep.pop(key, None)
             return
         arr = np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
                             math.prod(dims)).reshape(dims)
-        self._keep[name] = arr
-        self._call(self._binding.bind_input, name, arr)
+        self._keep[key] = arr
+        self._call(self._binding.bind_output if output else self._binding.bind_input, name, arr)
 
     def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:
         self._keep[name] = ortvalue
@@ -180,15 +179,7 @@ class IOBinding:
         if element_type is None or shape is None:
             raise ValueError("`element_type` and `shape` are to be provided if pre-allocated "
                              "memory is provided")
-        address, dtype, et, dims, size = _memory_at(buffer_ptr, element_type, shape,
-                                                     "bind_output")
-        if self._call(self._binding._bind_address, name, address, size, dims, et, True):
-            self._keep.pop("out:" + name, None)
-            return
-        arr = np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
-                            math.prod(dims)).reshape(dims)
-        self._keep["out:" + name] = arr
-        self._call(self._binding.bind_output, name, arr)
+        self._bind_pointer(name, buffer_ptr, element_type, shape, True)
 
     def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
         self._keep["out:" + name] = ortvalue
