@@ -358,9 +358,14 @@ def render_markdown(matrix_path: Optional[str] = None) -> str:
               + ", ".join(f"`{t}`" for t in FUNCTION_TABLES) + " are static arrays of "
               "function pointers the library owns, not objects: a table pointer may be read "
               "from any thread and is never released (their getters are \"not "
-              "thread-relevant\" in the slot table); the functions of a sub-table appear in "
-              "the rows of the types they act on (as `OrtCompileApi` functions under "
-              "[`OrtModelCompilationOptions`](#ortmodelcompilationoptions)). Other opaque types "
+              "thread-relevant\" in the slot table); the functions of every sub-table appear "
+              "in the rows of the OrtApi types they use (as `OrtCompileApi` functions under "
+              "[`OrtModelCompilationOptions`](#ortmodelcompilationoptions), `OrtEpApi` ones "
+              "under [`OrtNode`](#ortnode)). An object that only one sub-table hands out (no "
+              "OrtApi function and no other table takes it) has no row: it is declared with its "
+              "Send and Sync at the head of that table's section under "
+              "[Other function tables](#other-function-tables), whose rows list every function "
+              "that uses it; an object two tables took would get a row. Other opaque types "
               "the C header declares without a row: "
               + "; ".join(f"`{t}` ({why})" for t, why in NO_ROW.items()) + "."]
     lines += ["", "## Session.run per execution provider", "",
@@ -494,7 +499,8 @@ def _sub_table_lines(matrix: Optional[matrix_table.Matrix]) -> list[str]:
                   + ", ".join(f"{b} {cov[b]}" for b in slot_rules.BASES) + ".", ""]
         objs = slot_rules.SUB_TABLE_OBJECTS.get(table, {})
         if objs:
-            lines += ["Objects only this table hands out:", "",
+            lines += ["Objects only this table hands out (no type row: the functions below are "
+                      "every use of them):", "",
                       "| object | Send | Sync | why |", "|---|---|---|---|"]
             lines += [f"| `{o}` | {'yes' if se else 'no'} | {'yes' if sy else 'no'} | "
                       f"{_md(why)} |" for o, (se, sy, why) in objs.items()]

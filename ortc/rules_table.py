@@ -68,7 +68,13 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
     # holds it exclusively while it is bound).
     "OrtValue": {"Run": "shared", "RunAsync": "shared", "BindInput": "shared",
                  "BindOutput": "exclusive", "RunWithBinding": "exclusive",
-                 "AddInitializer": "shared", "AddExternalInitializers": "shared"},
+                 "AddInitializer": "shared", "AddExternalInitializers": "shared",
+                 # a view of the tensor's device record, read without a copy
+                 "OrtEpApi.Value_GetMemoryDevice": "shared"},
+    # an EP device keeps the memory infos its factory adds (by pointer); the memory device is a
+    # view of the memory info's own record
+    "OrtMemoryInfo": {"OrtEpApi.EpDevice_AddAllocatorInfo": "shared",
+                      "OrtEpApi.MemoryInfo_GetMemoryDevice": "shared"},
     # a session made from a model-editor model reads the env and the options as
     # CreateSession does (ortc itself does not call it; the OrtModel row has the model's use)
     # the compile and model-editor tables read the env and the options the same way; a compile
@@ -77,7 +83,9 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
                "OrtModelEditorApi.CreateModelEditorSession": "shared",
                "OrtModelEditorApi.CreateModelEditorSessionFromArray": "shared",
                "OrtCompileApi.CreateModelCompilationOptionsFromSessionOptions": "shared",
-               "OrtCompileApi.CompileModel": "shared"},
+               "OrtCompileApi.CompileModel": "shared",
+               "OrtModelPackageApi.CreateModelPackageOptionsFromSessionOptions": "shared",
+               "OrtModelPackageApi.CreateSession": "shared"},
     "OrtSessionOptions": {"OrtModelEditorApi.CreateSessionFromModel": "shared",
                           "OrtModelEditorApi.CreateModelEditorSession": "shared",
                           "OrtModelEditorApi.CreateModelEditorSessionFromArray": "shared",
@@ -85,7 +93,13 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
                           "OrtCompileApi.CreateModelCompilationOptionsFromSessionOptions":
                               "shared",
                           # a plugin EP copies the EP-context callbacks out of the options
-                          "OrtEpApi.SessionOptionsGetEpContextConfig": "shared"},
+                          "OrtEpApi.SessionOptionsGetEpContextConfig": "shared",
+                          # ... and returns the weightless source buffer the options were given
+                          "OrtEpApi.SessionOptionsGetWeightlessSourceModelBuffer": "shared",
+                          # a model package reads the env and options as CreateSession does
+                          "OrtModelPackageApi.CreateModelPackageOptionsFromSessionOptions":
+                              "shared",
+                          "OrtModelPackageApi.CreateSession": "shared"},
     # a model-editor session is built (applied to, finalized) before it runs, then only read
     "OrtSession": {"OrtModelEditorApi.SessionGetOpsetForDomain": "shared",
                    "OrtModelEditorApi.ApplyModelToModelEditorSession": "exclusive",
@@ -419,6 +433,11 @@ UNWRAPPED: list[dict[str, Any]] = [
      "methods": {"GetKeyValue": "shared", "GetKeyValuePairs": "shared",
                  "AddKeyValuePair": "exclusive", "RemoveKeyValuePair": "exclusive",
                  "ReleaseKeyValuePairs": "exclusive"},
+     # an EP library reads pairs it is given (copying them into its devices) and hands out a
+     # copy of the env's config entries, the caller's
+     "other_tables": {"OrtEpApi.CreateEpDevice": "shared",
+                      "OrtEpApi.CreateHardwareDevice": "shared",
+                      "OrtEpApi.GetEnvConfigEntries": "shared"},
      "parents": [],
      "evidence": "a plain container: getters read, Add/Remove change it; ortc copies one into "
                  "a dict and releases it at once (ortc/_cstr.py read_key_values)"},
@@ -452,7 +471,9 @@ UNWRAPPED: list[dict[str, Any]] = [
      "other_tables": {"OrtEpApi.CreateEpDevice": "shared",
                       "OrtEpApi.EpDevice_AddAllocatorInfo": "exclusive",
                       "OrtEpApi.ReleaseEpDevice": "exclusive",
-                      "OrtInteropApi.CreateExternalResourceImporterForDevice": "shared"},
+                      "OrtInteropApi.CreateExternalResourceImporterForDevice": "shared",
+                      "OrtInteropApi.InitGraphicsInteropForEpDevice": "shared",
+                      "OrtInteropApi.DeinitGraphicsInteropForEpDevice": "shared"},
      "parents": ["OrtEnv"],
      "evidence": "owned by the env and only read; never released by the caller (an EP "
                  "factory builds its own with the EP table, and releases only those ORT did "
@@ -564,8 +585,12 @@ UNWRAPPED: list[dict[str, Any]] = [
                  "Node_GetNumSubgraphs": "shared", "Node_GetSubgraphs": "shared",
                  "Node_GetGraph": "shared", "Node_GetEpName": "shared",
                  "ReleaseNode": "exclusive", "Graph_GetGraphView": "shared"},
+     # a plugin EP reads the nodes of the graph view it is lent while it says which it takes
      "other_tables": {"OrtModelEditorApi.CreateNode": "shared",
-                      "OrtModelEditorApi.AddNodeToGraph": "exclusive"},
+                      "OrtModelEditorApi.AddNodeToGraph": "exclusive",
+                      "OrtEpApi.EpGraphSupportInfo_AddNodesToFuse": "shared",
+                      "OrtEpApi.EpGraphSupportInfo_AddSingleNode": "shared",
+                      "OrtEpApi.EpGraphSupportInfo_LookUpKernel": "shared"},
      "parents": ["OrtGraph"],
      "evidence": "a node of a graph: read-only and borrowed from its graph, or made by "
                  "CreateNode and owned by the graph once added to it"},
@@ -681,8 +706,9 @@ UNWRAPPED: list[dict[str, Any]] = [
 #: function tables: static arrays of function pointers the library owns, not objects. They
 #: have no row: a table pointer may be read from any thread and is never released (the slot
 #: table marks the getters "not thread-relevant"); what matters is the objects their functions
-#: take, which have rows (a sub-table's functions are listed in those rows as
-#: ``Table.Function``).
+#: take: an OrtApi type has a row, which lists the sub-table functions using it as
+#: ``Table.Function``; an object only one sub-table hands out is declared in
+#: ortc.slot_rules.SUB_TABLE_OBJECTS instead.
 FUNCTION_TABLES: dict[str, str] = {
     "OrtApiBase": "OrtGetApiBase()",
     "OrtApi": "OrtApiBase.GetApi",
@@ -694,13 +720,15 @@ FUNCTION_TABLES: dict[str, str] = {
     "OrtModelPackageApi": "GetModelPackageApi",
 }
 
+_INTEROP_OBJECT = ("an object only OrtInteropApi hands out: declared with its Send and Sync in "
+                   "that table's section, which lists every function that uses it")
+
 #: opaque types the C header declares that have no row, and why
 NO_ROW: dict[str, str] = {
     "OrtThreadPoolParams": "declared by the header, taken by no function",
-    "OrtExternalMemoryHandle": "an OrtInteropApi object: ortc declares none of that table's "
-                               "functions, and none exists without a device",
-    "OrtExternalSemaphoreHandle": "an OrtInteropApi object (as OrtExternalMemoryHandle)",
-    "OrtExternalResourceImporter": "an OrtInteropApi object (as OrtExternalMemoryHandle)",
+    "OrtExternalMemoryHandle": _INTEROP_OBJECT,
+    "OrtExternalSemaphoreHandle": _INTEROP_OBJECT,
+    "OrtExternalResourceImporter": _INTEROP_OBJECT,
 }
 
 #: C callbacks: who calls them, from which threads (Rust: the closure bounds); their evidence

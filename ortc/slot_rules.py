@@ -1915,8 +1915,12 @@ def measured_length(table: str, api: int) -> int | None:
     return MEASURED_TABLE_LENGTHS[table][max(known)] if known else None
 
 
-#: the objects only these tables hand out: (Send, Sync, why). A row-less object is not bound
-#: by ortc; the verdicts say what a binding of these tables must enforce
+#: the objects only these tables hand out: (Send, Sync, why). Such an object has no type row:
+#: no OrtApi slot and no other table takes it, so its table's section (the rows above) already
+#: lists every function that uses it, with its verdict; a type an OrtApi slot or a second table
+#: takes has a row instead, which lists the sub-table functions using it (tests/
+#: test_slot_rules.py sub_table_uses_missing). ortc binds none of these objects; the verdicts say
+#: what a binding of these tables must enforce (the Rust crate's rules.rs carries them)
 SUB_TABLE_OBJECTS: dict[str, dict[str, tuple[bool, bool, str]]] = {
     "OrtEpApi": {
         "OrtEpGraphSupportInfo": (False, False, "lent by ORT for one GetCapability call and "

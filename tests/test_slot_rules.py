@@ -373,28 +373,45 @@ def test_sub_table_verdicts_agree_with_the_type_rows() -> None:
     assert bad == [] and checked > 20
 
 
-#: the sub-tables whose uses the type rows list (the EP, interop and model-package tables' own
-#: objects are declared apart, in SUB_TABLE_OBJECTS; their uses of the OrtApi types are not yet
-#: in those types' rows)
-ROW_LISTED_TABLES = ("OrtCompileApi", "OrtModelEditorApi")
-
-
-def sub_table_uses_missing(rows: list[dict[str, Any]]) -> list[str]:
-    """Sub-table functions (of ROW_LISTED_TABLES) that use a type its row does not list: each
-    function that writes or releases a type is in that row (other_tables, or used_by for a
-    wrapped type's argument) as exclusive, one that reads it as shared; one that creates an
-    unwrapped type is listed there as shared (a wrapped type's constructors are not uses of an
-    object)."""
+def sub_table_uses_missing(
+        rows: list[dict[str, Any]],
+        objects: dict[str, dict[str, tuple[bool, bool, str]]] | None = None) -> list[str]:
+    """Sub-table functions (of every table in SUB_TABLES) whose use of a type is not where the
+    rules put it. A type with a row lists each function that uses it there (other_tables, or
+    used_by for a wrapped type's argument): exclusive when the function writes or releases it,
+    shared when it reads it, and shared when it creates an unwrapped type (a wrapped type's
+    constructors are not uses of an object). A type without a row is an object only that one
+    table hands out: it is declared with its Send and Sync in that table's SUB_TABLE_OBJECTS
+    (``objects``), where the table's own section lists every function that uses it, and no
+    OrtApi slot and no other table takes it (else it would need a row); a type declared there
+    has no row."""
+    objects = slot_rules.SUB_TABLE_OBJECTS if objects is None else objects
     by_type = {r["type"]: r for r in rows}
     bad = []
-    for table in ROW_LISTED_TABLES:
-        for r in slot_rules.SUB_TABLES[table]:
+    for table, objs in objects.items():
+        for t in objs:
+            others = [o for o, d in objects.items() if t in d and o != table]
+            if others:
+                bad.append(f"{t}: declared in SUB_TABLE_OBJECTS[{table}] and "
+                           f"[{', '.join(others)}]: an object two tables take needs a row")
+            if t in by_type:
+                bad.append(f"{t}: declared in SUB_TABLE_OBJECTS[{table}] and has a row")
+            elif t in slot_rules.HANDLE_TYPES:
+                bad.append(f"{t}: declared in SUB_TABLE_OBJECTS[{table}], but an OrtApi slot "
+                           "takes it: it needs a row")
+    for table, sub_rows in slot_rules.SUB_TABLES.items():
+        for r in sub_rows:
             for kind, types in (("exclusive", r.writes + r.releases), ("shared", r.reads),
                                 ("shared", r.creates)):
                 for t in types:
                     row = by_type.get(t)
                     if row is None:
-                        bad.append(f"{r.slot}: {t} has no row")
+                        if t not in objects.get(table, {}):
+                            elsewhere = [o for o, d in objects.items() if t in d]
+                            bad.append(f"{r.slot}: {t} has no row and is not declared in "
+                                       f"SUB_TABLE_OBJECTS[{table}]"
+                                       + (f" (declared in {', '.join(elsewhere)})"
+                                          if elsewhere else ""))
                         continue
                     if kind == "shared" and t in r.creates and row["wrapped"]:
                         continue
@@ -405,27 +422,83 @@ def sub_table_uses_missing(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def test_every_type_a_sub_table_function_uses_lists_it() -> None:
-    """The compile and model-editor functions are in the rows of every type they use, with the
-    table's kind (the compile functions added in API 23-25 included)."""
+    """The functions of all five sub-tables are in the rows of every OrtApi type they use, with
+    the table's kind (the compile functions added in API 23-25 and the EP table's reads of
+    pairs, nodes, memory infos and values included); the objects only one table hands out are
+    declared in its SUB_TABLE_OBJECTS instead."""
     rows = ortc.rules()
     assert sub_table_uses_missing(rows) == []
-    mco = next(r for r in rows if r["type"] == "OrtModelCompilationOptions")
+    by_type = {r["type"]: r for r in rows}
+    mco = by_type["OrtModelCompilationOptions"]
     for n in ("SetInputModel", "SetOutputModelWriteFunc",
               "SetOutputModelGetInitializerLocationFunc", "SetEpContextDataWriteFunc"):
         assert mco["other_tables"][f"OrtCompileApi.ModelCompilationOptions_{n}"] == "exclusive"
-    model = next(r for r in rows if r["type"] == "OrtModel")
+    model = by_type["OrtModel"]
     assert model["other_tables"]["OrtCompileApi.ModelCompilationOptions_SetInputModel"] == "shared"
+    assert by_type["OrtKeyValuePairs"]["other_tables"]["OrtEpApi.GetEnvConfigEntries"] == "shared"
+    assert by_type["OrtNode"]["other_tables"][
+        "OrtEpApi.EpGraphSupportInfo_AddSingleNode"] == "shared"
+    assert by_type["OrtEpDevice"]["other_tables"][
+        "OrtInteropApi.InitGraphicsInteropForEpDevice"] == "shared"
+    assert by_type["OrtMemoryInfo"]["used_by"]["OrtEpApi.EpDevice_AddAllocatorInfo"] == "shared"
+    for t in ("OrtEnv", "OrtSessionOptions"):
+        assert by_type[t]["used_by"]["OrtModelPackageApi.CreateSession"] == "shared", t
+    # every table's functions are checked, and each of the three newer tables has objects of
+    # its own
+    assert set(slot_rules.SUB_TABLE_OBJECTS) == {"OrtEpApi", "OrtInteropApi",
+                                                 "OrtModelPackageApi"}
+
+
+def _drop(rows: list[dict[str, Any]], c_type: str, key: str, suffix: str) -> list[dict[str, Any]]:
+    """``rows`` with the entries of ``c_type``'s ``key`` that end with ``suffix`` left out."""
+    return [{**r, key: {k: v for k, v in r[key].items() if not k.endswith(suffix)}}
+            if r["type"] == c_type else r for r in rows]
 
 
 def test_a_sub_table_function_missing_from_a_row_is_reported() -> None:
-    rows = [dict(r) for r in ortc.rules()]
-    for i, r in enumerate(rows):
-        if r["type"] == "OrtModelCompilationOptions":
-            rows[i] = {**r, "other_tables": {k: v for k, v in r["other_tables"].items()
-                                             if not k.endswith("_SetInputModel")}}
-    assert sub_table_uses_missing(rows) == [
+    rows = ortc.rules()
+    assert sub_table_uses_missing(
+        _drop(rows, "OrtModelCompilationOptions", "other_tables", "_SetInputModel")) == [
         "OrtModelCompilationOptions row: OrtCompileApi.ModelCompilationOptions_SetInputModel "
         "is None, the table says exclusive"]
+    # the newer tables' uses too: an unwrapped row's other_tables, a wrapped one's used_by
+    assert sub_table_uses_missing(
+        _drop(rows, "OrtKeyValuePairs", "other_tables", ".CreateHardwareDevice")) == [
+        "OrtKeyValuePairs row: OrtEpApi.CreateHardwareDevice is None, the table says shared"]
+    assert sub_table_uses_missing(_drop(rows, "OrtEnv", "used_by", "Api.CreateSession")) == [
+        "OrtEnv row: OrtModelPackageApi.CreateSession is None, the table says shared"]
+
+
+def test_a_row_less_object_must_be_declared_by_its_table() -> None:
+    """An object without a row that its table does not declare is reported at every function
+    that uses it, also when another table declares it; one declared by two tables, one declared
+    and given a row, and one declared although an OrtApi slot takes it are reported."""
+    rows = ortc.rules()
+    objs = {t: dict(d) for t, d in slot_rules.SUB_TABLE_OBJECTS.items()}
+    sem = objs["OrtInteropApi"].pop("OrtExternalSemaphoreHandle")
+    assert sub_table_uses_missing(rows, objs) == [
+        f"OrtInteropApi.{n}: OrtExternalSemaphoreHandle has no row and is not declared in "
+        "SUB_TABLE_OBJECTS[OrtInteropApi]"
+        for n in ("ImportSemaphore", "ReleaseExternalSemaphoreHandle", "WaitSemaphore",
+                  "SignalSemaphore")]
+    objs["OrtModelPackageApi"]["OrtExternalSemaphoreHandle"] = sem
+    assert sub_table_uses_missing(rows, objs)[0].endswith(
+        "not declared in SUB_TABLE_OBJECTS[OrtInteropApi] (declared in OrtModelPackageApi)")
+    objs["OrtInteropApi"]["OrtExternalSemaphoreHandle"] = sem
+    assert sub_table_uses_missing(rows, objs) == [
+        f"OrtExternalSemaphoreHandle: declared in SUB_TABLE_OBJECTS[{a}] and [{b}]: an object "
+        "two tables take needs a row"
+        for a, b in (("OrtInteropApi", "OrtModelPackageApi"),
+                     ("OrtModelPackageApi", "OrtInteropApi"))]
+    objs = {t: dict(d) for t, d in slot_rules.SUB_TABLE_OBJECTS.items()}
+    objs["OrtEpApi"]["OrtNode"] = (True, True, "a row's type declared again")
+    assert sub_table_uses_missing(rows, objs) == [
+        "OrtNode: declared in SUB_TABLE_OBJECTS[OrtEpApi] and has a row"]
+    objs = {t: dict(d) for t, d in slot_rules.SUB_TABLE_OBJECTS.items()}
+    objs["OrtEpApi"]["OrtStatus"] = (True, True, "an OrtApi type whose row went missing")
+    assert sub_table_uses_missing([r for r in rows if r["type"] != "OrtStatus"], objs) == [
+        "OrtStatus: declared in SUB_TABLE_OBJECTS[OrtEpApi], but an OrtApi slot takes it: it "
+        "needs a row"]
 
 
 def test_the_model_row_and_create_session_from_model_agree() -> None:
