@@ -357,6 +357,7 @@ def run_rule_decisions() -> list[tuple[str, list[tuple[str, str]], str, bool]]:
 def render_rules() -> str:
     from .providers import (_EXCLUSIVE_OPTIONS, _TRUE, EP_CONCURRENT_RUN,
                             MIN_CONCURRENT_VERSION, PROVIDERS)
+    from . import slot_rules
     from .rules_table import FAILURE_OWNERS, rules, transfers
 
     recs = rules()
@@ -365,7 +366,9 @@ def render_rules() -> str:
         "ortc/threads.py markers); do not edit.",
         "//! ONNX Runtime's thread rules as data and as trait impls.",
         "//!",
-        "//! [`RULES`] has one record per C type; the `unsafe impl Send`/`Sync` below are the",
+        "//! [`RULES`] has one record per C type, [`SUB_TABLE_OBJECTS`] the Send and Sync of the",
+        "//! objects only one function table besides OrtApi hands out (they have no record); the",
+        "//! `unsafe impl Send`/`Sync` below are the",
         "//! verdicts applied to this crate's wrapper types, each with its reason. A type without",
         "//! an impl holds a raw pointer, so the compiler refuses to move it (`!Send`) or share",
         "//! it (`!Sync`); the `compile_fail` example on each `*_IS_NOT_SEND`/`*_IS_NOT_SYNC`",
@@ -416,6 +419,38 @@ def render_rules() -> str:
             f"        notes: &[{', '.join(_rs_str(n) for n in r['notes'])}],",
             "    },",
         ]
+    out += ["];", "",
+            "/// An object only one function table besides OrtApi hands out: no OrtApi function",
+            "/// and no other table takes it, so it has no [`Rule`]; every function that uses it",
+            "/// is in its table. This crate wraps none of them: the verdicts are what a binding",
+            "/// of that table must apply.",
+            "#[derive(Debug, Clone, Copy)]",
+            "pub struct SubTableObject {",
+            "    /// the function table that hands it out",
+            "    pub table: &'static str,",
+            "    /// the C type",
+            "    pub c_type: &'static str,",
+            "    /// may move to another thread",
+            "    pub send: bool,",
+            "    /// may be used from several threads at once",
+            "    pub sync: bool,",
+            "    /// why",
+            "    pub why: &'static str,",
+            "}",
+            "",
+            "/// Every object only one sub-table hands out, by table.",
+            "pub const SUB_TABLE_OBJECTS: &[SubTableObject] = &["]
+    for table, objs in slot_rules.SUB_TABLE_OBJECTS.items():
+        for c_type, (send, sync, why) in objs.items():
+            out += [
+                "    SubTableObject {",
+                f"        table: {_rs_str(table)},",
+                f"        c_type: {_rs_str(c_type)},",
+                f"        send: {'true' if send else 'false'},",
+                f"        sync: {'true' if sync else 'false'},",
+                f"        why: {_rs_str(why)},",
+                "    },",
+            ]
     out += ["];", "",
             "/// A call that takes an argument over: from the call on ORT releases it, and the",
             "/// caller never releases it again (a wrapper is moved into the call).",

@@ -362,6 +362,19 @@ def test_rust_rules_module() -> None:
             assert lines[i - 1].startswith("// "), line
     for r in rules_table.rules():
         assert f'c_type: "{r["type"]}",' in rust
+    # the objects only one sub-table hands out: each with its table's Send and Sync, none in
+    # RULES
+    from ortc import slot_rules
+
+    body = rust.split("pub const SUB_TABLE_OBJECTS: &[SubTableObject] = &[")[1].split("\n];")[0]
+    got = re.findall(r'table: "(\w+)",\n\s+c_type: "(\w+)",\n\s+send: (true|false),\n'
+                     r'\s+sync: (true|false),', body)
+    assert got == [(t, o, str(se).lower(), str(sy).lower())
+                   for t, objs in slot_rules.SUB_TABLE_OBJECTS.items()
+                   for o, (se, sy, _) in objs.items()]
+    assert len(got) > 15
+    rules_part = rust.split("pub const RULES: &[Rule] = &[")[1].split("\n];")[0]
+    assert not {o for _, o, _, _ in got} & set(re.findall(r'c_type: "(\w+)"', rules_part))
     # each transfer, with who owns the argument after a failed call
     body = rust.split("pub const TRANSFERS: &[Transfer] = &[")[1].split("\n];")[0]
     got = re.findall(r'function: "([\w.]+)",\n\s+c_type: "(\w+)",.*?failure_owner: "([\w-]+)"',
