@@ -1309,6 +1309,20 @@ _COMPILE = _src(COMPILE_API, "OrtCompileAPI::CompileModel (onnxruntime::CompileM
 _KEEP = ("kept by pointer by the options, not copied: valid until the last CompileModel with "
          "them (or until the input or output is set again, or the options released)")
 
+
+
+def _ep_context_entries(says: str, *backs: str) -> ev.Evidence:
+    """check:ver.ep-context-entries, which calls the API 31 entries of the EP table and the
+    compile table's SetEpContextDataWriteFunc by position in the libraries that have them."""
+    return ev.check("ver.ep-context-entries", says, *backs, versions="1.31.1-1.32.0")
+
+
+#: check:ver.sub-table-lengths on the table an API 31 entry was added to: it places the entry
+#: (context for the row's API version, not for its verdict)
+_EP_GROWS_AT_31 = ev.check("ver.sub-table-lengths", "the EP table of the 1.29.0 and 1.30.0 "
+                           "libraries has 74 entries, that of 1.31.1 and 1.32.0 has 78: these "
+                           "four entries came with API 31")
+
 COMPILE_TABLE: tuple[SlotRule, ...] = (
     # ORT's order; the versions are those of the first released library whose table holds the
     # entry (MEASURED_TABLE_LENGTHS, check:ver.sub-table-lengths)
@@ -1372,9 +1386,11 @@ COMPILE_TABLE: tuple[SlotRule, ...] = (
                         "SetEpContextDataWriteFunc", "stores the function and its state in the "
                         "options; main at that commit lists it after SetInputModel, but no released "
                         "table has it there: the 1.31 library has it at index 16, after "
-                        "SetWeightlessEnabled (check:ver.ep-context-entries names it by its "
-                        "refusal of NULL options)", "exclusive",
-                        "lifetime"),)),
+                        "SetWeightlessEnabled", "exclusive", "lifetime"),
+                   _ep_context_entries("entry 16 of the compile table (the 17th) refuses NULL "
+                                       "options with a message naming "
+                                       "OrtModelCompilationOptions: this function's place in "
+                                       "the released tables"))),
 )
 
 _ME = "OrtModelEditorApi"
@@ -1512,9 +1528,8 @@ def _epctx(function: str, says: str, *backs: str) -> ev.Evidence:
     return ev.source(EXPERIMENTAL_API[0], EXPERIMENTAL_API[1], f"{function}_SinceV28", says,
                      *backs, release=f"main at {EXPERIMENTAL_API[1][:10]} (the experimental "
                      "twin of the table entry; the entry in the 1.31.1 and 1.32.0 libraries "
-                     "refuses the same NULL arguments with the same messages, and a config keeps "
-                     "the read callback after the options clear theirs: "
-                     "ver.ep-context-entries, not yet in the committed matrix)")
+                     "refuses the same NULL arguments with the same messages: the "
+                     "ver.ep-context-entries record beside this one)")
 
 
 def _interop(function: str, says: str, *backs: str) -> ev.Evidence:
@@ -1753,8 +1768,9 @@ EP_TABLE: tuple[SlotRule, ...] = (
                   "while the caller of SessionOptionsSetWeightlessSourceModelBuffer keeps it",
          evidence=(SUB_SIGNATURE, _not_found("the 74th entry, added in API 29 (the 1.29 "
                                              "library's table grows from 73 to 74)"))),
-    # the four API 31 entries, named by their refusal messages in the 1.31.1 and 1.32.0
-    # libraries (check:ver.sub-table-lengths): their bodies are those of the experimental twins
+    # the four API 31 entries (the EP table grows from 74 to 78: check:ver.sub-table-lengths),
+    # named by their refusal messages in the 1.31.1 and 1.32.0 libraries
+    # (check:ver.ep-context-entries): their bodies are those of the experimental twins
     _sub(_E, "SessionOptionsGetEpContextConfig", 31, reads=("OrtSessionOptions",),
          creates=(_ECC,), note="called by a plugin EP while it is created, with the session's "
                                "options",
@@ -1765,18 +1781,32 @@ EP_TABLE: tuple[SlotRule, ...] = (
                           "or output, then copies the write callback and state (when the "
                           "options' EP-context generation settings hold one) and the read "
                           "callback and state out of the const options into a new config the "
-                          "caller owns", "shared", "lifetime"),)),
+                          "caller owns", "shared", "lifetime"),
+                   _ep_context_entries("entry 74 of the EP table refuses NULL options naming "
+                                       "OrtSessionOptions, and a config it makes still holds "
+                                       "the read callback and state after the options clear "
+                                       "theirs: a snapshot", "lifetime"),
+                   _EP_GROWS_AT_31)),
     _sub(_E, "ReleaseEpContextConfig", 31, releases=(_ECC,),
          evidence=(_epctx("OrtEpApi_ReleaseEpContextConfig", "deletes the config (NULL is a "
-                          "no-op)", "exclusive"),)),
+                          "no-op)", "exclusive"),
+                   _ep_context_entries("entry 75 of the EP table releases the config entry 74 "
+                                       "made"),
+                   _EP_GROWS_AT_31)),
     *(_sub(_E, f"EpContextConfigGetEpContextData{k}Func", 31, reads=(_ECC,),
            outlives=f"the {k.lower()} callback and its state are the application's, as set on "
                     "the options: ORT gives no lifetime beyond the application's own promise",
            evidence=(_epctx(f"OrtEpApi_EpContextConfig_GetEpContextData{k}Func", "refuses a "
                             "NULL config or output, then reads the callback and its state from "
                             "the const config (a NULL state when no callback is set)", "shared",
-                            "lifetime"),))
-      for k in ("Read", "Write")),
+                            "lifetime"),
+                     _ep_context_entries(says, *backs), _EP_GROWS_AT_31))
+      for k, says, backs in (
+          ("Read", "entry 76 of the EP table returns the very callback and state the config "
+                   "was made with, after the options cleared theirs, and refuses a NULL "
+                   "callback output", ("lifetime",)),
+          ("Write", "entry 77 of the EP table refuses a NULL callback output and returns no "
+                    "write callback from a config made without one", ()))),
 )
 
 _I = "OrtInteropApi"

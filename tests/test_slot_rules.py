@@ -90,6 +90,28 @@ def test_api_31_and_32_slots_cite_their_checks() -> None:
         assert r.since in (31, 32) and f"check:{check}" in {e.ref for e in r.evidence}
 
 
+def test_api_31_table_entries_cite_the_checks_that_call_them() -> None:
+    """The EP table's EP-context entries and the compile table's SetEpContextDataWriteFunc cite
+    ver.ep-context-entries on the libraries that have them (1.31.1, 1.32.0), the EP ones also
+    ver.sub-table-lengths for the version they came with; the checks only add to the
+    implementation each rests on, and back no "shared" (they call on one thread)."""
+    v = {r.slot: r for rows in slot_rules.SUB_TABLES.values() for r in rows}
+    for slot in ("OrtEpApi.SessionOptionsGetEpContextConfig", "OrtEpApi.ReleaseEpContextConfig",
+                 "OrtEpApi.EpContextConfigGetEpContextDataReadFunc",
+                 "OrtEpApi.EpContextConfigGetEpContextDataWriteFunc",
+                 "OrtCompileApi.ModelCompilationOptions_SetEpContextDataWriteFunc"):
+        r = v[slot]
+        checks = {e.ref: e for e in r.evidence if e.kind == "ort-behaviour"}
+        entries = checks["check:ver.ep-context-entries"]
+        assert entries.versions == "1.31.1-1.32.0" and "shared" not in entries.backs, slot
+        assert ("check:ver.sub-table-lengths" in checks) == slot.startswith("OrtEpApi."), slot
+        assert r.basis() == "implementation", slot
+        assert "not yet in the committed matrix" not in str(r.to_json()), slot
+    config = v["OrtEpApi.SessionOptionsGetEpContextConfig"].evidence
+    assert any(e.ref == "check:ver.ep-context-entries" and "lifetime" in e.backs
+               for e in config)
+
+
 def _slot_kind(slot: str, c_type: str) -> str | None:
     """How the slot table uses ``c_type`` in ``slot``: exclusive (written or released),
     shared (only read, or created), None (not at all)."""
