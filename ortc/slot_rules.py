@@ -121,8 +121,9 @@ class SlotRule:
     def basis(self) -> str:
         """What the verdict rests on (:data:`BASES`): ORT's ``implementation`` read at a stated
         commit, a conformance ``check`` or a test that runs ORT, a ``documented`` statement
-        (ORT's documentation or a maintainer), else ``unverified`` (generic records, policy)."""
-        kinds = {e.kind for e in self.evidence if e not in GENERIC}
+        (ORT's documentation or a maintainer), else ``unverified`` (generic records, policy).
+        Only records that back a verdict count: one with no ``backs`` is context."""
+        kinds = {e.kind for e in self.evidence if e not in GENERIC and e.backs}
         if "ort-source" in kinds:
             return "implementation"
         if "ort-behaviour" in kinds:

@@ -305,11 +305,16 @@ def test_a_verdict_on_generic_records_alone_is_unverified() -> None:
     pol = ev.policy("a choice", "a check", "shared")
     assert slot_rules.SlotRule("Probe", 1, evidence=(slot_rules.SIGNATURE, pol)).basis() \
         == "unverified"
-    src = ev.source("onnxruntime/core/session/custom_ops.cc", "a" * 40, "OrtApis::Probe", "x")
+    src = ev.source("onnxruntime/core/session/custom_ops.cc", "a" * 40, "OrtApis::Probe", "x",
+                    "shared")
     assert slot_rules.SlotRule("Probe", 1, evidence=(pol, src)).basis() == "implementation"
     chk = ev.check("thread.concurrent-run", "x", "shared")
     assert slot_rules.SlotRule("Probe", 1, evidence=(slot_rules.SCOPED, chk)).basis() == "check"
     assert slot_rules.SlotRule("Probe", 1, evidence=(slot_rules.SCOPED,)).basis() == "unverified"
+    # a record that backs no verdict is context (a one-thread check shows no thread rule)
+    context = ev.check("thread.concurrent-run", "x")
+    assert slot_rules.SlotRule("Probe", 1, evidence=(slot_rules.SIGNATURE, context)).basis() \
+        == "unverified"
     assert slot_rules.SIGNATURE.kind == "signature"
 
 
