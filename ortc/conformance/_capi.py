@@ -399,6 +399,40 @@ class Ctx:
                         f"this is {self.info.version}")
 
 
+def float_custom_op(ctx: Ctx, name: bytes, version: int, **callbacks: Callable[..., Any]
+                    ) -> tuple[Any, list[Any]]:
+    """An ``OrtCustomOp`` struct (of struct version ``version``) for an op named ``name`` with
+    one float input and one float output, its other fields (the kernel's, version bounds,
+    shape inference) the Python functions ``callbacks`` names; returns the struct and what
+    keeps its name and callbacks alive (as long as any session made with it)."""
+    ffi = ctx.ffi
+    fields = dict(ffi.typeof("struct OrtCustomOp").fields)
+    op: Any = ffi.new("struct OrtCustomOp*")  # fields set by name
+    op.version = version
+    c_name = ffi.new("char[]", name)
+    keep: list[Any] = [c_name]
+    one_float: dict[str, Callable[..., Any]] = {
+        "GetName": lambda _op: c_name,
+        "GetExecutionProviderType": lambda _op: ffi.NULL,
+        "GetInputType": lambda _op, _i: 1,  # FLOAT
+        "GetInputTypeCount": lambda _op: 1,
+        "GetOutputType": lambda _op, _i: 1,
+        "GetOutputTypeCount": lambda _op: 1,
+        "GetInputCharacteristic": lambda _op, _i: 0,
+        "GetOutputCharacteristic": lambda _op, _i: 0,
+        "GetInputMemoryType": lambda _op, _i: 0,
+        "GetVariadicInputMinArity": lambda _op: 1,
+        "GetVariadicInputHomogeneity": lambda _op: 1,
+        "GetVariadicOutputMinArity": lambda _op: 1,
+        "GetVariadicOutputHomogeneity": lambda _op: 1,
+    }
+    for field, fn in {**one_float, **callbacks}.items():
+        c = ffi.callback(fields[field].type, fn)
+        keep.append(c)
+        setattr(op, field, c)
+    return op, keep
+
+
 def short(msg: str, n: int = 160) -> str:
     msg = " ".join(msg.split())
     return msg if len(msg) <= n else msg[: n - 1] + "…"

@@ -13,7 +13,7 @@ import threading
 from typing import Any, cast
 
 from .. import models
-from .._capi import WAIT, Ctx, code_name, join_all, short
+from .._capi import WAIT, Ctx, code_name, float_custom_op, join_all, short
 from .._registry import Fail, Known, check
 
 CUSTOM_DOC = "https://onnxruntime.ai/docs/reference/operators/add-custom-op.html"
@@ -37,38 +37,11 @@ class _Op:
         self.release_infer_info = release_infer_info
         self.seen: dict[str, Any] = {"compute_threads": set(), "parallel": []}
         self.kernels: dict[int, dict[str, Any]] = {}
-        ffi = ctx.ffi
-        fields = dict(ffi.typeof("struct OrtCustomOp").fields)
-        op: Any = ffi.new("struct OrtCustomOp*")  # fields set by name
-        op.version = 17
-        self._name = ffi.new("char[]", b"Twice")
-        self._cbs: list[Any] = []
-
-        def cb(field: str, fn: Any) -> None:
-            c = ffi.callback(fields[field].type, fn)
-            self._cbs.append(c)
-            setattr(op, field, c)
-
-        cb("GetName", lambda _op: self._name)
-        cb("GetExecutionProviderType", lambda _op: ffi.NULL)
-        cb("GetInputType", lambda _op, _i: 1)
-        cb("GetInputTypeCount", lambda _op: 1)
-        cb("GetOutputType", lambda _op, _i: 1)
-        cb("GetOutputTypeCount", lambda _op: 1)
-        cb("GetInputCharacteristic", lambda _op, _i: 0)
-        cb("GetOutputCharacteristic", lambda _op, _i: 0)
-        cb("GetInputMemoryType", lambda _op, _i: 0)
-        cb("GetVariadicInputMinArity", lambda _op: 1)
-        cb("GetVariadicInputHomogeneity", lambda _op: 1)
-        cb("GetVariadicOutputMinArity", lambda _op: 1)
-        cb("GetVariadicOutputHomogeneity", lambda _op: 1)
-        cb("GetStartVersion", lambda _op: 1)
-        cb("GetEndVersion", lambda _op: _INT_MAX)
-        cb("CreateKernelV2", self._create)
-        cb("KernelComputeV2", self._compute)
-        cb("KernelDestroy", self._destroy)
-        cb("InferOutputShapeFn", self._infer)
-        self.op = op
+        self.op, self._keep = float_custom_op(
+            ctx, b"Twice", 17, GetStartVersion=lambda _op: 1,
+            GetEndVersion=lambda _op: _INT_MAX, CreateKernelV2=self._create,
+            KernelComputeV2=self._compute, KernelDestroy=self._destroy,
+            InferOutputShapeFn=self._infer)
 
     # -- helpers --
 

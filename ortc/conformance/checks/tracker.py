@@ -20,7 +20,8 @@ import time
 from typing import Any, Optional
 
 from .. import models
-from .._capi import WAIT, Ctx, code_name, join_all, mlp_input, short, together
+from .._capi import WAIT, Ctx, code_name, float_custom_op, join_all, mlp_input, short, \
+    together
 from .._registry import Fail, Known, NotSeen, check
 from .threads import TERMINATE_TRIPS, _run_raw, _thread_cpu
 
@@ -64,35 +65,9 @@ class _CopyOp:
         self.ctx, self.gauge = ctx, gauge
         self.created = self.destroyed = self.computed = 0
         self.errors: list[str] = []
-        ffi = ctx.ffi
-        fields = dict(ffi.typeof("struct OrtCustomOp").fields)
-        op: Any = ffi.new("struct OrtCustomOp*")
-        op.version = 16
-        self._name = ffi.new("char[]", name)
-        self._cbs: list[Any] = []
-
-        def cb(field: str, fn: Any) -> None:
-            c = ffi.callback(fields[field].type, fn)
-            self._cbs.append(c)
-            setattr(op, field, c)
-
-        cb("GetName", lambda _op: self._name)
-        cb("GetExecutionProviderType", lambda _op: ffi.NULL)
-        cb("GetInputType", lambda _op, _i: models.FLOAT)
-        cb("GetInputTypeCount", lambda _op: 1)
-        cb("GetOutputType", lambda _op, _i: models.FLOAT)
-        cb("GetOutputTypeCount", lambda _op: 1)
-        cb("GetInputCharacteristic", lambda _op, _i: 0)
-        cb("GetOutputCharacteristic", lambda _op, _i: 0)
-        cb("GetInputMemoryType", lambda _op, _i: 0)
-        cb("GetVariadicInputMinArity", lambda _op: 1)
-        cb("GetVariadicInputHomogeneity", lambda _op: 1)
-        cb("GetVariadicOutputMinArity", lambda _op: 1)
-        cb("GetVariadicOutputHomogeneity", lambda _op: 1)
-        cb("CreateKernelV2", self._create)
-        cb("KernelComputeV2", self._compute)
-        cb("KernelDestroy", self._destroy)
-        self.op = op
+        self.op, self._keep = float_custom_op(
+            ctx, name, 16, CreateKernelV2=self._create, KernelComputeV2=self._compute,
+            KernelDestroy=self._destroy)
 
     def _create(self, _op: Any, _api: Any, _info: Any, out: Any) -> Any:
         self.created += 1
