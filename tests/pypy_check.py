@@ -28,6 +28,25 @@ def _load(directory: str, name: str) -> bytes:
         return f.read()
 
 
+def in_forked_child(fn: Callable[[], Any]) -> Any:
+    """``fn()`` run in a forked child, its JSON-able result (or its exception, as text) sent
+    back through a pipe."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            msg = json.dumps(fn())
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            msg = json.dumps(f"{type(exc).__name__}: {exc}")
+        os.write(w, msg.encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        result = json.loads(f.read())
+    os.waitpid(pid, 0)
+    return result
+
+
 def main(directory: str) -> dict[str, Any]:
     with open(os.path.join(directory, "expected.json")) as f:
         expected = json.load(f)
@@ -186,19 +205,7 @@ def main(directory: str) -> dict[str, Any]:
         again = pickle.loads(pickle.dumps(add))
         pickled = again.run(None, {"a": a, "b": b})[0].tolist()
         again.close()
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                msg = json.dumps(add.run(None, {"a": a, "b": b})[0].tolist())
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent
-                msg = json.dumps(f"{type(exc).__name__}: {exc}")
-            os.write(w, msg.encode())
-            os._exit(0)
-        os.close(w)
-        with os.fdopen(r) as f:
-            forked = json.loads(f.read())
-        os.waitpid(pid, 0)
+        forked = in_forked_child(lambda: add.run(None, {"a": a, "b": b})[0].tolist())
         return [pickled, forked]
     check("pickle_and_fork", pickle_and_fork)
 
@@ -217,20 +224,7 @@ def main(directory: str) -> dict[str, Any]:
         # cpyext, at a collection of its choosing (seen: not within 30 collections, in about
         # one run of three), and the closed Value waits for that view. Its release is not
         # this check's subject; handles_released below counts everything else.
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                msg = json.dumps(both_ways())
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent
-                msg = json.dumps(f"{type(exc).__name__}: {exc}")
-            os.write(w, msg.encode())
-            os._exit(0)
-        os.close(w)
-        with os.fdopen(r) as f:
-            seen = json.loads(f.read())
-        os.waitpid(pid, 0)
-        return seen
+        return in_forked_child(both_ways)
     check("dlpack", dlpack)
 
     def repeated_runs() -> int:
