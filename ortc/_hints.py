@@ -52,7 +52,7 @@ ORT_NAMES: dict[str, dict[str, str]] = {
         "bind_cpu_input": "binding.bind_input(name, array)",
         "bind_ortvalue_input": "binding.bind_input(name, value)",
         "bind_ortvalue_output": "binding.bind_output(name, value)",
-        "copy_outputs_to_cpu": "binding.get_outputs() (numpy arrays)",
+        "copy_outputs_to_cpu": "binding.get_outputs(copy=True) (numpy arrays of their own)",
         "get_outputs_as_ortvaluevector": "binding.get_output_values() (ortc Values)",
     },
     "Value": {
