@@ -212,6 +212,7 @@ def _about(c_type: str, tag: str, kind: str | None = None) -> tuple[ev.Evidence,
 def _d(slots: str, **kw: Any) -> None:
     for s in slots.split():
         assert s in SINCE, f"unknown slot {s}"
+        assert s not in _OVERRIDES, f"{s} declared twice (the second would replace the first)"
         _OVERRIDES[s] = kw
 
 
@@ -289,12 +290,12 @@ _d("SessionEndProfiling SetEpDynamicOptions SessionReleaseCapturedGraph",
    evidence=_about("OrtSession", "exclusive", "policy"))
 _d("UpdateEnvWithCustomLogLevel RegisterAllocator UnregisterAllocator "
    "CreateAndRegisterAllocator CreateAndRegisterAllocatorV2 RegisterExecutionProviderLibrary "
-   "UnregisterExecutionProviderLibrary CreateSharedAllocator ReleaseSharedAllocator "
+   "ReleaseSharedAllocator "
    "SetPerSessionThreadPoolCallbacks",
    writes=("OrtEnv",), note="changes env-wide state: do it before sessions are created or "
                             "runs start",
    evidence=_about("OrtEnv", "exclusive", "policy"))
-_d("GetEpDevices GetNumHardwareDevices GetHardwareDevices GetSharedAllocator "
+_d("GetEpDevices GetNumHardwareDevices GetHardwareDevices "
    "EnableTelemetryEvents DisableTelemetryEvents SetLanguageProjection",
    reads=("OrtEnv",), note="reads env-wide state",
    outlives="EP and hardware devices, and shared allocators, belong to the env: never "
@@ -399,10 +400,6 @@ _d("SetGlobalCustomCreateThreadFn SetGlobalCustomThreadCreationOptions "
    outlives="the functions and options stay valid for the env's life",
    evidence=(ev.check("env.global-custom-threads", "global pools made by custom functions",
                       "lifetime"),))
-_d("SessionOptionsSetEpSelectionPolicyDelegate", writes=("OrtSessionOptions",),
-   outlives="the delegate and its state stay valid until session creation returns",
-   evidence=(ev.check("device.selection-delegate", "the delegate is called at creation",
-                      "lifetime", versions="1.23.2-1.32.0"),))
 _d("SessionOptionsSetEpContextDataReadFunc", writes=("OrtSessionOptions",),
    outlives="the read function and its state stay valid while sessions are created with "
             "these options",
@@ -418,7 +415,7 @@ _d("EpDevice_GetMemoryCapacity", reads=("OrtEpDevice",),
    evidence=(ev.check("api32.ep-device-memory-capacity", "NULL arguments refused; the CPU "
                       "device reports NOT_IMPLEMENTED (one thread)", versions="1.32.0"),
              NEWER))
-_d("KernelContext_GetOutput KernelContext_GetPreallocatedOutput", writes=("OrtKernelContext",),
+_d("KernelContext_GetPreallocatedOutput", writes=("OrtKernelContext",),
    scope="callback", note="allocates or returns an output of the running kernel",
    evidence=(SCOPED,))
 # CreateOp reads the kernel info (Sync: while CreateKernel runs); InvokeOp runs inside a compute
