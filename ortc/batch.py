@@ -67,28 +67,23 @@ def forget() -> int:
 def single_input(session: Session, name: str | None = None) -> str:
     """``name``, or the model's only input's name (ValueError naming them when it has
     several)."""
-    names = [i.name for i in session.inputs]
-    if name is None:
-        if len(names) != 1:
-            raise ValueError(f"the model has inputs {names}: say which one the data feeds "
-                             f"(input_name=...)")
-        return names[0]
-    if name not in names:
-        raise ValueError(f"the model has no input {name!r} (its inputs: {names})")
-    return name
+    return _single([i.name for i in session.inputs], name, "input", "the data feeds")
 
 
 def single_output(session: Session, name: str | None = None) -> str:
     """``name``, or the model's only output's name (ValueError naming them when it has
     several)."""
-    names = [o.name for o in session.outputs]
+    return _single([o.name for o in session.outputs], name, "output", "to return")
+
+
+def _single(names: list[str], name: str | None, kind: str, role: str) -> str:
     if name is None:
         if len(names) != 1:
-            raise ValueError(f"the model has outputs {names}: say which one to return "
-                             f"(output_name=...)")
+            raise ValueError(f"the model has {kind}s {names}: say which one {role} "
+                             f"({kind}_name=...)")
         return names[0]
     if name not in names:
-        raise ValueError(f"the model has no output {name!r} (its outputs: {names})")
+        raise ValueError(f"the model has no {kind} {name!r} (its {kind}s: {names})")
     return name
 
 

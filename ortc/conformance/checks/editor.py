@@ -302,15 +302,7 @@ def add_graph_twice_refused(ctx: Ctx) -> str:
 def release_after_add_initializer(ctx: Ctx) -> str:
     a, ffi = ctx.api, ctx.ffi
     fn = _table(ctx, "GetModelEditorApi", _EDITOR)
-    ti = _float_type_info(ctx, fn, [2])
-    try:
-        a_in, z_out = (ctx.out(fn["CreateValueInfo"], "OrtValueInfo*", n, ti) for n in (b"a", b"z"))
-    finally:
-        a.ReleaseTypeInfo(ti)
-    graph = ctx.out(fn["CreateGraph"], "OrtGraph*")
-    ctx.ok(fn["SetGraphInputs"](graph, ffi.new("OrtValueInfo*[]", [a_in]), 1), "SetGraphInputs")
-    ctx.ok(fn["SetGraphOutputs"](graph, ffi.new("OrtValueInfo*[]", [z_out]), 1),
-           "SetGraphOutputs")
+    graph = _graph_a_to_z(ctx, fn, 2)
     value = ctx.floats([10.0, 20.0], release=False)
     ctx.ok(fn["AddInitializerToGraph"](graph, b"b", value, False), "AddInitializerToGraph")
     poison = _poisoned(ctx)
@@ -335,6 +327,23 @@ def release_after_add_initializer(ctx: Ctx) -> str:
     return f"no crash ({poison}); {memory}; the model computes [11.0, 22.0]"
 
 
+def _graph_a_to_z(ctx: Ctx, fn: dict[str, Any], n: int) -> Any:
+    """A new graph whose input "a" and output "z" are float tensors of shape [n] (no nodes
+    yet)."""
+    ti = _float_type_info(ctx, fn, [n])
+    try:
+        a_in, z_out = (ctx.out(fn["CreateValueInfo"], "OrtValueInfo*", name, ti)
+                       for name in (b"a", b"z"))
+    finally:
+        ctx.api.ReleaseTypeInfo(ti)
+    graph = ctx.out(fn["CreateGraph"], "OrtGraph*")
+    ffi = ctx.ffi
+    ctx.ok(fn["SetGraphInputs"](graph, ffi.new("OrtValueInfo*[]", [a_in]), 1), "SetGraphInputs")
+    ctx.ok(fn["SetGraphOutputs"](graph, ffi.new("OrtValueInfo*[]", [z_out]), 1),
+           "SetGraphOutputs")
+    return graph
+
+
 # -- what a session made from a model needs of it ---------------------------------------------
 
 #: elements of the external initializer: 8 KiB of floats, above the size glibc keeps in its
@@ -356,16 +365,7 @@ def session_outlives_model(ctx: Ctx) -> str:
     a, ffi = ctx.api, ctx.ffi
     fn = _table(ctx, "GetModelEditorApi", _EDITOR)
     n = _EXTERNAL_N
-    ti = _float_type_info(ctx, fn, [n])
-    try:
-        a_in, z_out = (ctx.out(fn["CreateValueInfo"], "OrtValueInfo*", name, ti)
-                       for name in (b"a", b"z"))
-    finally:
-        a.ReleaseTypeInfo(ti)
-    graph = ctx.out(fn["CreateGraph"], "OrtGraph*")
-    ctx.ok(fn["SetGraphInputs"](graph, ffi.new("OrtValueInfo*[]", [a_in]), 1), "SetGraphInputs")
-    ctx.ok(fn["SetGraphOutputs"](graph, ffi.new("OrtValueInfo*[]", [z_out]), 1),
-           "SetGraphOutputs")
+    graph = _graph_a_to_z(ctx, fn, n)
     # the initializer's memory is ORT's (the default allocator), so releasing the model that
     # owns the value frees it: a session pointing at it would then read freed memory
     dims = ffi.new("int64_t[]", [n])
