@@ -242,8 +242,14 @@ class Guard:
                 return  # alone (the usual case): nothing to conflict with
             # only this owner's own calls and holds (a run entering a Value it also binds, a
             # nested call): never a conflict, in any mode
-            if all(e[0] == me for e in tuple(calls.values())) and \
+            entries = tuple(calls.values())
+            if all(e[0] == me for e in entries) and \
                     (through_holds or all(h == me for h in tuple(self.holds.values()))):
+                return
+            # a shared call among admitted shared ones (concurrent runs of one session): both
+            # looks would find nothing in its way, no waiter to queue behind
+            if not exclusive and self.sync and not self.holds and \
+                    not any(e[1] or not e[3] for e in entries):
                 return
         calls.pop(token, None)
         self._enter(token, obj, me, exclusive, witness, through_holds)

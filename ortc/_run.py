@@ -364,18 +364,25 @@ class RunEngine:
             # an empty optional input is passed by leaving it out
             items = [(k, v) for k, v in items if not (v is None and k in optional)]
         if not items:
-            names: tuple[Any, ...] = ()
-            data: tuple[Any, ...] = ()
-        else:
-            names, data = zip(*items)
-        for name in self.required:
-            if name not in names:
-                for given in names:  # a misspelt name explains a missing one best
-                    self.unknown_input(given)
-                missing = [n for n in self.required if n not in names]
-                raise InvalidArgument(f"missing input(s) {missing}: the model requires "
-                                      f"{list(self.required)}, the feeds have {list(names)}")
+            return (), ()
+        names, data = zip(*items)
         return names, data
+
+    def input_names(self, names: tuple[Any, ...]) -> NameArray:
+        """The C array of a run's input names, cached per name tuple once the tuple is known
+        to name every required input (so a name set seen before costs one lookup)."""
+        arr = self.names.get(names)
+        if arr is None:
+            for name in self.required:
+                if name not in names:
+                    for given in names:  # a misspelt name explains a missing one best
+                        self.unknown_input(given)
+                    missing = [n for n in self.required if n not in names]
+                    raise InvalidArgument(f"missing input(s) {missing}: the model requires "
+                                          f"{list(self.required)}, the feeds have "
+                                          f"{list(names)}")
+            arr = self.name_array(names)
+        return arr
 
     def unknown_input(self, name: Any) -> None:
         if name not in self.feedable:
@@ -401,34 +408,34 @@ class RunEngine:
         with the buffer cdata itself (cffi hashes it by address: tests/test_staging.py holds
         cffi to that) and stored with a plain pointer, which does not keep the array alive."""
         names, data = self.snapshot(feeds)
+        in_names = self.input_names(names)
         keep = ctx.keep
         keep.append(data)
-        in_names = self.name_array(names)
-        count = in_names.count
-        values = ffi.new("OrtValue*[]", count)
+        values = ffi.new("OrtValue*[]", in_names.count)
         fast = self.fast_inputs
         cache: dict[Any, Any] | None = None  # this thread's value cache, looked up once
-        for i in range(count):
-            name = names[i]
+        for i, name in enumerate(names):
             array = data[i]
             spec = fast.get(name)
-            if spec is not None and type(array) is np.ndarray \
-                    and (array.dtype is spec[0] or array.dtype == spec[0]):
-                try:
-                    buf = _from_buffer(array)
-                except ValueError:  # not C-contiguous: the general path copies it
-                    values[i] = self.feed_value(name, array, ctx)
+            if spec is not None and type(array) is np.ndarray:
+                dtype, et = spec
+                if array.dtype is dtype or array.dtype == dtype:
+                    try:
+                        buf = _from_buffer(array)
+                    except ValueError:  # not C-contiguous: the general path copies it
+                        values[i] = self.feed_value(name, array, ctx)
+                        continue
+                    if cache is None:
+                        cache = _this_threads(self.value_cache)
+                    shape = array.shape
+                    owner = cache.get((buf, shape, et))
+                    if owner is None:
+                        owner = self.cached_value(buf, array.nbytes, shape, et,
+                                                  f"input {name!r}", cache)
+                    keep.append(owner)
+                    values[i] = owner
                     continue
-                if cache is None:
-                    cache = _this_threads(self.value_cache)
-                owner = cache.get((buf, array.shape, spec[1]))
-                if owner is None:
-                    owner = self.cached_value(buf, array.nbytes, array.shape, spec[1],
-                                              f"input {name!r}", cache)
-                keep.append(owner)
-                values[i] = owner
-            else:
-                values[i] = self.feed_value(name, array, ctx)
+            values[i] = self.feed_value(name, array, ctx)
         return in_names, values
 
     def array_value(self, array: np.ndarray[Any, Any], what: str, et: int | None = None
