@@ -182,10 +182,14 @@ SESSION_OPTIONS = ("onnxruntime/core/session/abi_session_options.cc",
                    "5abba584239d2ac0b8d241bac49816e37d2d27e7")
 
 
-def _src(where: tuple[str, str], function: str, says: str, *backs: str,
+def _src(where: tuple[str, ...], function: str, says: str, *backs: str,
          line: int = 0) -> ev.Evidence:
-    path, at = where
-    release = "main after 1.23 (commit not recorded)" if at == "main" else ""
+    """``where`` is (path, commit) or, for a stored version whose commit the reference index
+    does not give, (path, "main", what the version read is)."""
+    path, at = where[0], where[1]
+    release = ""
+    if at == "main":
+        release = (where[2] if len(where) > 2 else "main after 1.23") + " (commit not recorded)"
     return ev.source(path, at, function, says, *backs, line=line, release=release)
 
 
@@ -1142,6 +1146,200 @@ _cite("ReleaseMapTypeInfo", _src(MAP_TYPE, "OrtApis::ReleaseMapTypeInfo", "delet
 _cite("ReleaseSequenceTypeInfo", _src(SEQUENCE_TYPE, "OrtApis::ReleaseSequenceTypeInfo",
                                       "deletes the info and the element type info it owns",
                                       "exclusive", "lifetime"))
+
+# -- the remaining OrtApi slots read from ORT's implementation (paraphrased) ------------------
+
+#: the global thread-pool options: plain fields set by the SetGlobal* functions
+THREAD_UTILS = ("onnxruntime/core/util/thread_utils.cc", "3618e5c66dca7a220cbd02c89634f317213cd0a7")
+_cite("CreateThreadingOptions ReleaseThreadingOptions",
+      _src(THREAD_UTILS, "OrtApis::CreateThreadingOptions, OrtApis::ReleaseThreadingOptions",
+           "new and delete of a plain options record: the caller owns it", "lifetime"))
+_cite("SetGlobalIntraOpNumThreads SetGlobalInterOpNumThreads SetGlobalSpinControl "
+      "SetGlobalDenormalAsZero SetGlobalIntraOpThreadAffinity",
+      _src(THREAD_UTILS, "OrtApis::SetGlobalIntraOpNumThreads, SetGlobalInterOpNumThreads, "
+           "SetGlobalSpinControl, SetGlobalDenormalAsZero, SetGlobalIntraOpThreadAffinity",
+           "each assigns fields of the intra-op and/or inter-op pool parameters in the options "
+           "(the affinity string copied) with no lock: exclusive on the options", "exclusive"))
+
+#: CreateCpuMemoryInfo lives with the CPU provider's factory
+CPU_FACTORY = ("onnxruntime/core/providers/cpu/cpu_provider_factory.cc",
+               "ca62ab1df3203b941934664c322f50f3d3a7b7a5")
+_cite("CreateCpuMemoryInfo",
+      _src(CPU_FACTORY, "OrtApis::CreateCpuMemoryInfo", "a new memory info for ORT's CPU device "
+           "(name, allocator type and memory type copied in): the caller owns it and releases "
+           "it with ReleaseMemoryInfo", "lifetime"))
+#: a stored allocator.cc from after API 23 whose commit the index does not give
+MEMORY_INFO_V2 = ("onnxruntime/core/framework/allocator.cc", "main",
+                  "a version from API 23 or later")
+_cite("CreateMemoryInfo_V2",
+      _src(MEMORY_INFO_V2, "OrtApis::CreateMemoryInfo_V2", "maps the public device and memory "
+           "types to ORT's and makes a new memory info (an error for an unknown device type): "
+           "the caller owns it", "lifetime"))
+
+#: ReleaseAllocator frees the wrapper ORT made for the caller
+ALLOCATOR_ADAPTERS = ("onnxruntime/core/session/allocator_adapters.cc",
+                      "4c2aea9788078689afbb7b9970e93c04913503f4")
+_life("ReleaseAllocator", "only for an allocator ORT made for the caller (CreateAllocator, "
+      "KernelContext_GetAllocator, KernelInfoGetAllocator): never the default allocator nor an "
+      "allocator the env owns (GetSharedAllocator); what it wrapped stays with its owner",
+      _src(ALLOCATOR_ADAPTERS, "OrtApis::ReleaseAllocator", "deletes the caller's OrtAllocator "
+           "wrapper (which holds a shared reference to the session's or context's allocator, "
+           "dropped with it): exclusive and last", "exclusive", "lifetime"))
+
+#: GetOptionalContainedTypeInfo clones the contained type
+OPTIONAL_TYPE = ("onnxruntime/core/framework/onnxruntime_optional_type_info.cc",
+                 "ca28d729af42e755d456126c943d7af13ec8a708")
+_cite("GetOptionalContainedTypeInfo",
+      _src(OPTIONAL_TYPE, "OrtApis::GetOptionalContainedTypeInfo", "clones the const optional "
+           "info's contained type into a new type info: the caller owns and releases it, "
+           "independent of the source", "shared", "lifetime"))
+
+#: a stored tensor_type_and_shape.cc from API 24 or later (HasShape) whose commit is not given
+TENSOR_TYPE_V24 = ("onnxruntime/core/framework/tensor_type_and_shape.cc", "main",
+                   "a version from API 24 or later")
+_cite("TensorTypeAndShape_HasShape",
+      _src(TENSOR_TYPE_V24, "OrtApis::TensorTypeAndShape_HasShape", "reads a flag of the const "
+           "info", "shared"))
+_cite("SetSymbolicDimensions",
+      _src(TENSOR_TYPE_V24, "OrtApis::SetSymbolicDimensions", "rebuilds the info's shape and "
+           "dimension names (the names copied) and stores them with no lock: exclusive, and "
+           "names GetSymbolicDimensions returned before point at replaced strings",
+           "exclusive", "lifetime"))
+_life("GetTensorElementTypeAndShapeDataReference", "the shape pointer is into the value's own "
+      "tensor shape: valid while the value lives and its tensor is not replaced (copy it to "
+      "keep it)",
+      _src(TENSOR_TYPE_V24, "OrtApis::GetTensorElementTypeAndShapeDataReference", "reads the "
+           "const value's tensor (or sparse tensor) type and returns a pointer to its own "
+           "dimensions array, not a copy", "shared", "lifetime"))
+
+#: the GPU and accelerator provider options structs (and their Append functions)
+PROVIDER_BRIDGE = ("onnxruntime/core/session/provider_bridge_ort.cc",
+                   "defce5e8a67c23acc49288aae800db0bb14fb72f")
+_cite("CreateTensorRTProviderOptions CreateCUDAProviderOptions CreateCANNProviderOptions "
+      "CreateDnnlProviderOptions CreateROCMProviderOptions ReleaseTensorRTProviderOptions "
+      "ReleaseCUDAProviderOptions ReleaseCANNProviderOptions ReleaseDnnlProviderOptions "
+      "ReleaseROCMProviderOptions",
+      _src(PROVIDER_BRIDGE, "OrtApis::Create*ProviderOptions, OrtApis::Release*ProviderOptions "
+           "(TensorRT, CUDA, CANN, Dnnl, ROCM)", "new (defaults filled in; an error when the "
+           "provider is not in the build) and delete (TensorRT: also the strings the options "
+           "own): the caller owns the struct", "exclusive", "lifetime"))
+_cite("UpdateTensorRTProviderOptions UpdateCUDAProviderOptions UpdateCANNProviderOptions "
+      "UpdateDnnlProviderOptions UpdateROCMProviderOptions",
+      _src(PROVIDER_BRIDGE, "OrtApis::Update*ProviderOptions", "copy the keys and values into "
+           "a map and hand it to the provider library, which writes the fields of the caller's "
+           "struct with no lock: exclusive on the options", "exclusive"))
+_cite("GetTensorRTProviderOptionsAsString GetCUDAProviderOptionsAsString "
+      "GetCANNProviderOptionsAsString GetDnnlProviderOptionsAsString "
+      "GetROCMProviderOptionsAsString",
+      _src(PROVIDER_BRIDGE, "OrtApis::Get*ProviderOptionsAsString", "the provider library "
+           "reads the const struct into a map, which is joined into one string copied with the "
+           "caller's allocator (the caller frees it with that allocator)", "shared",
+           "lifetime"))
+_OPTION_STREAM = _src(PROVIDER_BRIDGE, "OrtApis::UpdateTensorRTProviderOptionsWithValue, "
+                      "OrtApis::UpdateCUDAProviderOptionsWithValue",
+                      "for the key user_compute_stream, store the caller's pointer in the "
+                      "struct (and mark it set): kept, not copied, not owned; other keys are "
+                      "ignored; no lock", "exclusive", "lifetime")
+_life("UpdateTensorRTProviderOptionsWithValue UpdateCUDAProviderOptionsWithValue",
+      "a user_compute_stream given here is kept by pointer in the options, not owned: the "
+      "stream outlives the options and every session created with options they were "
+      "appended to", _OPTION_STREAM)
+_life("GetTensorRTProviderOptionsByName GetCUDAProviderOptionsByName",
+      "the pointer returned is the stream the caller stored (not ORT's): its lifetime is the "
+      "caller's",
+      _src(PROVIDER_BRIDGE, "OrtApis::GetTensorRTProviderOptionsByName, "
+           "OrtApis::GetCUDAProviderOptionsByName", "read the stored user_compute_stream "
+           "pointer of the const struct (NULL for any other key)", "shared", "lifetime"))
+_APPEND = _src(PROVIDER_BRIDGE, "OrtApis::SessionOptionsAppendExecutionProvider_CUDA, _CUDA_V2, "
+               "_ROCM, _OpenVINO, _TensorRT, _TensorRT_V2, _MIGraphX, _CANN, _Dnnl",
+               "each asks the provider library for a factory built from the caller's struct "
+               "and appends it to the options' factory list with no lock: exclusive on the "
+               "options (an error when the library cannot be loaded)", "exclusive")
+_cite("SessionOptionsAppendExecutionProvider_CUDA SessionOptionsAppendExecutionProvider_CUDA_V2 "
+      "SessionOptionsAppendExecutionProvider_ROCM SessionOptionsAppendExecutionProvider_OpenVINO "
+      "SessionOptionsAppendExecutionProvider_MIGraphX SessionOptionsAppendExecutionProvider_CANN "
+      "SessionOptionsAppendExecutionProvider_Dnnl", _APPEND)
+# TensorRT also puts its plugin custom-op domains on the options: the custom-op-domain rule of
+# concurrent creation then applies to these options
+_d("SessionOptionsAppendExecutionProvider_TensorRT SessionOptionsAppendExecutionProvider_TensorRT_V2",
+   note="also adds TensorRT's plugin custom-op domains to the options: like options holding any "
+        "custom-op domain, do not let them serve concurrent session creations "
+        "(thread.create-with-custom-op-domain)",
+   evidence=(_APPEND, _src(PROVIDER_BRIDGE, "AddTensorRTCustomOpDomainToSessionOption",
+                           "after appending the factory, fetches TensorRT's plugin custom-op "
+                           "domains from the provider and appends those not already present "
+                           "to the options' custom-op domain list", "exclusive", "lifetime")))
+
+#: the generic provider append (by name)
+PROVIDER_REGISTRATION = ("onnxruntime/core/session/provider_registration.cc",
+                         "97e39c1684ba3a9d977dfad587dc7f6316a0dea4")
+_cite("SessionOptionsAppendExecutionProvider",
+      _src(PROVIDER_REGISTRATION, "OrtApis::SessionOptionsAppendExecutionProvider",
+           "copies the keys and values (length-checked) into a map, picks the provider by name "
+           "and appends its factory to the options with no lock: exclusive on the options; "
+           "nothing of the caller's is kept", "exclusive"))
+
+#: the standalone operator API (OrtOp, OrtOpAttr) and kernel-info copies
+STANDALONE_OP = ("onnxruntime/core/session/standalone_op_invoker.cc",
+                 "f8b74ff7723b6e421b2cb37a824b64a2cc4647d6")
+OP_KERNEL_INFO = ("include/onnxruntime/core/framework/op_kernel_info.h",
+                  "ad694563b59c8a6a07c1e9bcca4875fae38f2e7e")
+_life("CreateOpAttr", "the attribute is the caller's (release it with ReleaseOpAttr); for an "
+      "unsupported type the call reports an error and still hands back a new attribute: "
+      "release a non-NULL result even after an error",
+      _src(STANDALONE_OP, "OrtApis::CreateOpAttr (standalone::CreateOpAttr)", "copies the name "
+           "and the data (numbers, strings) into a new attribute; on an unsupported type it "
+           "sets the error but still stores the new attribute in the out-pointer", "lifetime"))
+_cite("ReleaseOpAttr",
+      _src(STANDALONE_OP, "OrtApis::ReleaseOpAttr", "deletes the attribute: exclusive and last "
+           "(CreateOp copied it into its node)", "exclusive", "lifetime"))
+_cite("ReleaseOp",
+      _src(STANDALONE_OP, "OrtApis::ReleaseOp", "removes the op's node from the process-wide "
+           "node registry (under that registry's mutex) and deletes the kernel: exclusive and "
+           "last on the op", "exclusive", "lifetime"))
+_life("CopyKernelInfo", "the copy refers to the session's node, kernel definition, execution "
+      "provider, constant initializers and allocators without owning them: release it "
+      "(ReleaseKernelInfo) before the session that created the kernel is released",
+      _src(STANDALONE_OP, "OrtApis::CopyKernelInfo", "copy-constructs a new OpKernelInfo from "
+           "the const one: the caller owns the copy", "shared", "lifetime"),
+      _src(OP_KERNEL_INFO, "OpKernelInfo (members)", "the info holds references to the node, "
+           "kernel definition, execution provider, initializers, data-transfer manager and "
+           "allocators and owns none of them, so a copy refers to the same session objects",
+           "lifetime"))
+_cite("ReleaseKernelInfo",
+      _src(STANDALONE_OP, "OrtApis::ReleaseKernelInfo", "deletes the copy (not what it refers "
+           "to): exclusive and last on the copy", "exclusive", "lifetime"))
+
+#: custom_ops.cc as stored for API 18-23 (commit not given): the functions the recorded commit
+#: of custom_ops.cc predates
+CUSTOM_OPS_V18 = ("onnxruntime/core/session/custom_ops.cc", "main",
+                  "a version from API 18 to 23")
+_cite("ShapeInferContext_GetInputCount",
+      _src(CUSTOM_OPS, "OrtApis::ShapeInferContext_GetInputCount", "reads the count of input "
+           "type infos the context built when it was made", "shared"))
+_life("ShapeInferContext_GetAttribute", "the attribute is the node's own (inside ONNX's "
+      "inference context): valid only during the shape-inference callback",
+      _src(CUSTOM_OPS, "OrtApis::ShapeInferContext_GetAttribute", "returns a pointer to the "
+           "node's attribute found through the inference context (an error if absent): a "
+           "read, borrowed", "shared", "lifetime"))
+_cite("KernelContext_ParallelFor",
+      _src(CUSTOM_OPS_V18, "OrtApis::KernelContext_ParallelFor", "reads the const context's "
+           "intra-op thread pool and runs the caller's function over the indices on it "
+           "(batched or not) before returning: the function runs on several pool threads at "
+           "once; the context is only read", "shared"))
+_life("KernelContext_GetScratchBuffer", "the buffer is not tracked by ORT: free it with the "
+      "allocator of the same memory info (KernelContext_GetAllocator) before the context's "
+      "allocator goes",
+      _src(CUSTOM_OPS_V18, "OrtApis::KernelContext_GetScratchBuffer", "allocates the bytes "
+           "from the const context's allocator for the memory info's device, on the context's "
+           "compute stream: the context is only read; the buffer is the caller's", "shared",
+           "lifetime"))
+_life("KernelInfoGetAllocator", "the allocator is the caller's wrapper (ReleaseAllocator); it "
+      "shares ORT's allocator for that memory type",
+      _src(CUSTOM_OPS_V18, "OrtApis::KernelInfoGetAllocator", "wraps the const info's "
+           "allocator for the memory type in a new OrtAllocator holding a shared reference to "
+           "it: the caller owns the wrapper", "shared", "lifetime"))
+
 
 #: type families whose every slot runs inside an ORT callback
 _CALLBACK_TYPES = ("OrtKernelContext", "OrtKernelInfo", "OrtShapeInferContext", "OrtLogger")
