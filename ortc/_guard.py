@@ -676,30 +676,39 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
 
         return _named(call, name)
 
+    first = min(position for _, position, _ in args)  # no argument given below it: none
+
     @functools.wraps(fn)
     def call_with_args(self: Any, *a: Any, **k: Any) -> Any:
         guard = self._guard
         if guard is None:
             raise ClosedError(f"{type(self).__name__} is closed")
         token = _next_token()
-        entries = None  # the arguments' entries, made with the first argument given
+        held = None  # the arguments' (guard, token)s, each listed before it is entered
         try:
             # (the frame is never kept in a local of its own: that would be a reference cycle
             # through the frame's locals, garbage for the collector at every call)
             guard.enter(token, self, exclusive or (exclusive_when is not None and
                                                    bool(getattr(self, exclusive_when))),
                         _getframe())
-            for name, position, arg_exclusive in args:
+            for name, position, arg_exclusive in args if k or len(a) > first else ():
                 value = a[position] if len(a) > position else k.get(name)
                 if value is not None and hasattr(type(value), "_guard"):
-                    if entries is None:
-                        entries = Entries(_getframe(), name)
-                    entries.enter(value, arg_exclusive)
+                    arg_guard = value._guard
+                    if arg_guard is None:
+                        raise ClosedError(f"{type(value).__name__} is closed")
+                    if held is None:
+                        held = []
+                    arg_token = _next_token()
+                    held.append((arg_guard, arg_token))
+                    # the call's frame is the witness of these entries as of its own
+                    arg_guard.enter(arg_token, value, arg_exclusive, _getframe())
             return fn(self, *a, **k)
         finally:
             guard.leave(token)
-            if entries is not None:
-                entries.leave()
+            if held is not None:
+                for arg_guard, arg_token in held:
+                    arg_guard.leave(arg_token)
 
     return _named(call_with_args, name)
 

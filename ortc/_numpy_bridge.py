@@ -324,6 +324,9 @@ class _Scratch:
 
 #: free _Scratch sets; list.pop and list.append are atomic, with or without the GIL
 _scratch_pool: list[_Scratch] = []
+_unpack = ffi.unpack
+_memmove = ffi.memmove
+_empty = np.empty
 
 
 def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
@@ -342,12 +345,13 @@ def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
         sc = pool.pop()
     except IndexError:
         sc = _Scratch()
-    status = api.GetTensorElementTypeAndShapeDataReference(raw, sc.elem, sc.dims_arg, sc.count)
+    elem, count = sc.elem, sc.count
+    status = api.GetTensorElementTypeAndShapeDataReference(raw, elem, sc.dims_arg, count)
     if status:
         raise_status(status)
-    n = sc.count[0]
-    shape = tuple(ffi.unpack(sc.dims[0], n)) if n else ()  # type: ignore[arg-type]
-    et = int(sc.elem[0])
+    n = count[0]
+    shape = tuple(_unpack(sc.dims[0], n)) if n else ()  # type: ignore[arg-type]
+    et = elem[0]  # (an int: cffi reads an enum as one)
     dtype = PLAIN_DTYPES.get(et)
     copy = None
     if dtype is not None:
@@ -355,12 +359,13 @@ def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
         for d in shape:
             size *= d
         if size <= max_bytes:
-            copy = np.empty(shape, dtype)
+            copy = _empty(shape, dtype)
             if size:
-                status = api.GetTensorMutableData(raw, sc.data)
+                data = sc.data
+                status = api.GetTensorMutableData(raw, data)
                 if status:
                     raise_status(status)
-                ffi.memmove(copy, sc.data[0], size)
+                _memmove(copy, data[0], size)
     pool.append(sc)
     return et, shape, copy
 
