@@ -421,14 +421,13 @@ def _read_strings(api: Api, raw: Any, shape: tuple[int, ...]) -> np.ndarray[Any,
 def take_output(api: Api, slots: Any, index: int) -> Any:
     """Take the OrtValue in ``slots[index]`` (a run's output array): returns an owner (a cdata
     that releases it when collected) and sets the slot to NULL, the run's cleanup
-    (:func:`ortc._run.release_run`) releasing only what is still in a slot.
+    (:meth:`ortc._run.RunContext.close`) releasing only what is still in a slot.
 
-    Interrupt safety (a KeyboardInterrupt from a signal handler): CPython (3.11+) runs handlers
-    only at a function's start, a backward jump or right after a call into C returns. The slot
-    is cleared and the owner made with no such point between them, so a handler's exception
-    either comes first (the slot still holds the value: the cleanup releases it) or after the
-    owner exists (dropped, it releases the value through ORT's C function, no Python frame).
-    Either way the value is released exactly once.
+    Interrupt safety (a KeyboardInterrupt from a signal handler, which may come between any
+    two instructions on every interpreter): the slot is cleared before the owner is made, so
+    the value is never released twice (by the cleanup and by the owner). An exception that
+    lands between the two leaks this one value; no ORT call can hand the value over in one
+    step, and a leak is the failure that cannot crash.
     """
     raw = slots[index]
     slots[index] = _NULL
