@@ -343,6 +343,24 @@ def _file_identity(path: str) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+class _IoOnFirstUse:
+    """A Session attribute read from ORT on its first use (the inputs, outputs, overridable
+    initializers, the run engine): the read stores them all in the instance, whose attribute
+    then hides this descriptor (a plain attribute read from then on: the run path pays
+    nothing)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        obj._io_on_first_use()
+        return obj.__dict__[self.name]
+
+
 class Session(Handle):
     """A model loaded for inference.
 
@@ -371,6 +389,16 @@ class Session(Handle):
     parents = ("OrtEnv",)
     #: made by unpickling: built on first use, over this process's session of its recipe
     _unpickled = False
+    if TYPE_CHECKING:
+        _inputs: list[NodeArg]
+        _outputs: list[NodeArg]
+        _initializers: list[NodeArg]
+        _engine: RunEngine
+    else:  # read on first use (see _io_on_first_use)
+        _inputs = _IoOnFirstUse("_inputs")
+        _outputs = _IoOnFirstUse("_outputs")
+        _initializers = _IoOnFirstUse("_initializers")
+        _engine = _IoOnFirstUse("_engine")
     evidence = ("several threads may call Run on one session (per execution provider); it "
                 "must outlive its bindings, allocators and the values they allocate")
 
@@ -417,7 +445,13 @@ class Session(Handle):
         self._provider_options = dict(used._provider_options) if used is not None else {}
         # Run is shared only when every provider of the session allows concurrent runs.
         self._run_exclusive = self.thread_rules()["run"] == "exclusive"
-        self._load_io()
+        # the inputs, outputs, overridable initializers and the run engine are read from ORT
+        # on first use (_IoOnFirstUse): a session made and dropped, or only pickled, never
+        # pays for them
+        if watcher.deferred is not None:
+            # what a log handler raised on this thread while ORT made the session (Ctrl-C):
+            # raised by this call, now that the session is adopted (released as it goes)
+            watcher.raise_deferred()
 
     @staticmethod
     def _create(api: Api, env: Env, model: ModelSource, opts_ptr: Any,
@@ -461,36 +495,70 @@ class Session(Handle):
                         f"not {type(model).__name__}")
 
 
-    def _load_io(self) -> None:
+    def _read_io(self) -> tuple[list[NodeArg], list[NodeArg], list[NodeArg]]:
+        """The model's inputs, outputs and overridable initializers, read from ORT (the caller
+        keeps the session open: a guard entry, or the rebuild that holds its guard)."""
         api = self._api
+        ptr = self._ptr
         alloc = default_allocator()._ptr
+        count = ffi.new("size_t*")
 
         def args(count_slot: Any, name_slot: Any, type_slot: Any) -> list[NodeArg]:
-            n = ffi.new("size_t*")
-            check(count_slot(self._ptr, n))
+            check(count_slot(ptr, count))
             out = []
-            for i in range(n[0]):
-                raw_name = call_out(name_slot, "char*", self._ptr, i, alloc)
+            for i in range(count[0]):
+                raw_name = call_out(name_slot, "char*", ptr, i, alloc)
                 try:
                     # names that are not UTF-8 round-trip as surrogate escapes (see NameArray)
                     name = cast(bytes, ffi.string(raw_name)).decode("utf-8", "surrogateescape")
                 finally:
                     ignore(api.AllocatorFree(alloc, raw_name))
-                ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", self._ptr, i))
+                ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", ptr, i))
                 out.append(NodeArg(name, ti))
             return out
 
-        self._inputs = args(api.SessionGetInputCount, api.SessionGetInputName,
-                            api.SessionGetInputTypeInfo)
-        self._outputs = args(api.SessionGetOutputCount, api.SessionGetOutputName,
-                             api.SessionGetOutputTypeInfo)
-        self._initializers = args(api.SessionGetOverridableInitializerCount,
-                                  api.SessionGetOverridableInitializerName,
-                                  api.SessionGetOverridableInitializerTypeInfo)
-        self._engine = RunEngine(api, self._inputs, self._outputs, self._initializers)
+        return (args(api.SessionGetInputCount, api.SessionGetInputName,
+                     api.SessionGetInputTypeInfo),
+                args(api.SessionGetOutputCount, api.SessionGetOutputName,
+                     api.SessionGetOutputTypeInfo),
+                args(api.SessionGetOverridableInitializerCount,
+                     api.SessionGetOverridableInitializerName,
+                     api.SessionGetOverridableInitializerTypeInfo))
+
+    def _publish_io(self, io: tuple[list[NodeArg], list[NodeArg], list[NodeArg]],
+                    replace: bool) -> None:
+        """Make ``io`` and a run engine over it this session's. Without ``replace`` the first
+        to publish wins (two threads that read at once then both use the one engine)."""
+        made = (*io, RunEngine(self._api, *io))
+        d = self.__dict__
+        if replace:
+            d["_io"] = made
+        else:
+            made = d.setdefault("_io", made)  # one step under the GIL: of two, one wins
+        d["_inputs"], d["_outputs"], d["_initializers"] = made[:3]
+        d["_engine"] = made[3]  # last: its presence says the others are there
+
+    def _load_io(self) -> None:
+        """Read the inputs and outputs now and build a new run engine (a rebuilt session: the
+        caller holds the session's guard; see _rebuild_after_fork)."""
+        self._publish_io(self._read_io(), replace=True)
+
+    def _io_on_first_use(self) -> None:
+        """(Reached through _IoOnFirstUse.) Read the inputs and outputs inside a shared entry
+        of the session's guard: a ClosedError when it is closed, the rebuild in a forked child
+        (which reads them itself), and no release while ORT is asked."""
+        entries = Entries(sys._getframe(), "Session.inputs")
+        try:
+            entries.enter(self)
+            if "_engine" not in self.__dict__:  # else the rebuild, or another thread, did
+                self._publish_io(self._read_io(), replace=False)
+        finally:
+            entries.leave()
 
     def _drop_references(self) -> None:
-        self._engine.drop_caches()
+        engine = self.__dict__.get("_engine")  # (never read: nothing to drop)
+        if engine is not None:
+            engine.drop_caches()
         # the last Session released on the main thread gives back the signal wakeup fd its
         # runs took for Ctrl-C (only the main thread may set it)
         if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \
