@@ -215,23 +215,25 @@ class SessionOptions:
                                f"default logger's) or 0 (verbose) to 4 (fatal)")
         opts = ortc.SessionOptions()
         try:
-            opts.update(
-                intra_op_num_threads=max(v["intra_op_num_threads"], 0),
-                inter_op_num_threads=max(v["inter_op_num_threads"], 0),
-                execution_mode=int(v["execution_mode"]),
-                graph_optimization_level=int(v["graph_optimization_level"]),
-                enable_mem_pattern=v["enable_mem_pattern"],
-                enable_cpu_mem_arena=v["enable_cpu_mem_arena"],
-                log_verbosity_level=v["log_verbosity_level"],
-                use_deterministic_compute=v["use_deterministic_compute"])
+            # only what differs from a new native options object's values (which are ORT's
+            # and onnxruntime's defaults too): each setting is a call into ORT
+            opts._update({name: value for name, value in (
+                ("intra_op_num_threads", max(v["intra_op_num_threads"], 0)),
+                ("inter_op_num_threads", max(v["inter_op_num_threads"], 0)),
+                ("execution_mode", int(v["execution_mode"])),
+                ("graph_optimization_level", int(v["graph_optimization_level"])),
+                ("enable_mem_pattern", v["enable_mem_pattern"]),
+                ("enable_cpu_mem_arena", v["enable_cpu_mem_arena"]),
+                ("log_verbosity_level", v["log_verbosity_level"]),
+                ("use_deterministic_compute", v["use_deterministic_compute"]),
+                ("profile_file_prefix", v["profile_file_prefix"]),
+                ("enable_profiling", v["enable_profiling"])) if value != _NATIVE_DEFAULTS[name]})
             if v["log_severity_level"] >= 0:  # -1: the environment's level
                 opts.log_severity_level = v["log_severity_level"]
             if v["logid"]:
                 opts.logid = v["logid"]
             if v["optimized_model_filepath"]:
                 opts.optimized_model_filepath = v["optimized_model_filepath"]
-            opts.profile_file_prefix = v["profile_file_prefix"]
-            opts.enable_profiling = v["enable_profiling"]
             if not v["use_per_session_threads"]:
                 opts.disable_per_session_threads()
             for key, value in self._config.items():
@@ -253,6 +255,15 @@ class SessionOptions:
 
 
 SessionOptions.__module__ = PYBIND_MODULE
+
+#: the value a new ortc.SessionOptions has for each setting native() passes on (read back
+#: from one in tests/test_compat_objects.py)
+_NATIVE_DEFAULTS: dict[str, Any] = {
+    "intra_op_num_threads": 0, "inter_op_num_threads": 0, "execution_mode": 0,
+    "graph_optimization_level": 99, "enable_mem_pattern": True, "enable_cpu_mem_arena": True,
+    "log_verbosity_level": 0, "use_deterministic_compute": False,
+    "profile_file_prefix": "onnxruntime_profile_", "enable_profiling": False,
+}
 
 
 def get_default_session_options() -> SessionOptions:

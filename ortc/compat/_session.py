@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -125,33 +125,31 @@ class InferenceSession:
         self._bind(sess)
 
     def _bind(self, sess: ortc.Session) -> None:
-        self._sess = sess
+        with _bind_lock:  # a lazy attribute read of the session replaced is not kept (_Lazy)
+            self._sess = sess
+            d = self.__dict__
+            for name in _LAZY:
+                d.pop(name, None)
         # the session's own copy of its options, what get_session_options() returns: the same
         # object until set_providers() makes a new session (as in onnxruntime: an attribute set
-        # on it reads back; the caller's options stay theirs)
+        # on it reads back; the caller's options stay theirs). Made now: the caller may change
+        # its options after this.
         initial = self._sess_options_initial
         self._sess_options = (initial if initial is not None else _DEFAULT_OPTIONS).copy()
-        self._run: Callable[..., list[Any]] = sess.run
-        # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
-        # other 8-, 4- and 16-bit float types, which ortc returns as ml_dtypes arrays)
-        bits = frozenset(a.name for a in sess.outputs
-                         if a.element_type == ortc.ElementType.FLOAT8E4M3FN)
-        if bits:
-            self._run = _as_bits(sess, bits)
-        sequences = {a.name: seq.element is not None
-                     and seq.element.kind == ortc.ValueKind.TENSOR
-                     for a, seq in ((a, sequence_type(a.type)) for a in sess.inputs)
-                     if seq is not None}
-        if sequences:
-            self._run = _sequences_checked(self._run, sess, sequences)
-        self._inputs_meta = [NodeArg(a) for a in sess.inputs]
-        self._outputs_meta = [NodeArg(a) for a in sess.outputs]
-        self._overridable_initializers = [NodeArg(a) for a in sess.overridable_initializers]
-        self._required = [a.name for a in self._inputs_meta if not a.type.startswith("optional")]
-        self._model_meta = ModelMetadata(sess.metadata())
         self._providers = list(sess.providers)
         self._provider_options: dict[str, dict[str, str]] = {p: {} for p in self._providers}
 
+    # What the session's inputs and outputs decide is read on first use (a session made and
+    # dropped reads none of it): each is a _Lazy attribute, forgotten by _bind.
+    if TYPE_CHECKING:
+        _run: Callable[..., list[Any]]
+        _inputs_meta: list[NodeArg]
+        _outputs_meta: list[NodeArg]
+        _overridable_initializers: list[NodeArg]
+        _required: list[str]
+        _model_meta: ModelMetadata
+
+    # -- description ---------------------------------------------------------------------------
     # -- description ---------------------------------------------------------------------------
     def get_session_options(self) -> SessionOptions:
         return self._sess_options
@@ -354,6 +352,65 @@ class InferenceSession:
         self.disable_fallback()
         return again()
 
+
+def _native_run(self: InferenceSession, sess: ortc.Session) -> Callable[..., list[Any]]:
+    """What run() calls: the native session's run, wrapped where onnxruntime's results or
+    checks differ."""
+    run: Callable[..., list[Any]] = sess.run
+    # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
+    # other 8-, 4- and 16-bit float types, which ortc returns as ml_dtypes arrays)
+    bits = frozenset(a.name for a in sess.outputs
+                     if a.element_type == ortc.ElementType.FLOAT8E4M3FN)
+    if bits:
+        run = _as_bits(sess, bits)
+    sequences = {a.name: seq.element is not None
+                 and seq.element.kind == ortc.ValueKind.TENSOR
+                 for a, seq in ((a, sequence_type(a.type)) for a in sess.inputs)
+                 if seq is not None}
+    if sequences:
+        run = _sequences_checked(run, sess, sequences)
+    return run
+
+
+#: guards the swap of a session's native session (_bind) against a lazy attribute's publishing
+_bind_lock = threading.Lock()
+
+
+class _Lazy:
+    """An InferenceSession attribute computed from its native session on first use and kept
+    in the instance (whose attribute then hides this descriptor: a plain read from then on).
+    Two threads reading it at once keep the first value published; a value computed from a
+    session that set_providers() replaced meanwhile is computed again."""
+
+    __slots__ = ("name", "make")
+
+    def __init__(self, name: str, make: Callable[[Any, ortc.Session], Any]) -> None:
+        self.name = name
+        self.make = make
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        while True:
+            sess = obj._sess
+            value = self.make(obj, sess)  # outside the lock: it may call into ORT
+            with _bind_lock:
+                if obj._sess is sess:
+                    return obj.__dict__.setdefault(self.name, value)
+
+
+_LAZY = {
+    "_run": _native_run,
+    "_inputs_meta": lambda self, sess: [NodeArg(a) for a in sess.inputs],
+    "_outputs_meta": lambda self, sess: [NodeArg(a) for a in sess.outputs],
+    "_overridable_initializers": lambda self, sess: [NodeArg(a) for a in
+                                                     sess.overridable_initializers],
+    "_required": lambda self, sess: [a.name for a in sess.inputs
+                                     if a.kind != ortc.ValueKind.OPTIONAL],
+    "_model_meta": lambda self, sess: ModelMetadata(sess.metadata()),
+}
+for _name, _make in _LAZY.items():
+    setattr(InferenceSession, _name, _Lazy(_name, _make))
 
 #: InferenceSession's own run, for its retries: a subclass's or a wrapper's run (or a mock)
 #: sees the caller's call once, not the internal ones
