@@ -13,7 +13,8 @@ import os
 import stat
 import sys
 import _thread
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, NoReturn, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, NoReturn, Optional, \
+    Sequence, Tuple, TypeVar, cast
 
 from . import _loader, _process
 from ._cstr import UNSET, fspath, given_options
@@ -279,20 +280,40 @@ def _type_name(element_type: int) -> str:
         return f"element type {element_type}"
 
 
+#: what a session was made with: (the OptionsRecipe fields, providers, provider options), or
+#: None for ORT's default options
+Made = Optional[Tuple[Tuple[Any, ...], List[str], Dict[str, Dict[str, str]]]]
+
+
 def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOptions | None,
                     providers: Sequence[Any] | None, option_kwargs: dict[str, Any]
-                    ) -> tuple[Any, tuple[Any, ...], SessionOptions | None]:
-    """Create the OrtSession; returns (raw session, what it must keep alive, the options used).
+                    ) -> tuple[Any, tuple[Any, ...], Made]:
+    """Create the OrtSession; returns (raw session, what it must keep alive, what it was made
+    with).
 
     With keywords or providers, the session is made from a temporary copy of ``options``. The
     references ORT keeps into the options (initializer values, their name buffers) are taken
     over here, right after creation and before that copy is closed: this function is the only
-    code that sees the copy, so the order cannot go wrong.
+    code that sees the copy, so the order cannot go wrong. Keywords alone (no options, no
+    providers) are applied to a bare ORT options object (BareOptions), which nothing refers to.
     """
     if options is not None or option_kwargs or providers:
         # imported here: a session with ORT's default options has no use for them (0.4 ms of a
         # cold start)
-        from .session_options import SessionOptions
+        from .session_options import _SETTINGS, BareOptions, SessionOptions
+
+        if options is None and not providers and all(k in _SETTINGS for k in option_kwargs):
+            bare = BareOptions(api, option_kwargs)
+            try:
+                entries = Entries(sys._getframe(), "Session()")
+                try:
+                    entries.enter(env)  # in use (shared) while ORT creates the session
+                    raw = Session._create(api, env, model, bare._ptr)
+                finally:
+                    entries.leave()
+            finally:
+                bare.close()
+            return raw, (), (bare.frozen(), [], {})
     if options is not None:
         if not isinstance(options, SessionOptions):
             if isinstance(options, (list, tuple)):  # Session(model, ["CPUExecutionProvider"])
@@ -325,9 +346,14 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
                                   options._ptr if options is not None else _NULL, given, folder)
         finally:
             entries.leave()
+        if options is None:
+            return raw, (), None
         # the session refers to the initializer values too: it holds them as its parents
-        taken = (*(options._held or ()), *options._keep) if options is not None else ()
-        return raw, taken, options
+        taken = (*(options._held or ()), *options._keep)
+        # (read from the record, not the ORT object: a temporary copy is closed next)
+        return raw, taken, (options._record.freeze(options._values, options._providers,
+                                                   options._provider_options),
+                            options.providers, dict(options._provider_options))
     finally:
         if temporary is not None:
             temporary.close()
@@ -428,21 +454,23 @@ class Session(Handle):
         #: the model file as this session read it: a forked child rebuilds from the file, and
         #: must not build another model silently (_rebuild_after_fork)
         self._model_file = _file_identity(path) if path is not None else None
-        raw, taken, used = _create_session(api, env, model, options, providers, option_kwargs)
+        raw, taken, made = _create_session(api, env, model, options, providers, option_kwargs)
         self._adopt(raw, api.ReleaseSession, (env, *taken))
-        # what pickling and a forked child rebuild from (``used`` may be closed by now: read
-        # its record, not its ORT object), as plain data: the recipe is made when first asked.
-        # ``data`` is the very bytes object ORT was given, held until the session is released
-        # (_drop_references): with session.use_ort_model_bytes_directly or
+        # what pickling and a forked child rebuild from, as plain data: the recipe is made when
+        # first asked. ``data`` is the very bytes object ORT was given, held until the session
+        # is released (_drop_references): with session.use_ort_model_bytes_directly or
         # ..._for_initializers ORT reads an ORT-format model's bytes in place for the session's
         # life (tests/test_session.py::test_model_bytes_read_in_place_live_as_long_as_the_session)
-        self._recipe_fields = (path, data, used._record.freeze(
-            used._values, used._providers, used._provider_options) if used is not None else None)
+        frozen: tuple[Any, ...] | None = None
+        used_providers: list[str] = []
+        self._provider_options: dict[str, dict[str, str]] = {}
+        if made is not None:
+            frozen, used_providers, self._provider_options = made
+        self._recipe_fields = (path, data, frozen)
         self._recipe: SessionRecipe | None = None
-        self._providers = used.providers if used is not None else []
-        if "CPUExecutionProvider" not in self._providers:
-            self._providers.append("CPUExecutionProvider")  # ORT's fallback, always present
-        self._provider_options = dict(used._provider_options) if used is not None else {}
+        if "CPUExecutionProvider" not in used_providers:
+            used_providers.append("CPUExecutionProvider")  # ORT's fallback, always present
+        self._providers = used_providers
         # Run is shared only when every provider of the session allows concurrent runs.
         self._run_exclusive = self.thread_rules()["run"] == "exclusive"
         # the inputs, outputs, overridable initializers and the run engine are read from ORT

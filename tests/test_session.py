@@ -879,3 +879,38 @@ def test_a_session_never_described_is_released_with_its_last_reference() -> None
     finally:
         if enabled:
             gc.enable()
+
+
+def test_keyword_options_alone_are_applied_as_session_options_apply_them(tmp_path) -> None:
+    """Keywords without options or providers go to a bare ORT options object (no
+    SessionOptions handle is made): checked with SessionOptions' messages, applied, and
+    recorded as SessionOptions would record them."""
+    model = models.add_model()
+    kw = dict(intra_op_num_threads=1, execution_mode=ExecutionMode.SEQUENTIAL,
+              graph_optimization_level=GraphOptimizationLevel.ENABLE_BASIC,
+              log_severity_level=LoggingLevel.ERROR, enable_mem_pattern=False)
+    gc.collect()
+    before = ortc.live_handles().get("SessionOptions", 0)
+    bare = ortc.Session(model, **kw)
+    assert ortc.live_handles().get("SessionOptions", 0) == before
+    with ortc.SessionOptions(**kw) as opts:
+        made = ortc.Session(model, opts)
+    assert bare.recipe().options == made.recipe().options
+    assert dict(bare.recipe().options.settings)["graph_optimization_level"] == 1
+    assert bare.providers == made.providers == ["CPUExecutionProvider"]
+    a = np.ones(1, np.float32)
+    assert bare.run(None, {"a": a, "b": a})[0].tolist() == [2.0]
+    for bad, error, message in (
+            ({"intra_op_num_threads": -1}, ortc.InvalidArgument, "intra_op_num_threads"),
+            ({"intra_op_num_threads": 1.5}, TypeError, "intra_op_num_threads"),
+            ({"execution_mode": 7}, ortc.InvalidArgument, "execution_mode"),
+            ({"intra_op_num_threadz": 1}, TypeError, "intra_op_num_threads")):
+        with pytest.raises(error, match=message):
+            ortc.Session(model, **bad)
+    gc.collect()
+    assert ortc.live_handles().get("SessionOptions", 0) == before
+    # profiling set by keywords: the prefix reaches ORT whichever keyword comes first
+    prefix = str(tmp_path / "kw_profile")
+    s = ortc.Session(model, profile_file_prefix=prefix, enable_profiling=True)
+    s.run(None, {"a": a, "b": a})
+    assert os.path.basename(s.end_profiling()).startswith("kw_profile")
