@@ -9,6 +9,7 @@ which onnxruntime refuses).
 
 from __future__ import annotations
 
+import _thread
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 import numpy as np
 
 import ortc
+from ortc import _process
 
 from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
                       sequence_feed_taken, sequence_type, validate_input, voids_as_strings)
@@ -373,7 +375,8 @@ def _native_run(self: InferenceSession, sess: ortc.Session) -> Callable[..., lis
 
 
 #: guards the swap of a session's native session (_bind) against a lazy attribute's publishing
-_bind_lock = threading.Lock()
+#: (held for a few dict steps only; a forked child gets a new one)
+_bind_lock = _process.lock(__name__, "_bind_lock", _thread.allocate_lock)
 
 
 class _Lazy:
