@@ -387,6 +387,21 @@ class _IoOnFirstUse:
         return obj.__dict__[self.name]
 
 
+class _RunRule:
+    """Session._run_exclusive, worked out on first use (a run's guard entry) and kept in the
+    instance: Run is shared only when every provider of the session allows concurrent runs
+    (thread_rules; the same answer whichever thread asks first)."""
+
+    __slots__ = ()
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        exclusive = obj.thread_rules()["run"] == "exclusive"
+        obj.__dict__["_run_exclusive"] = exclusive
+        return exclusive
+
+
 class Session(Handle):
     """A model loaded for inference.
 
@@ -416,11 +431,13 @@ class Session(Handle):
     #: made by unpickling: built on first use, over this process's session of its recipe
     _unpickled = False
     if TYPE_CHECKING:
+        _run_exclusive: bool
         _inputs: list[NodeArg]
         _outputs: list[NodeArg]
         _initializers: list[NodeArg]
         _engine: RunEngine
     else:  # read on first use (see _io_on_first_use)
+        _run_exclusive = _RunRule()
         _inputs = _IoOnFirstUse("_inputs")
         _outputs = _IoOnFirstUse("_outputs")
         _initializers = _IoOnFirstUse("_initializers")
@@ -471,8 +488,7 @@ class Session(Handle):
         if "CPUExecutionProvider" not in used_providers:
             used_providers.append("CPUExecutionProvider")  # ORT's fallback, always present
         self._providers = used_providers
-        # Run is shared only when every provider of the session allows concurrent runs.
-        self._run_exclusive = self.thread_rules()["run"] == "exclusive"
+        # (_run_exclusive, whether Run is exclusive, is worked out on first use: _RunRule)
         # the inputs, outputs, overridable initializers and the run engine are read from ORT
         # on first use (_IoOnFirstUse): a session made and dropped, or only pickled, never
         # pays for them
