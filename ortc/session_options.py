@@ -176,6 +176,18 @@ class SessionOptions(Handle):
         unknown one raises TypeError naming the closest valid one, and nothing changes."""
         return self._update(given_options(locals(), unknown))
 
+    @staticmethod
+    def _converted(settings: Mapping[str, Any]) -> dict[str, Any]:
+        """``settings`` checked and converted as the attributes of those names convert what
+        they are given (the same errors), not applied: for keywords checked before a
+        session is made with them (ortc.compat)."""
+        out = {}
+        for name, value in settings.items():
+            convert = _ROWS[name][1]
+            out[name] = convert(value, f"session option {name}") if convert is not None \
+                else value
+        return out
+
     def _update(self, options: Mapping[str, Any]) -> SessionOptions:
         for key in options:
             if key not in _SETTINGS:

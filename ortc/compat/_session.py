@@ -85,10 +85,14 @@ class InferenceSession:
                 disabled_optimizers: list[str] | None = None) -> None:
         # onnxruntime reads the names first: a non-iterable raises TypeError here, unretried
         _ = [p[0] if isinstance(p, tuple) else p for p in providers or []]
-        available = ortc.available_providers()
+        available = _available_providers()
         names, options = normalize_providers(providers, provider_options, available)
         initial = self._sess_options_initial
-        native_opts = (initial if initial is not None else _DEFAULT_OPTIONS).native()
+        compat_opts = initial if initial is not None else _DEFAULT_OPTIONS
+        # options that are settings alone become keywords of ortc.Session (no native options
+        # object made, filled and closed per session) when nothing else needs one
+        keywords = None if disabled_optimizers else compat_opts.keywords()
+        native_opts = compat_opts.native() if keywords is None else None
         try:
             # after the same warnings and the options' checks, onnxruntime's C++ session
             # refuses a name it does not know (a misspelling): a RuntimeError, which the
@@ -97,7 +101,19 @@ class InferenceSession:
             unknown = [n for n in names if n not in available and n not in KNOWN_PROVIDERS]
             if unknown:
                 raise RuntimeError(f"Unknown Provider Type: {unknown[0]}")
-            if disabled_optimizers:
+            usable = [(n, o) for n, o in zip(names, options) if n in available]
+            if not usable and names:
+                usable = [("CPUExecutionProvider", {})]
+            appended = []
+            for name, opts in usable:
+                if name == "CPUExecutionProvider":  # onnxruntime ignores what it does not know
+                    opts = {k: "0" if str(v) in ("0", "false", "False") else "1"
+                            for k, v in opts.items() if k == "use_arena"}
+                appended.append((name, opts))
+            if native_opts is None and any(name != "CPUExecutionProvider" or opts
+                                           for name, opts in appended):
+                native_opts = compat_opts.native()  # (the CPU provider alone is ORT's default)
+            if disabled_optimizers and native_opts is not None:
                 # onnxruntime filters them through its C++ session; the C API's way is this
                 # config entry, whose list ORT splits at ";" (its header's comment says ","; a
                 # "," list disables nothing: tests/test_compat.py checks the split)
@@ -105,16 +121,13 @@ class InferenceSession:
                 native_opts.add_session_config_entry(
                     _DISABLED_KEY, ";".join([before, *disabled_optimizers] if before
                                             else disabled_optimizers))
-            usable = [(n, o) for n, o in zip(names, options) if n in available]
-            if not usable and names:
-                usable = [("CPUExecutionProvider", {})]
-            for name, opts in usable:
-                if name == "CPUExecutionProvider":  # onnxruntime ignores what it does not know
-                    opts = {k: "0" if str(v) in ("0", "false", "False") else "1"
-                            for k, v in opts.items() if k == "use_arena"}
-                native_opts.append_execution_provider(name, opts)
             model = self._model_path if self._model_path is not None else self._model_bytes
-            sess = ortc.Session(model, native_opts)
+            if native_opts is None:
+                sess = cast(Any, ortc.Session)(model, **(keywords or {}))
+            else:
+                for name, opts in appended:
+                    native_opts.append_execution_provider(name, opts)
+                sess = ortc.Session(model, native_opts)
         except ortc.Error as err:
             if self._model_bytes == b"" and isinstance(err, ortc.InvalidArgument):
                 # ortc refuses empty bytes itself; ORT's parser finds no graph in them
@@ -123,7 +136,8 @@ class InferenceSession:
                        else "loading model from bytes")
             raise translate(err, context) from None
         finally:
-            native_opts.close()
+            if native_opts is not None:
+                native_opts.close()
         self._bind(sess)
 
     def _bind(self, sess: ortc.Session) -> None:
@@ -353,6 +367,16 @@ class InferenceSession:
         self.set_providers(self._fallback_providers)
         self.disable_fallback()
         return again()
+
+
+#: the providers the library was built with (a fact of the one library a process loads)
+_available: list[list[str]] = []
+
+
+def _available_providers() -> list[str]:
+    if not _available:
+        _available.append(ortc.available_providers())
+    return list(_available[0])
 
 
 def _native_run(self: InferenceSession, sess: ortc.Session) -> Callable[..., list[Any]]:
