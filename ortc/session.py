@@ -13,7 +13,8 @@ import os
 import stat
 import sys
 import _thread
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, NoReturn, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, NoReturn, Optional, \
+    Sequence, Tuple, TypeVar, cast
 
 from . import _loader, _process
 from ._cstr import UNSET, fspath, given_options
@@ -279,20 +280,40 @@ def _type_name(element_type: int) -> str:
         return f"element type {element_type}"
 
 
+#: what a session was made with: (the OptionsRecipe fields, providers, provider options), or
+#: None for ORT's default options
+Made = Optional[Tuple[Tuple[Any, ...], List[str], Dict[str, Dict[str, str]]]]
+
+
 def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOptions | None,
                     providers: Sequence[Any] | None, option_kwargs: dict[str, Any]
-                    ) -> tuple[Any, tuple[Any, ...], SessionOptions | None]:
-    """Create the OrtSession; returns (raw session, what it must keep alive, the options used).
+                    ) -> tuple[Any, tuple[Any, ...], Made]:
+    """Create the OrtSession; returns (raw session, what it must keep alive, what it was made
+    with).
 
     With keywords or providers, the session is made from a temporary copy of ``options``. The
     references ORT keeps into the options (initializer values, their name buffers) are taken
     over here, right after creation and before that copy is closed: this function is the only
-    code that sees the copy, so the order cannot go wrong.
+    code that sees the copy, so the order cannot go wrong. Keywords alone (no options, no
+    providers) are applied to a bare ORT options object (BareOptions), which nothing refers to.
     """
     if options is not None or option_kwargs or providers:
         # imported here: a session with ORT's default options has no use for them (0.4 ms of a
         # cold start)
-        from .session_options import SessionOptions
+        from .session_options import _SETTINGS, BareOptions, SessionOptions
+
+        if options is None and not providers and all(k in _SETTINGS for k in option_kwargs):
+            bare = BareOptions(api, option_kwargs)
+            try:
+                entries = Entries(sys._getframe(), "Session()")
+                try:
+                    entries.enter(env)  # in use (shared) while ORT creates the session
+                    raw = Session._create(api, env, model, bare._ptr)
+                finally:
+                    entries.leave()
+            finally:
+                bare.close()
+            return raw, (), (bare.frozen(), [], {})
     if options is not None:
         if not isinstance(options, SessionOptions):
             if isinstance(options, (list, tuple)):  # Session(model, ["CPUExecutionProvider"])
@@ -325,9 +346,14 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
                                   options._ptr if options is not None else _NULL, given, folder)
         finally:
             entries.leave()
+        if options is None:
+            return raw, (), None
         # the session refers to the initializer values too: it holds them as its parents
-        taken = (*(options._held or ()), *options._keep) if options is not None else ()
-        return raw, taken, options
+        taken = (*(options._held or ()), *options._keep)
+        # (read from the record, not the ORT object: a temporary copy is closed next)
+        return raw, taken, (options._record.freeze(options._values, options._providers,
+                                                   options._provider_options),
+                            options.providers, dict(options._provider_options))
     finally:
         if temporary is not None:
             temporary.close()
@@ -341,6 +367,39 @@ def _file_identity(path: str) -> tuple[int, ...] | None:
     except (OSError, ValueError):  # ValueError: a NUL in the path (refused by _create)
         return None
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class _IoOnFirstUse:
+    """A Session attribute read from ORT on its first use (the inputs, outputs, overridable
+    initializers, the run engine): the read stores them all in the instance, whose attribute
+    then hides this descriptor (a plain attribute read from then on: the run path pays
+    nothing)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        obj._io_on_first_use()
+        return obj.__dict__[self.name]
+
+
+class _RunRule:
+    """Session._run_exclusive, worked out on first use (a run's guard entry) and kept in the
+    instance: Run is shared only when every provider of the session allows concurrent runs
+    (thread_rules; the same answer whichever thread asks first)."""
+
+    __slots__ = ()
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        exclusive = obj.thread_rules()["run"] == "exclusive"
+        obj.__dict__["_run_exclusive"] = exclusive
+        return exclusive
 
 
 class Session(Handle):
@@ -371,6 +430,18 @@ class Session(Handle):
     parents = ("OrtEnv",)
     #: made by unpickling: built on first use, over this process's session of its recipe
     _unpickled = False
+    if TYPE_CHECKING:
+        _run_exclusive: bool
+        _inputs: list[NodeArg]
+        _outputs: list[NodeArg]
+        _initializers: list[NodeArg]
+        _engine: RunEngine
+    else:  # read on first use (see _io_on_first_use)
+        _run_exclusive = _RunRule()
+        _inputs = _IoOnFirstUse("_inputs")
+        _outputs = _IoOnFirstUse("_outputs")
+        _initializers = _IoOnFirstUse("_initializers")
+        _engine = _IoOnFirstUse("_engine")
     evidence = ("several threads may call Run on one session (per execution provider); it "
                 "must outlive its bindings, allocators and the values they allocate")
 
@@ -400,24 +471,31 @@ class Session(Handle):
         #: the model file as this session read it: a forked child rebuilds from the file, and
         #: must not build another model silently (_rebuild_after_fork)
         self._model_file = _file_identity(path) if path is not None else None
-        raw, taken, used = _create_session(api, env, model, options, providers, option_kwargs)
+        raw, taken, made = _create_session(api, env, model, options, providers, option_kwargs)
         self._adopt(raw, api.ReleaseSession, (env, *taken))
-        # what pickling and a forked child rebuild from (``used`` may be closed by now: read
-        # its record, not its ORT object), as plain data: the recipe is made when first asked.
-        # ``data`` is the very bytes object ORT was given, held until the session is released
-        # (_drop_references): with session.use_ort_model_bytes_directly or
+        # what pickling and a forked child rebuild from, as plain data: the recipe is made when
+        # first asked. ``data`` is the very bytes object ORT was given, held until the session
+        # is released (_drop_references): with session.use_ort_model_bytes_directly or
         # ..._for_initializers ORT reads an ORT-format model's bytes in place for the session's
         # life (tests/test_session.py::test_model_bytes_read_in_place_live_as_long_as_the_session)
-        self._recipe_fields = (path, data, used._record.freeze(
-            used._values, used._providers, used._provider_options) if used is not None else None)
+        frozen: tuple[Any, ...] | None = None
+        used_providers: list[str] = []
+        self._provider_options: dict[str, dict[str, str]] = {}
+        if made is not None:
+            frozen, used_providers, self._provider_options = made
+        self._recipe_fields = (path, data, frozen)
         self._recipe: SessionRecipe | None = None
-        self._providers = used.providers if used is not None else []
-        if "CPUExecutionProvider" not in self._providers:
-            self._providers.append("CPUExecutionProvider")  # ORT's fallback, always present
-        self._provider_options = dict(used._provider_options) if used is not None else {}
-        # Run is shared only when every provider of the session allows concurrent runs.
-        self._run_exclusive = self.thread_rules()["run"] == "exclusive"
-        self._load_io()
+        if "CPUExecutionProvider" not in used_providers:
+            used_providers.append("CPUExecutionProvider")  # ORT's fallback, always present
+        self._providers = used_providers
+        # (_run_exclusive, whether Run is exclusive, is worked out on first use: _RunRule)
+        # the inputs, outputs, overridable initializers and the run engine are read from ORT
+        # on first use (_IoOnFirstUse): a session made and dropped, or only pickled, never
+        # pays for them
+        if watcher.deferred is not None:
+            # what a log handler raised on this thread while ORT made the session (Ctrl-C):
+            # raised by this call, now that the session is adopted (released as it goes)
+            watcher.raise_deferred()
 
     @staticmethod
     def _create(api: Api, env: Env, model: ModelSource, opts_ptr: Any,
@@ -461,36 +539,70 @@ class Session(Handle):
                         f"not {type(model).__name__}")
 
 
-    def _load_io(self) -> None:
+    def _read_io(self) -> tuple[list[NodeArg], list[NodeArg], list[NodeArg]]:
+        """The model's inputs, outputs and overridable initializers, read from ORT (the caller
+        keeps the session open: a guard entry, or the rebuild that holds its guard)."""
         api = self._api
+        ptr = self._ptr
         alloc = default_allocator()._ptr
+        count = ffi.new("size_t*")
 
         def args(count_slot: Any, name_slot: Any, type_slot: Any) -> list[NodeArg]:
-            n = ffi.new("size_t*")
-            check(count_slot(self._ptr, n))
+            check(count_slot(ptr, count))
             out = []
-            for i in range(n[0]):
-                raw_name = call_out(name_slot, "char*", self._ptr, i, alloc)
+            for i in range(count[0]):
+                raw_name = call_out(name_slot, "char*", ptr, i, alloc)
                 try:
                     # names that are not UTF-8 round-trip as surrogate escapes (see NameArray)
                     name = cast(bytes, ffi.string(raw_name)).decode("utf-8", "surrogateescape")
                 finally:
                     ignore(api.AllocatorFree(alloc, raw_name))
-                ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", self._ptr, i))
+                ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", ptr, i))
                 out.append(NodeArg(name, ti))
             return out
 
-        self._inputs = args(api.SessionGetInputCount, api.SessionGetInputName,
-                            api.SessionGetInputTypeInfo)
-        self._outputs = args(api.SessionGetOutputCount, api.SessionGetOutputName,
-                             api.SessionGetOutputTypeInfo)
-        self._initializers = args(api.SessionGetOverridableInitializerCount,
-                                  api.SessionGetOverridableInitializerName,
-                                  api.SessionGetOverridableInitializerTypeInfo)
-        self._engine = RunEngine(api, self._inputs, self._outputs, self._initializers)
+        return (args(api.SessionGetInputCount, api.SessionGetInputName,
+                     api.SessionGetInputTypeInfo),
+                args(api.SessionGetOutputCount, api.SessionGetOutputName,
+                     api.SessionGetOutputTypeInfo),
+                args(api.SessionGetOverridableInitializerCount,
+                     api.SessionGetOverridableInitializerName,
+                     api.SessionGetOverridableInitializerTypeInfo))
+
+    def _publish_io(self, io: tuple[list[NodeArg], list[NodeArg], list[NodeArg]],
+                    replace: bool) -> None:
+        """Make ``io`` and a run engine over it this session's. Without ``replace`` the first
+        to publish wins (two threads that read at once then both use the one engine)."""
+        made = (*io, RunEngine(self._api, *io))
+        d = self.__dict__
+        if replace:
+            d["_io"] = made
+        else:
+            made = d.setdefault("_io", made)  # one step under the GIL: of two, one wins
+        d["_inputs"], d["_outputs"], d["_initializers"] = made[:3]
+        d["_engine"] = made[3]  # last: its presence says the others are there
+
+    def _load_io(self) -> None:
+        """Read the inputs and outputs now and build a new run engine (a rebuilt session: the
+        caller holds the session's guard; see _rebuild_after_fork)."""
+        self._publish_io(self._read_io(), replace=True)
+
+    def _io_on_first_use(self) -> None:
+        """(Reached through _IoOnFirstUse.) Read the inputs and outputs inside a shared entry
+        of the session's guard: a ClosedError when it is closed, the rebuild in a forked child
+        (which reads them itself), and no release while ORT is asked."""
+        entries = Entries(sys._getframe(), "Session.inputs")
+        try:
+            entries.enter(self)
+            if "_engine" not in self.__dict__:  # else the rebuild, or another thread, did
+                self._publish_io(self._read_io(), replace=False)
+        finally:
+            entries.leave()
 
     def _drop_references(self) -> None:
-        self._engine.drop_caches()
+        engine = self.__dict__.get("_engine")  # (never read: nothing to drop)
+        if engine is not None:
+            engine.drop_caches()
         # the last Session released on the main thread gives back the signal wakeup fd its
         # runs took for Ctrl-C (only the main thread may set it)
         if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \

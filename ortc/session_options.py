@@ -99,7 +99,12 @@ def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: A
         self._values[name] = value
 
     put.__name__ = name
+    _ROWS[name] = (apply, convert)
     return property(get, exclusive(*slots)(put), doc=doc)
+
+
+#: each setting's (apply, convert) by name, as _setting's property uses them (BareOptions)
+_ROWS: dict[str, tuple[Callable[[Any, Any], None], Callable[[Any, str], Any] | None]] = {}
 
 
 def _apply_profile_prefix(opts: SessionOptions, prefix: bytes) -> None:
@@ -170,6 +175,18 @@ class SessionOptions(Handle):
         """Set several options at once. Every name is checked before any is applied: an
         unknown one raises TypeError naming the closest valid one, and nothing changes."""
         return self._update(given_options(locals(), unknown))
+
+    @staticmethod
+    def _converted(settings: Mapping[str, Any]) -> dict[str, Any]:
+        """``settings`` checked and converted as the attributes of those names convert what
+        they are given (the same errors), not applied: for keywords checked before a
+        session is made with them (ortc.compat)."""
+        out = {}
+        for name, value in settings.items():
+            convert = _ROWS[name][1]
+            out[name] = convert(value, f"session option {name}") if convert is not None \
+                else value
+        return out
 
     def _update(self, options: Mapping[str, Any]) -> SessionOptions:
         for key in options:
@@ -545,6 +562,44 @@ class OptionsRecord:
                 self.per_session_threads,
                 tuple((p, tuple(sorted(provider_options.get(p, {}).items())))
                       for p in providers))
+
+
+#: an empty record: what options set by keywords alone record beside their values
+_NOTHING_RECORDED = OptionsRecord()
+
+
+class BareOptions:
+    """Keyword settings applied to a bare ORT options object for one session's creation
+    (``Session(model, intra_op_num_threads=1)``): checked, converted and applied as the
+    SessionOptions attributes of those names do, without that class's handle, guard and
+    record, which cost as much again as the rest of a small model's session. Only its
+    creator sees it (no other thread can), and it releases it with :meth:`close`."""
+
+    __slots__ = ("_api", "_ptr", "_values")
+
+    def __init__(self, api: Any, settings: Mapping[str, Any]) -> None:
+        self._api = api
+        self._values: dict[str, Any] = {}
+        self._ptr = call_out(api.CreateSessionOptions, "OrtSessionOptions*")
+        try:
+            for name, value in settings.items():
+                apply, convert = _ROWS[name]
+                if convert is not None:
+                    value = convert(value, f"session option {name}")
+                apply(self, value)  # (the setters read _api, _ptr and _values only)
+                self._values[name] = value
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        ptr, self._ptr = self._ptr, ffi.NULL
+        if ptr != ffi.NULL:
+            self._api.ReleaseSessionOptions(ptr)
+
+    def frozen(self) -> tuple[Any, ...]:
+        """The OptionsRecipe fields of these settings (as OptionsRecord.freeze makes them)."""
+        return _NOTHING_RECORDED.freeze(self._values, (), {})
 
 
 def _plain(value: Any) -> Any:

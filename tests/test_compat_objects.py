@@ -315,3 +315,126 @@ def test_session_options_errors_name_no_private_attribute() -> None:
     with pytest.raises(TypeError, match="cannot pickle 'onnxruntime.capi."
                                         "onnxruntime_pybind11_state.SessionOptions' object"):
         copy.deepcopy(so)
+
+
+# -- what a compat session reads from its native session on first use ---------------------------
+
+def test_native_options_skip_only_the_native_defaults() -> None:
+    """native() passes on the settings that differ from a new ortc.SessionOptions' values: the
+    values it takes for the rest are those (read back from a new one here)."""
+    from ortc.compat._options import _NATIVE_DEFAULTS
+
+    fresh = ortc.SessionOptions()
+    assert {k: getattr(fresh, k) for k in _NATIVE_DEFAULTS} == _NATIVE_DEFAULTS
+    so = compat.SessionOptions()
+    so.intra_op_num_threads = 2
+    so.enable_mem_pattern = False
+    so.graph_optimization_level = compat.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    native = so.native()
+    try:
+        assert (native.intra_op_num_threads, native.enable_mem_pattern,
+                native.graph_optimization_level) == (2, False, 1)
+        assert native._values == {"intra_op_num_threads": 2, "enable_mem_pattern": False,
+                                  "graph_optimization_level": 1}
+    finally:
+        native.close()
+
+
+def test_threads_reading_a_new_compat_sessions_description_at_once_share_one() -> None:
+    """get_inputs(), get_outputs(), get_modelmeta() and run() of a new session, each first
+    called by several threads at once: one value each, the same in every thread."""
+    for _ in range(10):
+        sess = compat.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+        barrier = threading.Barrier(8)
+        seen: list[Any] = []
+
+        def use(i: int) -> None:
+            barrier.wait()
+            seen.append((i % 4, [sess.get_inputs, sess.get_outputs, sess.get_modelmeta,
+                                 lambda: sess.run(None, AB)][i % 4]()))
+
+        threads = [threading.Thread(target=use, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(seen) == 8
+        for kind in range(3):
+            values = [v for k, v in seen if k == kind]
+            assert len(values) == 2 and values[0] is values[1]
+        assert [a.name for a in sess.get_inputs()] == ["a", "b"]
+        for out in (v for k, v in seen if k == 3):
+            np.testing.assert_array_equal(out[0], SUM)
+
+
+def test_set_providers_forgets_what_was_read_from_the_replaced_session() -> None:
+    sess = compat.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+    before = sess.get_inputs()
+    run_before = sess._run
+    sess.set_providers(["CPUExecutionProvider"])
+    after = sess.get_inputs()
+    assert after is not before and [a.name for a in after] == ["a", "b"]
+    assert sess._run is not run_before and sess._run == sess._sess.run
+    np.testing.assert_array_equal(sess.run(None, AB)[0], SUM)
+
+
+def test_a_compat_session_made_and_dropped_reads_no_description() -> None:
+    from ortc._loader import api
+
+    calls: list[str] = []
+
+    def wrap(name: str, original: Any) -> Any:
+        def call(*args: Any) -> Any:
+            calls.append(name)
+            return original(*args)
+        return call
+
+    undo = api().instrument(wrap, ("SessionGetInputCount", "SessionGetModelMetadata"))
+    try:
+        sess = compat.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+        assert calls == []
+        assert sess.get_modelmeta() is sess.get_modelmeta()
+        assert calls == ["SessionGetModelMetadata"]
+    finally:
+        undo()
+
+
+def test_settings_alone_make_the_native_session_from_keywords() -> None:
+    """Options that are settings alone reach ortc.Session as keywords (no native options
+    object); with anything more (a config entry, a provider's options) native() builds one.
+    Either way the native session gets the same settings, and a bad value raises the same."""
+    def made(so: Any, **kw: Any) -> tuple[Any, int]:
+        gc.collect()
+        count = ortc.live_handles().get("SessionOptions", 0)
+        with mock.patch.object(compat.SessionOptions, "native",
+                               autospec=True, side_effect=compat.SessionOptions.native) as nat:
+            sess = compat.InferenceSession(ADD, so, **kw)
+        assert ortc.live_handles().get("SessionOptions", 0) == count
+        np.testing.assert_array_equal(sess.run(None, AB)[0], SUM)
+        return dict(sess._sess.recipe().options.settings), nat.call_count
+
+    so = compat.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.graph_optimization_level = compat.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.logid = "kw"
+    settings, natives = made(so, providers=["CPUExecutionProvider"])
+    assert natives == 0
+    assert settings == {"intra_op_num_threads": 1, "graph_optimization_level": 1,
+                        "logid": "kw"}
+    arena_off, natives = made(so, providers=[("CPUExecutionProvider", {"use_arena": "0"})])
+    assert natives == 1 and arena_off == {**settings, "enable_cpu_mem_arena": False}
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    with_config, natives = made(so, providers=["CPUExecutionProvider"])
+    assert natives == 1 and with_config == settings
+    with_config, natives = made(so, disabled_optimizers=["ConstantFolding"])
+    assert natives == 1
+    errors = []
+    for config in (False, True):
+        bad = compat.SessionOptions()
+        bad.intra_op_num_threads = 1 << 20  # more threads than ortc lets a pool have
+        if config:
+            bad.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        with pytest.raises(Exception) as info, pytest.warns(UserWarning, match="not in avail"):
+            compat.InferenceSession(ADD, bad, providers=["NoSuchExecutionProvider"])
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1] and "intra_op_num_threads" in errors[0][1]

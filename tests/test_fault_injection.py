@@ -345,9 +345,11 @@ OPS: list[Op] = [
     Op("Session(providers=...)", nothing,
        lambda: ortc.Session(mb("add"), providers=[("CPUExecutionProvider", {"use_arena": "0"})],
                             intra_op_num_threads=1)),
+    # (a session reads its inputs and outputs on first use: described here)
     Op("Session(seq/map inputs and outputs)", nothing,
-       lambda: (sess("zipmap"), sess("seqat"), sess("dictvec"))),
-    Op("Session(optional input and output)", nothing, lambda: (sess("opt"), sess("optout"))),
+       lambda: [(s.inputs, s.outputs) for s in (sess("zipmap"), sess("seqat"), sess("dictvec"))]),
+    Op("Session(optional input and output)", nothing,
+       lambda: [(s.inputs, s.outputs) for s in (sess("opt"), sess("optout"))]),
     Op("Session(overridable initializer)", nothing,
        lambda: sess("overridable").overridable_initializers),
     Op("Session.metadata", lambda: (sess("meta"),), lambda s: s.metadata()),

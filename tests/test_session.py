@@ -754,3 +754,163 @@ def test_model_bytes_read_in_place_live_as_long_as_the_session(tmp_path) -> None
         buf[:] = bytes(len(ort_bytes))
         assert np.array_equal(s.run(None, {"x": x})[0], want)
         s.close()
+
+
+# -- what a session reads from ORT on first use ------------------------------------------------
+
+def _slot_calls(action: Any, names: tuple[str, ...]) -> tuple[Any, dict[str, int]]:
+    """``action()``'s result, and how often it called each OrtApi slot of ``names``."""
+    from ortc._loader import api
+
+    counts = dict.fromkeys(names, 0)
+
+    def wrap(name: str, original: Any) -> Any:
+        def call(*args: Any) -> Any:
+            counts[name] += 1
+            return original(*args)
+        return call
+
+    undo = api().instrument(wrap, names)
+    try:
+        return action(), counts
+    finally:
+        undo()
+
+
+_IO_SLOTS = ("SessionGetInputCount", "SessionGetOutputCount",
+             "SessionGetOverridableInitializerCount", "SessionGetInputTypeInfo")
+
+
+def test_inputs_and_outputs_are_read_from_ort_on_first_use_only() -> None:
+    """A session made (and dropped) asks ORT nothing about its inputs; the first description
+    or run reads them once, for every later use."""
+    s, counts = _slot_calls(lambda: ortc.Session(models.add_model(), intra_op_num_threads=1),
+                            _IO_SLOTS)
+    assert counts == dict.fromkeys(_IO_SLOTS, 0)
+    names, counts = _slot_calls(lambda: [a.name for a in s.inputs], _IO_SLOTS)
+    assert names == ["a", "b"] and counts == {"SessionGetInputCount": 1,
+                                              "SessionGetOutputCount": 1,
+                                              "SessionGetOverridableInitializerCount": 1,
+                                              "SessionGetInputTypeInfo": 2}
+    a = np.ones(1, np.float32)
+    out, counts = _slot_calls(lambda: (s.run(None, {"a": a, "b": a}), s.outputs), _IO_SLOTS)
+    assert out[0][0].tolist() == [2.0] and [o.name for o in out[1]] == ["c"]
+    assert counts == dict.fromkeys(_IO_SLOTS, 0)
+    # a first run reads them too
+    s2 = ortc.Session(models.add_model(), intra_op_num_threads=1)
+    assert s2.run(None, {"a": a, "b": a})[0].tolist() == [2.0]
+    assert s2.inputs == s.inputs and s2.outputs == s.outputs
+
+
+def test_threads_reading_a_new_sessions_inputs_at_once_get_the_same_answer() -> None:
+    """Threads that describe and run a new session at once, each the first to, all see the one
+    reading: the same inputs, outputs and run engine, and correct results."""
+    import threading
+
+    a = np.arange(4, dtype=np.float32)
+    for _ in range(20):
+        s = ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1)
+        barrier = threading.Barrier(6)
+        seen: list[Any] = []
+        errors: list[BaseException] = []
+
+        def use(i: int) -> None:
+            try:
+                barrier.wait()
+                if i % 3 == 0:
+                    seen.append(("inputs", s.inputs, s._engine))
+                elif i % 3 == 1:
+                    seen.append(("outputs", s.outputs, s._engine))
+                else:
+                    seen.append(("run", s.run(None, {"a": a, "b": a})[0].tolist(), s._engine))
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=use, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        engines = {id(e) for _, _, e in seen}
+        assert len(seen) == 6 and len(engines) == 1, "one run engine for every thread"
+        for what, value, _ in seen:
+            if what == "inputs":
+                assert [(x.name, x.shape) for x in value] == [("a", ("n",)), ("b", ("n",))]
+            elif what == "outputs":
+                assert [(x.name, x.shape) for x in value] == [("c", ("n",))]
+            else:
+                assert value == [0.0, 2.0, 4.0, 6.0]
+        s.close()
+
+
+def test_description_of_a_closed_session_raises_closed_error_read_or_not() -> None:
+    """inputs, outputs, overridable_initializers and metadata() of a closed session raise
+    ClosedError, whether they were read before the close or never."""
+    never = ortc.Session(models.add_model(), intra_op_num_threads=1)
+    read = ortc.Session(models.add_model(), intra_op_num_threads=1)
+    assert [a.name for a in read.inputs] == ["a", "b"]
+    for s in (never, read):
+        s.close()
+        for attribute in ("inputs", "outputs", "overridable_initializers"):
+            with pytest.raises(ortc.ClosedError, match="Session is closed"):
+                getattr(s, attribute)
+        with pytest.raises(ortc.ClosedError, match="Session is closed"):
+            s.metadata()
+        with pytest.raises(ortc.ClosedError, match="Session is closed"):
+            s.run(None, {})
+
+
+def test_a_session_never_described_is_released_with_its_last_reference() -> None:
+    """Nothing read on first use ties a session to itself: made and dropped with the cyclic
+    collector off, it is released at once, read or not."""
+    import weakref
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for describe in (False, True):
+            s = ortc.Session(models.add_model(), intra_op_num_threads=1)
+            if describe:
+                assert len(s.inputs) == 2
+            ref = weakref.ref(s)
+            del s
+            assert ref() is None
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_keyword_options_alone_are_applied_as_session_options_apply_them(tmp_path) -> None:
+    """Keywords without options or providers go to a bare ORT options object (no
+    SessionOptions handle is made): checked with SessionOptions' messages, applied, and
+    recorded as SessionOptions would record them."""
+    model = models.add_model()
+    kw = dict(intra_op_num_threads=1, execution_mode=ExecutionMode.SEQUENTIAL,
+              graph_optimization_level=GraphOptimizationLevel.ENABLE_BASIC,
+              log_severity_level=LoggingLevel.ERROR, enable_mem_pattern=False)
+    gc.collect()
+    before = ortc.live_handles().get("SessionOptions", 0)
+    bare = ortc.Session(model, **kw)
+    assert ortc.live_handles().get("SessionOptions", 0) == before
+    with ortc.SessionOptions(**kw) as opts:
+        made = ortc.Session(model, opts)
+    assert bare.recipe().options == made.recipe().options
+    assert dict(bare.recipe().options.settings)["graph_optimization_level"] == 1
+    assert bare.providers == made.providers == ["CPUExecutionProvider"]
+    a = np.ones(1, np.float32)
+    assert bare.run(None, {"a": a, "b": a})[0].tolist() == [2.0]
+    for bad, error, message in (
+            ({"intra_op_num_threads": -1}, ortc.InvalidArgument, "intra_op_num_threads"),
+            ({"intra_op_num_threads": 1.5}, TypeError, "intra_op_num_threads"),
+            ({"execution_mode": 7}, ortc.InvalidArgument, "execution_mode"),
+            ({"intra_op_num_threadz": 1}, TypeError, "intra_op_num_threads")):
+        with pytest.raises(error, match=message):
+            ortc.Session(model, **bad)
+    gc.collect()
+    assert ortc.live_handles().get("SessionOptions", 0) == before
+    # profiling set by keywords: the prefix reaches ORT whichever keyword comes first
+    prefix = str(tmp_path / "kw_profile")
+    s = ortc.Session(model, profile_file_prefix=prefix, enable_profiling=True)
+    s.run(None, {"a": a, "b": a})
+    assert os.path.basename(s.end_profiling()).startswith("kw_profile")

@@ -203,8 +203,11 @@ class SessionOptions:
         new._custom_op_libraries.extend(self._custom_op_libraries)
         return new
 
-    def native(self) -> ortc.SessionOptions:
-        """A new :class:`ortc.SessionOptions` with everything set here (the caller closes it)."""
+    def _settings(self) -> dict[str, Any]:
+        """The native settings (keywords of ortc.SessionOptions) of the attributes, after
+        onnxruntime's checks of them: only those that differ from a new native options
+        object's values (which are ORT's and onnxruntime's defaults too): each is a call into
+        ORT."""
         v = self._values
         if not v["enable_mem_reuse"] or v["execution_order"] != ExecutionOrder.DEFAULT:
             raise OrtNotImplemented("enable_mem_reuse=False and a non-default execution_order "
@@ -213,25 +216,45 @@ class SessionOptions:
         if not -1 <= severity <= 4:  # onnxruntime's session constructor checks it
             raise RuntimeError(f"Invalid session log severity level {severity}: -1 (the "
                                f"default logger's) or 0 (verbose) to 4 (fatal)")
+        settings = {name: value for name, value in (
+            ("intra_op_num_threads", max(v["intra_op_num_threads"], 0)),
+            ("inter_op_num_threads", max(v["inter_op_num_threads"], 0)),
+            ("execution_mode", int(v["execution_mode"])),
+            ("graph_optimization_level", int(v["graph_optimization_level"])),
+            ("enable_mem_pattern", v["enable_mem_pattern"]),
+            ("enable_cpu_mem_arena", v["enable_cpu_mem_arena"]),
+            ("log_verbosity_level", v["log_verbosity_level"]),
+            ("use_deterministic_compute", v["use_deterministic_compute"]),
+            ("profile_file_prefix", v["profile_file_prefix"]),
+            ("enable_profiling", v["enable_profiling"])) if value != _NATIVE_DEFAULTS[name]}
+        if severity >= 0:  # -1: the environment's level
+            settings["log_severity_level"] = severity
+        if v["logid"]:
+            settings["logid"] = v["logid"]
+        if v["optimized_model_filepath"]:
+            settings["optimized_model_filepath"] = v["optimized_model_filepath"]
+        return settings
+
+    def keywords(self) -> dict[str, Any] | None:
+        """The options as keywords of ``ortc.Session`` (checked and converted as native()
+        checks them, with its errors) when they are settings alone, else None (native())."""
+        settings = self._settings()
+        if not self._values["use_per_session_threads"] or self._config or self._dim_names or \
+                self._dim_denotations or self._initializers or self._external or \
+                self._custom_op_libraries:
+            return None
+        try:
+            return ortc.SessionOptions._converted(settings)
+        except BaseException as err:
+            raise translate(err) from None
+
+    def native(self) -> ortc.SessionOptions:
+        """A new :class:`ortc.SessionOptions` with everything set here (the caller closes it)."""
+        settings = self._settings()
+        v = self._values
         opts = ortc.SessionOptions()
         try:
-            opts.update(
-                intra_op_num_threads=max(v["intra_op_num_threads"], 0),
-                inter_op_num_threads=max(v["inter_op_num_threads"], 0),
-                execution_mode=int(v["execution_mode"]),
-                graph_optimization_level=int(v["graph_optimization_level"]),
-                enable_mem_pattern=v["enable_mem_pattern"],
-                enable_cpu_mem_arena=v["enable_cpu_mem_arena"],
-                log_verbosity_level=v["log_verbosity_level"],
-                use_deterministic_compute=v["use_deterministic_compute"])
-            if v["log_severity_level"] >= 0:  # -1: the environment's level
-                opts.log_severity_level = v["log_severity_level"]
-            if v["logid"]:
-                opts.logid = v["logid"]
-            if v["optimized_model_filepath"]:
-                opts.optimized_model_filepath = v["optimized_model_filepath"]
-            opts.profile_file_prefix = v["profile_file_prefix"]
-            opts.enable_profiling = v["enable_profiling"]
+            opts._update(settings)
             if not v["use_per_session_threads"]:
                 opts.disable_per_session_threads()
             for key, value in self._config.items():
@@ -253,6 +276,15 @@ class SessionOptions:
 
 
 SessionOptions.__module__ = PYBIND_MODULE
+
+#: the value a new ortc.SessionOptions has for each setting native() passes on (read back
+#: from one in tests/test_compat_objects.py)
+_NATIVE_DEFAULTS: dict[str, Any] = {
+    "intra_op_num_threads": 0, "inter_op_num_threads": 0, "execution_mode": 0,
+    "graph_optimization_level": 99, "enable_mem_pattern": True, "enable_cpu_mem_arena": True,
+    "log_verbosity_level": 0, "use_deterministic_compute": False,
+    "profile_file_prefix": "onnxruntime_profile_", "enable_profiling": False,
+}
 
 
 def get_default_session_options() -> SessionOptions:

@@ -9,13 +9,15 @@ which onnxruntime refuses).
 
 from __future__ import annotations
 
+import _thread
 import os
 import threading
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 
 import ortc
+from ortc import _process
 
 from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
                       sequence_feed_taken, sequence_type, validate_input, voids_as_strings)
@@ -83,10 +85,14 @@ class InferenceSession:
                 disabled_optimizers: list[str] | None = None) -> None:
         # onnxruntime reads the names first: a non-iterable raises TypeError here, unretried
         _ = [p[0] if isinstance(p, tuple) else p for p in providers or []]
-        available = ortc.available_providers()
+        available = _available_providers()
         names, options = normalize_providers(providers, provider_options, available)
         initial = self._sess_options_initial
-        native_opts = (initial if initial is not None else _DEFAULT_OPTIONS).native()
+        compat_opts = initial if initial is not None else _DEFAULT_OPTIONS
+        # options that are settings alone become keywords of ortc.Session (no native options
+        # object made, filled and closed per session) when nothing else needs one
+        keywords = None if disabled_optimizers else compat_opts.keywords()
+        native_opts = compat_opts.native() if keywords is None else None
         try:
             # after the same warnings and the options' checks, onnxruntime's C++ session
             # refuses a name it does not know (a misspelling): a RuntimeError, which the
@@ -95,7 +101,19 @@ class InferenceSession:
             unknown = [n for n in names if n not in available and n not in KNOWN_PROVIDERS]
             if unknown:
                 raise RuntimeError(f"Unknown Provider Type: {unknown[0]}")
-            if disabled_optimizers:
+            usable = [(n, o) for n, o in zip(names, options) if n in available]
+            if not usable and names:
+                usable = [("CPUExecutionProvider", {})]
+            appended = []
+            for name, opts in usable:
+                if name == "CPUExecutionProvider":  # onnxruntime ignores what it does not know
+                    opts = {k: "0" if str(v) in ("0", "false", "False") else "1"
+                            for k, v in opts.items() if k == "use_arena"}
+                appended.append((name, opts))
+            if native_opts is None and any(name != "CPUExecutionProvider" or opts
+                                           for name, opts in appended):
+                native_opts = compat_opts.native()  # (the CPU provider alone is ORT's default)
+            if disabled_optimizers and native_opts is not None:
                 # onnxruntime filters them through its C++ session; the C API's way is this
                 # config entry, whose list ORT splits at ";" (its header's comment says ","; a
                 # "," list disables nothing: tests/test_compat.py checks the split)
@@ -103,16 +121,13 @@ class InferenceSession:
                 native_opts.add_session_config_entry(
                     _DISABLED_KEY, ";".join([before, *disabled_optimizers] if before
                                             else disabled_optimizers))
-            usable = [(n, o) for n, o in zip(names, options) if n in available]
-            if not usable and names:
-                usable = [("CPUExecutionProvider", {})]
-            for name, opts in usable:
-                if name == "CPUExecutionProvider":  # onnxruntime ignores what it does not know
-                    opts = {k: "0" if str(v) in ("0", "false", "False") else "1"
-                            for k, v in opts.items() if k == "use_arena"}
-                native_opts.append_execution_provider(name, opts)
             model = self._model_path if self._model_path is not None else self._model_bytes
-            sess = ortc.Session(model, native_opts)
+            if native_opts is None:
+                sess = cast(Any, ortc.Session)(model, **(keywords or {}))
+            else:
+                for name, opts in appended:
+                    native_opts.append_execution_provider(name, opts)
+                sess = ortc.Session(model, native_opts)
         except ortc.Error as err:
             if self._model_bytes == b"" and isinstance(err, ortc.InvalidArgument):
                 # ortc refuses empty bytes itself; ORT's parser finds no graph in them
@@ -121,37 +136,36 @@ class InferenceSession:
                        else "loading model from bytes")
             raise translate(err, context) from None
         finally:
-            native_opts.close()
+            if native_opts is not None:
+                native_opts.close()
         self._bind(sess)
 
     def _bind(self, sess: ortc.Session) -> None:
-        self._sess = sess
+        with _bind_lock:  # a lazy attribute read of the session replaced is not kept (_Lazy)
+            self._sess = sess
+            d = self.__dict__
+            for name in _LAZY:
+                d.pop(name, None)
         # the session's own copy of its options, what get_session_options() returns: the same
         # object until set_providers() makes a new session (as in onnxruntime: an attribute set
-        # on it reads back; the caller's options stay theirs)
+        # on it reads back; the caller's options stay theirs). Made now: the caller may change
+        # its options after this.
         initial = self._sess_options_initial
         self._sess_options = (initial if initial is not None else _DEFAULT_OPTIONS).copy()
-        self._run: Callable[..., list[Any]] = sess.run
-        # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
-        # other 8-, 4- and 16-bit float types, which ortc returns as ml_dtypes arrays)
-        bits = frozenset(a.name for a in sess.outputs
-                         if a.element_type == ortc.ElementType.FLOAT8E4M3FN)
-        if bits:
-            self._run = _as_bits(sess, bits)
-        sequences = {a.name: seq.element is not None
-                     and seq.element.kind == ortc.ValueKind.TENSOR
-                     for a, seq in ((a, sequence_type(a.type)) for a in sess.inputs)
-                     if seq is not None}
-        if sequences:
-            self._run = _sequences_checked(self._run, sess, sequences)
-        self._inputs_meta = [NodeArg(a) for a in sess.inputs]
-        self._outputs_meta = [NodeArg(a) for a in sess.outputs]
-        self._overridable_initializers = [NodeArg(a) for a in sess.overridable_initializers]
-        self._required = [a.name for a in self._inputs_meta if not a.type.startswith("optional")]
-        self._model_meta = ModelMetadata(sess.metadata())
         self._providers = list(sess.providers)
         self._provider_options: dict[str, dict[str, str]] = {p: {} for p in self._providers}
 
+    # What the session's inputs and outputs decide is read on first use (a session made and
+    # dropped reads none of it): each is a _Lazy attribute, forgotten by _bind.
+    if TYPE_CHECKING:
+        _run: Callable[..., list[Any]]
+        _inputs_meta: list[NodeArg]
+        _outputs_meta: list[NodeArg]
+        _overridable_initializers: list[NodeArg]
+        _required: list[str]
+        _model_meta: ModelMetadata
+
+    # -- description ---------------------------------------------------------------------------
     # -- description ---------------------------------------------------------------------------
     def get_session_options(self) -> SessionOptions:
         return self._sess_options
@@ -354,6 +368,76 @@ class InferenceSession:
         self.disable_fallback()
         return again()
 
+
+#: the providers the library was built with (a fact of the one library a process loads)
+_available: list[list[str]] = []
+
+
+def _available_providers() -> list[str]:
+    if not _available:
+        _available.append(ortc.available_providers())
+    return list(_available[0])
+
+
+def _native_run(self: InferenceSession, sess: ortc.Session) -> Callable[..., list[Any]]:
+    """What run() calls: the native session's run, wrapped where onnxruntime's results or
+    checks differ."""
+    run: Callable[..., list[Any]] = sess.run
+    # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
+    # other 8-, 4- and 16-bit float types, which ortc returns as ml_dtypes arrays)
+    bits = frozenset(a.name for a in sess.outputs
+                     if a.element_type == ortc.ElementType.FLOAT8E4M3FN)
+    if bits:
+        run = _as_bits(sess, bits)
+    sequences = {a.name: seq.element is not None
+                 and seq.element.kind == ortc.ValueKind.TENSOR
+                 for a, seq in ((a, sequence_type(a.type)) for a in sess.inputs)
+                 if seq is not None}
+    if sequences:
+        run = _sequences_checked(run, sess, sequences)
+    return run
+
+
+#: guards the swap of a session's native session (_bind) against a lazy attribute's publishing
+#: (held for a few dict steps only; a forked child gets a new one)
+_bind_lock = _process.lock(__name__, "_bind_lock", _thread.allocate_lock)
+
+
+class _Lazy:
+    """An InferenceSession attribute computed from its native session on first use and kept
+    in the instance (whose attribute then hides this descriptor: a plain read from then on).
+    Two threads reading it at once keep the first value published; a value computed from a
+    session that set_providers() replaced meanwhile is computed again."""
+
+    __slots__ = ("name", "make")
+
+    def __init__(self, name: str, make: Callable[[Any, ortc.Session], Any]) -> None:
+        self.name = name
+        self.make = make
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        while True:
+            sess = obj._sess
+            value = self.make(obj, sess)  # outside the lock: it may call into ORT
+            with _bind_lock:
+                if obj._sess is sess:
+                    return obj.__dict__.setdefault(self.name, value)
+
+
+_LAZY = {
+    "_run": _native_run,
+    "_inputs_meta": lambda self, sess: [NodeArg(a) for a in sess.inputs],
+    "_outputs_meta": lambda self, sess: [NodeArg(a) for a in sess.outputs],
+    "_overridable_initializers": lambda self, sess: [NodeArg(a) for a in
+                                                     sess.overridable_initializers],
+    "_required": lambda self, sess: [a.name for a in sess.inputs
+                                     if a.kind != ortc.ValueKind.OPTIONAL],
+    "_model_meta": lambda self, sess: ModelMetadata(sess.metadata()),
+}
+for _name, _make in _LAZY.items():
+    setattr(InferenceSession, _name, _Lazy(_name, _make))
 
 #: InferenceSession's own run, for its retries: a subclass's or a wrapper's run (or a mock)
 #: sees the caller's call once, not the internal ones
