@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from _thread import get_ident
 from typing import Any, Callable, TypeVar, cast
 
 import numpy as np
@@ -139,12 +140,18 @@ class IoBinding(Handle):
         self._echoed: dict[str, Value] = {}
         #: name -> its C string, for the names bound through _bind_plain
         self._c_names: dict[str, bytes] = {}
+        #: input (output) name -> (its C string, whether a Value bound to it must be a tensor,
+        #: the context of a failure), once a caller's Value was bound to it through the general
+        #: checks: the checks that depend on the name alone are not made again (libraries
+        #: rebind Values every call)
+        self._value_inputs: dict[str, tuple[bytes, bool, str]] = {}
+        self._value_outputs: dict[str, tuple[bytes, bool, str]] = {}
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
-    #: output name -> the hold on a caller's Value bound to it: every run with this binding
-    #: writes that value, so other threads may not use it while it stays bound (this thread
-    #: may read it between runs)
-    _output_holds: dict[str, Hold] | None = None
+    #: output name -> the hold on a caller's Value bound to it, and the thread holding it (the
+    #: one that bound it): every run with this binding writes that value, so other threads may
+    #: not use it while it stays bound (this thread may read it between runs)
+    _output_holds: dict[str, tuple[Hold, int]] | None = None
 
     def _drop_references(self) -> None:
         # the bound values themselves were let go by the release (Handle._hold)
@@ -157,24 +164,29 @@ class IoBinding(Handle):
 
     def _enter_bound(self, entries: Entries) -> dict[str, Value]:
         """For a run with this binding (:meth:`ortc._run.RunEngine.run_bound`): enter the
-        caller's bound Values into the run's ``entries``: each output exclusively, through the
-        binding thread's hold (the run writes it), each input shared (the run reads it).
-        Another thread's use of one of them during the run is then a conflict like any other.
-        A Value its user closed needs no entry: nobody can use it, and the binding keeps it
-        alive for ORT. Returns the input Values whose names are also outputs', for
-        :meth:`_after_run`."""
-        for value in self._output_values_held():
-            if not value.closed:
-                entries.enter(value, True, through_holds=True)
+        caller's bound Values into the run's ``entries``: each input shared (the run reads
+        it), and each output exclusively through the binding thread's hold (the run writes
+        it) when the run is on another thread. On the holding thread the hold already keeps
+        every other thread out of the output Value (and its own calls never conflict), so an
+        entry there would add nothing. Another thread's use of one of them during the run is
+        then a conflict like any other. A Value its user closed needs no entry: nobody can use
+        it, and the binding keeps it alive for ORT. Returns the input Values whose names are
+        also outputs', for :meth:`_after_run`."""
+        holds = self._output_holds
+        if holds:
+            me = get_ident()
+            bound = self._bound_outputs
+            for name, (_hold, holder) in holds.items():
+                if holder != me:
+                    value = bound[name]
+                    if not value.closed:
+                        entries.enter(value, True, through_holds=True)
         for value in self._caller_inputs.values():
             if not value.closed:
                 entries.enter(value)
         echo_names = self._echo_names  # (most models have none: no dict walk)
         return {n: v for n, v in self._bound_inputs.items()
                 if n in echo_names} if echo_names else {}
-
-    def _output_values_held(self) -> list[Value]:
-        return [self._bound_outputs[name] for name in (self._output_holds or {})]
 
     def _after_run(self, echoed: dict[str, Value]) -> None:
         """After a run: keep the input Values its outputs that are also inputs are (ORT hands
@@ -256,13 +268,20 @@ class IoBinding(Handle):
     def bind_input(self, name: str, data: Any) -> None:
         """Bind an input to an array (used in place, no copy when C-contiguous) or a Value."""
         engine = self._session._engine
-        if type(data) is np.ndarray:  # (the call libraries make every run: no detour)
+        kind = type(data)
+        if kind is np.ndarray:  # (the call libraries make every run: no detour)
             spec = engine.fast_inputs.get(name)
             if spec is not None and data.dtype is spec[0]:
                 owner = engine.array_value(data, f"input {name!r}", spec[1])
                 if owner is not None:
                     self._bind_plain(name, owner, data, False)
                     return
+        elif kind is Value:  # a Value bound to this name before (the wrapper found it open)
+            known = self._value_inputs.get(name)
+            if known is not None and (data._known_tensor or not known[1] and data._known_full):
+                check(self._api.BindInput(self._ptr, known[0], data._ptr), known[2])
+                self._bind_caller_input(name, data)
+                return
         arg = self._arg(name, engine.feedable, "input")
         if not isinstance(data, Value) and is_dlpack_producer(data):  # device checked there
             data = dlpack_array(data, f"bind_input {name!r}")
@@ -272,14 +291,30 @@ class IoBinding(Handle):
                 and data.dtype.kind not in "USO":
             raise InvalidArgument(f"bind_input {name!r}: expected {arg.type.type_str}, got "
                                   f"dtype {data.dtype}")
-        value = self._value_for(data, f"input {name!r}", arg.type.kind == ValueKind.TENSOR)
-        check(self._api.BindInput(self._ptr, _model_name(name), value._ptr), f"bind_input {name!r}")
-        self._bind(self._bound_inputs, name, value)
+        tensor = arg.type.kind == ValueKind.TENSOR
+        value = self._value_for(data, f"input {name!r}", tensor)
+        c_name = _model_name(name)
+        check(self._api.BindInput(self._ptr, c_name, value._ptr), f"bind_input {name!r}")
         if isinstance(value, Value) and value is data:
-            self._caller_inputs[name] = value
-        else:
-            self._caller_inputs.pop(name, None)
+            self._bind_caller_input(name, value)
+            self._value_inputs[name] = (c_name, tensor, f"bind_input {name!r}")
+            return
+        self._bind(self._bound_inputs, name, value)
+        self._caller_inputs.pop(name, None)
         self._note_values_bound()
+
+    def _bind_caller_input(self, name: str, value: Value) -> None:
+        """Record a caller's Value bound as input ``name`` (ORT's binding refers to it): held
+        as the binding's child until unbound (see :meth:`_bind`), and entered by each run."""
+        bound = self._bound_inputs
+        old = bound.get(name)
+        if old is not value:  # (the same Value again: already held once for this name)
+            self._hold(value)
+            bound[name] = value
+            if isinstance(old, Value):
+                self._unhold(old)
+        self._caller_inputs[name] = value
+        self._values_bound = True
 
     @exclusive("BindInput", "BindOutput")
     def _bind_address(self, name: str, address: int, nbytes: int, shape: tuple[int, ...],
@@ -324,12 +359,20 @@ class IoBinding(Handle):
         """Bind an output to a preallocated array or Value (ORT writes into it), or, with no
         ``data``, let ORT allocate it on ``memory_info``'s device (CPU by default)."""
         engine = self._session._engine
-        if type(data) is np.ndarray and memory_info is None:  # (as bind_input's)
-            spec = engine.fast_outputs.get(name)
-            if spec is not None and data.dtype is spec[0] and data.flags.writeable:
-                owner = engine.array_value(data, f"output {name!r}", spec[1])
-                if owner is not None:
-                    self._bind_plain(name, owner, data, True)
+        kind = type(data)
+        if memory_info is None:
+            if kind is np.ndarray:  # (as bind_input's)
+                spec = engine.fast_outputs.get(name)
+                if spec is not None and data.dtype is spec[0] and data.flags.writeable:
+                    owner = engine.array_value(data, f"output {name!r}", spec[1])
+                    if owner is not None:
+                        self._bind_plain(name, owner, data, True)
+                        return
+            elif kind is Value:  # (as bind_input's)
+                known = self._value_outputs.get(name)
+                if known is not None and data._writable and (
+                        data._known_tensor or not known[1] and data._known_full):
+                    self._bind_caller_output(name, data, known[0], known[2])
                     return
         arg = self._arg(name, engine.output_index, "output")
         if not isinstance(data, Value) and is_dlpack_producer(data):  # ORT writes into it
@@ -357,19 +400,16 @@ class IoBinding(Handle):
                 if arg.dtype is not None and data.dtype != arg.dtype:
                     raise InvalidArgument(f"bind_output {name!r}: expected "
                                           f"{arg.type.type_str}, got dtype {data.dtype}")
-            value = self._value_for(data, f"output {name!r}", arg.type.kind == ValueKind.TENSOR)
-            # a caller's Value is written by every run while bound: hold it now (a conflict
-            # raises before ORT refers to it); an array's Value is ours alone
-            hold = Hold(value) if isinstance(data, Value) else None
-            try:
-                check(self._api.BindOutput(self._ptr, _model_name(name), value._ptr),
-                      f"bind_output {name!r}")
-            except BaseException:
-                if hold is not None:
-                    hold.release()
-                raise
-            self._bind(self._bound_outputs, name, value)
-            self._set_output_hold(name, hold)
+            tensor = arg.type.kind == ValueKind.TENSOR
+            value = self._value_for(data, f"output {name!r}", tensor)
+            c_name = _model_name(name)
+            if isinstance(data, Value):
+                self._bind_caller_output(name, data, c_name, f"bind_output {name!r}")
+                self._value_outputs[name] = (c_name, tensor, f"bind_output {name!r}")
+                return
+            check(self._api.BindOutput(self._ptr, c_name, value._ptr), f"bind_output {name!r}")
+            self._bind(self._bound_outputs, name, value)  # an array's Value: ours alone
+            self._set_output_hold(name, None)
         else:
             info = memory_info or cpu_memory_info()
             info._check_open()
@@ -378,21 +418,42 @@ class IoBinding(Handle):
             self._bind(self._bound_outputs, name, None)
             self._set_output_hold(name, None)
 
+    def _bind_caller_output(self, name: str, value: Value, c_name: bytes, context: str
+                            ) -> None:
+        """Bind a caller's (open, checked) Value as output ``name``. Every run writes it while
+        it is bound: this thread holds it from now on (a conflict raises before ORT refers to
+        it), unless it already does, as that output."""
+        holds = self._output_holds
+        held = holds.get(name) if holds else None
+        if held is not None and held[1] == get_ident() and self._bound_outputs.get(name) is value:
+            check(self._api.BindOutput(self._ptr, c_name, value._ptr), context)
+            return
+        hold = Hold(value)
+        try:
+            check(self._api.BindOutput(self._ptr, c_name, value._ptr), context)
+        except BaseException:
+            hold.release()
+            raise
+        self._bind(self._bound_outputs, name, value)
+        self._set_output_hold(name, hold)
+
     def _set_output_hold(self, name: str, hold: Hold | None) -> None:
         holds = self._output_holds
         if holds is None:
             holds = self._output_holds = {}
         old = holds.pop(name, None)
         if hold is not None:
-            holds[name] = hold
-        self._note_values_bound()
+            holds[name] = (hold, get_ident())  # (a Hold is its maker's: this thread's)
+            self._values_bound = True
+        else:
+            self._note_values_bound()
         if old is not None:
-            old.release()
+            old[0].release()
 
     def _release_output_holds(self) -> None:
         holds, self._output_holds = self._output_holds, None
         self._note_values_bound()
-        for hold in (holds or {}).values():
+        for hold, _holder in (holds or {}).values():
             hold.release()
 
     @exclusive("ClearBoundInputs")
