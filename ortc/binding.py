@@ -17,7 +17,7 @@ from ._ffi import ffi
 from ._guard import Entries, Hold
 from ._handle import Handle
 from ._numpy_bridge import PLAIN_DTYPES, RunOutput, as_array, is_array_like, \
-    ortvalue_to_python, take_output, tensor_copy_or_shape, value_kind
+    is_empty_optional, ortvalue_to_python, take_output, tensor_copy_or_shape, value_kind
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
@@ -39,6 +39,8 @@ def _model_name(name: str) -> bytes:
     the model's own bytes (as the run paths' names do)."""
     return utf8(name, "name", surrogates=True)
 
+
+_NULL = ffi.NULL
 
 #: (no size limit for tensor_copy_or_shape: get_outputs(copy=True) copies every size)
 _NO_LIMIT = 1 << 62
@@ -73,15 +75,56 @@ def _release_outputs(api: Any, arr: Any, count: Any) -> None:
 
 def _release_output_steps(api: Any, arr: Any, count: Any) -> None:
     slots = arr[0]
-    if slots == ffi.NULL:
+    if slots == _NULL:
         return
     for i in range(count[0]):
         raw = slots[i]
-        if raw != ffi.NULL:
-            slots[i] = ffi.NULL  # cleared first: released once
+        if raw != _NULL:
+            slots[i] = _NULL  # cleared first: released once
             api.ReleaseValue(raw)
-    arr[0] = ffi.NULL
-    _free(api, default_allocator()._ptr, slots)
+    arr[0] = _NULL
+    ignore(api.AllocatorFree(default_allocator()._ptr, slots))
+
+
+class _OutScratch:
+    """Out-parameters for one copy of the bound outputs (:meth:`IoBinding._plain_copies`),
+    taken from a pool and given back after use, so that no two calls share them (one that a
+    signal handler makes on this thread in the middle of another)."""
+
+    __slots__ = ("values", "count", "elem", "dims", "dims_arg", "ndim", "data")
+
+    def __init__(self) -> None:
+        self.values = ffi.new("OrtValue***")
+        self.count = ffi.new("size_t*")
+        self.elem = ffi.new("ONNXTensorElementDataType*")
+        self.dims = ffi.new("int64_t**")
+        self.dims_arg = ffi.cast("const int64_t**", self.dims)
+        self.ndim = ffi.new("size_t*")
+        self.data = ffi.new("void**")
+
+
+#: free _OutScratch sets (list.pop and list.append are atomic)
+_out_scratch: list[_OutScratch] = []
+
+
+def _plain_copy(api: Any, raw: Any, sc: _OutScratch) -> np.ndarray[Any, Any] | None:
+    """A new array holding a copy of the tensor ``raw`` when its type is one numpy reads as
+    it is; None for another type, or for a value that holds no tensor (an output no run wrote
+    yet: ORT reports that with an error status, which is let go)."""
+    status = api.GetTensorElementTypeAndShapeDataReference(raw, sc.elem, sc.dims_arg, sc.ndim)
+    if status:
+        ignore(status, "GetTensorElementTypeAndShapeDataReference")
+        return None
+    dtype = PLAIN_DTYPES.get(sc.elem[0])
+    if dtype is None:
+        return None
+    n = sc.ndim[0]
+    copy = np.empty(tuple(ffi.unpack(sc.dims[0], n)) if n else (), dtype)
+    size = copy.nbytes
+    if size:
+        check(api.GetTensorMutableData(raw, sc.data))
+        ffi.memmove(copy, sc.data[0], size)
+    return copy
 
 
 class _ArrayBound:
@@ -146,6 +189,12 @@ class IoBinding(Handle):
         #: rebind Values every call)
         self._value_inputs: dict[str, tuple[bytes, bool, str]] = {}
         self._value_outputs: dict[str, tuple[bytes, bool, str]] = {}
+        #: output name -> its C string, once bound to CPU memory ORT allocates
+        self._device_outputs: dict[str, bytes] = {}
+        #: the process's CPU memory info (never released: see MemoryInfo's _process_wide)
+        self._cpu_info_ptr = cpu_memory_info()._ptr
+        #: ORT's default CPU allocator (process-wide too), which hands out the output values
+        self._alloc_ptr = default_allocator()._ptr
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
     #: output name -> the hold on a caller's Value bound to it, and the thread holding it (the
@@ -361,7 +410,18 @@ class IoBinding(Handle):
         engine = self._session._engine
         kind = type(data)
         if memory_info is None:
-            if kind is np.ndarray:  # (as bind_input's)
+            if data is None:  # ORT allocates it in CPU memory (every call, in libraries)
+                c_name = self._device_outputs.get(name)
+                if c_name is not None:
+                    check(self._api.BindOutputToDevice(self._ptr, c_name, self._cpu_info_ptr),
+                          f"bind_output {name!r}")
+                    bound = self._bound_outputs
+                    if bound.get(name, True) is not None or \
+                            self._output_holds and name in self._output_holds:
+                        self._bind(bound, name, None)  # (was bound to memory: let it go)
+                        self._set_output_hold(name, None)
+                    return
+            elif kind is np.ndarray:  # (as bind_input's)
                 spec = engine.fast_outputs.get(name)
                 if spec is not None and data.dtype is spec[0] and data.flags.writeable:
                     owner = engine.array_value(data, f"output {name!r}", spec[1])
@@ -413,10 +473,13 @@ class IoBinding(Handle):
         else:
             info = memory_info or cpu_memory_info()
             info._check_open()
-            check(self._api.BindOutputToDevice(self._ptr, _model_name(name), info._ptr),
+            c_name = _model_name(name)
+            check(self._api.BindOutputToDevice(self._ptr, c_name, info._ptr),
                   f"bind_output {name!r}")
             self._bind(self._bound_outputs, name, None)
             self._set_output_hold(name, None)
+            if memory_info is None:
+                self._device_outputs[name] = c_name
 
     def _bind_caller_output(self, name: str, value: Value, c_name: bytes, context: str
                             ) -> None:
@@ -515,6 +578,9 @@ class IoBinding(Handle):
         shape matches): copy a result to keep it across runs, or ask for copies with
         ``copy=True`` (arrays of their own, made straight from ORT's memory)."""
         api = self._api
+        if copy:
+            if self._session._engine.fast_outputs.keys() >= self._bound_outputs.keys():
+                return self._plain_copies()
 
         def convert(slots: Any, i: int, value: Value | _ArrayBound | None) -> Any:
             owner = take_output(api, slots, i)
@@ -529,6 +595,39 @@ class IoBinding(Handle):
             return _copied(convert(slots, i, value))
 
         return self._each_output(convert_copy if copy else convert)
+
+    def _plain_copies(self) -> list[RunOutput]:
+        """get_outputs(copy=True) when every bound output is one of the model's plain tensors:
+        each copied straight from ORT's memory into a new array (its type and shape read in
+        one call, its data with one memmove), with no look at the output names or kinds. An
+        output no run wrote yet (ORT holds no tensor for it) is None, as get_outputs gives."""
+        api = self._api
+        pool = _out_scratch
+        try:
+            sc = pool.pop()
+        except IndexError:
+            sc = _OutScratch()
+        arr, count = sc.values, sc.count
+        try:
+            self._output_values(arr, count)
+            slots = arr[0]
+            out: list[RunOutput] = []
+            for i in range(count[0]):
+                raw = slots[i]  # (left in its slot: released with the others)
+                copy = None
+                if raw != _NULL:
+                    if api.fast_shape:
+                        copy = _plain_copy(api, raw, sc)
+                    elif not is_empty_optional(api, raw):
+                        copy = tensor_copy_or_shape(api, raw, _NO_LIMIT)[2]
+                if copy is None:  # (none, or not a type numpy reads as it is)
+                    owner = take_output(api, slots, i)
+                    copy = _copied(ortvalue_to_python(api, owner, owner, True))
+                out.append(copy)
+        finally:
+            _release_outputs(api, arr, count)
+        pool.append(sc)
+        return out
 
     @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
     def get_output_values(self) -> list[Value]:
