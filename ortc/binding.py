@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from _thread import get_ident
-from typing import Any, Callable, TypeVar, cast
+from typing import Any, Callable, Tuple, TypeVar, cast
 
 import numpy as np
 
@@ -127,6 +127,11 @@ def _plain_copy(api: Any, raw: Any, sc: _OutScratch) -> np.ndarray[Any, Any] | N
     return copy
 
 
+#: (numpy dtype, ORT element type, what a message calls the name, its C string, the context of
+#: a failed bind) of one of the model's plain tensor inputs or outputs
+_PlainSpec = Tuple[np.dtype[Any], int, str, bytes, str]
+
+
 class _ArrayBound:
     """A numpy array bound as it is: the OrtValue over its memory (an owner that releases it)
     and the array, which stays referenced for as long as ORT's binding refers to its memory
@@ -181,8 +186,11 @@ class IoBinding(Handle):
         #: input name -> the Value the last run read for it, when the name is also an output's:
         #: that output, as ORT holds it for get_outputs, is that Value's memory (_after_run)
         self._echoed: dict[str, Value] = {}
-        #: name -> its C string, for the names bound through _bind_plain
-        self._c_names: dict[str, bytes] = {}
+        self._engine = session._engine
+        #: input (output) name -> what binding plain memory to that plain tensor needs (see
+        #: _plain_spec), made once per name
+        self._plain_inputs: dict[str, _PlainSpec] = {}
+        self._plain_outputs: dict[str, _PlainSpec] = {}
         #: input (output) name -> (its C string, whether a Value bound to it must be a tensor,
         #: the context of a failure), once a caller's Value was bound to it through the general
         #: checks: the checks that depend on the name alone are not made again (libraries
@@ -316,14 +324,13 @@ class IoBinding(Handle):
     @exclusive("BindInput", args={"data": "shared"})
     def bind_input(self, name: str, data: Any) -> None:
         """Bind an input to an array (used in place, no copy when C-contiguous) or a Value."""
-        engine = self._session._engine
         kind = type(data)
         if kind is np.ndarray:  # (the call libraries make every run: no detour)
-            spec = engine.fast_inputs.get(name)
+            spec = self._plain_inputs.get(name) or self._plain_spec(name, False)
             if spec is not None and data.dtype is spec[0]:
-                owner = engine.array_value(data, f"input {name!r}", spec[1])
+                owner = self._engine.array_value(data, spec[2], spec[1])
                 if owner is not None:
-                    self._bind_plain(name, owner, data, False)
+                    self._bind_plain(name, owner, data, spec, False)
                     return
         elif kind is Value:  # a Value bound to this name before (the wrapper found it open)
             known = self._value_inputs.get(name)
@@ -331,6 +338,7 @@ class IoBinding(Handle):
                 check(self._api.BindInput(self._ptr, known[0], data._ptr), known[2])
                 self._bind_caller_input(name, data)
                 return
+        engine = self._engine
         arg = self._arg(name, engine.feedable, "input")
         if not isinstance(data, Value) and is_dlpack_producer(data):  # device checked there
             data = dlpack_array(data, f"bind_input {name!r}")
@@ -374,40 +382,58 @@ class IoBinding(Handle):
         onnxruntime's binding leaves it to. Only for a model input or output that is a plain
         tensor, and a plain element type; returns False (nothing bound) for anything else,
         which the caller binds the general way."""
-        engine = self._session._engine
-        if element_type not in PLAIN_DTYPES or \
-                name not in (engine.fast_outputs if output else engine.fast_inputs):
+        spec = (self._plain_outputs if output else self._plain_inputs).get(name) or \
+            self._plain_spec(name, output)
+        if spec is None or element_type not in PLAIN_DTYPES:
             return False
-        what = f"output {name!r}" if output else f"input {name!r}"
-        self._bind_plain(name, engine.address_value(address, nbytes, shape, element_type, what),
-                         None, output)
+        self._bind_plain(name, self._engine.address_value(address, nbytes, shape, element_type,
+                                                          spec[2]), None, spec, output)
         return True
 
+    def _plain_spec(self, name: str, output: bool) -> _PlainSpec | None:
+        """What binding plain memory to ``name`` needs, when it is one of the model's plain
+        tensor inputs (outputs), else None: made once per binding and name (libraries rebind
+        every call)."""
+        engine = self._engine
+        fast = (engine.fast_outputs if output else engine.fast_inputs).get(name)
+        if fast is None:
+            return None
+        what = f"output {name!r}" if output else f"input {name!r}"
+        spec = (fast[0], fast[1], what, _model_name(name), f"bind_{what}")
+        (self._plain_outputs if output else self._plain_inputs)[name] = spec
+        return spec
+
     def _bind_plain(self, name: str, owner: Any, array: np.ndarray[Any, Any] | None,
-                    output: bool) -> None:
+                    spec: _PlainSpec, output: bool) -> None:
         """Bind an OrtValue over plain memory (an array's, or a caller's address) as input or
-        output ``name``, checked by the caller to be one of the model's plain tensors."""
-        c_name = self._c_names.get(name)
-        if c_name is None:
-            c_name = self._c_names[name] = _model_name(name)
+        output ``name``, one of the model's plain tensors (``spec``)."""
         if output:
-            check(self._api.BindOutput(self._ptr, c_name, owner), f"bind_output {name!r}")
-            self._bind(self._bound_outputs, name, _ArrayBound(owner, array))
-            if self._output_holds:
-                self._set_output_hold(name, None)
-            return
-        check(self._api.BindInput(self._ptr, c_name, owner), f"bind_input {name!r}")
-        self._bind(self._bound_inputs, name, _ArrayBound(owner, array))
-        if self._values_bound or name in self._echo_names:
+            check(self._api.BindOutput(self._ptr, spec[3], owner), spec[4])
+            bound = self._bound_outputs
+        else:
+            check(self._api.BindInput(self._ptr, spec[3], owner), spec[4])
+            bound = self._bound_inputs
+        old = bound.get(name)
+        bound[name] = _ArrayBound(owner, array)
+        if old is not None and type(old) is not _ArrayBound:
+            self._unbound(name, old, output)
+        elif not output and name in self._echo_names:  # (a run must keep it: _after_run)
+            self._note_values_bound()
+
+    def _unbound(self, name: str, old: Value, output: bool) -> None:
+        """``old``, a caller's Value bound as ``name``, is no longer: let it go."""
+        if output:
+            self._set_output_hold(name, None)
+        else:
             self._caller_inputs.pop(name, None)
             self._note_values_bound()
+        self._unhold(old)
 
     @exclusive("BindOutput", "BindOutputToDevice", args={"data": "shared", "memory_info": "shared"})
     def bind_output(self, name: str, data: Any = None,
                     memory_info: MemoryInfo | None = None) -> None:
         """Bind an output to a preallocated array or Value (ORT writes into it), or, with no
         ``data``, let ORT allocate it on ``memory_info``'s device (CPU by default)."""
-        engine = self._session._engine
         kind = type(data)
         if memory_info is None:
             if data is None:  # ORT allocates it in CPU memory (every call, in libraries)
@@ -422,11 +448,11 @@ class IoBinding(Handle):
                         self._set_output_hold(name, None)
                     return
             elif kind is np.ndarray:  # (as bind_input's)
-                spec = engine.fast_outputs.get(name)
+                spec = self._plain_outputs.get(name) or self._plain_spec(name, True)
                 if spec is not None and data.dtype is spec[0] and data.flags.writeable:
-                    owner = engine.array_value(data, f"output {name!r}", spec[1])
+                    owner = self._engine.array_value(data, spec[2], spec[1])
                     if owner is not None:
-                        self._bind_plain(name, owner, data, True)
+                        self._bind_plain(name, owner, data, spec, True)
                         return
             elif kind is Value:  # (as bind_input's)
                 known = self._value_outputs.get(name)
@@ -434,6 +460,7 @@ class IoBinding(Handle):
                         data._known_tensor or not known[1] and data._known_full):
                     self._bind_caller_output(name, data, known[0], known[2])
                     return
+        engine = self._engine
         arg = self._arg(name, engine.output_index, "output")
         if not isinstance(data, Value) and is_dlpack_producer(data):  # ORT writes into it
             data = dlpack_array(data, f"bind_output {name!r}")
