@@ -219,7 +219,7 @@ class IoBinding(Handle):
         self._echoed = {}
         self._release_output_holds()
 
-    def _enter_bound(self, entries: Entries) -> dict[str, Value]:
+    def _enter_bound(self, entries: Entries) -> dict[str, Value] | None:
         """For a run with this binding (:meth:`ortc._run.RunEngine.run_bound`): enter the
         caller's bound Values into the run's ``entries``: each input shared (the run reads
         it), and each output exclusively through the binding thread's hold (the run writes
@@ -228,7 +228,8 @@ class IoBinding(Handle):
         entry there would add nothing. Another thread's use of one of them during the run is
         then a conflict like any other. A Value its user closed needs no entry: nobody can use
         it, and the binding keeps it alive for ORT. Returns the input Values whose names are
-        also outputs', for :meth:`_after_run`."""
+        also outputs', for :meth:`_after_run`: None when the model has no such name and no
+        run of this binding kept any (nothing for _after_run to do)."""
         holds = self._output_holds
         if holds:
             me = get_ident()
@@ -242,8 +243,9 @@ class IoBinding(Handle):
             if not value.closed:
                 entries.enter(value)
         echo_names = self._echo_names  # (most models have none: no dict walk)
-        return {n: v for n, v in self._bound_inputs.items()
-                if n in echo_names} if echo_names else {}
+        if not echo_names:
+            return {} if self._echoed else None
+        return {n: v for n, v in self._bound_inputs.items() if n in echo_names}
 
     def _after_run(self, echoed: dict[str, Value]) -> None:
         """After a run: keep the input Values its outputs that are also inputs are (ORT hands
@@ -606,7 +608,7 @@ class IoBinding(Handle):
         ``copy=True`` (arrays of their own, made straight from ORT's memory)."""
         api = self._api
         if copy:
-            if self._session._engine.fast_outputs.keys() >= self._bound_outputs.keys():
+            if self._engine.fast_outputs.keys() >= self._bound_outputs.keys():
                 return self._plain_copies()
 
         def convert(slots: Any, i: int, value: Value | _ArrayBound | None) -> Any:

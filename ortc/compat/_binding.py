@@ -42,7 +42,7 @@ def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
         dtype, et = _DTYPES[element_type]
     except (KeyError, TypeError):  # (an unhashable element type is left to np.dtype)
         dtype, et = _dtype_of(element_type)
-    dims = tuple([d if type(d) is int else int(d) for d in shape])
+    dims = tuple(map(int, shape))  # (an int as it is, a numpy integer as an int)
     if dims and min(dims) < 0:  # onnxruntime's class for a negative dimension
         raise RuntimeError(f"{what}: shape {list(dims)} has a negative dimension")
     count = math.prod(dims)
