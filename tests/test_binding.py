@@ -552,3 +552,46 @@ def test_get_outputs_copies_before_and_after_a_run() -> None:
     s.run_with_binding(b)
     [copy] = b.get_outputs(copy=True)
     assert copy.tolist() == y.tolist() and not np.shares_memory(copy, y)
+
+
+def test_a_run_on_the_thread_holding_its_output_value_keeps_other_threads_out() -> None:
+    """A bound run on the thread that bound (and so holds) the output Value does not enter
+    that Value again: its hold already refuses every other thread, which stays so for the
+    length of the run (a read, a write, a close), in serialize mode too."""
+    import threading
+    import time
+
+    s = ortc.Session(models.endless_model(64), intra_op_num_threads=1)
+    out = ortc.Value.from_numpy(np.zeros((64, 64), np.float32))
+    ro = ortc.RunOptions()
+    started = threading.Event()
+    ended: list[BaseException] = []
+
+    def bind_and_run() -> None:
+        b = s.io_binding()
+        b.bind_input("x", np.ones((64, 64), np.float32))
+        b.bind_output("y", out)
+        started.set()
+        try:
+            s.run_with_binding(b, ro)
+        except BaseException as exc:  # noqa: BLE001 - the terminate ends it with an error
+            ended.append(exc)
+        b.clear_binding_outputs()
+
+    t = threading.Thread(target=bind_and_run)
+    t.start()
+    assert started.wait(10)
+    deadline = time.monotonic() + 10
+    while not s._guard.calls and time.monotonic() < deadline:  # (until the run is in flight)
+        time.sleep(0.001)
+    old = ortc.set_thread_checks("serialize")
+    try:
+        for use in (out.numpy, lambda: out.fill(1.0), out.close):
+            with pytest.raises(ortc.ConcurrentUseError, match="a hold"):
+                use()
+    finally:
+        ortc.set_thread_checks(old)
+        ro.terminate()
+        t.join(30)
+    assert len(ended) == 1 and "terminate" in str(ended[0])
+    assert out.numpy().shape == (64, 64) and not out._guard.holds  # free once unbound
