@@ -197,8 +197,9 @@ class IoBinding(Handle):
         #: rebind Values every call)
         self._value_inputs: dict[str, tuple[bytes, bool, str]] = {}
         self._value_outputs: dict[str, tuple[bytes, bool, str]] = {}
-        #: output name -> its C string, once bound to CPU memory ORT allocates
-        self._device_outputs: dict[str, bytes] = {}
+        #: output name -> its C string and a failure's context, once bound to CPU memory ORT
+        #: allocates
+        self._device_outputs: dict[str, tuple[bytes, str]] = {}
         #: the process's CPU memory info (never released: see MemoryInfo's _process_wide)
         self._cpu_info_ptr = cpu_memory_info()._ptr
         #: ORT's default CPU allocator (process-wide too), which hands out the output values
@@ -240,7 +241,8 @@ class IoBinding(Handle):
                     if not value.closed:
                         entries.enter(value, True, through_holds=True)
         for value in self._caller_inputs.values():
-            if not value.closed:
+            guard = value._guard
+            if guard is not None and not guard.closed:  # (Value.closed, without its call)
                 entries.enter(value)
         echo_names = self._echo_names  # (most models have none: no dict walk)
         if not echo_names:
@@ -439,10 +441,10 @@ class IoBinding(Handle):
         kind = type(data)
         if memory_info is None:
             if data is None:  # ORT allocates it in CPU memory (every call, in libraries)
-                c_name = self._device_outputs.get(name)
-                if c_name is not None:
-                    check(self._api.BindOutputToDevice(self._ptr, c_name, self._cpu_info_ptr),
-                          f"bind_output {name!r}")
+                device = self._device_outputs.get(name)
+                if device is not None:
+                    check(self._api.BindOutputToDevice(self._ptr, device[0], self._cpu_info_ptr),
+                          device[1])
                     bound = self._bound_outputs
                     if bound.get(name, True) is not None or \
                             self._output_holds and name in self._output_holds:
@@ -508,7 +510,7 @@ class IoBinding(Handle):
             self._bind(self._bound_outputs, name, None)
             self._set_output_hold(name, None)
             if memory_info is None:
-                self._device_outputs[name] = c_name
+                self._device_outputs[name] = (c_name, f"bind_output {name!r}")
 
     def _bind_caller_output(self, name: str, value: Value, c_name: bytes, context: str
                             ) -> None:
