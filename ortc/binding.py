@@ -214,6 +214,7 @@ class IoBinding(Handle):
     def _drop_references(self) -> None:
         # the bound values themselves were let go by the release (Handle._hold)
         self._session = None
+        self._engine = None
         self._bound_inputs = {}
         self._bound_outputs = {}
         self._caller_inputs = {}
