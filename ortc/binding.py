@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar, cast
+from _thread import get_ident
+from typing import Any, Callable, Tuple, TypeVar, cast
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ._ffi import ffi
 from ._guard import Entries, Hold
 from ._handle import Handle
 from ._numpy_bridge import PLAIN_DTYPES, RunOutput, as_array, is_array_like, \
-    ortvalue_to_python, take_output, tensor_copy_or_shape, value_kind
+    is_empty_optional, ortvalue_to_python, take_output, tensor_copy_or_shape, value_kind
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
@@ -38,6 +39,8 @@ def _model_name(name: str) -> bytes:
     the model's own bytes (as the run paths' names do)."""
     return utf8(name, "name", surrogates=True)
 
+
+_NULL = ffi.NULL
 
 #: (no size limit for tensor_copy_or_shape: get_outputs(copy=True) copies every size)
 _NO_LIMIT = 1 << 62
@@ -72,15 +75,61 @@ def _release_outputs(api: Any, arr: Any, count: Any) -> None:
 
 def _release_output_steps(api: Any, arr: Any, count: Any) -> None:
     slots = arr[0]
-    if slots == ffi.NULL:
+    if slots == _NULL:
         return
     for i in range(count[0]):
         raw = slots[i]
-        if raw != ffi.NULL:
-            slots[i] = ffi.NULL  # cleared first: released once
+        if raw != _NULL:
+            slots[i] = _NULL  # cleared first: released once
             api.ReleaseValue(raw)
-    arr[0] = ffi.NULL
-    _free(api, default_allocator()._ptr, slots)
+    arr[0] = _NULL
+    ignore(api.AllocatorFree(default_allocator()._ptr, slots))
+
+
+class _OutScratch:
+    """Out-parameters for one copy of the bound outputs (:meth:`IoBinding._plain_copies`),
+    taken from a pool and given back after use, so that no two calls share them (one that a
+    signal handler makes on this thread in the middle of another)."""
+
+    __slots__ = ("values", "count", "elem", "dims", "dims_arg", "ndim", "data")
+
+    def __init__(self) -> None:
+        self.values = ffi.new("OrtValue***")
+        self.count = ffi.new("size_t*")
+        self.elem = ffi.new("ONNXTensorElementDataType*")
+        self.dims = ffi.new("int64_t**")
+        self.dims_arg = ffi.cast("const int64_t**", self.dims)
+        self.ndim = ffi.new("size_t*")
+        self.data = ffi.new("void**")
+
+
+#: free _OutScratch sets (list.pop and list.append are atomic)
+_out_scratch: list[_OutScratch] = []
+
+
+def _plain_copy(api: Any, raw: Any, sc: _OutScratch) -> np.ndarray[Any, Any] | None:
+    """A new array holding a copy of the tensor ``raw`` when its type is one numpy reads as
+    it is; None for another type, or for a value that holds no tensor (an output no run wrote
+    yet: ORT reports that with an error status, which is let go)."""
+    status = api.GetTensorElementTypeAndShapeDataReference(raw, sc.elem, sc.dims_arg, sc.ndim)
+    if status:
+        ignore(status, "GetTensorElementTypeAndShapeDataReference")
+        return None
+    dtype = PLAIN_DTYPES.get(sc.elem[0])
+    if dtype is None:
+        return None
+    n = sc.ndim[0]
+    copy = np.empty(tuple(ffi.unpack(sc.dims[0], n)) if n else (), dtype)
+    size = copy.nbytes
+    if size:
+        check(api.GetTensorMutableData(raw, sc.data))
+        ffi.memmove(copy, sc.data[0], size)
+    return copy
+
+
+#: (numpy dtype, ORT element type, what a message calls the name, its C string, the context of
+#: a failed bind) of one of the model's plain tensor inputs or outputs
+_PlainSpec = Tuple[np.dtype[Any], int, str, bytes, str]
 
 
 class _ArrayBound:
@@ -137,44 +186,69 @@ class IoBinding(Handle):
         #: input name -> the Value the last run read for it, when the name is also an output's:
         #: that output, as ORT holds it for get_outputs, is that Value's memory (_after_run)
         self._echoed: dict[str, Value] = {}
-        #: name -> its C string, for the names bound through _bind_plain
-        self._c_names: dict[str, bytes] = {}
+        self._engine = session._engine
+        #: input (output) name -> what binding plain memory to that plain tensor needs (see
+        #: _plain_spec), made once per name
+        self._plain_inputs: dict[str, _PlainSpec] = {}
+        self._plain_outputs: dict[str, _PlainSpec] = {}
+        #: input (output) name -> (its C string, whether a Value bound to it must be a tensor,
+        #: the context of a failure), once a caller's Value was bound to it through the general
+        #: checks: the checks that depend on the name alone are not made again (libraries
+        #: rebind Values every call)
+        self._value_inputs: dict[str, tuple[bytes, bool, str]] = {}
+        self._value_outputs: dict[str, tuple[bytes, bool, str]] = {}
+        #: output name -> its C string and a failure's context, once bound to CPU memory ORT
+        #: allocates
+        self._device_outputs: dict[str, tuple[bytes, str]] = {}
+        #: the process's CPU memory info (never released: see MemoryInfo's _process_wide)
+        self._cpu_info_ptr = cpu_memory_info()._ptr
+        #: ORT's default CPU allocator (process-wide too), which hands out the output values
+        self._alloc_ptr = default_allocator()._ptr
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
-    #: output name -> the hold on a caller's Value bound to it: every run with this binding
-    #: writes that value, so other threads may not use it while it stays bound (this thread
-    #: may read it between runs)
-    _output_holds: dict[str, Hold] | None = None
+    #: output name -> the hold on a caller's Value bound to it, and the thread holding it (the
+    #: one that bound it): every run with this binding writes that value, so other threads may
+    #: not use it while it stays bound (this thread may read it between runs)
+    _output_holds: dict[str, tuple[Hold, int]] | None = None
 
     def _drop_references(self) -> None:
         # the bound values themselves were let go by the release (Handle._hold)
         self._session = None
+        self._engine = None
         self._bound_inputs = {}
         self._bound_outputs = {}
         self._caller_inputs = {}
         self._echoed = {}
         self._release_output_holds()
 
-    def _enter_bound(self, entries: Entries) -> dict[str, Value]:
+    def _enter_bound(self, entries: Entries) -> dict[str, Value] | None:
         """For a run with this binding (:meth:`ortc._run.RunEngine.run_bound`): enter the
-        caller's bound Values into the run's ``entries``: each output exclusively, through the
-        binding thread's hold (the run writes it), each input shared (the run reads it).
-        Another thread's use of one of them during the run is then a conflict like any other.
-        A Value its user closed needs no entry: nobody can use it, and the binding keeps it
-        alive for ORT. Returns the input Values whose names are also outputs', for
-        :meth:`_after_run`."""
-        for value in self._output_values_held():
-            if not value.closed:
-                entries.enter(value, True, through_holds=True)
+        caller's bound Values into the run's ``entries``: each input shared (the run reads
+        it), and each output exclusively through the binding thread's hold (the run writes
+        it) when the run is on another thread. On the holding thread the hold already keeps
+        every other thread out of the output Value (and its own calls never conflict), so an
+        entry there would add nothing. Another thread's use of one of them during the run is
+        then a conflict like any other. A Value its user closed needs no entry: nobody can use
+        it, and the binding keeps it alive for ORT. Returns the input Values whose names are
+        also outputs', for :meth:`_after_run`: None when the model has no such name and no
+        run of this binding kept any (nothing for _after_run to do)."""
+        holds = self._output_holds
+        if holds:
+            me = get_ident()
+            bound = self._bound_outputs
+            for name, (_hold, holder) in holds.items():
+                if holder != me:
+                    value = bound[name]
+                    if not value.closed:
+                        entries.enter(value, True, through_holds=True)
         for value in self._caller_inputs.values():
-            if not value.closed:
+            guard = value._guard
+            if guard is not None and not guard.closed:  # (Value.closed, without its call)
                 entries.enter(value)
         echo_names = self._echo_names  # (most models have none: no dict walk)
-        return {n: v for n, v in self._bound_inputs.items()
-                if n in echo_names} if echo_names else {}
-
-    def _output_values_held(self) -> list[Value]:
-        return [self._bound_outputs[name] for name in (self._output_holds or {})]
+        if not echo_names:
+            return {} if self._echoed else None
+        return {n: v for n, v in self._bound_inputs.items() if n in echo_names}
 
     def _after_run(self, echoed: dict[str, Value]) -> None:
         """After a run: keep the input Values its outputs that are also inputs are (ORT hands
@@ -255,14 +329,21 @@ class IoBinding(Handle):
     @exclusive("BindInput", args={"data": "shared"})
     def bind_input(self, name: str, data: Any) -> None:
         """Bind an input to an array (used in place, no copy when C-contiguous) or a Value."""
-        engine = self._session._engine
-        if type(data) is np.ndarray:  # (the call libraries make every run: no detour)
-            spec = engine.fast_inputs.get(name)
+        kind = type(data)
+        if kind is np.ndarray:  # (the call libraries make every run: no detour)
+            spec = self._plain_inputs.get(name) or self._plain_spec(name, False)
             if spec is not None and data.dtype is spec[0]:
-                owner = engine.array_value(data, f"input {name!r}", spec[1])
+                owner = self._engine.array_value(data, spec[2], spec[1])
                 if owner is not None:
-                    self._bind_plain(name, owner, data, False)
+                    self._bind_plain(name, owner, data, spec, False)
                     return
+        elif kind is Value:  # a Value bound to this name before (the wrapper found it open)
+            known = self._value_inputs.get(name)
+            if known is not None and (data._known_tensor or not known[1] and data._known_full):
+                check(self._api.BindInput(self._ptr, known[0], data._ptr), known[2])
+                self._bind_caller_input(name, data)
+                return
+        engine = self._engine
         arg = self._arg(name, engine.feedable, "input")
         if not isinstance(data, Value) and is_dlpack_producer(data):  # device checked there
             data = dlpack_array(data, f"bind_input {name!r}")
@@ -272,14 +353,30 @@ class IoBinding(Handle):
                 and data.dtype.kind not in "USO":
             raise InvalidArgument(f"bind_input {name!r}: expected {arg.type.type_str}, got "
                                   f"dtype {data.dtype}")
-        value = self._value_for(data, f"input {name!r}", arg.type.kind == ValueKind.TENSOR)
-        check(self._api.BindInput(self._ptr, _model_name(name), value._ptr), f"bind_input {name!r}")
-        self._bind(self._bound_inputs, name, value)
+        tensor = arg.type.kind == ValueKind.TENSOR
+        value = self._value_for(data, f"input {name!r}", tensor)
+        c_name = _model_name(name)
+        check(self._api.BindInput(self._ptr, c_name, value._ptr), f"bind_input {name!r}")
         if isinstance(value, Value) and value is data:
-            self._caller_inputs[name] = value
-        else:
-            self._caller_inputs.pop(name, None)
+            self._bind_caller_input(name, value)
+            self._value_inputs[name] = (c_name, tensor, f"bind_input {name!r}")
+            return
+        self._bind(self._bound_inputs, name, value)
+        self._caller_inputs.pop(name, None)
         self._note_values_bound()
+
+    def _bind_caller_input(self, name: str, value: Value) -> None:
+        """Record a caller's Value bound as input ``name`` (ORT's binding refers to it): held
+        as the binding's child until unbound (see :meth:`_bind`), and entered by each run."""
+        bound = self._bound_inputs
+        old = bound.get(name)
+        if old is not value:  # (the same Value again: already held once for this name)
+            self._hold(value)
+            bound[name] = value
+            if isinstance(old, Value):
+                self._unhold(old)
+        self._caller_inputs[name] = value
+        self._values_bound = True
 
     @exclusive("BindInput", "BindOutput")
     def _bind_address(self, name: str, address: int, nbytes: int, shape: tuple[int, ...],
@@ -290,47 +387,85 @@ class IoBinding(Handle):
         onnxruntime's binding leaves it to. Only for a model input or output that is a plain
         tensor, and a plain element type; returns False (nothing bound) for anything else,
         which the caller binds the general way."""
-        engine = self._session._engine
-        if element_type not in PLAIN_DTYPES or \
-                name not in (engine.fast_outputs if output else engine.fast_inputs):
+        spec = (self._plain_outputs if output else self._plain_inputs).get(name) or \
+            self._plain_spec(name, output)
+        if spec is None or element_type not in PLAIN_DTYPES:
             return False
-        what = f"output {name!r}" if output else f"input {name!r}"
-        self._bind_plain(name, engine.address_value(address, nbytes, shape, element_type, what),
-                         None, output)
+        self._bind_plain(name, self._engine.address_value(address, nbytes, shape, element_type,
+                                                          spec[2]), None, spec, output)
         return True
 
+    def _plain_spec(self, name: str, output: bool) -> _PlainSpec | None:
+        """What binding plain memory to ``name`` needs, when it is one of the model's plain
+        tensor inputs (outputs), else None: made once per binding and name (libraries rebind
+        every call)."""
+        engine = self._engine
+        fast = (engine.fast_outputs if output else engine.fast_inputs).get(name)
+        if fast is None:
+            return None
+        what = f"output {name!r}" if output else f"input {name!r}"
+        spec = (fast[0], fast[1], what, _model_name(name), f"bind_{what}")
+        (self._plain_outputs if output else self._plain_inputs)[name] = spec
+        return spec
+
     def _bind_plain(self, name: str, owner: Any, array: np.ndarray[Any, Any] | None,
-                    output: bool) -> None:
+                    spec: _PlainSpec, output: bool) -> None:
         """Bind an OrtValue over plain memory (an array's, or a caller's address) as input or
-        output ``name``, checked by the caller to be one of the model's plain tensors."""
-        c_name = self._c_names.get(name)
-        if c_name is None:
-            c_name = self._c_names[name] = _model_name(name)
+        output ``name``, one of the model's plain tensors (``spec``)."""
         if output:
-            check(self._api.BindOutput(self._ptr, c_name, owner), f"bind_output {name!r}")
-            self._bind(self._bound_outputs, name, _ArrayBound(owner, array))
-            if self._output_holds:
-                self._set_output_hold(name, None)
-            return
-        check(self._api.BindInput(self._ptr, c_name, owner), f"bind_input {name!r}")
-        self._bind(self._bound_inputs, name, _ArrayBound(owner, array))
-        if self._values_bound or name in self._echo_names:
+            check(self._api.BindOutput(self._ptr, spec[3], owner), spec[4])
+            bound = self._bound_outputs
+        else:
+            check(self._api.BindInput(self._ptr, spec[3], owner), spec[4])
+            bound = self._bound_inputs
+        old = bound.get(name)
+        bound[name] = _ArrayBound(owner, array)
+        if old is not None and type(old) is not _ArrayBound:
+            self._unbound(name, old, output)
+        elif not output and name in self._echo_names:  # (a run must keep it: _after_run)
+            self._note_values_bound()
+
+    def _unbound(self, name: str, old: Value, output: bool) -> None:
+        """``old``, a caller's Value bound as ``name``, is no longer: let it go."""
+        if output:
+            self._set_output_hold(name, None)
+        else:
             self._caller_inputs.pop(name, None)
             self._note_values_bound()
+        self._unhold(old)
 
     @exclusive("BindOutput", "BindOutputToDevice", args={"data": "shared", "memory_info": "shared"})
     def bind_output(self, name: str, data: Any = None,
                     memory_info: MemoryInfo | None = None) -> None:
         """Bind an output to a preallocated array or Value (ORT writes into it), or, with no
         ``data``, let ORT allocate it on ``memory_info``'s device (CPU by default)."""
-        engine = self._session._engine
-        if type(data) is np.ndarray and memory_info is None:  # (as bind_input's)
-            spec = engine.fast_outputs.get(name)
-            if spec is not None and data.dtype is spec[0] and data.flags.writeable:
-                owner = engine.array_value(data, f"output {name!r}", spec[1])
-                if owner is not None:
-                    self._bind_plain(name, owner, data, True)
+        kind = type(data)
+        if memory_info is None:
+            if data is None:  # ORT allocates it in CPU memory (every call, in libraries)
+                device = self._device_outputs.get(name)
+                if device is not None:
+                    check(self._api.BindOutputToDevice(self._ptr, device[0], self._cpu_info_ptr),
+                          device[1])
+                    bound = self._bound_outputs
+                    if bound.get(name, True) is not None or \
+                            self._output_holds and name in self._output_holds:
+                        self._bind(bound, name, None)  # (was bound to memory: let it go)
+                        self._set_output_hold(name, None)
                     return
+            elif kind is np.ndarray:  # (as bind_input's)
+                spec = self._plain_outputs.get(name) or self._plain_spec(name, True)
+                if spec is not None and data.dtype is spec[0] and data.flags.writeable:
+                    owner = self._engine.array_value(data, spec[2], spec[1])
+                    if owner is not None:
+                        self._bind_plain(name, owner, data, spec, True)
+                        return
+            elif kind is Value:  # (as bind_input's)
+                known = self._value_outputs.get(name)
+                if known is not None and data._writable and (
+                        data._known_tensor or not known[1] and data._known_full):
+                    self._bind_caller_output(name, data, known[0], known[2])
+                    return
+        engine = self._engine
         arg = self._arg(name, engine.output_index, "output")
         if not isinstance(data, Value) and is_dlpack_producer(data):  # ORT writes into it
             data = dlpack_array(data, f"bind_output {name!r}")
@@ -357,26 +492,45 @@ class IoBinding(Handle):
                 if arg.dtype is not None and data.dtype != arg.dtype:
                     raise InvalidArgument(f"bind_output {name!r}: expected "
                                           f"{arg.type.type_str}, got dtype {data.dtype}")
-            value = self._value_for(data, f"output {name!r}", arg.type.kind == ValueKind.TENSOR)
-            # a caller's Value is written by every run while bound: hold it now (a conflict
-            # raises before ORT refers to it); an array's Value is ours alone
-            hold = Hold(value) if isinstance(data, Value) else None
-            try:
-                check(self._api.BindOutput(self._ptr, _model_name(name), value._ptr),
-                      f"bind_output {name!r}")
-            except BaseException:
-                if hold is not None:
-                    hold.release()
-                raise
-            self._bind(self._bound_outputs, name, value)
-            self._set_output_hold(name, hold)
+            tensor = arg.type.kind == ValueKind.TENSOR
+            value = self._value_for(data, f"output {name!r}", tensor)
+            c_name = _model_name(name)
+            if isinstance(data, Value):
+                self._bind_caller_output(name, data, c_name, f"bind_output {name!r}")
+                self._value_outputs[name] = (c_name, tensor, f"bind_output {name!r}")
+                return
+            check(self._api.BindOutput(self._ptr, c_name, value._ptr), f"bind_output {name!r}")
+            self._bind(self._bound_outputs, name, value)  # an array's Value: ours alone
+            self._set_output_hold(name, None)
         else:
             info = memory_info or cpu_memory_info()
             info._check_open()
-            check(self._api.BindOutputToDevice(self._ptr, _model_name(name), info._ptr),
+            c_name = _model_name(name)
+            check(self._api.BindOutputToDevice(self._ptr, c_name, info._ptr),
                   f"bind_output {name!r}")
             self._bind(self._bound_outputs, name, None)
             self._set_output_hold(name, None)
+            if memory_info is None:
+                self._device_outputs[name] = (c_name, f"bind_output {name!r}")
+
+    def _bind_caller_output(self, name: str, value: Value, c_name: bytes, context: str
+                            ) -> None:
+        """Bind a caller's (open, checked) Value as output ``name``. Every run writes it while
+        it is bound: this thread holds it from now on (a conflict raises before ORT refers to
+        it), unless it already does, as that output."""
+        holds = self._output_holds
+        held = holds.get(name) if holds else None
+        if held is not None and held[1] == get_ident() and self._bound_outputs.get(name) is value:
+            check(self._api.BindOutput(self._ptr, c_name, value._ptr), context)
+            return
+        hold = Hold(value)
+        try:
+            check(self._api.BindOutput(self._ptr, c_name, value._ptr), context)
+        except BaseException:
+            hold.release()
+            raise
+        self._bind(self._bound_outputs, name, value)
+        self._set_output_hold(name, hold)
 
     def _set_output_hold(self, name: str, hold: Hold | None) -> None:
         holds = self._output_holds
@@ -384,15 +538,17 @@ class IoBinding(Handle):
             holds = self._output_holds = {}
         old = holds.pop(name, None)
         if hold is not None:
-            holds[name] = hold
-        self._note_values_bound()
+            holds[name] = (hold, get_ident())  # (a Hold is its maker's: this thread's)
+            self._values_bound = True
+        else:
+            self._note_values_bound()
         if old is not None:
-            old.release()
+            old[0].release()
 
     def _release_output_holds(self) -> None:
         holds, self._output_holds = self._output_holds, None
         self._note_values_bound()
-        for hold in (holds or {}).values():
+        for hold, _holder in (holds or {}).values():
             hold.release()
 
     @exclusive("ClearBoundInputs")
@@ -454,6 +610,9 @@ class IoBinding(Handle):
         shape matches): copy a result to keep it across runs, or ask for copies with
         ``copy=True`` (arrays of their own, made straight from ORT's memory)."""
         api = self._api
+        if copy:
+            if self._engine.fast_outputs.keys() >= self._bound_outputs.keys():
+                return self._plain_copies()
 
         def convert(slots: Any, i: int, value: Value | _ArrayBound | None) -> Any:
             owner = take_output(api, slots, i)
@@ -468,6 +627,39 @@ class IoBinding(Handle):
             return _copied(convert(slots, i, value))
 
         return self._each_output(convert_copy if copy else convert)
+
+    def _plain_copies(self) -> list[RunOutput]:
+        """get_outputs(copy=True) when every bound output is one of the model's plain tensors:
+        each copied straight from ORT's memory into a new array (its type and shape read in
+        one call, its data with one memmove), with no look at the output names or kinds. An
+        output no run wrote yet (ORT holds no tensor for it) is None, as get_outputs gives."""
+        api = self._api
+        pool = _out_scratch
+        try:
+            sc = pool.pop()
+        except IndexError:
+            sc = _OutScratch()
+        arr, count = sc.values, sc.count
+        try:
+            self._output_values(arr, count)
+            slots = arr[0]
+            out: list[RunOutput] = []
+            for i in range(count[0]):
+                raw = slots[i]  # (left in its slot: released with the others)
+                copy = None
+                if raw != _NULL:
+                    if api.fast_shape:
+                        copy = _plain_copy(api, raw, sc)
+                    elif not is_empty_optional(api, raw):
+                        copy = tensor_copy_or_shape(api, raw, _NO_LIMIT)[2]
+                if copy is None:  # (none, or not a type numpy reads as it is)
+                    owner = take_output(api, slots, i)
+                    copy = _copied(ortvalue_to_python(api, owner, owner, True))
+                out.append(copy)
+        finally:
+            _release_outputs(api, arr, count)
+        pool.append(sc)
+        return out
 
     @exclusive("GetBoundOutputValues", "GetBoundOutputNames")
     def get_output_values(self) -> list[Value]:

@@ -425,3 +425,173 @@ def test_a_scalar_output_that_is_an_input_reads_back_from_a_binding() -> None:
             s.run_with_binding(b)
             assert [a.tolist() for a in b.get_outputs()] == [i, -i]
             assert [v.numpy().tolist() for v in b.get_output_values()] == [i, -i]
+
+
+def _holders(value: ortc.Value) -> list[int]:
+    """The threads holding ``value`` (binding it as an output)."""
+    assert value._guard is not None
+    return list(value._guard.holds.values())
+
+
+def test_a_rebinding_loop_mixing_values_arrays_and_ort_memory_gives_runs_outputs() -> None:
+    """What libraries do every call: rebind each input to a Value or an array, and the output
+    to a Value, an array or memory ORT allocates, in any order, then run and read. Every
+    run's output is bit for bit run()'s; a Value is held (as an output, by this thread) only
+    while it is bound, and the binding counts each bound Value once as its child."""
+    import threading
+
+    s = ortc.Session(models.add_model(np.float32, (3,)), intra_op_num_threads=1)
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(3).astype(np.float32) for _ in range(6)]
+    values = [ortc.Value.from_numpy(a) for a in arrays]
+    out_arrays = [np.full(3, np.nan, np.float32) for _ in range(3)]
+    out_values = [ortc.Value.from_numpy(a) for a in out_arrays]
+    b = s.io_binding()
+    me = threading.get_ident()
+    for step in range(60):
+        feeds: dict[str, Any] = {}
+        for name in ("a", "b"):
+            k = int(rng.integers(len(arrays)))
+            feeds[name] = values[k] if rng.integers(2) else arrays[k]
+            b.bind_input(name, feeds[name])
+        kind = int(rng.integers(3))
+        k = int(rng.integers(3))
+        if kind == 0:
+            b.bind_output("c", out_values[k])
+        elif kind == 1:
+            b.bind_output("c", out_arrays[k])
+        else:
+            b.bind_output("c")
+        s.run_with_binding(b)
+        expected = s.run(None, {n: np.asarray(v) for n, v in feeds.items()})[0]
+        [view] = b.get_outputs()
+        [copy] = b.get_outputs(copy=True)
+        assert view.tobytes() == expected.tobytes() == copy.tobytes(), step
+        assert not np.shares_memory(copy, view)
+        if kind == 0:
+            assert out_values[k].numpy().tobytes() == expected.tobytes()
+        elif kind == 1:
+            assert out_arrays[k].tobytes() == expected.tobytes()
+        del view
+        for j, v in enumerate(out_values):
+            assert _holders(v) == ([me] if kind == 0 and j == k else []), (step, j)
+        bound = [feeds[n] for n in ("a", "b") if isinstance(feeds[n], ortc.Value)]
+        for v in values:  # a child of the binding once per name it is bound to
+            assert len(v._others) == sum(x is v for x in bound), step
+    b.clear_binding_inputs()
+    b.clear_binding_outputs()
+    assert all(not v._others and not v._guard.holds for v in values + out_values)
+
+
+def test_a_value_closed_while_bound_stays_alive_for_the_binding_and_refuses_its_user() -> None:
+    """A Value closed while a binding refers to it: its release waits for the binding (the
+    runs still read it: no crash), every use of it raises ClosedError, binding it again too
+    (also to a name it was bound to before, which the binding has seen it at)."""
+    s = ortc.Session(models.add_model(np.float32, (2,)), intra_op_num_threads=1)
+    x = ortc.Value.from_numpy(np.array([1, 2], np.float32))
+    y = ortc.Value.from_numpy(np.zeros(2, np.float32))
+    b = s.io_binding()
+    b.bind_input("a", x)
+    b.bind_input("b", x)
+    b.bind_output("c", y)
+    s.run_with_binding(b)
+    x.close()
+    y.close()
+    s.run_with_binding(b)  # the binding keeps both alive for ORT
+    assert [o.tolist() for o in b.get_outputs(copy=True)] == [[2.0, 4.0]]
+    for use in (x.numpy, lambda: b.bind_input("a", x), lambda: b.bind_output("c", y)):
+        with pytest.raises(ortc.ClosedError, match="Value is closed"):
+            use()
+    assert x._ptr != ortc._ffi.ffi.NULL  # not released: still bound
+    b.bind_input("a", np.ones(2, np.float32))
+    b.bind_input("b", np.ones(2, np.float32))
+    b.bind_output("c")
+    assert x._ptr == ortc._ffi.ffi.NULL and y._ptr == ortc._ffi.ffi.NULL  # released once let go
+    s.run_with_binding(b)
+    assert [o.tolist() for o in b.get_outputs(copy=True)] == [[2.0, 2.0]]
+
+
+def test_rebinding_the_same_output_value_keeps_one_hold_and_other_threads_out() -> None:
+    import threading
+
+    s = ortc.Session(models.add_model(), intra_op_num_threads=1)
+    out = ortc.Value.from_numpy(np.zeros(1, np.float32))
+    b = s.io_binding()
+    b.bind_input("a", np.ones(1, np.float32))
+    b.bind_input("b", np.ones(1, np.float32))
+    for _ in range(3):
+        b.bind_output("c", out)
+        s.run_with_binding(b)
+    assert _holders(out) == [threading.get_ident()] and len(out._others) == 1
+    caught: list[BaseException] = []
+    t = threading.Thread(target=lambda: caught.append(pytest.raises(
+        ortc.ConcurrentUseError, out.numpy).value))
+    t.start()
+    t.join()
+    assert caught and "a hold" in str(caught[0])
+    assert out.numpy().tolist() == [2.0]
+    b.bind_output("c")
+    assert _holders(out) == [] and not out._others
+
+
+def test_get_outputs_copies_before_and_after_a_run() -> None:
+    """get_outputs(copy=True): None for an output no run wrote yet; after a run, arrays of
+    their own equal to the views, for outputs ORT allocates and bound ones alike."""
+    s = ortc.Session(models.add_model(np.int64, (2, 2)), intra_op_num_threads=1)
+    b = s.io_binding()
+    b.bind_output("c")
+    assert b.get_outputs(copy=True) == [None] and b.get_outputs() == [None]
+    x = np.arange(4, dtype=np.int64).reshape(2, 2)
+    b.bind_input("a", x)
+    b.bind_input("b", x)
+    s.run_with_binding(b)
+    [copy] = b.get_outputs(copy=True)
+    assert copy.dtype == np.int64 and copy.tolist() == [[0, 2], [4, 6]] and copy.flags.owndata
+    y = np.zeros((2, 2), np.int64)
+    b.bind_output("c", y)
+    s.run_with_binding(b)
+    [copy] = b.get_outputs(copy=True)
+    assert copy.tolist() == y.tolist() and not np.shares_memory(copy, y)
+
+
+def test_a_run_on_the_thread_holding_its_output_value_keeps_other_threads_out() -> None:
+    """A bound run on the thread that bound (and so holds) the output Value does not enter
+    that Value again: its hold already refuses every other thread, which stays so for the
+    length of the run (a read, a write, a close), in serialize mode too."""
+    import threading
+    import time
+
+    s = ortc.Session(models.endless_model(64), intra_op_num_threads=1)
+    out = ortc.Value.from_numpy(np.zeros((64, 64), np.float32))
+    ro = ortc.RunOptions()
+    started = threading.Event()
+    ended: list[BaseException] = []
+
+    def bind_and_run() -> None:
+        b = s.io_binding()
+        b.bind_input("x", np.ones((64, 64), np.float32))
+        b.bind_output("y", out)
+        started.set()
+        try:
+            s.run_with_binding(b, ro)
+        except BaseException as exc:  # noqa: BLE001 - the terminate ends it with an error
+            ended.append(exc)
+        b.clear_binding_outputs()
+
+    t = threading.Thread(target=bind_and_run)
+    t.start()
+    assert started.wait(10)
+    deadline = time.monotonic() + 10
+    while not s._guard.calls and time.monotonic() < deadline:  # (until the run is in flight)
+        time.sleep(0.001)
+    old = ortc.set_thread_checks("serialize")
+    try:
+        for use in (out.numpy, lambda: out.fill(1.0), out.close):
+            with pytest.raises(ortc.ConcurrentUseError, match="a hold"):
+                use()
+    finally:
+        ortc.set_thread_checks(old)
+        ro.terminate()
+        t.join(30)
+    assert len(ended) == 1 and "terminate" in str(ended[0])
+    assert out.numpy().shape == (64, 64) and not out._guard.holds  # free once unbound

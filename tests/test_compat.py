@@ -1996,6 +1996,50 @@ def test_iobinding_bind_failures_are_runtime_errors() -> None:
         binding.bind_output("zz")
 
 
+def test_iobinding_rebound_every_call_as_libraries_do_agrees_with_onnxruntime() -> None:
+    """The IOBinding call patterns of libraries, mixed in one loop on one binding per API: each
+    input rebound every call to an OrtValue, an array (bind_cpu_input) or a pointer, the output
+    to an OrtValue, a pointer or memory ORT allocates (read with copy_outputs_to_cpu). Every
+    output, read as each library reads it, is bit for bit onnxruntime's."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(3).astype(np.float32) for _ in range(4)]
+    results: dict[str, list[bytes]] = {}
+    for ort in (real_ort, compat):
+        sess = ort.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+        b = sess.io_binding()
+        values = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays]
+        outs = [np.full(3, np.nan, np.float32) for _ in range(2)]
+        out_values = [ort.OrtValue.ortvalue_from_numpy(o) for o in outs]
+        plan = np.random.default_rng(11)  # the same calls for both APIs
+        got = results[ort.__name__] = []
+        for _ in range(40):
+            for name in ("a", "b"):
+                k, how = int(plan.integers(4)), int(plan.integers(3))
+                if how == 0:
+                    b.bind_ortvalue_input(name, values[k])
+                elif how == 1:
+                    b.bind_cpu_input(name, arrays[k])
+                else:
+                    b.bind_input(name, "cpu", 0, np.float32, [3], arrays[k].ctypes.data)
+            k, how = int(plan.integers(2)), int(plan.integers(3))
+            if how == 0:
+                b.bind_ortvalue_output("c", out_values[k])
+            elif how == 1:
+                b.bind_output("c", "cpu", 0, np.float32, [3], outs[k].ctypes.data)
+            else:
+                b.bind_output("c")
+            sess.run_with_iobinding(b)
+            if how == 0:
+                got.append(out_values[k].numpy().tobytes())
+            elif how == 1:
+                got.append(outs[k].tobytes())
+            else:
+                [copy] = b.copy_outputs_to_cpu()
+                got.append(copy.tobytes())
+    assert results["ortc.compat"] == results["onnxruntime"]
+    assert len(set(results["onnxruntime"])) > 5  # (the inputs did change)
+
+
 def test_iobinding_pointers_that_onnxruntime_crashes_on_are_refused() -> None:
     """onnxruntime binds a 0 input pointer, a negative one or an unmapped one, and the run
     reads (or writes) there: SIGSEGV. compat refuses them with the RuntimeError onnxruntime

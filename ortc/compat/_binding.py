@@ -42,7 +42,7 @@ def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
         dtype, et = _DTYPES[element_type]
     except (KeyError, TypeError):  # (an unhashable element type is left to np.dtype)
         dtype, et = _dtype_of(element_type)
-    dims = tuple([d if type(d) is int else int(d) for d in shape])
+    dims = tuple(map(int, shape))  # (an int as it is, a numpy integer as an int)
     if dims and min(dims) < 0:  # onnxruntime's class for a negative dimension
         raise RuntimeError(f"{what}: shape {list(dims)} has a negative dimension")
     count = math.prod(dims)
@@ -136,10 +136,15 @@ class IOBinding:
             # onnxruntime's IOBinding methods raise a plain RuntimeError for every failure
             raise RuntimeError(err.message) from err
 
+    # (the binds and copies libraries make every run call the native binding straight, with
+    # the translation of _call written out: no frame of their own in between)
     def bind_cpu_input(self, name: str, arr_on_cpu: Any) -> None:
-        arr = np.asarray(arr_on_cpu)
+        arr = arr_on_cpu if type(arr_on_cpu) is np.ndarray else np.asarray(arr_on_cpu)
         self._keep[name] = arr
-        self._call(self._binding.bind_input, name, arr)
+        try:
+            self._binding.bind_input(name, arr)
+        except ortc.OrtError as err:
+            raise RuntimeError(err.message) from err
 
     def bind_input(self, name: str, device_type: str, device_id: int, element_type: Any,
                    shape: Sequence[int], buffer_ptr: int) -> None:
@@ -156,7 +161,11 @@ class IOBinding:
         what = "bind_output" if output else "bind_input"
         address, dtype, et, dims, size = _memory_at(buffer_ptr, element_type, shape, what)
         key = "out:" + name if output else name
-        if self._call(self._binding._bind_address, name, address, size, dims, et, output):
+        try:
+            bound = self._binding._bind_address(name, address, size, dims, et, output)
+        except ortc.OrtError as err:
+            raise RuntimeError(err.message) from err
+        if bound:
             self._keep.pop(key, None)
             return
         arr = np.frombuffer(ffi.buffer(ffi.cast("char*", address), size), dtype,
@@ -166,7 +175,10 @@ class IOBinding:
 
     def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:
         self._keep[name] = ortvalue
-        self._call(self._binding.bind_input, name, ortvalue._value)
+        try:
+            self._binding.bind_input(name, ortvalue._value)
+        except ortc.OrtError as err:
+            raise RuntimeError(err.message) from err
 
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0,
                     element_type: Any = None, shape: Sequence[int] | None = None,
@@ -174,7 +186,10 @@ class IOBinding:
         if device_type != "cpu" or type(device_id) is not int:
             cpu_only(device_type, device_id, -1)
         if buffer_ptr is None:
-            self._call(self._binding.bind_output, name)
+            try:
+                self._binding.bind_output(name)
+            except ortc.OrtError as err:
+                raise RuntimeError(err.message) from err
             return
         if element_type is None or shape is None:
             raise ValueError("`element_type` and `shape` are to be provided if pre-allocated "
@@ -183,7 +198,10 @@ class IOBinding:
 
     def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
         self._keep["out:" + name] = ortvalue
-        self._call(self._binding.bind_output, name, ortvalue._value)
+        try:
+            self._binding.bind_output(name, ortvalue._value)
+        except ortc.OrtError as err:
+            raise RuntimeError(err.message) from err
 
     def synchronize_inputs(self) -> None:
         self._call(self._binding.synchronize_inputs)
@@ -197,7 +215,10 @@ class IOBinding:
     def copy_outputs_to_cpu(self) -> list[Any]:
         # copies, as the name says: get_outputs' arrays are views over the bound outputs,
         # which the next run with this binding writes again
-        copies: list[Any] = self._call(self._binding.get_outputs, True)
+        try:
+            copies: list[Any] = self._binding.get_outputs(True)
+        except ortc.OrtError as err:
+            raise RuntimeError(err.message) from err
         return copies
 
     def clear_binding_inputs(self) -> None:
