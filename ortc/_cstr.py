@@ -165,6 +165,22 @@ class NameArray:
         self.count = len(names)
 
 
+#: name tuple -> its NameArray, shared by every session: code that makes a session per call
+#: meets the same names each time (a NameArray is never mutated, so sharing is safe)
+_NAME_ARRAYS: dict[tuple[str, ...], NameArray] = {}
+
+
+def shared_name_array(names: tuple[str, ...]) -> NameArray:
+    """The NameArray of ``names`` (str only), made once per process (the cache restarts past
+    1024 name tuples; arrays in use are held by their users)."""
+    arr = _NAME_ARRAYS.get(names)
+    if arr is None:
+        if len(_NAME_ARRAYS) > 1024:
+            _NAME_ARRAYS.clear()
+        arr = _NAME_ARRAYS.setdefault(names, NameArray(names))
+    return arr
+
+
 def read_key_values(api: Api, kvp: Any, release: bool) -> dict[str, str]:
     """Copy an ``OrtKeyValuePairs*`` into a dict (and release it when asked)."""
     try:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from ._cstr import NameArray
+from ._cstr import NameArray, shared_name_array
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._guard import Entries
@@ -256,7 +256,7 @@ class OutputList:
 
     def __init__(self, engine: RunEngine, requested: tuple[str, ...]) -> None:
         unique = tuple(dict.fromkeys(requested))
-        self.names = NameArray(unique)
+        self.names = shared_name_array(unique)
         self.count = len(unique)
         self.tensor = [engine.output_index[n].kind == ValueKind.TENSOR for n in unique]
         self.handed_back = tuple(i for i, n in enumerate(unique) if n in engine.feedable)
@@ -315,7 +315,7 @@ class RunEngine:
                     raise InvalidArgument(f"names must be str, got {type(n).__name__} {n!r}")
             if len(self.names) > 256:  # bound the cache for callers with ever-new name sets
                 self.names.clear()
-            arr = self.names[names] = NameArray(names)
+            arr = self.names[names] = shared_name_array(names)
         return arr
 
     def output_names(self, output_names: Sequence[str] | None) -> tuple[str, ...]:

@@ -8,7 +8,10 @@ The generic append slot takes a provider's short name (``"XNNPACK"``), ORT repor
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
+
+from . import _loader
 
 __all__ = ["PROVIDERS", "provider_names", "EP_CONCURRENT_RUN", "MIN_CONCURRENT_VERSION",
            "session_run_rule"]
@@ -87,6 +90,7 @@ _EXCLUSIVE_OPTIONS: dict[str, dict[str, str]] = {
 _TRUE = ("1", "true", "True", "TRUE", "yes")
 
 
+@functools.lru_cache(maxsize=16)  # (a session asks once per first run: one library, one answer)
 def _version_tuple(version: str) -> tuple[int, ...]:
     parts = []
     for piece in version.split("."):
@@ -107,7 +111,6 @@ def session_run_rule(providers: Sequence[str],
     ORT version (``ort_version``; default: the loaded library's).
     """
     if ort_version is None:
-        from . import _loader
         ort_version = _loader.library_info().version
     have = _version_tuple(ort_version)
     reasons = []

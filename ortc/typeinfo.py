@@ -128,18 +128,18 @@ class NodeArg(Record):
         return self.type.kind
 
 
+#: the C enums' values -> their members (a dict lookup: calling the Enum class costs about a
+#: microsecond, paid several times per input and output a session describes)
+_KINDS: dict[int, ValueKind] = {int(k): k for k in ValueKind}
+_ELEMENTS: dict[int, ElementType] = {int(e): e for e in ElementType}
+
+
 def _kind(value: int) -> ValueKind:
-    try:
-        return ValueKind(value)
-    except ValueError:
-        return ValueKind.UNKNOWN
+    return _KINDS.get(value, ValueKind.UNKNOWN)
 
 
 def _element(value: int) -> ElementType | None:
-    try:
-        return ElementType(value)
-    except ValueError:
-        return None
+    return _ELEMENTS.get(value)
 
 
 def tensor_shape(api: Api, info: Any) -> tuple[Dim, ...]:
@@ -151,6 +151,8 @@ def tensor_shape(api: Api, info: Any) -> tuple[Dim, ...]:
         return ()
     dims = ffi.new("int64_t[]", count)
     check(api.GetDimensions(info, dims, count))
+    if all(d >= 0 for d in dims):  # (a name is only read for a dimension with no size)
+        return tuple(dims)
     names = ffi.new("char*[]", count)
     check(api.GetSymbolicDimensions(info, ffi.cast("const char**", names), count))
     out: list[Dim] = []

@@ -1,7 +1,8 @@
 """The bench scripts beside the runner: bench_file.py (a user's own model file, both bindings,
 outputs fed back), bench_guard.py (the guard's cost), bench_overhead.py (a run's time inside
-ORT's Run and around it), bench_sessions.py (how sessions of one model differ) and
-bench_handlers.py (a run under each SIGINT disposition): they run and print what they claim."""
+ORT's Run and around it), bench_sessions.py (how sessions of one model differ),
+bench_handlers.py (a run under each SIGINT disposition) and bench_two_threads.py (one thread
+against two on one session): they run and print what they claim."""
 
 from __future__ import annotations
 
@@ -84,6 +85,20 @@ def test_bench_guard_runs_every_variant() -> None:
         line = next(x for x in proc.stdout.splitlines() if x.strip().startswith(variant + " "))
         per_call = re.search(r"([0-9.]+) us/call", line)
         assert per_call is not None and float(per_call.group(1)) > 0, line
+
+
+def test_bench_two_threads_times_every_variant_with_one_and_two_threads() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_two_threads.py"),
+                           "--calls", "200", "--repeats", "1"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for variant in ("cffi Run", "cffi Run + copy", "cffi Run + copy + Python", "ortc run()",
+                    "onnxruntime run()"):
+        line = next(x for x in proc.stdout.splitlines()
+                    if re.match(re.escape(variant) + r" +[0-9]", x))
+        one, two, ratio = (float(v) for v in line[len(variant):].split())
+        assert one > 0 and two > 0 and abs(ratio - two / one) < 0.01, line
 
 
 def test_bench_overhead_splits_each_run_into_inside_and_around() -> None:
