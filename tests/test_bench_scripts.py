@@ -1,8 +1,9 @@
 """The bench scripts beside the runner: bench_file.py (a user's own model file, both bindings,
 outputs fed back), bench_guard.py (the guard's cost), bench_overhead.py (a run's time inside
 ORT's Run and around it), bench_sessions.py (how sessions of one model differ),
-bench_handlers.py (a run under each SIGINT disposition) and bench_two_threads.py (one thread
-against two on one session): they run and print what they claim."""
+bench_handlers.py (a run under each SIGINT disposition), bench_two_threads.py (one thread
+against two on one session) and bench_first_run.py (a new session's steps): they run and print
+what they claim."""
 
 from __future__ import annotations
 
@@ -99,6 +100,22 @@ def test_bench_two_threads_times_every_variant_with_one_and_two_threads() -> Non
                     if re.match(re.escape(variant) + r" +[0-9]", x))
         one, two, ratio = (float(v) for v in line[len(variant):].split())
         assert one > 0 and two > 0 and abs(ratio - two / one) < 0.01, line
+
+
+def test_bench_first_run_times_each_step_of_a_new_session() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_first_run.py"),
+                           "--sessions", "5"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    for binding in ("ortc", "onnxruntime"):
+        row = next(x for x in lines if x.startswith(binding + " "))
+        assert all(float(v) > 0 for v in row.split()[1:]), row
+    for step in ("inputs and outputs read", "run engine", "provider rule", "output list",
+                 "input names", "first run (the above in place)", "second run"):
+        row = next(x for x in lines if x.strip().startswith(step))
+        assert float(row.split()[-1]) > 0, row
 
 
 def test_bench_overhead_splits_each_run_into_inside_and_around() -> None:
