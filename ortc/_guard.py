@@ -630,7 +630,7 @@ class Hold:
     until :meth:`release` (idempotent). A bound run enters such a Value with
     ``through_holds``."""
 
-    __slots__ = ("guard", "token")
+    __slots__ = ("guard", "token", "owner")
 
     def __init__(self, obj: Any) -> None:
         guard = obj._guard
@@ -638,7 +638,14 @@ class Hold:
             raise ClosedError(f"{type(obj).__name__} is closed")
         self.guard: Guard | None = guard
         self.token = _next_token()
+        self.owner = _get_ident()
         guard.hold(self.token, obj)
+
+    def covers_this_thread(self) -> bool:
+        """Whether a call by the calling thread on the held object needs no entry of its own
+        to keep other threads out: the hold is this thread's and still held, so it already
+        refuses every other thread's call (and a thread's own calls never conflict)."""
+        return self.guard is not None and self.owner == _get_ident()
 
     def release(self) -> None:
         guard, self.guard = self.guard, None

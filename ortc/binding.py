@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from _thread import get_ident
 from typing import Any, Callable, Tuple, TypeVar, cast
 
 import numpy as np
@@ -209,7 +208,7 @@ class IoBinding(Handle):
     #: output name -> the hold on a caller's Value bound to it, and the thread holding it (the
     #: one that bound it): every run with this binding writes that value, so other threads may
     #: not use it while it stays bound (this thread may read it between runs)
-    _output_holds: dict[str, tuple[Hold, int]] | None = None
+    _output_holds: dict[str, Hold] | None = None
 
     def _drop_references(self) -> None:
         # the bound values themselves were let go by the release (Handle._hold)
@@ -234,10 +233,9 @@ class IoBinding(Handle):
         run of this binding kept any (nothing for _after_run to do)."""
         holds = self._output_holds
         if holds:
-            me = get_ident()
             bound = self._bound_outputs
-            for name, (_hold, holder) in holds.items():
-                if holder != me:
+            for name, hold in holds.items():
+                if not hold.covers_this_thread():
                     value = bound[name]
                     if not value.closed:
                         entries.enter(value, True, through_holds=True)
@@ -520,7 +518,8 @@ class IoBinding(Handle):
         it), unless it already does, as that output."""
         holds = self._output_holds
         held = holds.get(name) if holds else None
-        if held is not None and held[1] == get_ident() and self._bound_outputs.get(name) is value:
+        if held is not None and held.covers_this_thread() and \
+                self._bound_outputs.get(name) is value:
             check(self._api.BindOutput(self._ptr, c_name, value._ptr), context)
             return
         hold = Hold(value)
@@ -538,17 +537,17 @@ class IoBinding(Handle):
             holds = self._output_holds = {}
         old = holds.pop(name, None)
         if hold is not None:
-            holds[name] = (hold, get_ident())  # (a Hold is its maker's: this thread's)
+            holds[name] = hold
             self._values_bound = True
         else:
             self._note_values_bound()
         if old is not None:
-            old[0].release()
+            old.release()
 
     def _release_output_holds(self) -> None:
         holds, self._output_holds = self._output_holds, None
         self._note_values_bound()
-        for hold, _holder in (holds or {}).values():
+        for hold in (holds or {}).values():
             hold.release()
 
     @exclusive("ClearBoundInputs")
