@@ -12,14 +12,22 @@ total calls per second over one thread's):
   (what ortc's run does after Run: three more C calls, each releasing the GIL);
 * ``cffi Run + copy + Python``: the same plus about 10 µs of pure-Python work holding the GIL
   (the size of ortc's own work around a tiny run);
-* ``ortc run()`` and ``onnxruntime run()``: the bindings.
+* ``cffi Run + copy + Python, spread``: the same work with the Python between the C calls
+  (where ortc's run makes them), not after them;
+* ``ortc run()`` and ``onnxruntime run()``: the bindings;
+* ``ortc run(), checks off``: with ``ortc.set_thread_checks("off")`` (no guard decisions);
+* ``ortc run(), a session per thread``: each thread its own session (nothing shared but the
+  process).
 
-Runs happen on worker threads (no Ctrl-C arming). The numbers are printed, never asserted.
+``--gc-off`` disables the garbage collector, ``--switch-interval S`` sets
+``sys.setswitchinterval`` for the whole script. Runs happen on worker threads (no Ctrl-C
+arming). The numbers are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import threading
@@ -36,7 +44,7 @@ import numpy as np  # noqa: E402
 import ortc  # noqa: E402
 from bench.models import add_model  # noqa: E402
 from ortc._ffi import ffi  # noqa: E402
-from ortc._numpy_bridge import tensor_copy_or_shape  # noqa: E402
+from ortc._numpy_bridge import _Scratch, tensor_copy_or_shape  # noqa: E402
 from ortc._run import RunContext  # noqa: E402
 
 
@@ -84,15 +92,45 @@ def variants() -> list[tuple[str, Callable[[], Any]]]:
         tensor_copy_or_shape(api, out[0], 1 << 14)
         api.ReleaseValue(out[0])
 
+    def python(n: int) -> None:
+        total = 0
+        for i in range(n):
+            total += i
+
     def cffi_run_copy_python() -> None:
         cffi_run_copy()
-        total = 0
-        for i in range(120):
-            total += i
+        python(120)
+
+    scratch = _Scratch()
+
+    def cffi_run_copy_python_spread() -> None:
+        python(40)
+        out = ffi.new("OrtValue*[]", 1)
+        status = api.Run(ptr, ffi.NULL, in_names.ptr, values, 2, wanted.names.ptr, 1, out)
+        assert not status
+        python(30)
+        api.GetTensorElementTypeAndShapeDataReference(out[0], scratch.elem, scratch.dims_arg,
+                                                      scratch.count)
+        python(20)
+        api.GetTensorMutableData(out[0], scratch.data)
+        python(20)
+        api.ReleaseValue(out[0])
+        python(10)
+
+    local = threading.local()
+
+    def own_session() -> None:
+        mine = getattr(local, "session", None)
+        if mine is None:
+            mine = local.session = ortc.Session(model, intra_op_num_threads=1)
+        mine.run(None, feeds)
 
     return [("cffi Run", cffi_run), ("cffi Run + copy", cffi_run_copy),
             ("cffi Run + copy + Python", cffi_run_copy_python),
+            ("cffi Run + copy + Python, spread", cffi_run_copy_python_spread),
             ("ortc run()", lambda: sess.run(None, feeds)),
+            ("ortc run(), checks off", lambda: sess.run(None, feeds)),
+            ("ortc run(), a session per thread", own_session),
             ("onnxruntime run()", lambda: theirs.run(None, feeds))]
 
 
@@ -100,14 +138,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=30000, help="calls per thread")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--gc-off", action="store_true", help="disable the garbage collector")
+    parser.add_argument("--switch-interval", type=float, default=None, metavar="S",
+                        help="sys.setswitchinterval(S) for the whole run")
     args = parser.parse_args(argv)
+    if args.gc_off:
+        gc.disable()
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval)
     rows = variants()
-    print(f"{'variant':28s} {'1 thread/s':>11s} {'2 threads/s':>12s} {'ratio':>6s}")
+    print(f"{'variant':34s} {'1 thread/s':>11s} {'2 threads/s':>12s} {'ratio':>6s}")
     for _ in range(args.repeats):
         for name, fn in rows:
-            one = calls_per_second(fn, 1, args.calls)
-            two = calls_per_second(fn, 2, args.calls)
-            print(f"{name:28s} {one:11.0f} {two:12.0f} {two / one:6.2f}")
+            before = ortc.set_thread_checks("off") if name.endswith("checks off") else None
+            try:
+                one = calls_per_second(fn, 1, args.calls)
+                two = calls_per_second(fn, 2, args.calls)
+            finally:
+                if before is not None:
+                    ortc.set_thread_checks(before)
+            print(f"{name:34s} {one:11.0f} {two:12.0f} {two / one:6.2f}")
     return 0
 
 

@@ -91,11 +91,13 @@ def test_bench_guard_runs_every_variant() -> None:
 def test_bench_two_threads_times_every_variant_with_one_and_two_threads() -> None:
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_two_threads.py"),
-                           "--calls", "200", "--repeats", "1"], cwd=ROOT, env=env,
+                           "--calls", "200", "--repeats", "1", "--gc-off",
+                           "--switch-interval", "0.001"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for variant in ("cffi Run", "cffi Run + copy", "cffi Run + copy + Python", "ortc run()",
-                    "onnxruntime run()"):
+    for variant in ("cffi Run", "cffi Run + copy", "cffi Run + copy + Python",
+                    "cffi Run + copy + Python, spread", "ortc run()", "ortc run(), checks off",
+                    "ortc run(), a session per thread", "onnxruntime run()"):
         line = next(x for x in proc.stdout.splitlines()
                     if re.match(re.escape(variant) + r" +[0-9]", x))
         one, two, ratio = (float(v) for v in line[len(variant):].split())
