@@ -20,7 +20,7 @@ from . import _process
 from ._ffi import ffi
 from .threads import ort_callback
 
-__all__ = ["AsyncJob", "run_async_callback", "pending_jobs", "releaser"]
+__all__ = ["AsyncJob", "run_async_callback", "pending_jobs", "releaser", "starter"]
 
 #: the jobs in flight (set.add and discard are each one atomic step: no lock, which a Ctrl-C on
 #: the main thread could leave held: see ortc/_handle.py)
@@ -36,7 +36,14 @@ def _nothing(*_args: Any) -> Any:
 
 
 class AsyncJob:
-    """One RunAsync in flight: what must stay alive, and how to finish it."""
+    """One RunAsync in flight: what must stay alive, and how to finish it.
+
+    Who hands the job to ORT, or undoes it, is decided by one atomic step: popping the job's
+    one-item ``claim`` list. :meth:`start` pops it and then calls RunAsync (and, should ORT
+    refuse the job, undoes it itself); the caller's cleanup pops it with :meth:`claim_back`
+    and undoes a job nobody started. Whatever interrupts either (a KeyboardInterrupt between
+    any two instructions), the job is handed over or undone once, never both; and a job ORT
+    took is finished by its completion alone."""
 
     def __init__(self, finish: Callable[[Any, int, Any], Any], keep: tuple[Any, ...],
                  on_done: Callable[[], None]) -> None:
@@ -45,7 +52,36 @@ class AsyncJob:
         self.keep = keep
         self.on_done = on_done
         self.handle: Any = ffi.new_handle(self)
+        self.claim: list[bool] = [True]
+        #: set once :meth:`start` is over (whether it handed the job over or not)
+        self.started = threading.Event()
+        #: why the hand-over failed (ORT refused the job), for the caller to raise
+        self.start_error: BaseException | None = None
         _pending.add(self)
+
+    def start(self, hand_over: Callable[[], None]) -> None:
+        """Call ``hand_over`` (RunAsync, and the undoing of a job ORT refused) unless the
+        caller claimed the job back first; ``started`` is set either way."""
+        try:
+            try:
+                self.claim.pop()
+            except IndexError:
+                return  # claimed back: undone by the caller
+            try:
+                hand_over()
+            except BaseException as exc:  # noqa: BLE001 - the caller raises it
+                self.start_error = exc
+        finally:
+            self.started.set()
+
+    def claim_back(self) -> bool:
+        """True for the first to ask when nobody started the job (the caller then undoes
+        it); False once :meth:`start` has it."""
+        try:
+            self.claim.pop()
+        except IndexError:
+            return False
+        return True
 
     def complete(self, outputs: Any, count: int, status: Any) -> None:
         # on an ORT pool thread: a guard conflict here (also in done-callbacks) raises, never waits
@@ -101,9 +137,10 @@ class _Releaser:
     """A daemon thread for work that must not run on an ORT pool thread: releasing a session
     from a completion would make its thread pool join the very thread it runs on."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "ortc-releaser") -> None:
         import queue
 
+        self.name = name
         self.queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
@@ -111,8 +148,7 @@ class _Releaser:
     def submit(self, fn: Callable[[], None]) -> None:
         with self.lock:
             if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._loop, name="ortc-releaser",
-                                               daemon=True)
+                self.thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
                 self.thread.start()
         self.queue.put(fn)
 
@@ -130,6 +166,10 @@ class _Releaser:
 
 
 releaser = _Releaser()
+#: hands run_async jobs started on the main thread to ORT (AsyncJob.start): a signal handler's
+#: exception never runs on it, so nothing can cut a hand-over between RunAsync's return and
+#: what its status decides
+starter = _Releaser("ortc-starter")
 
 
 def _forget_the_parents_runs() -> None:
@@ -140,10 +180,13 @@ def _forget_the_parents_runs() -> None:
     _pending.clear()
     _in_completion.clear()
     releaser.__init__()  # type: ignore[misc]  # a new lock and queue, no thread
+    starter.__init__("ortc-starter")  # type: ignore[misc]
 
 
 _process.at_fork(_forget_the_parents_runs, __name__, _pending=_process.EMPTIED, _in_completion=_process.EMPTIED)
 _process.at_fork(_forget_the_parents_runs, releaser, lock=_process.NEW, queue=_process.NEW,
+                 thread=_process.FORGOTTEN)
+_process.at_fork(_forget_the_parents_runs, starter, lock=_process.NEW, queue=_process.NEW,
                  thread=_process.FORGOTTEN)
 
 

@@ -632,12 +632,28 @@ class RunEngine:
 
         The job's context holds everything the run needs (input Values and options entered as
         the job's, the buffers, the session counted as having a child) until the completion
-        has run on ORT's thread; up to RunAsync's status, a failure anywhere closes it here."""
-        from ._callbacks import AsyncJob, releaser, run_async_callback
+        has run on ORT's thread. Whether ORT got the job is settled by the job's claim
+        (:class:`~ortc._callbacks.AsyncJob`): the hand-over (RunAsync and, if ORT refuses, the
+        undoing) runs once, and on the main thread it runs on the starter thread, where no
+        signal handler's exception can come between RunAsync's return and its status; a
+        failure before the hand-over, or an interrupt while this thread waits for it, undoes
+        the job here unless the hand-over already has it."""
+        from ._callbacks import AsyncJob, releaser, run_async_callback, starter
 
         ctx = RunContext(self.api.ReleaseValue, _getframe(), "Session.run_async", job=True)
-        retained = taken = False
+        retained = False
         job: AsyncJob | None = None
+
+        def undo() -> None:  # the job never reached ORT: everything goes back
+            if job is not None:
+                job.abandon()
+            ctx.entries.accepted = False
+            try:
+                ctx.close()
+            finally:
+                if retained:
+                    session._child_released()
+
         try:
             ctx.arm(run_options, timeout, ctrl_c=False)  # not on this thread: no Ctrl-C
             if ctx.run_options is not None and ctx.private is None:
@@ -666,26 +682,33 @@ class RunEngine:
             session._retain()  # the session is not released while ORT still runs the job
             retained = True
             job = AsyncJob(finish, (ctx,), done)
-            ctx.entries.accept()  # from here ORT may own the run (see Entries)
-            status = self.api.RunAsync(session._ptr, ctx.raw_run_options, in_names.ptr,
-                                       values, in_names.count, wanted.names.ptr, count,
-                                       outputs, run_async_callback, job.handle)
-            if status:
-                raise_status(status, "RunAsync")
-            taken = True  # ORT took it: the completion closes the context
-            future = job.future
-            job = None
-            return future
-        finally:
-            if not taken:  # never started (a feed refused, RunAsync failed): all goes back here
-                if job is not None:
-                    job.abandon()
-                ctx.entries.accepted = False
+            ctx.entries.accept()  # from the hand-over on, ORT may own the run (see Entries)
+            handle = job.handle
+
+            def hand_over() -> None:  # once, by whoever claims the job (AsyncJob.start)
                 try:
-                    ctx.close()
-                finally:
-                    if retained:
-                        session._child_released()
+                    status = self.api.RunAsync(session._ptr, ctx.raw_run_options, in_names.ptr,
+                                               values, in_names.count, wanted.names.ptr, count,
+                                               outputs, run_async_callback, handle)
+                except BaseException:  # (before the C call: argument conversion)
+                    undo()
+                    raise
+                if status:
+                    undo()
+                    raise_status(status, "RunAsync")
+
+            start = job.start
+            if _get_ident() == _interrupt.MAIN_THREAD:
+                starter.submit(lambda: start(hand_over))
+                job.started.wait()  # an interrupt here: the finally below, or the starter, undoes
+            else:
+                start(hand_over)
+            if job.start_error is not None:
+                raise job.start_error
+            return job.future
+        finally:
+            if job is None or job.claim_back():  # nobody handed it over: undone here
+                undo()
 
 
 def _copied_value(value: Value | None) -> Value | None:

@@ -16,6 +16,10 @@ CASE is one of:
 * ``async_setup``: run_async fails at every step between its start and ORT's RunAsync (an
   error injected there); nothing it took may stay in use, and the session's release may not be
   held back.
+* ``async_interrupt``: a Ctrl-C (SIGINT) arrives the moment ORT's RunAsync has taken the job,
+  before run_async has looked at its status; the run must still complete on ORT's thread and
+  give everything back (nothing in use, no child left, no job pending), and the session must
+  run again and be released after close.
 * ``arguments``: a handle argument a marker names is held for the call: another thread closing
   the RunOptions of a run in flight is refused (strict mode), and the run ends normally.
 
@@ -205,6 +209,50 @@ def async_setup(add_model: str) -> dict[str, Any]:
     return found
 
 
+def async_interrupt(add_model: str) -> dict[str, Any]:
+    s = ortc.Session(add_model, intra_op_num_threads=2)
+    one = np.ones(4, np.float32)
+    v = ortc.Value.from_numpy(one)
+    ro = ortc.RunOptions()
+    engine = s._engine
+    real_async = engine.api.RunAsync
+    found: dict[str, Any] = {}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def run_async_then_sigint(*args: Any) -> Any:
+        status = real_async(*args)  # ORT has the job (or refused it) from here
+        os.kill(os.getpid(), signal.SIGINT)
+        return status
+
+    engine.api.RunAsync = run_async_then_sigint
+    try:
+        future = s.run_async(None, {"a": v, "b": one}, ro)
+        found["outcome"] = "returned"
+        future.result(30)
+        time.sleep(0.2)  # (the SIGINT, should it come later than the return)
+    except KeyboardInterrupt:
+        found["outcome"] = "KeyboardInterrupt"
+    finally:
+        engine.api.RunAsync = real_async
+    from ortc._callbacks import pending_jobs
+
+    deadline = time.monotonic() + 30
+    while (pending_jobs() or s._children or s._others) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    found["pending"] = pending_jobs()
+    found["busy"] = [name for name, obj in (("value", v), ("run_options", ro), ("session", s))
+                     if obj._guard.busy()]
+    found["children"] = len(s._children) + len(s._others)
+    v.close()  # free: the interrupted run's entry on it has ended
+    found["works"] = s.run_async(None, {"a": one, "b": one}, ro).result(30)[0].tolist()
+    s.close()
+    deadline = time.monotonic() + 20
+    while ortc.live_handles().get("Session", 0) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    found["released"] = ortc.live_handles().get("Session", 0) == 0
+    return found
+
+
 def arguments(endless_model: str) -> dict[str, Any]:
     s = ortc.Session(endless_model, intra_op_num_threads=1)
     ro = ortc.RunOptions()
@@ -245,6 +293,8 @@ def main() -> None:
         result.update(wakeup(add_model, endless_model))
     elif case == "async_setup":
         result.update(async_setup(add_model))
+    elif case == "async_interrupt":
+        result.update(async_interrupt(add_model))
     elif case == "arguments":
         result.update(arguments(endless_model))
     else:

@@ -8,7 +8,10 @@ PyPy 3.9), through tests/core_check.py:
 * Ctrl-C stops a run after another part of the application (asyncio) set the signal wakeup
   fd, and that part's own signals still reach it (ortc/_interrupt.py chains the two);
 * run_async failing anywhere between its start and ORT's RunAsync leaves nothing in use and
-  the session releasable (ortc/_run.py: one context, closed here on failure);
+  the session releasable (ortc/_run.py: one context, closed here on failure); a Ctrl-C the
+  moment ORT took the job leaves it to its completion (the job's claim, ortc/_callbacks.py:
+  before that claim, an interrupt made run_async release what ORT was running, and the
+  process aborted);
 * a handle argument a marker names is held for the call: closing it from another thread during
   the run is refused.
 """
@@ -74,6 +77,15 @@ def test_a_run_async_that_fails_before_ort_takes_it_leaves_nothing_in_use(
     for step in ("prepare", "run_async", "deadline"):
         assert got[step] == "Injected", (step, got)
         assert got[step + "_busy"] == [] and got[step + "_children"] == 0, (step, got)
+    assert got["works"] == [2.0] * 4 and got["released"] is True, got
+
+
+@pytest.mark.parametrize("which", WHICH)
+def test_a_ctrl_c_the_moment_ort_took_a_run_async_job_leaves_the_job_to_its_completion(
+        which: str, model_files: Any) -> None:
+    got = _check(which, "async_interrupt", model_files)
+    assert got["outcome"] in ("KeyboardInterrupt", "returned"), got
+    assert got["pending"] == 0 and got["busy"] == [] and got["children"] == 0, got
     assert got["works"] == [2.0] * 4 and got["released"] is True, got
 
 
