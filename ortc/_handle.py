@@ -87,7 +87,7 @@ class Handle:
     #: other child (an array over its memory, a run in flight, a binding holding it): the
     #: release waits for the last of both
     _children: set[Any] = set()
-    _others: list[None] = []
+    _others: list[Any] = []
     #: the release a close deferred to the last child's end: one item, claimed by pop
     _pending: list[bool] = []
     #: a class whose objects take children after creation (bound or referenced values) sets
@@ -200,18 +200,29 @@ class Handle:
             return  # already let go by the release
         child._child_released()
 
-    def _retain(self) -> None:
+    def _retain(self, mark: Any = None) -> None:
         """Count one more child that is not a Handle (an array over this value's memory, a run
-        in flight): this object is not released until :meth:`_child_released` balances it."""
-        self._others.append(None)
+        in flight): this object is not released until :meth:`_child_released` balances it
+        (or :meth:`_unretain`, for a count made with a ``mark`` of its own: one atomic append,
+        so whether it was made is whether the mark is there)."""
+        self._others.append(mark)
+
+    def _unretain(self, mark: Any) -> None:
+        """Balance the count :meth:`_retain` made with ``mark``, if it was made (idempotent)."""
+        try:
+            self._others.remove(mark)
+        except ValueError:
+            return
+        if self._pending and not self._children and not self._others:
+            self._release_claimed()
 
     def _child_released(self, releaser: Any = None) -> None:
         """One child went: ``releaser``'s handle, or (None) a child counted by _retain or
         _hold."""
         if releaser is None:
             try:
-                self._others.pop()
-            except IndexError:  # pragma: no cover - more releases than children: a bug
+                self._others.remove(None)  # (not a count made with a mark: see _retain)
+            except ValueError:  # pragma: no cover - more releases than children: a bug
                 pass
         else:
             self._children.discard(releaser)

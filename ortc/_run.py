@@ -641,7 +641,8 @@ class RunEngine:
         from ._callbacks import AsyncJob, releaser, run_async_callback, starter
 
         ctx = RunContext(self.api.ReleaseValue, _getframe(), "Session.run_async", job=True)
-        retained = False
+        #: the job's count on the session (Handle._retain): made in one step, undone by its mark
+        retained = object()
         job: AsyncJob | None = None
 
         def undo() -> None:  # the job never reached ORT: everything goes back
@@ -651,8 +652,7 @@ class RunEngine:
             try:
                 ctx.close()
             finally:
-                if retained:
-                    session._child_released()
+                session._unretain(retained)
 
         try:
             ctx.arm(run_options, timeout, ctrl_c=False)  # not on this thread: no Ctrl-C
@@ -677,10 +677,9 @@ class RunEngine:
 
             def done() -> None:  # on the ORT thread, after finish() and the Future
                 releaser.submit(ctx.close)
-                releaser.submit(session._child_released)
+                releaser.submit(lambda: session._unretain(retained))
 
-            session._retain()  # the session is not released while ORT still runs the job
-            retained = True
+            session._retain(retained)  # not released while ORT still runs the job
             job = AsyncJob(finish, (ctx,), done)
             ctx.entries.accept()  # from the hand-over on, ORT may own the run (see Entries)
             handle = job.handle
