@@ -289,6 +289,29 @@ def test_serialize_waiters_go_in_arrival_order(things: Any) -> None:
         assert idle(t._guard)
 
 
+def test_a_shared_call_joins_shared_calls_at_once_but_queues_behind_a_waiting_writer(
+        things: Any) -> None:
+    """A shared call that finds only admitted shared calls goes in without the two looks (two
+    threads running one session); one that finds an exclusive call waiting queues behind it,
+    as the looks would have it (serialize: the writer first, then the reader)."""
+    ortc.set_thread_checks("serialize")
+    t = things()
+    first = InFlight(t.read)
+    try:
+        assert t.read() == "read" and len(t._guard.calls) == 1  # alongside, no wait
+        order: list[str] = []
+        writer = in_thread(lambda: t.write(lambda: order.append("write")))
+        wait_until(lambda: len(t._guard.waiting) >= 1, "the writer to wait")
+        reader = in_thread(lambda: t.read(lambda: order.append("read")))
+        wait_until(lambda: len(t._guard.waiting) >= 2, "the reader to queue behind the writer")
+        assert order == []
+    finally:
+        first.finish()
+    assert writer() == "write" and reader() == "read"
+    assert order == ["write", "read"]
+    assert idle(t._guard)
+
+
 def test_a_skipped_leave_is_healed_without_reading_another_threads_stack(
         things: Any, monkeypatch: Any) -> None:
     """An entry whose leave never ran (an interrupt stopped the ``finally``) is found dead from
