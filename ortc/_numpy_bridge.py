@@ -24,7 +24,7 @@ from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._handle import Handle
 from ._loader import Api
-from ._status import call_out, check, raise_status
+from ._status import call_out, check, ignore, raise_status
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
     plain_dtypes, unpack_subbyte
 from .errors import InvalidArgument
@@ -345,12 +345,26 @@ def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
         sc = pool.pop()
     except IndexError:
         sc = _Scratch()
+    found = copy_plain_tensor(api, raw, sc, max_bytes, False)
+    pool.append(sc)
+    assert found is not None  # (an error status raised)
+    return found
+
+
+def copy_plain_tensor(api: Api, raw: Any, sc: _Scratch, max_bytes: int, none_on_error: bool
+                      ) -> tuple[int, tuple[int, ...], np.ndarray[Any, Any] | None] | None:
+    """(The API 23+ core of tensor_copy_or_shape, out-parameters in ``sc``.) When ORT answers
+    the type-and-shape query with an error (a value that holds no tensor, such as an output no
+    run wrote yet): None if ``none_on_error`` (the status let go), else the error raised."""
     elem, count = sc.elem, sc.count
     status = api.GetTensorElementTypeAndShapeDataReference(raw, elem, sc.dims_arg, count)
     if status:
+        if none_on_error:
+            ignore(status, "GetTensorElementTypeAndShapeDataReference")
+            return None
         raise_status(status)
     n = count[0]
-    shape = tuple(_unpack(sc.dims[0], n)) if n else ()  # type: ignore[arg-type]
+    shape = tuple(_unpack(sc.dims[0], n)) if n else ()
     et = elem[0]  # (an int: cffi reads an enum as one)
     dtype = PLAIN_DTYPES.get(et)
     copy = None
@@ -366,7 +380,6 @@ def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
                 if status:
                     raise_status(status)
                 _memmove(copy, data[0], size)
-    pool.append(sc)
     return et, shape, copy
 
 

@@ -15,8 +15,9 @@ from . import _loader
 from ._ffi import ffi
 from ._guard import Entries, Hold
 from ._handle import Handle
-from ._numpy_bridge import PLAIN_DTYPES, RunOutput, as_array, is_array_like, \
-    is_empty_optional, ortvalue_to_python, take_output, tensor_copy_or_shape, value_kind
+from ._numpy_bridge import PLAIN_DTYPES, RunOutput, _Scratch, as_array, copy_plain_tensor, \
+    is_array_like, is_empty_optional, ortvalue_to_python, take_output, tensor_copy_or_shape, \
+    value_kind
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
@@ -85,45 +86,22 @@ def _release_output_steps(api: Any, arr: Any, count: Any) -> None:
     ignore(api.AllocatorFree(default_allocator()._ptr, slots))
 
 
-class _OutScratch:
-    """Out-parameters for one copy of the bound outputs (:meth:`IoBinding._plain_copies`),
-    taken from a pool and given back after use, so that no two calls share them (one that a
-    signal handler makes on this thread in the middle of another)."""
+class _OutScratch(_Scratch):
+    """Out-parameters for one copy of the bound outputs (:meth:`IoBinding._plain_copies`): a
+    shape query's (:class:`~ortc._numpy_bridge._Scratch`) and GetBoundOutputValues', taken
+    from a pool and given back after use, so that no two calls share them (one that a signal
+    handler makes on this thread in the middle of another)."""
 
-    __slots__ = ("values", "count", "elem", "dims", "dims_arg", "ndim", "data")
+    __slots__ = ("values", "output_count")
 
     def __init__(self) -> None:
+        super().__init__()
         self.values = ffi.new("OrtValue***")
-        self.count = ffi.new("size_t*")
-        self.elem = ffi.new("ONNXTensorElementDataType*")
-        self.dims = ffi.new("int64_t**")
-        self.dims_arg = ffi.cast("const int64_t**", self.dims)
-        self.ndim = ffi.new("size_t*")
-        self.data = ffi.new("void**")
+        self.output_count = ffi.new("size_t*")
 
 
 #: free _OutScratch sets (list.pop and list.append are atomic)
 _out_scratch: list[_OutScratch] = []
-
-
-def _plain_copy(api: Any, raw: Any, sc: _OutScratch) -> np.ndarray[Any, Any] | None:
-    """A new array holding a copy of the tensor ``raw`` when its type is one numpy reads as
-    it is; None for another type, or for a value that holds no tensor (an output no run wrote
-    yet: ORT reports that with an error status, which is let go)."""
-    status = api.GetTensorElementTypeAndShapeDataReference(raw, sc.elem, sc.dims_arg, sc.ndim)
-    if status:
-        ignore(status, "GetTensorElementTypeAndShapeDataReference")
-        return None
-    dtype = PLAIN_DTYPES.get(sc.elem[0])
-    if dtype is None:
-        return None
-    n = sc.ndim[0]
-    copy = np.empty(tuple(ffi.unpack(sc.dims[0], n)) if n else (), dtype)
-    size = copy.nbytes
-    if size:
-        check(api.GetTensorMutableData(raw, sc.data))
-        ffi.memmove(copy, sc.data[0], size)
-    return copy
 
 
 #: (numpy dtype, ORT element type, what a message calls the name, its C string, the context of
@@ -638,7 +616,7 @@ class IoBinding(Handle):
             sc = pool.pop()
         except IndexError:
             sc = _OutScratch()
-        arr, count = sc.values, sc.count
+        arr, count = sc.values, sc.output_count
         try:
             self._output_values(arr, count)
             slots = arr[0]
@@ -648,7 +626,8 @@ class IoBinding(Handle):
                 copy = None
                 if raw != _NULL:
                     if api.fast_shape:
-                        copy = _plain_copy(api, raw, sc)
+                        found = copy_plain_tensor(api, raw, sc, _NO_LIMIT, True)
+                        copy = found[2] if found is not None else None
                     elif not is_empty_optional(api, raw):
                         copy = tensor_copy_or_shape(api, raw, _NO_LIMIT)[2]
                 if copy is None:  # (none, or not a type numpy reads as it is)
