@@ -155,13 +155,28 @@ def wakeup(add_model: str, endless_model: str) -> dict[str, Any]:
             "asyncio_handler": got == [signal.SIGUSR1]}
 
 
+def _async_objects(add_model: str) -> tuple[ortc.Session, np.ndarray[Any, Any], ortc.Value,
+                                             ortc.RunOptions]:
+    """What the run_async cases run with: a session with an intra-op pool (RunAsync needs
+    one), an input array, a Value over it and RunOptions."""
+    s = ortc.Session(add_model, intra_op_num_threads=2)
+    one = np.ones(4, np.float32)
+    return s, one, ortc.Value.from_numpy(one), ortc.RunOptions()
+
+
+def _sessions_released() -> bool:
+    """Whether every Session is released within 20 s (a completion lets its session go on
+    ortc's releaser thread)."""
+    deadline = time.monotonic() + 20
+    while ortc.live_handles().get("Session", 0) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return ortc.live_handles().get("Session", 0) == 0
+
+
 def async_setup(add_model: str) -> dict[str, Any]:
     from ortc import _run
 
-    s = ortc.Session(add_model, intra_op_num_threads=2)
-    one = np.ones(4, np.float32)
-    v = ortc.Value.from_numpy(one)
-    ro = ortc.RunOptions()
+    s, one, v, ro = _async_objects(add_model)
     engine = s._engine
     found: dict[str, Any] = {}
     real_prepare = engine.prepare_inputs
@@ -202,18 +217,12 @@ def async_setup(add_model: str) -> dict[str, Any]:
         found[step + "_children"] = len(s._children) + len(s._others)
     found["works"] = s.run_async(None, {"a": v, "b": one}, ro).result(30)[0].tolist()
     s.close()
-    deadline = time.monotonic() + 20  # the completion lets the session go on ortc's releaser
-    while ortc.live_handles().get("Session", 0) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    found["released"] = ortc.live_handles().get("Session", 0) == 0
+    found["released"] = _sessions_released()
     return found
 
 
 def async_interrupt(add_model: str) -> dict[str, Any]:
-    s = ortc.Session(add_model, intra_op_num_threads=2)
-    one = np.ones(4, np.float32)
-    v = ortc.Value.from_numpy(one)
-    ro = ortc.RunOptions()
+    s, one, v, ro = _async_objects(add_model)
     engine = s._engine
     real_async = engine.api.RunAsync
     found: dict[str, Any] = {}
@@ -246,10 +255,7 @@ def async_interrupt(add_model: str) -> dict[str, Any]:
     v.close()  # free: the interrupted run's entry on it has ended
     found["works"] = s.run_async(None, {"a": one, "b": one}, ro).result(30)[0].tolist()
     s.close()
-    deadline = time.monotonic() + 20
-    while ortc.live_handles().get("Session", 0) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    found["released"] = ortc.live_handles().get("Session", 0) == 0
+    found["released"] = _sessions_released()
     return found
 
 
