@@ -183,9 +183,9 @@ class IoBinding(Handle):
         self._alloc_ptr = default_allocator()._ptr
 
     _holds = True  # bound values: ORT's binding refers to them until unbound
-    #: output name -> the hold on a caller's Value bound to it, and the thread holding it (the
-    #: one that bound it): every run with this binding writes that value, so other threads may
-    #: not use it while it stays bound (this thread may read it between runs)
+    #: output name -> the hold on a caller's Value bound to it, by the thread that bound it:
+    #: every run with this binding writes that value, so other threads may not use it while it
+    #: stays bound (this thread may read it between runs)
     _output_holds: dict[str, Hold] | None = None
 
     def _drop_references(self) -> None:
