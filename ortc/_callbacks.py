@@ -11,6 +11,7 @@ counts the job as a live child, so closing it meanwhile defers its release to th
 from __future__ import annotations
 
 import _thread
+import os
 import threading
 import time
 from concurrent.futures import Future
@@ -53,15 +54,18 @@ class AsyncJob:
         self.on_done = on_done
         self.handle: Any = ffi.new_handle(self)
         self.claim: list[bool] = [True]
-        #: set once :meth:`start` is over (whether it handed the job over or not)
-        self.started = threading.Event()
+        #: released once :meth:`start` is over (whether it handed the job over or not): a bare
+        #: lock, which only the waiting thread ever blocks on (an Event's inner lock, left held
+        #: by a KeyboardInterrupt in its wait, blocked the starter's set() for good under PyPy)
+        self.started = _thread.allocate_lock()
+        self.started.acquire()
         #: why the hand-over failed (ORT refused the job), for the caller to raise
         self.start_error: BaseException | None = None
         _pending.add(self)
 
     def start(self, hand_over: Callable[[], None]) -> None:
         """Call ``hand_over`` (RunAsync, and the undoing of a job ORT refused) unless the
-        caller claimed the job back first; ``started`` is set either way."""
+        caller claimed the job back first; ``started`` is released either way."""
         try:
             try:
                 self.claim.pop()
@@ -72,7 +76,7 @@ class AsyncJob:
             except BaseException as exc:  # noqa: BLE001 - the caller raises it
                 self.start_error = exc
         finally:
-            self.started.set()
+            self.started.release()
 
     def claim_back(self) -> bool:
         """True for the first to ask when nobody started the job (the caller then undoes
@@ -137,10 +141,9 @@ class _Releaser:
     """A daemon thread for work that must not run on an ORT pool thread: releasing a session
     from a completion would make its thread pool join the very thread it runs on."""
 
-    def __init__(self, name: str = "ortc-releaser") -> None:
+    def __init__(self) -> None:
         import queue
 
-        self.name = name
         self.queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
@@ -148,7 +151,8 @@ class _Releaser:
     def submit(self, fn: Callable[[], None]) -> None:
         with self.lock:
             if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+                self.thread = threading.Thread(target=self._loop, name="ortc-releaser",
+                                               daemon=True)
                 self.thread.start()
         self.queue.put(fn)
 
@@ -166,10 +170,41 @@ class _Releaser:
 
 
 releaser = _Releaser()
-#: hands run_async jobs started on the main thread to ORT (AsyncJob.start): a signal handler's
-#: exception never runs on it, so nothing can cut a hand-over between RunAsync's return and
-#: what its status decides
-starter = _Releaser("ortc-starter")
+
+
+class _Starter:
+    """The thread that hands run_async jobs started on the main thread to ORT
+    (:meth:`AsyncJob.start`): a signal handler's exception never runs on it, so nothing cuts a
+    hand-over between RunAsync's return and what its status decides. Only the main thread
+    submits, and nothing here is a lock it could leave held: the queue's put never blocks, and
+    the thread is started before it is marked started (an interrupt between the two makes a
+    second, harmless thread on the next submit, never none)."""
+
+    def __init__(self) -> None:
+        import queue
+
+        self.queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        #: the process whose starter thread runs (0: none yet; a forked child starts its own)
+        self.pid = 0
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        self.queue.put(fn)
+        if self.pid != os.getpid():
+            _thread.start_new_thread(self._loop, ())
+            self.pid = os.getpid()
+
+    def _loop(self) -> None:
+        while True:
+            fn = self.queue.get()
+            try:
+                fn()
+            except BaseException:  # noqa: BLE001 - a job's failure is on the job
+                pass
+            finally:
+                del fn
+
+
+starter = _Starter()
 
 
 def _forget_the_parents_runs() -> None:
@@ -180,14 +215,13 @@ def _forget_the_parents_runs() -> None:
     _pending.clear()
     _in_completion.clear()
     releaser.__init__()  # type: ignore[misc]  # a new lock and queue, no thread
-    starter.__init__("ortc-starter")  # type: ignore[misc]
+    starter.__init__()  # type: ignore[misc]
 
 
 _process.at_fork(_forget_the_parents_runs, __name__, _pending=_process.EMPTIED, _in_completion=_process.EMPTIED)
 _process.at_fork(_forget_the_parents_runs, releaser, lock=_process.NEW, queue=_process.NEW,
                  thread=_process.FORGOTTEN)
-_process.at_fork(_forget_the_parents_runs, starter, lock=_process.NEW, queue=_process.NEW,
-                 thread=_process.FORGOTTEN)
+_process.at_fork(_forget_the_parents_runs, starter, queue=_process.NEW, pid=_process.RESET)
 
 
 def pending_jobs() -> int:

@@ -699,7 +699,7 @@ class RunEngine:
             start = job.start
             if _get_ident() == _interrupt.MAIN_THREAD:
                 starter.submit(lambda: start(hand_over))
-                job.started.wait()  # an interrupt here: the finally below, or the starter, undoes
+                job.started.acquire()  # an interrupt here: the finally below, or the starter, undoes
             else:
                 start(hand_over)
             if job.start_error is not None:
