@@ -137,14 +137,34 @@ def _on_run_async_done(user_data: Any, outputs: Any, count: int, status: Any) ->
 run_async_callback = ffi.callback("RunAsyncCallbackFn", _on_run_async_done)
 
 
-class _Releaser:
-    """A daemon thread for work that must not run on an ORT pool thread: releasing a session
-    from a completion would make its thread pool join the very thread it runs on."""
+class _Worker:
+    """A queue of work and the loop a daemon thread runs over it (a failure is the work's
+    own: the thread goes on)."""
 
     def __init__(self) -> None:
         import queue
 
         self.queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+
+    def _loop(self) -> None:
+        while True:
+            fn = self.queue.get()
+            try:
+                fn()
+            except BaseException:  # noqa: BLE001 - a failure must not kill the thread
+                pass
+            finally:
+                # let go before waiting for the next: the last job's releases (a session's
+                # _child_released) kept that session, and its memory, until another run_async
+                del fn
+
+
+class _Releaser(_Worker):
+    """A daemon thread for work that must not run on an ORT pool thread: releasing a session
+    from a completion would make its thread pool join the very thread it runs on."""
+
+    def __init__(self) -> None:
+        super().__init__()
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
 
@@ -156,52 +176,29 @@ class _Releaser:
                 self.thread.start()
         self.queue.put(fn)
 
-    def _loop(self) -> None:
-        while True:
-            fn = self.queue.get()
-            try:
-                fn()
-            except BaseException:  # noqa: BLE001 - a release failure must not kill the thread
-                pass
-            finally:
-                # let go before waiting for the next: the last job's releases (a session's
-                # _child_released) kept that session, and its memory, until another run_async
-                del fn
-
 
 releaser = _Releaser()
 
 
-class _Starter:
+class _Starter(_Worker):
     """The thread that hands run_async jobs started on the main thread to ORT
     (:meth:`AsyncJob.start`): a signal handler's exception never runs on it, so nothing cuts a
-    hand-over between RunAsync's return and what its status decides. Only the main thread
-    submits, and nothing here is a lock it could leave held: the queue's put never blocks, and
-    the thread is started before it is marked started (an interrupt between the two makes a
-    second, harmless thread on the next submit, never none)."""
+    hand-over between RunAsync's return and what its status decides. No lock (the releaser's
+    guards its thread's start): only the main thread submits, and a lock it held when an
+    interrupt came could stay held. The thread is started before it is marked started (an
+    interrupt between the two makes a second, harmless thread on the next submit, never
+    none)."""
 
     def __init__(self) -> None:
-        import queue
-
-        self.queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        super().__init__()
         #: the process whose starter thread runs (0: none yet; a forked child starts its own)
         self.pid = 0
 
     def submit(self, fn: Callable[[], None]) -> None:
-        self.queue.put(fn)
+        self.queue.put(fn)  # (never blocks)
         if self.pid != os.getpid():
             _thread.start_new_thread(self._loop, ())
             self.pid = os.getpid()
-
-    def _loop(self) -> None:
-        while True:
-            fn = self.queue.get()
-            try:
-                fn()
-            except BaseException:  # noqa: BLE001 - a job's failure is on the job
-                pass
-            finally:
-                del fn
 
 
 starter = _Starter()
