@@ -385,30 +385,20 @@ def copy_plain_tensor(api: Api, raw: Any, sc: _Scratch, max_bytes: int, none_on_
 
 def tensor_shape_and_type(api: Api, raw: Any) -> tuple[int, tuple[int, ...]]:
     if api.fast_shape:
-        # one call instead of five (GetTensorTypeAndShape ... Release), API 23+
-        pool = _scratch_pool
-        try:
-            sc = pool.pop()
-        except IndexError:
-            sc = _Scratch()
-        status = api.GetTensorElementTypeAndShapeDataReference(raw, sc.elem, sc.dims_arg,
-                                                               sc.count)
-        if status:
-            raise_status(status)
-        n = sc.count[0]
-        result = int(sc.elem[0]), tuple(ffi.unpack(sc.dims[0], n)) if n else ()
-        pool.append(sc)
-        return result
+        # one call instead of five (GetTensorTypeAndShape ... Release), API 23+: the copy-out's
+        # query, with a limit no tensor is under (nothing copied)
+        et, shape, _ = tensor_copy_or_shape(api, raw, -1)
+        return et, shape
     info = call_out(api.GetTensorTypeAndShape, "OrtTensorTypeAndShapeInfo*", raw)
     try:
-        et = ffi.new("ONNXTensorElementDataType*")
-        check(api.GetTensorElementType(info, et))
+        et_out = ffi.new("ONNXTensorElementDataType*")
+        check(api.GetTensorElementType(info, et_out))
         n = ffi.new("size_t*")
         check(api.GetDimensionsCount(info, n))
         dims = ffi.new("int64_t[]", n[0])
         if n[0]:
             check(api.GetDimensions(info, dims, n[0]))
-        return int(et[0]), tuple(dims)
+        return int(et_out[0]), tuple(dims)
     finally:
         api.ReleaseTensorTypeAndShapeInfo(info)
 
