@@ -93,18 +93,29 @@ def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: A
         return self._values.get(name, default)
 
     def put(self: SessionOptions, value: Any) -> None:
-        if convert is not None:
-            value = convert(value, f"session option {name}")
-        apply(self, value)
-        self._values[name] = value
+        _set(self, name, value)
 
     put.__name__ = name
     _ROWS[name] = (apply, convert)
     return property(get, exclusive(*slots)(put), doc=doc)
 
 
-#: each setting's (apply, convert) by name, as _setting's property uses them (BareOptions)
+#: each setting's (apply, convert) by name (the attributes _setting makes, BareOptions)
 _ROWS: dict[str, tuple[Callable[[Any, Any], None], Callable[[Any, str], Any] | None]] = {}
+
+
+def _convert(name: str, value: Any) -> Any:
+    """``value`` checked and converted as setting ``name`` takes it."""
+    convert = _ROWS[name][1]
+    return convert(value, f"session option {name}") if convert is not None else value
+
+
+def _set(target: Any, name: str, value: Any) -> None:
+    """Set setting ``name`` on ``target`` (a SessionOptions, or a BareOptions: the setters read
+    its _api, _ptr and _values only) and record the value it took."""
+    value = _convert(name, value)
+    _ROWS[name][0](target, value)
+    target._values[name] = value
 
 
 def _apply_profile_prefix(opts: SessionOptions, prefix: bytes) -> None:
@@ -181,12 +192,7 @@ class SessionOptions(Handle):
         """``settings`` checked and converted as the attributes of those names convert what
         they are given (the same errors), not applied: for keywords checked before a
         session is made with them (ortc.compat)."""
-        out = {}
-        for name, value in settings.items():
-            convert = _ROWS[name][1]
-            out[name] = convert(value, f"session option {name}") if convert is not None \
-                else value
-        return out
+        return {name: _convert(name, value) for name, value in settings.items()}
 
     def _update(self, options: Mapping[str, Any]) -> SessionOptions:
         for key in options:
@@ -583,11 +589,7 @@ class BareOptions:
         self._ptr = call_out(api.CreateSessionOptions, "OrtSessionOptions*")
         try:
             for name, value in settings.items():
-                apply, convert = _ROWS[name]
-                if convert is not None:
-                    value = convert(value, f"session option {name}")
-                apply(self, value)  # (the setters read _api, _ptr and _values only)
-                self._values[name] = value
+                _set(self, name, value)
         except BaseException:
             self.close()
             raise
