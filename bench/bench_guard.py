@@ -17,7 +17,11 @@ its rounds, in microseconds per call, and a cost is the median of per-round diff
   marked ``@shared`` (the marker's wrapper: its object's guard entered for the call);
   ``marked arg None`` / ``marked with arg``: a method marked with a handle argument
   (``args=``), called with None (the argument-checking wrapper, no second entry) and with a
-  handle (whose guard is entered too).
+  handle (whose guard is entered too);
+* ``bind Value in`` / ``bind Value out``: an IoBinding's ``bind_input`` / ``bind_output`` of a
+  Value bound to that name before (what libraries that rebind every call make), marked with the
+  Value as a handle argument; the output Value is held by the binding's thread (a hold on its
+  guard), the case the guard's own-holds look serves.
 
 Before the guard was rewritten (one enter/leave protocol, ``ortc._guard``) this script also
 timed its lock-based entries and the lock-free shared call of a lone thread; those paths no
@@ -102,6 +106,11 @@ def _variants() -> dict[str, Callable[[], Any]]:
             guard.leave(token)
 
     h, arg = BenchHandle(), BenchHandle()
+    bv = s.io_binding()
+    value_in = ortc.Value.from_array(feeds["a"])
+    value_out = ortc.Value.from_array(feeds["a"].copy())
+    bv.bind_input("a", value_in)
+    bv.bind_output("c", value_out)
 
     def policy(mode: str, fn: Callable[[], Any]) -> Callable[[], Any]:
         def call() -> Any:
@@ -124,6 +133,8 @@ def _variants() -> dict[str, Callable[[], Any]]:
         "marked": policy("strict", h.marked),
         "marked arg None": policy("strict", lambda: h.marked_with(None)),
         "marked with arg": policy("strict", lambda: h.marked_with(arg)),
+        "bind Value in": policy("strict", lambda: bv.bind_input("a", value_in)),
+        "bind Value out": policy("strict", lambda: bv.bind_output("c", value_out)),
     }
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import _thread
 import itertools
+import linecache
 import os
 import sys
 from types import CodeType, FrameType
@@ -238,19 +239,25 @@ class Guard:
         calls[token] = (me, exclusive, witness, True)  # admitted, then look (the second look)
         if not self.closed and not _exiting and \
                 (self.send or me == self.creator or me >= _JOBS_FROM):
-            if len(calls) == 1 and not self.holds:
-                return  # alone (the usual case): nothing to conflict with
-            # only this owner's own calls and holds (a run entering a Value it also binds, a
-            # nested call): never a conflict, in any mode
-            entries = tuple(calls.values())
-            if all(e[0] == me for e in entries) and \
-                    (through_holds or all(h == me for h in tuple(self.holds.values()))):
-                return
-            # a shared call among admitted shared ones (concurrent runs of one session): both
-            # looks would find nothing in its way, no waiter to queue behind
-            if not exclusive and self.sync and not self.holds and \
-                    not any(e[1] or not e[3] for e in entries):
-                return
+            # only this owner's own calls and holds (alone, the usual case; a run entering a
+            # Value it also binds, a nested call): never a conflict, in any mode. (A hold
+            # added or dropped between the two reads of ``holds`` makes the counts differ: the
+            # full admission then decides.)
+            holds = self.holds
+            mine = not holds or through_holds or \
+                list(holds.values()).count(me) == len(holds)
+            if len(calls) == 1:
+                if mine:
+                    return
+            else:
+                entries = tuple(calls.values())
+                if mine and all(e[0] == me for e in entries):
+                    return
+                # a shared call among admitted shared ones (concurrent runs of one session):
+                # both looks would find nothing in its way, no waiter to queue behind
+                if not exclusive and self.sync and not holds and \
+                        not any(e[1] or not e[3] for e in entries):
+                    return
         calls.pop(token, None)
         self._enter(token, obj, me, exclusive, witness, through_holds)
 
@@ -659,6 +666,43 @@ class Hold:
 
 
 # -- the marker wrappers ---------------------------------------------------------------------------
+# A marked method's wrapper is compiled with the method's own parameters: a generic
+# ``(self, *a, **k)`` wrapper packs and unpacks its arguments at every call, which cost more than
+# the guard's own entry and exit (docs/PERFORMANCE.md, "the marker wrappers"). The one template
+# is _WRAPPER (a method taking ``*args`` or ``**kwargs`` gets it with those); its own names
+# start with ``_m_``, which no marked method's parameter may.
+_WRAPPER = """
+def {name}({params}):
+    _m_guard = {self}._guard
+    if _m_guard is None:
+        raise _m_ClosedError(f"{{type({self}).__name__}} is closed")
+{arg_tokens}    _m_token = _m_next_token()
+    try:
+        _m_guard.enter(_m_token, {self}, {exclusive}, _m_getframe())
+{arg_entries}        return _m_fn({call})
+    finally:
+        _m_guard.leave(_m_token)
+{arg_leaves}"""
+
+#: one handle argument's entry (the call's frame is its witness, as it is the object's): its
+#: guard is kept before its token is made, so a token that is set always has its guard
+_ARG_ENTRY = """\
+        if {arg} is not None and hasattr(type({arg}), "_guard"):
+            _m_{arg}_guard = {arg}._guard
+            if _m_{arg}_guard is None:
+                raise _m_ClosedError(f"{{type({arg}).__name__}} is closed")
+            _m_{arg}_token = _m_next_token()
+            _m_{arg}_guard.enter(_m_{arg}_token, {arg}, {exclusive}, _m_getframe())
+"""
+_ARG_LEAVE = """\
+        if _m_{arg}_token:
+            _m_{arg}_guard.leave(_m_{arg}_token)
+"""
+
+_CO_VARARGS = 0x04
+_CO_VARKEYWORDS = 0x08
+
+
 def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
             args: tuple[tuple[str, int, bool], ...]) -> Callable[..., Any]:
     """``fn`` (a method) entered as a marked call: shared or exclusive on its object
@@ -667,57 +711,48 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
     length of the call. An argument that is None or not a handle is left to ``fn``."""
     import functools
 
-    name = fn.__qualname__
-    if not args and exclusive_when is None:
-        @functools.wraps(fn)
-        def call(self: Any, *a: Any, **k: Any) -> Any:
-            guard = self._guard
-            if guard is None:
-                raise ClosedError(f"{type(self).__name__} is closed")
-            token = _next_token()
-            try:
-                guard.enter(token, self, exclusive, _getframe())
-                return fn(self, *a, **k)
-            finally:
-                guard.leave(token)
-
-        return _named(call, name)
-
-    first = min(position for _, position, _ in args)  # no argument given below it: none
-
-    @functools.wraps(fn)
-    def call_with_args(self: Any, *a: Any, **k: Any) -> Any:
-        guard = self._guard
-        if guard is None:
-            raise ClosedError(f"{type(self).__name__} is closed")
-        token = _next_token()
-        held = None  # the arguments' (guard, token)s, each listed before it is entered
-        try:
-            # (the frame is never kept in a local of its own: that would be a reference cycle
-            # through the frame's locals, garbage for the collector at every call)
-            guard.enter(token, self, exclusive or (exclusive_when is not None and
-                                                   bool(getattr(self, exclusive_when))),
-                        _getframe())
-            for name, position, arg_exclusive in args if k or len(a) > first else ():
-                value = a[position] if len(a) > position else k.get(name)
-                if value is not None and hasattr(type(value), "_guard"):
-                    arg_guard = value._guard
-                    if arg_guard is None:
-                        raise ClosedError(f"{type(value).__name__} is closed")
-                    if held is None:
-                        held = []
-                    arg_token = _next_token()
-                    held.append((arg_guard, arg_token))
-                    # the call's frame is the witness of these entries as of its own
-                    arg_guard.enter(arg_token, value, arg_exclusive, _getframe())
-            return fn(self, *a, **k)
-        finally:
-            guard.leave(token)
-            if held is not None:
-                for arg_guard, arg_token in held:
-                    arg_guard.leave(arg_token)
-
-    return _named(call_with_args, name)
+    code = fn.__code__
+    positional = code.co_argcount
+    names = code.co_varnames[:positional + code.co_kwonlyargcount]
+    if any(name.startswith("_m_") for name in names):
+        raise TypeError(f"{fn.__qualname__}: a marked method's parameter names may not start "
+                        f"with '_m_' (the marker's wrapper uses them)")
+    defaults = fn.__defaults__ or ()
+    first_default = positional - len(defaults)
+    kw_defaults = fn.__kwdefaults__ or {}
+    params = [name if i < first_default else f"{name}=_m_defaults[{i - first_default}]"
+              for i, name in enumerate(names[:positional])]
+    call = list(names[:positional])
+    extra = iter(code.co_varnames[len(names):])  # *args, then **kwargs, when it takes them
+    if code.co_flags & _CO_VARARGS:
+        var = next(extra)
+        params.append("*" + var)
+        call.append("*" + var)
+    elif len(names) > positional:
+        params.append("*")
+    for name in names[positional:]:
+        params.append(f"{name}=_m_kw_defaults[{name!r}]" if name in kw_defaults else name)
+        call.append(f"{name}={name}")
+    if code.co_flags & _CO_VARKEYWORDS:
+        var = next(extra)
+        params.append("**" + var)
+        call.append("**" + var)
+    source = _WRAPPER.format(
+        name=fn.__name__, self=names[0], params=", ".join(params), call=", ".join(call),
+        exclusive=repr(exclusive) if exclusive_when is None else
+        f"{exclusive!r} or bool({names[0]}.{exclusive_when})",
+        arg_tokens="".join(f"    _m_{a}_token = 0\n" for a, _, _ in args),
+        arg_entries="".join(_ARG_ENTRY.format(arg=a, exclusive=x) for a, _, x in args),
+        arg_leaves="".join(_ARG_LEAVE.format(arg=a) for a, _, _ in args))
+    namespace: dict[str, Any] = {
+        "_m_fn": fn, "_m_ClosedError": ClosedError, "_m_next_token": _next_token,
+        "_m_getframe": _getframe, "_m_defaults": fn.__defaults__,
+        "_m_kw_defaults": fn.__kwdefaults__}
+    filename = f"<ortc marker of {fn.__qualname__}>"
+    exec(compile(source, filename, "exec"), namespace)
+    # (tracebacks show the wrapper's lines: the cache entry has no file, so nothing expires it)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return _named(functools.wraps(fn)(namespace[fn.__name__]), fn.__qualname__)
 
 
 #: id of each marked method's wrapper code -> (the code, the method's name): a wrapper frame (an
@@ -760,13 +795,14 @@ def _entry_call(frame: Any) -> str | None:
     while frame is not None:
         code = frame.f_code
         path = code.co_filename
-        if not path.startswith(_PACKAGE):
+        wrapped = _wrapped_name(code)
+        if wrapped is not None:
+            found = wrapped
+        elif not path.startswith(_PACKAGE):
             if found is not None:
                 break
         elif path not in _PROTOCOL_FILES:
             found = _qualname(code)
-        else:
-            found = _wrapped_name(code) or found
         frame = frame.f_back
     return found
 

@@ -14,7 +14,7 @@ import ortc
 from ortc._handle import Handle
 from ortc._record import Record
 from ortc._slots import SLOTS
-from ortc.threads import MethodRule, registry
+from ortc.threads import MethodRule, exclusive, registry, shared
 
 #: public members of exported wrappers that carry no marker because they do not touch the
 #: handle themselves, and why. A new public member must be marked or listed here.
@@ -176,6 +176,57 @@ def test_markers_wrap_with_the_guard() -> None:
     run = ortc.Session.run.__ortc_rule__  # type: ignore[attr-defined]
     assert run.kind == "shared" and run.exclusive_when == "_run_exclusive"
     assert dict(run.args) == {"run_options": "shared"}
+
+
+class _Marked:
+    """A guarded object whose marked methods take every kind of parameter (the wrappers are
+    compiled with each method's own parameters)."""
+
+    _guard: Any = None  # (a class attribute: how a marker tells a handle argument)
+
+    def __init__(self) -> None:
+        from ortc._guard import Guard
+
+        self._guard: Any = Guard(True, True)
+
+    @shared()
+    def every_kind(self, x: Any, y: Any = [2], *rest: Any, z: Any, w: Any = 5,
+                   **more: Any) -> Any:
+        return x, y, rest, z, w, more
+
+    @exclusive(args={"other": "exclusive"})
+    def named_like_its_wrapper(self, other: Any = None, *, token: Any = 3, guard: Any = 4,
+                               fn: Any = 5) -> Any:
+        raise ValueError((other, token, guard, fn, len(self._guard.calls),
+                          other is not None and len(other._guard.calls)))
+
+
+def test_marker_wrappers_pass_every_kind_of_argument_on_unchanged() -> None:
+    m, other = _Marked(), _Marked()
+    default = _Marked.every_kind.__wrapped__.__defaults__[0]  # type: ignore[attr-defined]
+    assert m.every_kind(1, z=3) == (1, default, (), 3, 5, {})
+    assert m.every_kind(1, 2, 3, 4, z=0, w=6, q=7) == (1, 2, (3, 4), 0, 6, {"q": 7})
+    assert m.every_kind(x=1, z=2)[1] is default  # the method's own default object
+    with pytest.raises(TypeError):
+        m.every_kind(1)  # z is keyword-only and required, as the method says
+    assert str(inspect.signature(_Marked.every_kind)) == \
+        str(inspect.signature(_Marked.every_kind.__wrapped__))  # type: ignore[attr-defined]
+    # parameters named like the guard's own locals reach the method as given, both guards
+    # entered during the call (the argument's exclusively) and left after
+    with pytest.raises(ValueError) as err:
+        m.named_like_its_wrapper(other, token="t", guard="g", fn="f")
+    assert err.value.args[0] == (other, "t", "g", "f", 1, 1)
+    assert not m._guard.calls and not other._guard.calls
+    tb = err.traceback  # the wrapper's frame is named after the method, with its source line
+    assert [entry.name for entry in tb][-2:] == ["named_like_its_wrapper"] * 2
+    assert "_m_fn(" in str(tb[-2].statement)
+
+
+def test_marker_refuses_parameters_named_like_its_wrapper() -> None:
+    with pytest.raises(TypeError, match="_m_"):
+        @shared()
+        def method(self: Any, _m_token: int) -> None:
+            pass
 
 
 def test_plain_types_hold_no_handle() -> None:
