@@ -462,16 +462,18 @@ class RunEngine:
         """An OrtValue over ``nbytes`` at a raw CPU address its caller vouches for (what
         onnxruntime's IOBinding takes from libraries that rebind pointers every call), from
         this thread's value cache."""
-        ptr = _cast("char*", address)
         cache = _this_threads(self.value_cache)
-        owner = cache.get((ptr, shape, et))
+        key = (address, shape, et)  # (an int: no pointer object made for a hit)
+        owner = cache.get(key)
         if owner is None:
-            owner = self.cached_value(ptr, nbytes, shape, et, what, cache)
+            owner = self.cached_value(_cast("char*", address), nbytes, shape, et, what, cache,
+                                      key)
         return owner
 
     def cached_value(self, buf: Any, nbytes: int, shape: tuple[int, ...], et: int,
-                     context: str, cache: dict[Any, Any]) -> Any:
-        """A new OrtValue over ``nbytes`` at ``buf``, kept in this thread's value cache."""
+                     context: str, cache: dict[Any, Any], key: Any = None) -> Any:
+        """A new OrtValue over ``nbytes`` at ``buf``, kept in this thread's value cache under
+        ``key`` (by default the pointer's)."""
         out = ffi.new("OrtValue**")
         status = self.api.CreateTensorWithDataAsOrtValue(
             self.cpu_info_ptr, buf, nbytes, shape, len(shape), et, out)
@@ -480,7 +482,7 @@ class RunEngine:
         owner = _gc(out[0], self.api.ReleaseValue)
         if len(cache) >= _VALUE_CACHE_MAX:
             cache.clear()  # entries in use are held by their runs' ``keep``
-        cache[(_cast("char*", buf), shape, et)] = owner
+        cache[(_cast("char*", buf), shape, et) if key is None else key] = owner
         return owner
 
     def feed_value(self, name: str, data: Any, ctx: RunContext) -> Any:

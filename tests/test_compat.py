@@ -2068,6 +2068,29 @@ def test_iobinding_pointers_that_onnxruntime_crashes_on_are_refused() -> None:
     assert c.tolist() == (AB["a"] + AB["b"]).tolist()
 
 
+def test_iobinding_pointer_shapes_read_alike_however_given_and_however_often() -> None:
+    """A bound pointer's shape is read once per shape tuple (libraries rebind every call with
+    the same one): a negative dimension is refused every time, and a tuple of numpy integers,
+    a tuple subclass (torch.Size is one) and a list bind the same memory."""
+    sess = compat.InferenceSession(ADD)
+    b = sess.io_binding()
+    c = np.zeros(3, F32)
+
+    class Size(tuple):  # type: ignore[type-arg]
+        pass
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="negative dimension"):
+            b.bind_output("c", "cpu", 0, F32, (-3,), c.ctypes.data)
+    for shape in ((3,), (np.int64(3),), Size((3,)), [3], (3,)):
+        c[:] = 0
+        b.bind_input("a", "cpu", 0, F32, shape, AB["a"].ctypes.data)
+        b.bind_input("b", "cpu", 0, F32, shape, AB["b"].ctypes.data)
+        b.bind_output("c", "cpu", 0, F32, shape, c.ctypes.data)
+        sess.run_with_iobinding(b)
+        assert c.tolist() == (AB["a"] + AB["b"]).tolist(), shape
+
+
 def test_set_providers_while_other_threads_run() -> None:
     # onnxruntime swaps the session and lets runs inside the old one finish; compat refused
     # (ConcurrentUseError from closing the old session under them)

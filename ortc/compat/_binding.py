@@ -42,10 +42,12 @@ def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
         dtype, et = _DTYPES[element_type]
     except (KeyError, TypeError):  # (an unhashable element type is left to np.dtype)
         dtype, et = _dtype_of(element_type)
-    dims = tuple(map(int, shape))  # (an int as it is, a numpy integer as an int)
-    if dims and min(dims) < 0:  # onnxruntime's class for a negative dimension
+    try:
+        dims, count = _SHAPES[shape]
+    except (KeyError, TypeError):  # (a list: unhashable)
+        dims, count = _dims_of(shape)
+    if count < 0:  # onnxruntime's class for a negative dimension
         raise RuntimeError(f"{what}: shape {list(dims)} has a negative dimension")
-    count = math.prod(dims)
     size = count * dtype.itemsize
     if address <= 0:
         raise RuntimeError(f"{what}: buffer_ptr {address}: pointer to data memory is not valid")
@@ -59,6 +61,22 @@ def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
 #: element type (as onnxruntime's callers give it: a numpy type, a dtype, an ORT enum int) ->
 #: (numpy dtype, ORT element type or -1), filled as they come
 _DTYPES: dict[Any, tuple[np.dtype[Any], int]] = {}
+
+
+#: shape tuple (as its caller gives it) -> (dims, element count, or -1 with a negative
+#: dimension), filled as they come
+_SHAPES: dict[Any, tuple[tuple[int, ...], int]] = {}
+
+
+def _dims_of(shape: Sequence[int]) -> tuple[tuple[int, ...], int]:
+    dims = tuple(map(int, shape))  # (an int as it is, a numpy integer as an int)
+    found = dims, (-1 if dims and min(dims) < 0 else math.prod(dims))
+    if isinstance(shape, tuple) and len(_SHAPES) < 64:  # (an array's, torch's: a tuple)
+        try:
+            _SHAPES[shape] = found
+        except TypeError:  # an unhashable item
+            pass
+    return found
 
 
 def _dtype_of(element_type: Any) -> tuple[np.dtype[Any], int]:
@@ -79,39 +97,41 @@ def _dtype_of(element_type: Any) -> tuple[np.dtype[Any], int]:
     return dtype, et
 
 
-_mincore: Any = None
-_PAGE = 0
 #: mincore's result vector for ranges of up to 4096 pages, shared: nothing reads it, so
 #: threads writing it at once do no harm
 _VEC: Any = None
 #: libc's mincore, declared for cffi (a cffi call costs a third of a ctypes one, and libraries
-#: rebind pointers every run)
+#: rebind pointers every run), its address as an integer: a pointer argument and an integer
+#: one of its width travel alike on every ABI Linux runs on (LP64 and ILP32), and no cast
+#: object is made per call
 _libc_ffi = cffi.FFI()
-_libc_ffi.cdef("int mincore(void *addr, size_t length, unsigned char *vec);")
+_libc_ffi.cdef("int mincore(uintptr_t addr, size_t length, unsigned char *vec);")
+#: mincore, False where it cannot be had, None until first asked
+_mincore: Any = None
+_PAGE_MASK = mmap.PAGESIZE - 1
 
 
 def _mapped(address: int, size: int) -> bool:
     """Whether every page of [address, address + size) is mapped in this process (Linux's
     mincore fails with ENOMEM on a range with an unmapped page: a made-up address is found
     without touching it). True where the question cannot be asked."""
-    global _mincore, _PAGE, _VEC
+    global _mincore, _VEC
     if _mincore is None:
         try:
             fn = getattr(_libc_ffi.dlopen(None), "mincore")
-            _PAGE = mmap.PAGESIZE
             _VEC = _libc_ffi.new("unsigned char[]", 4096)
             _mincore = fn
         except (AttributeError, OSError):
             _mincore = False
     if not _mincore:
         return True
-    start = address & ~(_PAGE - 1)
-    end = address + size
-    if end > 1 << 64:
+    start = address & ~_PAGE_MASK
+    length = address + size - start
+    if address + size > 1 << 64:
         return False
-    pages = (end - start + _PAGE - 1) // _PAGE
-    vec = _VEC if pages <= 4096 else _libc_ffi.new("unsigned char[]", pages)
-    if _mincore(_libc_ffi.cast("void*", start), end - start, vec) == 0:
+    vec = _VEC if length <= 4096 * (_PAGE_MASK + 1) else \
+        _libc_ffi.new("unsigned char[]", (length + _PAGE_MASK) // (_PAGE_MASK + 1))
+    if _mincore(start, length, vec) == 0:
         return True
     return _libc_ffi.errno != errno.ENOMEM
 
