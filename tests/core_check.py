@@ -56,15 +56,25 @@ def storm(add_model: str) -> dict[str, Any]:
     b.bind_input("a", one)
     b.bind_input("b", one)
     b.bind_output("c", out)
+    # a second binding rebound to Values every call: the marker's entries on a handle
+    # argument (the bound Value; the output Value its thread holds)
+    rebound = s.io_binding()
+    v2 = ortc.Value.from_numpy(one.copy())
+    out2 = ortc.Value.from_numpy(np.zeros(4, np.float32))
 
     def work(k: int) -> None:
-        m = k % 3
+        m = k % 4
         if m == 0:
             s.run(None, {"a": one, "b": one})
         elif m == 1:
             s.run_with_values(None, {"a": v, "b": one}, ro)
-        else:
+        elif m == 2:
             s.run_with_binding(b)
+        else:
+            rebound.bind_input("a", v2)
+            rebound.bind_input("b", v2)
+            rebound.bind_output("c", out2)
+            s.run_with_binding(rebound)
 
     armed = [False]
 
@@ -94,13 +104,14 @@ def storm(add_model: str) -> dict[str, Any]:
             others.append(f"{type(exc).__name__}: {exc}")
     signal.setitimer(signal.ITIMER_REAL, 0, 0)
     busy = {name: obj._guard.busy() for name, obj in
-            (("session", s), ("value", v), ("out", out), ("run_options", ro), ("binding", b))}
+            (("session", s), ("value", v), ("out", out), ("run_options", ro), ("binding", b),
+             ("rebound", rebound), ("value2", v2), ("out2", out2))}
     right = s.run(None, {"a": one, "b": one})[0].tolist() == [2.0] * 4
     closed: list[str] = []
 
     def closer() -> None:
         try:
-            for obj in (b, ro, v, out, s):
+            for obj in (rebound, v2, out2, b, ro, v, out, s):
                 obj.close()
             closed.append("ok")
         except BaseException as exc:  # noqa: BLE001
