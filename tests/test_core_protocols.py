@@ -4,8 +4,8 @@ PyPy 3.9), through tests/core_check.py:
 * a storm of KeyboardInterrupts over ``run``, ``run_with_values``, ``run_with_binding`` and a
   binding rebound to Values before each of its runs (the marker's entries on a handle
   argument) leaves no guard counting a call in flight, never turns into another exception,
-  and leaves everything closable from another thread (an entry lives only while the frame that made it
-  is on its thread's stack: ortc/_guard.py);
+  and leaves everything closable from another thread (an entry lives only while the frame
+  that made it is on its thread's stack: ortc/_guard.py);
 * Ctrl-C stops a run after another part of the application (asyncio) set the signal wakeup
   fd, and that part's own signals still reach it (ortc/_interrupt.py chains the two);
 * run_async failing anywhere between its start and ORT's RunAsync leaves nothing in use and
