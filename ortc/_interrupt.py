@@ -12,7 +12,15 @@ RunOptionsSetTerminate on the RunOptions the run uses (it may be called from any
   KeyboardInterrupt in the main thread as usual once Run returns. Bytes are forwarded to a
   wakeup fd installed before ours (asyncio's), so its signal handling keeps working.
 
-The watcher never takes a lock that a running thread may hold while inside ORT.
+The watcher never takes a lock that a running thread may hold while inside ORT, and nothing
+here takes a lock on a thread a signal handler's exception can reach (the main thread): such an
+exception landing between a lock's acquire and its release (or inside the pure-Python
+``threading.Condition``) would leave it held, and the watcher, or the next run, waiting for good.
+What the main thread and the watcher share is handed over by atomic steps instead: a new deadline
+is appended to the watcher's inbox (the heap is the watcher's own), a deadline's outcome is
+whoever appends to it first (:class:`Deadline`), the RunOptions a Ctrl-C terminated are appended
+to ``interrupted`` after their terminate, and each step the main thread takes can be taken again
+when an interrupt cut it short.
 
 * Signal handlers inside ORT's callbacks: while the main thread is inside ORT, ORT may call back
   into Python on that thread (its logger, when a run fails or a session is built), and CPython
@@ -25,7 +33,6 @@ The watcher never takes a lock that a running thread may hold while inside ORT.
 from __future__ import annotations
 
 import _thread
-import itertools
 import os
 import sys
 import time
@@ -65,17 +72,53 @@ def main_thread_after_fork() -> int:
     return _thread.get_ident()
 
 
+#: the two outcomes a :class:`Deadline` can have
+FIRED = "fired"
+CANCELLED = "cancelled"
+
+
+class Deadline(list[str]):
+    """One run's deadline: the list of who claimed it, whose first item is the outcome.
+
+    The watcher appends FIRED when the time has come, the run appends CANCELLED when it ends;
+    ``list.append`` is one atomic step, so exactly one of the two wins and the outcome is kept
+    where a retry sees it (a run whose finish an interrupt cut short appends again and reads the
+    same first item). ``terminated`` is set once the winning watcher's terminate is done: a run
+    that lost waits for it before re-arming its options (a terminate after the re-arm would
+    leave them terminated)."""
+
+    __slots__ = ("when", "run_options", "terminated")
+
+    def __init__(self, when: float, run_options: Any) -> None:
+        super().__init__()
+        self.when = when
+        self.run_options = run_options
+        self.terminated = False
+
+    def __lt__(self, other: Any) -> bool:  # heap order (list's own compares the claims)
+        return bool(self.when < other.when)
+
+    # identity, as any object's: two deadlines with the same claims are not the same deadline
+    __hash__ = object.__hash__  # type: ignore[assignment]
+    __eq__ = object.__eq__
+
+
 class Watcher:
     def __init__(self) -> None:
-        self._lock = _thread.allocate_lock()
-        #: what the watcher waits on for deadlines when there is no signal pipe to select on:
-        #: made under ``_lock`` by the watcher before its first such wait (a notifier that
-        #: finds None under the lock has no waiter to wake); the Ctrl-C bridge needs none
-        self._wake: threading.Condition | None = None
-        self._heap: list[tuple[float, int, Any]] = []
-        self._cancelled: set[int] = set()
-        self._fired: set[int] = set()
-        self._seq = itertools.count()
+        #: a binary semaphore the watcher sleeps on when there is no signal pipe to select on:
+        #: held while nobody asked it to look again; released (never waited on) by whoever adds
+        #: a deadline or installs the pipe. Only the watcher acquires it (made released: the
+        #: first wait returns at once, and the watcher looks again)
+        self._wake = _thread.allocate_lock()
+        #: deadlines added and not yet taken into the heap by the watcher (append, pop: atomic)
+        self._inbox: list[Deadline] = []
+        #: the watcher's heap of deadlines, touched by the watcher thread alone
+        self._heap: list[Deadline] = []
+        #: past this many entries the watcher drops the cancelled ones from its heap
+        self._prune_at = 64
+        #: one token per process, popped by the watcher thread that runs: a second thread
+        #: (started when an interrupt came between a start and its mark) finds none and ends
+        self._runner: list[bool] = [True]
         #: the process the watcher thread runs in (a forked child starts its own), 0 for none
         self._thread_pid = 0
         self._sig_r = self._sig_w = -1
@@ -87,9 +130,9 @@ class Watcher:
         self._declined_for: Any = None
         #: the RunOptions of the run the main thread is inside, if any
         self.main_run: Any = None
-        #: RunOptions terminated by Ctrl-C that must be re-armed before their next use
+        #: RunOptions terminated by Ctrl-C that must be re-armed before their next use: the
+        #: watcher appends each after its terminate, :meth:`rearm` removes each after its re-arm
         self.interrupted: list[Any] = []
-        self.sigint_lock = _thread.allocate_lock()
         #: what a callback on the main thread raised (a signal handler's exception), to be raised
         #: once the ORT call it interrupted returns
         self.deferred: BaseException | None = None
@@ -99,28 +142,26 @@ class Watcher:
         # A bare thread: threading.Thread.start() waits until the new thread has run, which on a
         # busy machine took 5 ms of the first Session (the OS had to schedule it first). The
         # loop needs nothing threading.Thread adds; like a daemon thread, it is not joined at
-        # exit.
+        # exit. No lock: the thread is started before it is marked started, so an interrupt
+        # between the two (or two threads here at once) makes a second thread, which finds the
+        # runner token taken and ends; never none.
         if self._thread_pid != os.getpid():
-            with self._lock:
-                if self._thread_pid != os.getpid():
-                    _thread.start_new_thread(self._loop, ())
-                    self._thread_pid = os.getpid()
+            _thread.start_new_thread(self._loop, ())
+            self._thread_pid = os.getpid()
 
     def after_fork_in_child(self) -> None:
         # Only the forking thread survives a fork: the watcher thread is gone and its lock may
         # have been held at that instant. The parent's deadlines belong to the parent's runs.
         global MAIN_THREAD
         MAIN_THREAD = main_thread_after_fork()
-        self._lock = _thread.allocate_lock()
-        self._wake = None
-        self.sigint_lock = _thread.allocate_lock()
+        self._wake = _thread.allocate_lock()
+        self._inbox = []
+        self._runner = [True]
         # what belonged to the parent's other threads' calls: a Ctrl-C deferred in a callback
         # of the parent's main thread, options its Ctrl-C terminated
         self.deferred = None
         self.interrupted = []
         self._heap = []
-        self._cancelled.clear()
-        self._fired.clear()
         self.main_run = None
         self._thread_pid = 0  # the next deadline or Ctrl-C bridge starts the child's own
         if self._sig_r >= 0:
@@ -144,27 +185,29 @@ class Watcher:
         import heapq  # here and in the deadline methods: a first session needs neither module
         import select
 
+        try:
+            self._runner.pop()
+        except IndexError:
+            return  # another watcher thread runs in this process
+        heap = self._heap
+        inbox = self._inbox
         while True:
-            with self._lock:
-                now = time.monotonic()
-                while self._heap and self._heap[0][0] <= now:
-                    _, seq, ro = heapq.heappop(self._heap)
-                    if seq in self._cancelled:
-                        self._cancelled.discard(seq)
-                        continue
-                    self._fired.add(seq)
-                    _terminate(ro)
-                ro = None  # not kept while this thread waits (it may hold adapters)
-                timeout = (self._heap[0][0] - now) if self._heap else None
-                if self._sig_r < 0:
-                    if self._wake is None:
-                        import threading
-
-                        self._wake = threading.Condition(self._lock)
-                    self._wake.wait(timeout)
-                    continue
+            while inbox:
+                heapq.heappush(heap, inbox.pop())
+            if len(heap) > self._prune_at:  # cancelled ones: their runs ended in time
+                heap[:] = [d for d in heap if not d]
+                heapq.heapify(heap)
+                self._prune_at = max(64, 2 * len(heap))
+            now = time.monotonic()
+            while heap and heap[0].when <= now:
+                self._fire(heapq.heappop(heap))
+            timeout = (heap[0].when - now) if heap else None
+            if self._sig_r < 0:
+                # no signal pipe: sleep on the wake semaphore (a new deadline releases it)
+                self._wake.acquire(True, -1 if timeout is None else min(timeout, 3600.0))
+                continue
             # With a signal pipe, sleep in select so SIGINT wakes us; cap the sleep so new
-            # deadlines are picked up (add() also writes a byte to wake us).
+            # deadlines are picked up (add_deadline also writes a byte to wake us).
             wait = 0.5 if timeout is None else min(timeout, 0.5)
             try:
                 ready, _, _ = select.select([self._sig_r], [], [], wait)
@@ -183,23 +226,45 @@ class Watcher:
                 if signal.SIGINT in data:
                     self._on_sigint()
 
+    @staticmethod
+    def _fire(deadline: Deadline) -> None:
+        """(On the watcher thread.) Terminate a deadline's run unless the run ended first."""
+        deadline.append(FIRED)
+        if deadline[0] is FIRED:
+            try:
+                _terminate(deadline.run_options)
+            finally:
+                deadline.terminated = True
+
     def _on_sigint(self) -> None:
         # An application that installed its own SIGINT handler after ours decides what Ctrl-C
         # means: its handler runs once the run returns, and the run is left to finish.
         if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
             return
-        with self.sigint_lock:
-            ro = self.main_run
-            if ro is not None:
-                self.interrupted.append(ro)
-                _terminate(ro)
+        ro = self.main_run
+        if ro is not None:
+            # terminated first, listed after: a re-arm that finds it listed comes after the
+            # terminate, never before it
+            _terminate(ro)
+            self.interrupted.append(ro)
 
     def rearm(self) -> None:
-        """Allow runs again on the RunOptions that Ctrl-C terminated."""
-        with self.sigint_lock:
-            for ro in self.interrupted:
-                ro._unset_now()
-            self.interrupted.clear()
+        """Allow runs again on the RunOptions that Ctrl-C terminated (on the main thread).
+
+        Each is taken off the list only after its re-arm, so a rearm an interrupt cut short
+        leaves the rest listed for the next one (a re-arm done twice is harmless); one the
+        watcher lists meanwhile is re-armed too, or left listed for the next run."""
+        interrupted = self.interrupted
+        while interrupted:
+            try:
+                ro = interrupted[0]
+            except IndexError:  # a signal handler's run re-armed the rest meanwhile
+                return
+            ro._unset_now()
+            try:
+                interrupted.remove(ro)  # the first listing of it: one its re-arm covers
+            except ValueError:
+                pass
 
     # -- exceptions raised inside callbacks ---------------------------------------------------
     def defer(self, exc: BaseException) -> None:
@@ -218,45 +283,52 @@ class Watcher:
             raise exc
 
     # -- deadlines -----------------------------------------------------------------------------
-    def add_deadline(self, deadline: float, run_options: Any) -> int:
-        """Terminate ``run_options`` at ``deadline`` (time.monotonic); a deadline already past
-        (``timeout=0``) terminates them now, before the run starts, so that such a run always
-        ends in RunTimeout (left to the watcher, a fast run often won the race)."""
-        import heapq
+    @staticmethod
+    def deadline(when: float, run_options: Any) -> Deadline:
+        """A deadline for ``run_options`` at ``when`` (time.monotonic), not yet armed: the run
+        keeps it first, then arms it (:meth:`add_deadline`), so an interrupt between the two
+        leaves nothing armed that the run does not know of."""
+        return Deadline(when, run_options)
 
-        seq = next(self._seq)
-        if deadline <= time.monotonic():
-            with self._lock:
-                self._fired.add(seq)
-            _terminate(run_options)
-            return seq
+    def add_deadline(self, deadline: Deadline) -> None:
+        """Arm ``deadline``: the watcher terminates its options when the time comes. One already
+        past (``timeout=0``) terminates them now, before the run starts, so that such a run
+        always ends in RunTimeout (left to the watcher, a fast run often won the race)."""
+        if deadline.when <= time.monotonic():
+            deadline.append(FIRED)
+            if deadline[0] is FIRED:
+                _terminate(deadline.run_options)
+                deadline.terminated = True
+            return
         self._start()
-        with self._lock:
-            heapq.heappush(self._heap, (deadline, seq, run_options))
-            if self._wake is not None:
-                self._wake.notify()
+        self._inbox.append(deadline)
+        if self._wake.locked():
+            try:
+                self._wake.release()
+            except RuntimeError:  # released by another thread meanwhile: awake already
+                pass
         if self._sig_w >= 0:
             try:
                 os.write(self._sig_w, b"\0")  # wake select() to see the new deadline
             except OSError:
                 pass
-        return seq
 
-    def finish_deadline(self, seq: int) -> bool:
-        """Remove a deadline; True when it had fired (the run was terminated by it)."""
-        with self._lock:
-            if seq in self._fired:
-                self._fired.discard(seq)
-                return True
-            # Drop the entry now: left in the heap until its deadline, it kept its RunOptions
-            # alive that long (run(timeout=3600) in a loop piled up an hour of RunOptions).
-            kept = [e for e in self._heap if e[1] != seq]
-            if len(kept) != len(self._heap):
-                import heapq
+    def finish_deadline(self, deadline: Deadline) -> bool:
+        """End ``deadline`` as its run ends; True when it fired (the run was terminated by it).
 
-                self._heap = kept
-                heapq.heapify(kept)
+        Idempotent, so a finish an interrupt cut short is simply done again. The options are
+        let go at once, the watcher dropping a cancelled deadline from its heap only later
+        (``run(timeout=3600)`` in a loop must not keep an hour of RunOptions alive)."""
+        deadline.append(CANCELLED)
+        if deadline[0] is CANCELLED:
+            deadline.run_options = None
             return False
+        # The watcher's: wait until its terminate is done, so a re-arm comes after it. (An
+        # immediate deadline's terminate was this thread's own; a forked child has no watcher
+        # to wait for: a terminate it had not done before the fork is not this process's.)
+        while not deadline.terminated and self._thread_pid == os.getpid():
+            time.sleep(0.0002)
+        return True
 
     # -- Ctrl-C --------------------------------------------------------------------------------
     def ctrl_c_ready(self) -> bool:
@@ -298,10 +370,11 @@ class Watcher:
         _chain_set_wakeup_fd(True)
         self.sigint_ready = True
         self._start()
-        if new_pipe:
-            with self._lock:
-                if self._wake is not None:  # the watcher waits without the pipe: use it now
-                    self._wake.notify()
+        if new_pipe and self._wake.locked():  # the watcher may sleep without the pipe: wake it
+            try:
+                self._wake.release()
+            except RuntimeError:  # released meanwhile: it looks again anyway
+                pass
         return True
 
     def uninstall(self) -> None:
@@ -373,9 +446,8 @@ def _terminate(run_options: Any) -> None:
 
 watcher = Watcher()
 _process.at_fork(watcher.after_fork_in_child, __name__, MAIN_THREAD=_process.RESET)
-_process.at_fork(watcher.after_fork_in_child, watcher, _lock=_process.NEW, _wake=_process.NEW,
-                 sigint_lock=_process.NEW, _thread_pid=_process.FORGOTTEN,
+_process.at_fork(watcher.after_fork_in_child, watcher, _wake=_process.NEW, _inbox=_process.EMPTIED,
+                 _runner=_process.RESET, _thread_pid=_process.FORGOTTEN,
                  _sig_r=_process.CLOSED, _sig_w=_process.CLOSED, _forward_fd=_process.RESET,
                  sigint_ready=_process.RESET, _heap=_process.EMPTIED,
-                 _cancelled=_process.EMPTIED, _fired=_process.EMPTIED,
                  interrupted=_process.EMPTIED, main_run=_process.RESET, deferred=_process.RESET)

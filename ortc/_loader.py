@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-import _thread
 from typing import Any, Callable, cast
 
-from . import _process
 from ._ffi import ffi
 from ._record import Record
 from ._slots import DECLARED_API_VERSION, SINCE, SLOTS, TYPED_BY_TABLE
@@ -152,8 +150,12 @@ def _unsupported(name: str, since: int, info: LibraryInfo) -> Callable[..., Any]
     return missing
 
 
-_lock = _process.lock(__name__, "_lock", _thread.allocate_lock)
 _api: Api | None = None
+#: the claim on the process's library: the first Api appended is the one (list.append is one
+#: atomic step). No lock: one a signal handler's exception left held during a first load would
+#: stop every later call; two threads loading at once each open the library (the same file:
+#: dlopen hands back the same mapping), and the second keeps the first's.
+_loaded: list[Api] = []
 
 
 _INSTALL_HINT = ("install onnxruntime's library with `pip install onnxruntime` (or "
@@ -416,33 +418,40 @@ def load(path: str | os.PathLike[str] | None = None, *, _how: str | None = None)
     >>> ortc.load("/opt/ort/lib/libonnxruntime.so.1.32.0")  # doctest: +SKIP
     """
     global _api
-    with _lock:
-        if _api is not None:
-            if path is not None and os.path.realpath(os.fspath(path)) != _api.info.path:
-                raise RuntimeError(f"ortc already loaded {_api.info.path}; one process uses one "
-                                   f"ONNX Runtime library (start a new process for another)")
-            return _api.info
-        if path is not None:
-            p = os.fspath(path)
-            _api = _open_chosen(p, "explicit", _how or f"ortc.load({p!r})")
-            return _api.info
-        env = os.environ.get("ORTC_LIBRARY")
-        if env:
-            _api = _open_chosen(env, "ORTC_LIBRARY", f"ORTC_LIBRARY={env}")
-            return _api.info
-        candidates, searched = candidate_paths()
-        searched.insert(0, "ORTC_LIBRARY: not set")
-        errors: list[str] = []
-        for cand, source in candidates:
-            try:
-                _api = _open(cand, source, searched)
-                return _api.info
-            except LibraryNotFoundError as exc:
-                errors.append(str(exc))
-        # the first line says what is wrong and what to do; the lines after, where it looked
-        raise LibraryNotFoundError(
-            f"no ONNX Runtime library found: {_not_found_fix()}.\nSearched:\n  "
-            + "\n  ".join(searched) + "\nErrors:\n  " + "\n  ".join(errors))
+    loaded = _api
+    if loaded is None:
+        mine = _open_library(path, _how)
+        _loaded.append(mine)
+        loaded = _api = _loaded[0]
+        if loaded is mine:
+            return loaded.info
+    if path is not None and os.path.realpath(os.fspath(path)) != loaded.info.path:
+        raise RuntimeError(f"ortc already loaded {loaded.info.path}; one process uses one "
+                           f"ONNX Runtime library (start a new process for another)")
+    return loaded.info
+
+
+def _open_library(path: str | os.PathLike[str] | None, how: str | None) -> Api:
+    """The library :func:`load` was asked for: ``path``, else ``ORTC_LIBRARY``'s, else the
+    first the search finds."""
+    if path is not None:
+        p = os.fspath(path)
+        return _open_chosen(p, "explicit", how or f"ortc.load({p!r})")
+    env = os.environ.get("ORTC_LIBRARY")
+    if env:
+        return _open_chosen(env, "ORTC_LIBRARY", f"ORTC_LIBRARY={env}")
+    candidates, searched = candidate_paths()
+    searched.insert(0, "ORTC_LIBRARY: not set")
+    errors: list[str] = []
+    for cand, source in candidates:
+        try:
+            return _open(cand, source, searched)
+        except LibraryNotFoundError as exc:
+            errors.append(str(exc))
+    # the first line says what is wrong and what to do; the lines after, where it looked
+    raise LibraryNotFoundError(
+        f"no ONNX Runtime library found: {_not_found_fix()}.\nSearched:\n  "
+        + "\n  ".join(searched) + "\nErrors:\n  " + "\n  ".join(errors))
 
 
 def api() -> Api:

@@ -28,7 +28,7 @@ from ._ffi import ffi
 from ._guard import Entries
 from . import _interrupt
 from . import run_options as _run_options_module
-from ._interrupt import watcher
+from ._interrupt import Deadline, watcher
 from ._loader import Api
 from ._numpy_bridge import (PLAIN_DTYPES, PYTHON_DATA, array_to_ortvalue, as_array,
                             is_array_like, ortvalue_to_python, take_output,
@@ -112,7 +112,7 @@ class RunContext:
         self.run_options: RunOptions | None = None
         self.raw_run_options: Any = _NULL
         self.private: RunOptions | None = None
-        self.deadline = -1
+        self.deadline: Deadline | None = None
         self.timeout = 0.0
         self.main = False
         self.outer: Any = None
@@ -140,7 +140,9 @@ class RunContext:
             if ro is None:
                 ro = self.private = RunOptions()
             self.timeout = seconds
-            self.deadline = watcher.add_deadline(_monotonic() + seconds, ro)
+            # kept before it is armed: an interrupt between leaves nothing armed unknown here
+            deadline = self.deadline = watcher.deadline(_monotonic() + seconds, ro)
+            watcher.add_deadline(deadline)
         if ctrl_c and _get_ident() == _interrupt.MAIN_THREAD and (watcher.sigint_ready or
                                                                   watcher.ctrl_c_ready()):
             if ro is None:
@@ -163,9 +165,10 @@ class RunContext:
         if status:
             err = error_from_status(status)
             fired = False
-            if self.deadline >= 0:
-                seq, self.deadline = self.deadline, -1
-                fired = self.fired = watcher.finish_deadline(seq)
+            deadline = self.deadline
+            if deadline is not None:  # finished again by close() if an interrupt cuts this
+                fired = self.fired = watcher.finish_deadline(deadline) or self.fired
+                self.deadline = None
                 if fired:
                     self.rearm_options()
             if deferred:
@@ -205,7 +208,7 @@ class RunContext:
                 if raw != _NULL:
                     outputs[i] = _NULL  # cleared first: a retry never releases it again
                     release(raw)
-        if self.deadline >= 0:
+        if self.deadline is not None:
             self.settle_deadline()
         if self.main:
             self.main = False
@@ -226,16 +229,17 @@ class RunContext:
 
     def settle_deadline(self) -> None:
         """Take the run's deadline off the watcher (idempotent); note whether it fired."""
-        if self.deadline >= 0:
-            seq, self.deadline = self.deadline, -1
-            self.fired = watcher.finish_deadline(seq) or self.fired
+        deadline = self.deadline
+        if deadline is not None:
+            self.fired = watcher.finish_deadline(deadline) or self.fired
+            self.deadline = None
 
     def rearm_options(self) -> None:
         """The caller's options, terminated by this run's deadline, are usable again."""
-        self.fired = False
         ro = self.run_options
         if ro is not None and self.private is None:
             ro._unset_now()
+        self.fired = False  # after the re-arm: an interrupt between leaves it to close()
 
     def __del__(self) -> None:
         # the net for a close an interrupt stopped before its first step

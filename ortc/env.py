@@ -290,8 +290,11 @@ def _logging_level(level: Any) -> LoggingLevel:
             from None
 
 
-_env_lock = _process.lock(__name__, "_env_lock", _thread.allocate_lock)
 _env: Env | None = None
+#: the claim on the process's Env: the first appended is the one. No lock (one a signal handler's
+#: exception left held would stop every later session): two threads here at once each create
+#: one, which ORT counts as two references to its one environment (neither is ever released).
+_envs_made: list[Env] = []
 
 
 def get_env() -> Env:
@@ -299,10 +302,9 @@ def get_env() -> Env:
     global _env
     env = _env
     if env is None:
-        with _env_lock:
-            if _env is None:
-                _env = Env()
-            env = _env
+        made = _envs_made
+        made.append(Env())
+        env = _env = made[0]
     return env
 
 

@@ -8,7 +8,6 @@ checks every run entry point makes of the ``run_options`` it is given.
 from __future__ import annotations
 
 import numbers
-import _thread
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from . import _enums, _loader, _process
@@ -135,7 +134,7 @@ class RunOptions(Handle):
     def _unset_now(self) -> None:
         ptr = self._ptr
         if ptr != ffi.NULL:
-            # re-arming after Ctrl-C, under the watcher's Ctrl-C lock
+            # re-arming after Ctrl-C or a deadline (idempotent: a re-arm may be done again)
             ignore(self._api.RunOptionsUnsetTerminate(ptr), "RunOptionsUnsetTerminate",
                    log=False)
 
@@ -228,7 +227,9 @@ def checked_timeout(timeout: Any) -> float | None:
 
 
 _main_options: RunOptions | None = None
-_main_options_lock = _thread.RLock()  # re-entrant: a signal handler may get here too
+#: the claim on the main thread's RunOptions: the first appended is the one (list.append is one
+#: atomic step: no lock, which a signal handler's exception could leave held)
+_main_options_made: list[RunOptions] = []
 
 
 def main_run_options() -> RunOptions:
@@ -236,13 +237,11 @@ def main_run_options() -> RunOptions:
     global _main_options
     options = _main_options
     if options is None:
-        # Created outside the lock, which is re-entrant: a signal handler that runs a model
-        # while the main thread is in here must not wait for itself (a deadlock once).
-        options = RunOptions(tag="ortc-main")
-        with _main_options_lock:
-            if _main_options is None:
-                _main_options = options
-            options = _main_options
+        # A signal handler that runs a model while the main thread is in here makes its own
+        # and may claim first: both then use the first one claimed (the other is dropped).
+        made = _main_options_made
+        made.append(RunOptions(tag="ortc-main"))
+        options = _main_options = made[0]
     return options
 
 
@@ -250,10 +249,10 @@ def _main_options_after_fork() -> None:
     # The child's main thread is the one that forked, and the parent's options may be in any
     # state at that instant (terminated by a Ctrl-C its main thread's run has not yet re-armed):
     # the child makes its own on first use (the parent's are not released there, _handle).
-    global _main_options, _main_options_lock
+    global _main_options, _main_options_made
     _main_options = None
-    _main_options_lock = _thread.RLock()
+    _main_options_made = []
 
 
 _process.at_fork(_main_options_after_fork, __name__, _main_options=_process.RESET,
-                 _main_options_lock=_process.NEW)
+                 _main_options_made=_process.RESET)

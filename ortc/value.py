@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
-import _thread
 from typing import Any, Mapping, Sequence, cast
 
 import numpy as np
 
-from . import _loader, _process
+from . import _loader
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._cstr import c_enum
@@ -59,28 +58,29 @@ def _sequence_empty_model(element_type: int) -> bytes:
     return _field(1, 7) + _field(7, graph) + _field(8, _field(1, b"") + _field(2, 12))
 
 
-_empty_lock = _process.lock(__name__, "_empty_lock", _thread.allocate_lock)
 #: (pid, element type) -> OrtSession*; kept for the process (like the env they belong to), and
-#: made anew in a forked child, which must not use its parent's
+#: made anew in a forked child, which must not use its parent's. No lock (one a signal handler's
+#: exception left held would stop every later empty sequence): two threads making the same one at
+#: once each build a session, the first stored is kept and the other released.
 _empty_sessions: dict[tuple[int, int], Any] = {}
 _SEQUENCE_NAME = ffi.new("char[]", b"s")
 
 
 def _empty_sequence_session(api: Api, element_type: int) -> Any:
     key = (os.getpid(), element_type)
-    with _empty_lock:
-        session = _empty_sessions.get(key)
-        if session is None:
-            model = _sequence_empty_model(element_type)
-            opts = call_out(api.CreateSessionOptions, "OrtSessionOptions*")
-            try:
-                check(api.SetIntraOpNumThreads(opts, 1))  # no thread pool to carry across fork
-                session = call_out(api.CreateSessionFromArray, "OrtSession*", get_env()._ptr,
-                                   ffi.from_buffer(model), len(model), opts,
-                                   context="empty_sequence")
-            finally:
-                api.ReleaseSessionOptions(opts)
-            _empty_sessions[key] = session
+    session = _empty_sessions.get(key)
+    if session is None:
+        model = _sequence_empty_model(element_type)
+        opts = call_out(api.CreateSessionOptions, "OrtSessionOptions*")
+        try:
+            check(api.SetIntraOpNumThreads(opts, 1))  # no thread pool to carry across fork
+            made = call_out(api.CreateSessionFromArray, "OrtSession*", get_env()._ptr,
+                            ffi.from_buffer(model), len(model), opts, context="empty_sequence")
+        finally:
+            api.ReleaseSessionOptions(opts)
+        session = _empty_sessions.setdefault(key, made)
+        if session is not made:
+            api.ReleaseSession(made)
     return session
 
 

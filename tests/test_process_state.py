@@ -57,8 +57,8 @@ def test_every_lock_thread_and_queue_of_every_module_is_registered(add_model_fil
     assert isinstance(found, list)
     # the walk sees each kind of place: module globals, an item of a module-level list, an
     # attribute of a module-level object, a thread and a queue
-    for expected in ("ortc._loader._lock (lock)", "ortc.session._fork_lock (list)",
-                     "ortc._interrupt.Watcher object._lock (lock)",
+    for expected in ("ortc.env._queue_start (lock)", "ortc.session._fork_lock (list)",
+                     "ortc._interrupt.Watcher object._wake (lock)",
                      "ortc._callbacks._Releaser object.thread (Thread)",
                      "ortc.env._queued (deque)", "ortc.conformance.coverage._lock (lock)"):
         assert expected in found, found
@@ -113,9 +113,8 @@ def test_a_child_forked_while_another_thread_holds_every_registered_lock(add_mod
     got = _check("held", add_model_file)
     locks = got["locks"]
     assert isinstance(locks, list)
-    assert {"ortc._loader._lock",
-            "ortc.env._env_lock", "ortc.value._empty_lock",
-            "ortc._interrupt.Watcher object._lock"} <= set(locks), locks
+    assert {"ortc.env._queue_start", "ortc.session._fork_lock",
+            "ortc._interrupt.Watcher object._wake"} <= set(locks), locks
     assert got["child_exit"] == 0, got
     assert (got.get("still_held"), got.get("not_emptied"), got.get("ran")) == ([], [], True), got
 
