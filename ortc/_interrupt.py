@@ -218,9 +218,10 @@ class Watcher:
                     data = os.read(self._sig_r, 512)
                 except OSError:
                     continue
-                if self._forward_fd >= 0:
+                signals = data.replace(b"\0", b"")  # (a NUL is add_deadline's wake-up: ours)
+                if signals and self._forward_fd >= 0:
                     try:
-                        os.write(self._forward_fd, data)
+                        os.write(self._forward_fd, signals)
                     except OSError:
                         pass
                 if signal.SIGINT in data:

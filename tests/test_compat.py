@@ -2126,6 +2126,35 @@ def test_set_providers_while_other_threads_run() -> None:
     assert ortc.live_handles()["Session"] == before  # every replaced session was released
 
 
+def test_a_lazy_attribute_read_while_set_providers_swaps_the_session_keeps_the_new_ones() -> None:
+    """An attribute read from the native session on first use (the run, the inputs' metadata)
+    that set_providers() replaces while it is being read is read again from the new session:
+    what the instance keeps always comes from its current session."""
+    from ortc.compat import _session
+
+    sess = compat.InferenceSession(ADD)
+    seen: list[Any] = []
+    for name in ("_run", "_inputs_meta"):
+        lazy = vars(_session.InferenceSession)[name]
+        make = lazy.make
+
+        def swapping(obj: Any, native: Any, make: Any = make) -> Any:
+            seen.append(native)
+            if len(seen) % 2:  # the first read of each: the session is replaced under it
+                obj.set_providers(["CPUExecutionProvider"])
+            return make(obj, native)
+
+        lazy.make = swapping
+        try:
+            value = getattr(sess, name)
+        finally:
+            lazy.make = make
+        assert seen[-2] is not seen[-1] and seen[-1] is sess._sess, seen
+        assert vars(sess)[name] is value  # kept: read from the current session
+    assert sess.run(None, AB)[0].tolist() == [1.5, 1.0, 7.0]
+    assert [a.name for a in sess.get_inputs()] == ["a", "b"]
+
+
 def test_empty_optional_ortvalue_raises_runtime_error() -> None:
     # onnxruntime segfaults on these (reading the missing value); compat raises its class for
     # an OrtValue failure, where it raised native ortc errors for some

@@ -160,6 +160,35 @@ print(json.dumps({"back": all(back), "growth": counts[-1] - counts[1], "outcome"
     assert result == {"back": True, "growth": 0, "outcome": "KeyboardInterrupt"}, result
 
 
+def test_the_watchers_own_wake_ups_never_reach_the_applications_wakeup_fd() -> None:
+    """A run with a timeout wakes the Ctrl-C watcher with a NUL byte through the bridge's
+    pipe; the watcher forwards what it reads to the application's own wakeup fd (asyncio's),
+    signals only: the application reads its signals' numbers, and no NUL of ortc's."""
+    proc = run_python(r"""
+import json, os, signal, time, numpy as np, ortc, models
+r, w = os.pipe()
+os.set_blocking(w, False)
+os.set_blocking(r, False)
+signal.set_wakeup_fd(w)
+signal.signal(signal.SIGUSR1, lambda *a: None)
+s = ortc.Session(models.add_model())
+one = np.ones(1, np.float32)
+for _ in range(20):
+    s.run(None, {"a": one, "b": one}, timeout=30)  # each adds a deadline: a wake-up byte
+os.kill(os.getpid(), signal.SIGUSR1)
+time.sleep(0.3)  # the watcher forwards within its next select
+got = b""
+while True:
+    try:
+        got += os.read(r, 512)
+    except BlockingIOError:
+        break
+print(json.dumps(list(got)))
+""")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [int(signal.SIGUSR1)], proc.stdout
+
+
 def test_a_process_that_handles_sigint_itself_is_asked_once_per_handler() -> None:
     """With SIGINT ignored (a background job) or a handler of the user's own, ortc leaves it
     alone, and each main-thread run asks again whether it may bridge Ctrl-C (the user may

@@ -9,7 +9,6 @@ which onnxruntime refuses).
 
 from __future__ import annotations
 
-import _thread
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
@@ -17,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 import numpy as np
 
 import ortc
-from ortc import _process
 
 from ._checks import (conversion_refused, explain, feed_refused, feedable, lists_converted,
                       sequence_feed_taken, sequence_type, validate_input, voids_as_strings)
@@ -141,11 +139,10 @@ class InferenceSession:
         self._bind(sess)
 
     def _bind(self, sess: ortc.Session) -> None:
-        with _bind_lock:  # a lazy attribute read of the session replaced is not kept (_Lazy)
-            self._sess = sess
-            d = self.__dict__
-            for name in _LAZY:
-                d.pop(name, None)
+        self._sess = sess  # first: a lazy attribute read of the session replaced is not kept
+        d = self.__dict__
+        for name in _LAZY:
+            d.pop(name, None)
         # the session's own copy of its options, what get_session_options() returns: the same
         # object until set_providers() makes a new session (as in onnxruntime: an attribute set
         # on it reads back; the caller's options stay theirs). Made now: the caller may change
@@ -398,16 +395,18 @@ def _native_run(self: InferenceSession, sess: ortc.Session) -> Callable[..., lis
     return run
 
 
-#: guards the swap of a session's native session (_bind) against a lazy attribute's publishing
-#: (held for a few dict steps only; a forked child gets a new one)
-_bind_lock = _process.lock(__name__, "_bind_lock", _thread.allocate_lock)
-
-
 class _Lazy:
     """An InferenceSession attribute computed from its native session on first use and kept
     in the instance (whose attribute then hides this descriptor: a plain read from then on).
-    Two threads reading it at once keep the first value published; a value computed from a
-    session that set_providers() replaced meanwhile is computed again."""
+    Two threads reading it at once keep the first value published. A value computed from a
+    session that set_providers() replaced meanwhile (_bind: the new session first, then the
+    attributes forgotten) is taken back and computed again: the reader publishes, then looks
+    whether its session is still the one. No lock: one that a signal handler's exception left
+    held on the main thread would stop every later first read of every session; a reader
+    stopped between its publishing and its look leaves a value of the replaced session, as if
+    it had been read just before set_providers() (that session's runs then raise ClosedError
+    once it is closed, never crash). A read that finds its session closed by a set_providers()
+    reads the new one."""
 
     __slots__ = ("name", "make")
 
@@ -418,12 +417,20 @@ class _Lazy:
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return self
+        d = obj.__dict__
         while True:
             sess = obj._sess
-            value = self.make(obj, sess)  # outside the lock: it may call into ORT
-            with _bind_lock:
+            try:
+                value = self.make(obj, sess)
+            except ortc.ClosedError:
                 if obj._sess is sess:
-                    return obj.__dict__.setdefault(self.name, value)
+                    raise
+                continue  # set_providers() closed it meanwhile: read the new one
+            kept = d.setdefault(self.name, value)
+            if obj._sess is sess:
+                return kept
+            if d.get(self.name) is value:  # ours, of the replaced session: take it back
+                d.pop(self.name, None)
 
 
 _LAZY = {
