@@ -32,7 +32,7 @@ from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
 from .providers import session_run_rule
 from .run_options import RunOptions
 from .threads import exclusive, shared
-from .typeinfo import NodeArg, take_type_info
+from .typeinfo import NodeArg, read_node_args
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -545,29 +545,13 @@ class Session(Handle):
         api = self._api
         ptr = self._ptr
         alloc = default_allocator()._ptr
-        count = ffi.new("size_t*")
-
-        def args(count_slot: Any, name_slot: Any, type_slot: Any) -> list[NodeArg]:
-            check(count_slot(ptr, count))
-            out = []
-            for i in range(count[0]):
-                raw_name = call_out(name_slot, "char*", ptr, i, alloc)
-                try:
-                    # names that are not UTF-8 round-trip as surrogate escapes (see NameArray)
-                    name = cast(bytes, ffi.string(raw_name)).decode("utf-8", "surrogateescape")
-                finally:
-                    ignore(api.AllocatorFree(alloc, raw_name))
-                ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", ptr, i))
-                out.append(NodeArg(name, ti))
-            return out
-
-        return (args(api.SessionGetInputCount, api.SessionGetInputName,
-                     api.SessionGetInputTypeInfo),
-                args(api.SessionGetOutputCount, api.SessionGetOutputName,
-                     api.SessionGetOutputTypeInfo),
-                args(api.SessionGetOverridableInitializerCount,
-                     api.SessionGetOverridableInitializerName,
-                     api.SessionGetOverridableInitializerTypeInfo))
+        return (read_node_args(api, ptr, api.SessionGetInputCount, api.SessionGetInputName,
+                               api.SessionGetInputTypeInfo, alloc),
+                read_node_args(api, ptr, api.SessionGetOutputCount, api.SessionGetOutputName,
+                               api.SessionGetOutputTypeInfo, alloc),
+                read_node_args(api, ptr, api.SessionGetOverridableInitializerCount,
+                               api.SessionGetOverridableInitializerName,
+                               api.SessionGetOverridableInitializerTypeInfo, alloc))
 
     def _publish_io(self, io: tuple[list[NodeArg], list[NodeArg], list[NodeArg]],
                     replace: bool) -> None:
