@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from . import _loader
 
 __all__ = ["PROVIDERS", "provider_names", "EP_CONCURRENT_RUN", "MIN_CONCURRENT_VERSION",
-           "session_run_rule"]
+           "session_run_rule", "run_is_exclusive"]
 
 # The generic SessionOptionsAppendExecutionProvider takes these short names (ORT 1.32 also
 # takes the long ones; older libraries only the short ones). CUDA and TensorRT have their own
@@ -129,3 +129,25 @@ def session_run_rule(providers: Sequence[str],
         shared = shared and ok
     return {"run": "shared" if shared else "exclusive", "providers": list(providers),
             "reasons": reasons}
+
+
+#: (library version, providers) -> whether Run is exclusive, for providers without options:
+#: session_run_rule's answer, worked out once per provider list (code that makes a session
+#: per call asks it for every session)
+_exclusive_runs: dict[tuple[str, tuple[str, ...]], bool] = {}
+
+
+def run_is_exclusive(providers: Sequence[str],
+                     provider_options: dict[str, dict[str, str]] | None = None) -> bool:
+    """Whether :func:`session_run_rule` makes Run exclusive for a session with these providers
+    and options, with the loaded library."""
+    if provider_options and any(provider_options.values()):
+        return bool(session_run_rule(providers, provider_options)["run"] == "exclusive")
+    key = (_loader.library_info().version, tuple(providers))
+    found = _exclusive_runs.get(key)
+    if found is None:
+        found = session_run_rule(providers, None, key[0])["run"] == "exclusive"
+        if len(_exclusive_runs) > 64:  # (a handful of provider lists in practice)
+            _exclusive_runs.clear()
+        _exclusive_runs[key] = found
+    return found
