@@ -26,7 +26,7 @@ from ._cstr import NameArray, shared_name_array
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._guard import Entries
-from . import _interrupt, _process
+from . import _interrupt
 from . import run_options as _run_options_module
 from ._interrupt import watcher
 from ._loader import Api
@@ -48,15 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RunEngine", "RunContext"]
 
-#: OrtValues kept per thread for reuse (see RunEngine.prepare_inputs); past this, the cache
-#: restarts
+#: OrtValues kept per thread for reuse (see RunEngine.input_value); past this, the cache restarts
 _VALUE_CACHE_MAX = 256
-#: thread id -> (address, shape, element type) -> the owner of an OrtValue over that memory: the
-#: value cache of every session's engine. A value over caller memory belongs to no session
-#: (the address, the shape, the type and the CPU memory info every such value shares), so the
-#: next session of code that makes one per call finds the values the last one made. A forked
-#: child starts empty.
-_value_cache: dict[int, dict[Any, Any]] = _process.emptied(__name__, "_value_cache", {})
 _get_ident = _thread.get_ident
 _getframe = sys._getframe
 _NULL = ffi.NULL
@@ -331,7 +324,7 @@ class RunEngine:
         #: fed value for them)
         self.echoes = frozenset(n for n in self.output_index if n in self.feedable)
         #: thread id -> (address, shape, element type) -> the owner of an OrtValue over it
-        self.value_cache = _value_cache
+        self.value_cache: dict[int, dict[Any, Any]] = {}
 
     # -- names ---------------------------------------------------------------------------------
     def name_array(self, names: tuple[str, ...]) -> NameArray:
@@ -417,6 +410,10 @@ class RunEngine:
                 raise InvalidArgument(f"input names must be str, got {type(name).__name__}")
             raise InvalidArgument(f"unknown input name {name!r}; the model's inputs are "
                                   f"{[a.name for a in self.inputs]}")
+
+    def drop_caches(self) -> None:
+        """Let the OrtValues kept for later runs go (the value cache): on close."""
+        self.value_cache = {}  # non-owning values over caller memory: released with the dict
 
     def prepare_inputs(self, feeds: Mapping[str, Any], ctx: RunContext) -> tuple[NameArray, Any]:
         """An OrtValue per feed (read once: :meth:`snapshot`), into ``ctx``: the OrtValues

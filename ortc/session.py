@@ -584,6 +584,9 @@ class Session(Handle):
             entries.leave()
 
     def _drop_references(self) -> None:
+        engine = self.__dict__.get("_engine")  # (never read: nothing to drop)
+        if engine is not None:
+            engine.drop_caches()
         # the last Session released on the main thread gives back the signal wakeup fd its
         # runs took for Ctrl-C (only the main thread may set it)
         if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \
