@@ -322,7 +322,7 @@ class RunEngine:
         self.fast_outputs = _plain_tensors(outputs)
         #: the outputs that are also inputs or overridable initializers (ORT hands back the
         #: fed value for them)
-        self.echoes = frozenset(n for n in self.output_index if n in self.feedable)
+        self.echoes = frozenset(self.output_index.keys() & feedable.keys())
         #: thread id -> (address, shape, element type) -> the owner of an OrtValue over it
         self.value_cache: dict[int, dict[Any, Any]] = {}
 
