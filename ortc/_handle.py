@@ -32,9 +32,11 @@ def _lifetime_debug() -> Any:
     log = _lifetime_log
     if log is None:
         logging = sys.modules.get("logging")
+        if logging is None:  # (tested first: the AttributeError below costs microseconds)
+            return None
         try:
-            log = _lifetime_log = logging.getLogger("ortc.lifetime")  # type: ignore[union-attr]
-        except AttributeError:  # not imported, or still being imported by another thread
+            log = _lifetime_log = logging.getLogger("ortc.lifetime")
+        except AttributeError:  # still being imported by another thread
             return None
     return log if log.isEnabledFor(10) else None  # 10: logging.DEBUG
 

@@ -13,23 +13,27 @@ later than a first session (recipes, metadata, version) stay frozen dataclasses.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, ClassVar
 
 
 class Record:
     """Base of ortc's immutable records; a subclass lists its fields in ``__slots__``."""
 
     __slots__: tuple[str, ...] = ()
+    #: the fields' slot setters, in ``__slots__`` order (a slot's own setter skips the
+    #: attribute lookup that ``object.__setattr__`` makes by name)
+    _setters: ClassVar[tuple[Callable[[Any, Any], None], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         # positional class patterns (``case NodeArg(name, type)``), as a dataclass has
         setattr(cls, "__match_args__", cls.__slots__)
+        setattr(cls, "_setters", tuple(getattr(cls, name).__set__ for name in cls.__slots__))
 
     def _init(self, *values: Any) -> None:
         # the one way fields are set: __setattr__ below refuses every assignment
-        for name, value in zip(self.__slots__, values):
-            object.__setattr__(self, name, value)
+        for set_field, value in zip(self._setters, values):
+            set_field(self, value)
 
     def _fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)

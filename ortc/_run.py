@@ -18,7 +18,7 @@ from __future__ import annotations
 import _thread
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from ._numpy_bridge import (PLAIN_DTYPES, PYTHON_DATA, array_to_ortvalue, as_arr
                             is_array_like, ortvalue_to_python, take_output,
                             tensor_copy_or_shape, tensor_view)
 from ._status import error_from_status, raise_status
-from .dtypes import STRING_KINDS, bits_for, element_type_for, feed_dtype
+from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, feed_dtype
 from .errors import InvalidArgument, RunTimeout
 from .memory import cpu_memory_info
 from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
@@ -69,6 +69,34 @@ _PLAIN_ELEMENT_TYPES: dict[np.dtype[Any], int] = {dt: et for et, dt in PLAIN_DTY
 def _tensor_element_type(info: TypeInfo | None) -> ElementType | None:
     """The element type of a tensor type (a sequence's item, a map's values), else None."""
     return info.element_type if info is not None and info.kind == ValueKind.TENSOR else None
+
+
+#: element type -> (dtype, the type as an int) for the types a numpy array is read or written
+#: as directly, None for the others (see _plain_tensors); filled as types are first met
+_plain_specs: dict[Any, tuple[np.dtype[Any], int] | None] = {}
+
+
+def _plain_tensors(args: Iterable[NodeArg]) -> dict[str, tuple[np.dtype[Any], int]]:
+    """name -> (dtype, element type) of the ``args`` that are tensors of a type numpy holds as
+    it is (no strings, no sub-byte packing, a dtype known: ml_dtypes' when it is there). The
+    dtype is the one numpy gives callers' arrays (np.int64, not the equal C long long outputs
+    come out as), so that the identity check in prepare_inputs holds."""
+    found: dict[str, tuple[np.dtype[Any], int]] = {}
+    for a in args:
+        t = a.type
+        if t.kind != ValueKind.TENSOR or t.element_type is None:
+            continue
+        et = t.element_type
+        try:
+            spec = _plain_specs[et]
+        except KeyError:
+            dt = dtype_for(et, required=False)
+            spec = None if dt is None or dt.kind in STRING_KINDS or bits_for(et) \
+                else (feed_dtype(dt), int(et))
+            _plain_specs[et] = spec
+        if spec is not None:
+            found[a.name] = spec
+    return found
 
 
 def _this_threads(tables: dict[int, dict[Any, Any]]) -> dict[Any, Any]:
@@ -275,38 +303,30 @@ class RunEngine:
                  initializers: list[NodeArg]) -> None:
         self.api = api
         self.inputs = inputs
-        self.feedable = {a.name: a for a in (*inputs, *initializers)}
+        feedable = self.feedable = {a.name: a for a in (*inputs, *initializers)}
         self.output_index = {a.name: a for a in outputs}
-        self.all_outputs = tuple(a.name for a in outputs)
-        self.optional_inputs = frozenset(a.name for a in inputs if a.kind == ValueKind.OPTIONAL)
+        self.all_outputs = tuple([a.name for a in outputs])
         overridable = {a.name for a in initializers}
-        self.required = tuple(a.name for a in inputs
-                              if a.kind != ValueKind.OPTIONAL and a.name not in overridable)
+        optional: list[str] = []
+        required: list[str] = []
+        for a in inputs:
+            if a.type.kind == ValueKind.OPTIONAL:
+                optional.append(a.name)
+            elif a.name not in overridable:
+                required.append(a.name)
+        self.optional_inputs = frozenset(optional)
+        self.required = tuple(required)
         self.names: dict[tuple[str, ...], NameArray] = {}
         self.lists: dict[Any, OutputList] = {}
         self.cpu_info = cpu_memory_info()
         self.cpu_info_ptr = self.cpu_info._ptr
-        # inputs that take a numpy array of one exact dtype directly: name -> (dtype, type);
-        # the dtype is the one numpy gives callers' arrays (np.int64, not the equal C long
-        # long outputs come out as), so that the identity check in prepare_inputs holds
-        self.fast_inputs: dict[str, tuple[np.dtype[Any], int]] = {}
-        for a in self.feedable.values():
-            dt = a.dtype
-            if a.kind == ValueKind.TENSOR and dt is not None and dt.kind not in STRING_KINDS \
-                    and not bits_for(a.element_type or 0):
-                self.fast_inputs[a.name] = (feed_dtype(dt),
-                                            int(a.element_type))  # type: ignore[arg-type]
+        #: inputs that take a numpy array of one exact dtype directly: name -> (dtype, type)
+        self.fast_inputs = _plain_tensors(feedable.values())
         #: outputs ORT can write into a numpy array of one exact dtype: name -> (dtype, type)
-        self.fast_outputs: dict[str, tuple[np.dtype[Any], int]] = {}
-        for a in outputs:
-            dt = a.dtype
-            if a.kind == ValueKind.TENSOR and dt is not None and dt.kind not in STRING_KINDS \
-                    and not bits_for(a.element_type or 0):
-                self.fast_outputs[a.name] = (feed_dtype(dt),
-                                             int(a.element_type))  # type: ignore[arg-type]
+        self.fast_outputs = _plain_tensors(outputs)
         #: the outputs that are also inputs or overridable initializers (ORT hands back the
         #: fed value for them)
-        self.echoes = frozenset(n for n in self.output_index if n in self.feedable)
+        self.echoes = frozenset(self.output_index.keys() & feedable.keys())
         #: thread id -> (address, shape, element type) -> the owner of an OrtValue over it
         self.value_cache: dict[int, dict[Any, Any]] = {}
 

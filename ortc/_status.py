@@ -18,7 +18,7 @@ from ._interrupt import watcher
 from ._loader import api
 from .errors import OrtError, error_class_for
 
-__all__ = ["check", "raise_status", "error_from_status", "call_out", "ignore"]
+__all__ = ["check", "raise_status", "error_from_status", "call_out", "call_into", "ignore"]
 
 
 def error_from_status(status: Any) -> OrtError:
@@ -57,16 +57,22 @@ def call_out(fn: Any, out_type: str, *args: Any, context: str | None = None) -> 
 
     ``out_type`` is the C type of the out-parameter's pointee, e.g. ``"OrtSession*"``.
     """
-    out = ffi.new(out_type + "*")
+    return call_into(fn, ffi.new(out_type + "*"), *args, context=context)
+
+
+def call_into(fn: Any, out: Any, *args: Any, context: str | None = None) -> Any:
+    """:func:`call_out` with the out-parameter given (a pointer cdata its caller reuses, one
+    per call in progress: read here before anything else can write it)."""
     status = fn(*args, out)
     if status:
         raise_status(status, context)
     # (a deferred signal exception is left to the next check: raised here, it would leak the
     # object just created, which the caller has not wrapped yet)
     result = out[0]
-    if result == ffi.NULL and out_type.endswith("*"):
+    if result == ffi.NULL:  # (never true of a number)
         name = getattr(fn, "__name__", None) or "an ORT function"
-        raise OrtError(f"{context or name} returned success and a NULL {out_type}")
+        raise OrtError(f"{context or name} returned success and a NULL "
+                       f"{ffi.typeof(out).item.cname.replace(' *', '*')}")
     return result
 
 

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from . import _loader
 
 __all__ = ["PROVIDERS", "provider_names", "EP_CONCURRENT_RUN", "MIN_CONCURRENT_VERSION",
-           "session_run_rule"]
+           "session_run_rule", "run_is_exclusive"]
 
 # The generic SessionOptionsAppendExecutionProvider takes these short names (ORT 1.32 also
 # takes the long ones; older libraries only the short ones). CUDA and TensorRT have their own
@@ -112,20 +112,38 @@ def session_run_rule(providers: Sequence[str],
     """
     if ort_version is None:
         ort_version = _loader.library_info().version
-    have = _version_tuple(ort_version)
     reasons = []
     shared = True
     for p in providers:
-        ok, why = EP_CONCURRENT_RUN.get(
-            p, (False, "undocumented for this provider; serialized by default"))
-        gate = MIN_CONCURRENT_VERSION.get(p)
-        if ok and gate is not None and have < gate[0]:
-            ok, why = False, f"ORT {ort_version}: {gate[1]}"
-        opts = (provider_options or {}).get(p, {})
-        for key, reason in _EXCLUSIVE_OPTIONS.get(p, {}).items():
-            if str(opts.get(key, "")) in _TRUE:
-                ok, why = False, f"{key}={opts[key]}: {reason}"
+        ok, why = _provider_run_rule(p, provider_options, ort_version)
         reasons.append(f"{p}: {'concurrent' if ok else 'exclusive'} ({why})")
         shared = shared and ok
     return {"run": "shared" if shared else "exclusive", "providers": list(providers),
             "reasons": reasons}
+
+
+def run_is_exclusive(providers: Sequence[str],
+                     provider_options: dict[str, dict[str, str]] | None = None) -> bool:
+    """Whether :func:`session_run_rule` makes Run exclusive for a session with these providers
+    and options, with the loaded library (its decision without the reasons' text: every new
+    session asks it)."""
+    ort_version = _loader.library_info().version
+    return not all([_provider_run_rule(p, provider_options, ort_version)[0]
+                    for p in providers])
+
+
+def _provider_run_rule(provider: str, provider_options: dict[str, dict[str, str]] | None,
+                       ort_version: str) -> tuple[bool, str]:
+    """(whether ``provider`` lets Run be concurrent, why) with its options and that version."""
+    ok, why = EP_CONCURRENT_RUN.get(
+        provider, (False, "undocumented for this provider; serialized by default"))
+    gate = MIN_CONCURRENT_VERSION.get(provider)
+    if ok and gate is not None and _version_tuple(ort_version) < gate[0]:
+        ok, why = False, f"ORT {ort_version}: {gate[1]}"
+    exclusive_options = _EXCLUSIVE_OPTIONS.get(provider)
+    if exclusive_options and provider_options:
+        opts = provider_options.get(provider, {})
+        for key, reason in exclusive_options.items():
+            if str(opts.get(key, "")) in _TRUE:
+                ok, why = False, f"{key}={opts[key]}: {reason}"
+    return ok, why

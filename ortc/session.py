@@ -29,10 +29,10 @@ from ._status import call_out, check, ignore
 from .env import Env, get_env
 from .errors import InvalidArgument, InvalidProtobuf, closest_name
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
-from .providers import session_run_rule
+from .providers import run_is_exclusive, session_run_rule
 from .run_options import RunOptions
 from .threads import exclusive, shared
-from .typeinfo import NodeArg, take_type_info
+from .typeinfo import NodeArg, read_node_args
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -390,14 +390,14 @@ class _IoOnFirstUse:
 class _RunRule:
     """Session._run_exclusive, worked out on first use (a run's guard entry) and kept in the
     instance: Run is shared only when every provider of the session allows concurrent runs
-    (thread_rules; the same answer whichever thread asks first)."""
+    (thread_rules' answer; the same whichever thread asks first)."""
 
     __slots__ = ()
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return self
-        exclusive = obj.thread_rules()["run"] == "exclusive"
+        exclusive = run_is_exclusive(obj._providers, obj._provider_options)
         obj.__dict__["_run_exclusive"] = exclusive
         return exclusive
 
@@ -545,29 +545,13 @@ class Session(Handle):
         api = self._api
         ptr = self._ptr
         alloc = default_allocator()._ptr
-        count = ffi.new("size_t*")
-
-        def args(count_slot: Any, name_slot: Any, type_slot: Any) -> list[NodeArg]:
-            check(count_slot(ptr, count))
-            out = []
-            for i in range(count[0]):
-                raw_name = call_out(name_slot, "char*", ptr, i, alloc)
-                try:
-                    # names that are not UTF-8 round-trip as surrogate escapes (see NameArray)
-                    name = cast(bytes, ffi.string(raw_name)).decode("utf-8", "surrogateescape")
-                finally:
-                    ignore(api.AllocatorFree(alloc, raw_name))
-                ti = take_type_info(api, call_out(type_slot, "OrtTypeInfo*", ptr, i))
-                out.append(NodeArg(name, ti))
-            return out
-
-        return (args(api.SessionGetInputCount, api.SessionGetInputName,
-                     api.SessionGetInputTypeInfo),
-                args(api.SessionGetOutputCount, api.SessionGetOutputName,
-                     api.SessionGetOutputTypeInfo),
-                args(api.SessionGetOverridableInitializerCount,
-                     api.SessionGetOverridableInitializerName,
-                     api.SessionGetOverridableInitializerTypeInfo))
+        return (read_node_args(api, ptr, api.SessionGetInputCount, api.SessionGetInputName,
+                               api.SessionGetInputTypeInfo, alloc),
+                read_node_args(api, ptr, api.SessionGetOutputCount, api.SessionGetOutputName,
+                               api.SessionGetOutputTypeInfo, alloc),
+                read_node_args(api, ptr, api.SessionGetOverridableInitializerCount,
+                               api.SessionGetOverridableInitializerName,
+                               api.SessionGetOverridableInitializerTypeInfo, alloc))
 
     def _publish_io(self, io: tuple[list[NodeArg], list[NodeArg], list[NodeArg]],
                     replace: bool) -> None:
@@ -685,7 +669,7 @@ class Session(Handle):
         if "CPUExecutionProvider" not in self._providers:
             self._providers.append("CPUExecutionProvider")
         self._provider_options = {name: dict(o) for name, o in options.providers}
-        self._run_exclusive = self.thread_rules()["run"] == "exclusive"
+        self._run_exclusive = run_is_exclusive(self._providers, self._provider_options)
         self._unpickled = True
         guard = self._guard = Guard(self.send, self.sync)
         guard.gen = -1  # no generation's: the first entry builds (Guard._after_fork)

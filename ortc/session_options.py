@@ -559,7 +559,7 @@ class OptionsRecord:
                provider_options: Mapping[str, Mapping[str, str]]) -> tuple[Any, ...]:
         """The OptionsRecipe fields (settings, config entries, free dimensions, initializers,
         external initializers, custom-op libraries, per-session threads, providers)."""
-        return (tuple((k, _plain(v)) for k, v in values.items()),
+        return (_frozen_settings(values),
                 tuple(self.config.items()),
                 tuple((kind, name, size) for (kind, name), size in self.free_dimensions.items()),
                 tuple(self.initializers),
@@ -568,10 +568,6 @@ class OptionsRecord:
                 self.per_session_threads,
                 tuple((p, tuple(sorted(provider_options.get(p, {}).items())))
                       for p in providers))
-
-
-#: an empty record: what options set by keywords alone record beside their values
-_NOTHING_RECORDED = OptionsRecord()
 
 
 class BareOptions:
@@ -601,7 +597,12 @@ class BareOptions:
 
     def frozen(self) -> tuple[Any, ...]:
         """The OptionsRecipe fields of these settings (as OptionsRecord.freeze makes them)."""
-        return _NOTHING_RECORDED.freeze(self._values, (), {})
+        return (_frozen_settings(self._values), *_NOTHING_FROZEN)
+
+
+def _frozen_settings(values: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The OptionsRecipe field of the settings ``values`` (name -> value as set)."""
+    return tuple([(k, _plain(v)) for k, v in values.items()])
 
 
 def _plain(value: Any) -> Any:
@@ -615,6 +616,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (os.PathLike, bytes)):
         return os.fsdecode(os.fspath(value))
     return value
+
+
+#: an empty record's OptionsRecipe fields after the settings: what options set by keywords
+#: alone record beside their values (frozen once: every such session's recipe has them)
+_NOTHING_FROZEN = OptionsRecord().freeze({}, (), {})[1:]
 
 
 _SWITCHES = {"1": True, "0": False, "true": True, "false": False, "True": True, "False": False}

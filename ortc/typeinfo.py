@@ -14,7 +14,7 @@ from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._loader import Api
 from ._record import Record
-from ._status import call_out, check, ignore
+from ._status import call_into, check, ignore
 from .dtypes import dtype_for
 
 __all__ = ["TypeInfo", "NodeArg", "Dim"]
@@ -142,68 +142,122 @@ def _element(value: int) -> ElementType | None:
     return _ELEMENTS.get(value)
 
 
-def tensor_shape(api: Api, info: Any) -> tuple[Dim, ...]:
-    """Shape of an OrtTensorTypeAndShapeInfo: ints, symbolic names, or None for unknown."""
-    n = ffi.new("size_t*")
-    check(api.GetDimensionsCount(info, n))
-    count = n[0]
+#: the rank up to which a shape is read into the scratch's own arrays (past it: arrays made
+#: for the call)
+_SCRATCH_RANK = 8
+
+
+class _Scratch:
+    """Out-parameters for reading type infos, made once and reused: taken from a pool and given
+    back after use, so a call never shares them with an overlapping one on the same thread (a
+    signal handler's own read in the middle of this one, a container's element read while the
+    container's scratch is held). The pointer casts ORT's const parameters need are made once
+    here too."""
+
+    __slots__ = ("kind", "text", "text_arg", "length", "tensor", "tensor_arg", "elem", "count",
+                 "dims", "names", "names_arg", "name", "info")
+
+    def __init__(self) -> None:
+        self.kind = ffi.new("ONNXType*")
+        self.text = ffi.new("char**")
+        self.text_arg = ffi.cast("const char**", self.text)
+        self.length = ffi.new("size_t*")
+        self.tensor = ffi.new("OrtTensorTypeAndShapeInfo**")
+        self.tensor_arg = ffi.cast("const OrtTensorTypeAndShapeInfo**", self.tensor)
+        self.elem = ffi.new("ONNXTensorElementDataType*")
+        self.count = ffi.new("size_t*")
+        self.dims = ffi.new("int64_t[]", _SCRATCH_RANK)
+        self.names = ffi.new("char*[]", _SCRATCH_RANK)
+        self.names_arg = ffi.cast("const char**", self.names)
+        self.name = ffi.new("char**")
+        self.info = ffi.new("OrtTypeInfo**")
+
+
+#: free _Scratch sets; list.pop and list.append are atomic, with or without the GIL
+_scratch_pool: list[_Scratch] = []
+_NULL = ffi.NULL
+_unpack = ffi.unpack
+_string = ffi.string
+
+
+def _take_scratch() -> _Scratch:
+    try:
+        return _scratch_pool.pop()
+    except IndexError:
+        return _Scratch()
+
+
+def tensor_shape(api: Api, info: Any, sc: _Scratch) -> tuple[Dim, ...]:
+    """Shape of an OrtTensorTypeAndShapeInfo: ints, symbolic names, or None for unknown
+    (out-parameters in ``sc``)."""
+    check(api.GetDimensionsCount(info, sc.count))
+    count = sc.count[0]
     if not count:
         return ()
-    dims = ffi.new("int64_t[]", count)
+    dims = sc.dims if count <= _SCRATCH_RANK else ffi.new("int64_t[]", count)
     check(api.GetDimensions(info, dims, count))
-    if all(d >= 0 for d in dims):  # (a name is only read for a dimension with no size)
-        return tuple(dims)
-    names = ffi.new("char*[]", count)
-    check(api.GetSymbolicDimensions(info, ffi.cast("const char**", names), count))
+    sizes = cast("list[int]", _unpack(dims, count))
+    if min(sizes) >= 0:  # (a name is only read for a dimension with no size)
+        return tuple(sizes)
+    if count <= _SCRATCH_RANK:
+        names, names_arg = sc.names, sc.names_arg
+    else:
+        names = ffi.new("char*[]", count)
+        names_arg = ffi.cast("const char**", names)
+    check(api.GetSymbolicDimensions(info, names_arg, count))
     out: list[Dim] = []
-    for i in range(count):
-        d = dims[i]
+    for i, d in enumerate(sizes):
         if d >= 0:
-            out.append(int(d))
+            out.append(d)
         else:
             # a malformed model may name a dimension in bytes that are not UTF-8
-            name = cast(bytes, ffi.string(names[i])).decode("utf-8", "replace") \
-                if names[i] != ffi.NULL else ""
+            name = cast(bytes, _string(names[i])).decode("utf-8", "replace") \
+                if names[i] != _NULL else ""
             out.append(name or None)
     return tuple(out)
 
 
 def convert_type_info(api: Api, info: Any) -> TypeInfo:
     """Copy an ``OrtTypeInfo*`` (not released here) into a :class:`TypeInfo`."""
-    kind_p = ffi.new("ONNXType*")
-    check(api.GetOnnxTypeFromTypeInfo(info, kind_p))
-    kind = _kind(kind_p[0])
+    sc = _take_scratch()
+    try:
+        return _convert(api, info, sc)
+    finally:
+        _scratch_pool.append(sc)
+
+
+def _convert(api: Api, info: Any, sc: _Scratch) -> TypeInfo:
+    """convert_type_info's work, out-parameters in ``sc``."""
+    check(api.GetOnnxTypeFromTypeInfo(info, sc.kind))
+    kind = _kind(sc.kind[0])
     denotation = ""
-    text = ffi.new("char**")
-    length = ffi.new("size_t*")
-    status = api.GetDenotationFromTypeInfo(info, ffi.cast("const char**", text), length)
+    status = api.GetDenotationFromTypeInfo(info, sc.text_arg, sc.length)
     if status:  # a denotation is optional: read a failure as none
         ignore(status, "GetDenotationFromTypeInfo")
-    elif text[0] != ffi.NULL and length[0]:
-        denotation = cast(bytes, ffi.unpack(text[0], length[0])).decode("utf-8", "replace")
-    if kind in (ValueKind.TENSOR, ValueKind.SPARSETENSOR):
-        tinfo = ffi.new("OrtTensorTypeAndShapeInfo**")
-        check(api.CastTypeInfoToTensorInfo(info, ffi.cast("const OrtTensorTypeAndShapeInfo**",
-                                                          tinfo)))
-        if tinfo[0] == ffi.NULL:
+    else:
+        text, length = sc.text[0], sc.length[0]
+        if text != _NULL and length:
+            denotation = cast(bytes, _unpack(text, length)).decode("utf-8", "replace")
+    if kind is ValueKind.TENSOR or kind is ValueKind.SPARSETENSOR:
+        check(api.CastTypeInfoToTensorInfo(info, sc.tensor_arg))
+        tinfo = sc.tensor[0]
+        if tinfo == _NULL:
             return TypeInfo(kind, denotation=denotation)
-        et = ffi.new("ONNXTensorElementDataType*")
-        check(api.GetTensorElementType(tinfo[0], et))
-        return TypeInfo(kind, element_type=_element(et[0]), shape=tensor_shape(api, tinfo[0]),
-                        denotation=denotation)
-    if kind == ValueKind.SEQUENCE:
+        check(api.GetTensorElementType(tinfo, sc.elem))
+        return TypeInfo(kind, element_type=_element(sc.elem[0]),
+                        shape=tensor_shape(api, tinfo, sc), denotation=denotation)
+    if kind is ValueKind.SEQUENCE:
         seq = _cast(api.CastTypeInfoToSequenceTypeInfo, info, "OrtSequenceTypeInfo")
-        return TypeInfo(kind, element=_inner(api, api.GetSequenceElementType, seq),
+        return TypeInfo(kind, element=_inner(api, api.GetSequenceElementType, seq, sc),
                         denotation=denotation)
-    if kind == ValueKind.MAP:
+    if kind is ValueKind.MAP:
         mp = _cast(api.CastTypeInfoToMapTypeInfo, info, "OrtMapTypeInfo")
-        key = ffi.new("ONNXTensorElementDataType*")
-        check(api.GetMapKeyType(mp, key))
-        return TypeInfo(kind, key_type=_element(key[0]),
-                        element=_inner(api, api.GetMapValueType, mp), denotation=denotation)
-    if kind == ValueKind.OPTIONAL:
+        check(api.GetMapKeyType(mp, sc.elem))
+        return TypeInfo(kind, key_type=_element(sc.elem[0]),
+                        element=_inner(api, api.GetMapValueType, mp, sc), denotation=denotation)
+    if kind is ValueKind.OPTIONAL:
         op = _cast(api.CastTypeInfoToOptionalTypeInfo, info, "OrtOptionalTypeInfo")
-        return TypeInfo(kind, element=_inner(api, api.GetOptionalContainedTypeInfo, op),
+        return TypeInfo(kind, element=_inner(api, api.GetOptionalContainedTypeInfo, op, sc),
                         denotation=denotation)
     return TypeInfo(kind, denotation=denotation)
 
@@ -215,9 +269,10 @@ def _cast(slot: Any, info: Any, c_type: str) -> Any:
     return out[0]
 
 
-def _inner(api: Api, getter: Any, container: Any) -> TypeInfo:
-    """Convert the owned type info ``getter`` returns for a container's element/value."""
-    return take_type_info(api, call_out(getter, "OrtTypeInfo*", container))
+def _inner(api: Api, getter: Any, container: Any, sc: _Scratch) -> TypeInfo:
+    """Convert the owned type info ``getter`` returns for a container's element/value (its
+    own conversion takes another scratch: ``sc`` is only the getter's out-parameter)."""
+    return take_type_info(api, call_into(getter, sc.info, container))
 
 
 def take_type_info(api: Api, info: Any) -> TypeInfo:
@@ -226,3 +281,30 @@ def take_type_info(api: Api, info: Any) -> TypeInfo:
         return convert_type_info(api, info)
     finally:
         api.ReleaseTypeInfo(info)
+
+
+def read_node_args(api: Api, session: Any, count_slot: Any, name_slot: Any, type_slot: Any,
+                   alloc: Any) -> list[NodeArg]:
+    """A session's inputs, outputs or overridable initializers (``session``: the OrtSession;
+    the slots: that list's count, name and type getters; ``alloc``: the allocator ORT makes
+    the names with), with one scratch for the whole list."""
+    sc = _take_scratch()
+    try:
+        check(count_slot(session, sc.count))
+        args = []
+        for i in range(sc.count[0]):  # (the range is made before the count slot is reused)
+            raw_name = call_into(name_slot, sc.name, session, i, alloc)
+            try:
+                # names that are not UTF-8 round-trip as surrogate escapes (see NameArray)
+                name = cast(bytes, _string(raw_name)).decode("utf-8", "surrogateescape")
+            finally:
+                ignore(api.AllocatorFree(alloc, raw_name))
+            info = call_into(type_slot, sc.info, session, i)
+            try:
+                type_info = _convert(api, info, sc)
+            finally:
+                api.ReleaseTypeInfo(info)
+            args.append(NodeArg(name, type_info))
+        return args
+    finally:
+        _scratch_pool.append(sc)

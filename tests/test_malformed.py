@@ -378,8 +378,9 @@ def _where(stderr: str) -> str:
 
 
 #: ortc functions whose innermost frame is a call into ORT with the model's own data
-ORT_CALLS = {"session.py _create", "_status.py call_out", "_run.py call", "_stage.py call",
-             "_numpy_bridge.py tensor_shape_and_type", "typeinfo.py convert_type_info"}
+ORT_CALLS = {"session.py _create", "_status.py call_out", "_status.py call_into", "_run.py call",
+             "_stage.py call", "_numpy_bridge.py tensor_shape_and_type", "typeinfo.py _convert",
+             "typeinfo.py tensor_shape", "typeinfo.py read_node_args"}
 
 
 def _is_ort(where: str) -> bool:

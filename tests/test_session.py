@@ -59,6 +59,47 @@ def test_unknown_dims_are_none_and_unknown_rank_is_none() -> None:
     assert s2.inputs[0].shape is None or s2.inputs[0].shape == ()
 
 
+@pytest.mark.parametrize("shape", [
+    [2, "batch", None, 4, 5, 6, 7, 8],                  # the scratch's own arrays, full
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],                 # past them: arrays made for the read
+    ["n", 2, None, 4, 5, 6, 7, 8, 9, "m", 1],            # past them, with names and unknowns
+], ids=["rank8-named", "rank11", "rank11-named"])
+def test_shapes_of_any_rank_are_read_whole(shape: list[Any]) -> None:
+    """typeinfo reads a shape of rank 8 or less into its reused scratch arrays and a longer one
+    into arrays of its own: either way every dimension, name and unknown comes back, on every
+    session (the scratch is reused from one read to the next)."""
+    want = tuple(shape)
+    for _ in range(2):
+        s = ortc.Session(models.add_model(np.float32, shape))
+        assert [a.shape for a in (*s.inputs, *s.outputs)] == [want] * 3
+        assert all(a.dtype == np.float32 for a in s.inputs)
+
+
+def test_a_failed_type_read_raises_and_gives_its_scratch_back() -> None:
+    """A read that ORT fails midway (here GetDimensions) raises ORT's error, and the out-
+    parameters it took go back to the pool: the next session reads its types whole."""
+    from ortc import typeinfo
+    from ortc._loader import api
+
+    a = api()
+    before = len(typeinfo._scratch_pool)
+
+    def wrap(name: str, original: Any) -> Any:
+        def failing(*args: Any) -> Any:
+            return a.CreateStatus(int(ortc.ErrorCode.FAIL), b"injected")
+        return failing
+
+    s = ortc.Session(models.add_model(np.float32, [2, "n"]))
+    undo = a.instrument(wrap, ["GetDimensions"])
+    try:
+        with pytest.raises(ortc.errors.Fail, match="injected"):
+            s.inputs
+    finally:
+        undo()
+    assert len(typeinfo._scratch_pool) == max(before, 1)
+    assert [x.shape for x in s.inputs] == [(2, "n"), (2, "n")]
+
+
 def test_sequence_and_map_type_info() -> None:
     s = ortc.Session(models.zipmap_model())
     out = s.outputs[0].type
