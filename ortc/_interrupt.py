@@ -133,6 +133,9 @@ class Watcher:
         #: RunOptions terminated by Ctrl-C that must be re-armed before their next use: the
         #: watcher appends each after its terminate, :meth:`rearm` removes each after its re-arm
         self.interrupted: list[Any] = []
+        #: one item while the watcher handles a Ctrl-C (it may have read ``main_run`` and not
+        #: yet listed its terminate in ``interrupted``)
+        self.sigint_busy: list[int] = []
         #: what a callback on the main thread raised (a signal handler's exception), to be raised
         #: once the ORT call it interrupted returns
         self.deferred: BaseException | None = None
@@ -161,6 +164,7 @@ class Watcher:
         # of the parent's main thread, options its Ctrl-C terminated
         self.deferred = None
         self.interrupted = []
+        self.sigint_busy = []  # (the parent's watcher is not in this process)
         self._heap = []
         self.main_run = None
         self._thread_pid = 0  # the next deadline or Ctrl-C bridge starts the child's own
@@ -242,12 +246,30 @@ class Watcher:
         # means: its handler runs once the run returns, and the run is left to finish.
         if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
             return
-        ro = self.main_run
-        if ro is not None:
-            # terminated first, listed after: a re-arm that finds it listed comes after the
-            # terminate, never before it
-            _terminate(ro)
-            self.interrupted.append(ro)
+        # counted while this thread has the main run's options in hand: a run ending
+        # meanwhile waits for the terminate, then re-arms (end_main_run)
+        self.sigint_busy.append(1)
+        try:
+            ro = self.main_run
+            if ro is not None:
+                # terminated first, listed after: a re-arm that finds it listed comes after the
+                # terminate, never before it
+                _terminate(ro)
+                self.interrupted.append(ro)
+        finally:
+            self.sigint_busy.pop()
+
+    def end_main_run(self, outer: Any) -> None:
+        """(On the main thread, as a run ends.) The run's options are no longer the ones a
+        Ctrl-C stops (``outer``'s are again: a run a signal handler started inside another).
+        A Ctrl-C the watcher took before that, whose terminate may still be on its way, is
+        waited for, and whatever a Ctrl-C terminated is re-armed at once (other threads may
+        share the options). Idempotent: an interrupted end is done again."""
+        self.main_run = outer
+        while self.sigint_busy:  # (a few microseconds, while the watcher terminates)
+            time.sleep(0.0002)
+        if self.interrupted:
+            self.rearm()
 
     def rearm(self) -> None:
         """Allow runs again on the RunOptions that Ctrl-C terminated (on the main thread).
@@ -447,8 +469,9 @@ def _terminate(run_options: Any) -> None:
 
 watcher = Watcher()
 _process.at_fork(watcher.after_fork_in_child, __name__, MAIN_THREAD=_process.RESET)
-_process.at_fork(watcher.after_fork_in_child, watcher, _wake=_process.NEW, _inbox=_process.EMPTIED,
-                 _runner=_process.RESET, _thread_pid=_process.FORGOTTEN,
-                 _sig_r=_process.CLOSED, _sig_w=_process.CLOSED, _forward_fd=_process.RESET,
-                 sigint_ready=_process.RESET, _heap=_process.EMPTIED,
-                 interrupted=_process.EMPTIED, main_run=_process.RESET, deferred=_process.RESET)
+_process.at_fork(watcher.after_fork_in_child, watcher, _wake=_process.NEW,
+                 _inbox=_process.EMPTIED, _runner=_process.RESET,
+                 _thread_pid=_process.FORGOTTEN, _sig_r=_process.CLOSED, _sig_w=_process.CLOSED,
+                 _forward_fd=_process.RESET, sigint_ready=_process.RESET, _heap=_process.EMPTIED,
+                 interrupted=_process.EMPTIED, sigint_busy=_process.EMPTIED,
+                 main_run=_process.RESET, deferred=_process.RESET)

@@ -239,10 +239,8 @@ class RunContext:
         if self.deadline is not None:
             self.settle_deadline()
         if self.main:
-            self.main = False
-            watcher.main_run = self.outer
-            if watcher.interrupted:  # re-arm at once: other threads may share the options
-                watcher.rearm()
+            watcher.end_main_run(self.outer)
+            self.main = False  # (after: an interrupt between ends it again)
         if self.private is not None:
             private, self.private = self.private, None
             private.close()

@@ -189,6 +189,48 @@ print(json.dumps(list(got)))
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [int(signal.SIGUSR1)], proc.stdout
 
 
+def test_a_ctrl_c_whose_terminate_lands_after_the_run_ended_leaves_shared_options_usable() -> None:
+    """The watcher reads the main thread's run options, and its terminate of them comes
+    only after that run has ended (here the terminate is slowed down): the run's end waits
+    for it and re-arms the options, which another thread shares, at once, instead of leaving
+    them terminated until the main thread's next run."""
+    proc = run_python(r"""
+import json, threading, time, numpy as np, ortc, models
+from ortc import _interrupt
+from ortc._interrupt import watcher
+s = ortc.Session(models.matmul_chain_model(20, 256), intra_op_num_threads=1)
+x = np.ones((256, 256), np.float32)
+shared = ortc.RunOptions()
+s.run(None, {"x": x}, shared)  # the bridge installed (a main-thread run)
+real_terminate = _interrupt._terminate
+
+def slow_terminate(ro):
+    time.sleep(1.0)  # the main thread's run returns meanwhile
+    real_terminate(ro)
+
+_interrupt._terminate = slow_terminate
+
+def ctrl_c_as_the_watcher_takes_it():
+    while watcher.main_run is not shared:
+        time.sleep(0.0005)
+    watcher._on_sigint()
+
+t = threading.Thread(target=ctrl_c_as_the_watcher_takes_it)
+t.start()
+s.run(None, {"x": x}, shared)  # not stopped: the terminate comes too late for it
+t.join()
+_interrupt._terminate = real_terminate
+box = []
+other = threading.Thread(target=lambda: box.append(s.run(None, {"x": x}, shared)[0].shape))
+other.start()
+other.join()
+print(json.dumps({"other_thread": str(box), "listed": len(watcher.interrupted)}))
+""")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got == {"other_thread": "[(256, 256)]", "listed": 0}, (got, proc.stderr[-2000:])
+
+
 def test_a_process_that_handles_sigint_itself_is_asked_once_per_handler() -> None:
     """With SIGINT ignored (a background job) or a handler of the user's own, ortc leaves it
     alone, and each main-thread run asks again whether it may bridge Ctrl-C (the user may
