@@ -162,6 +162,10 @@ class RunContext:
         ro = run_options
         if ro is not None:
             checked_run_options(ro)
+        main = ctrl_c and _get_ident() == _interrupt.MAIN_THREAD and (watcher.sigint_ready or
+                                                                      watcher.ctrl_c_ready())
+        if main and watcher.interrupted:  # options a Ctrl-C terminated that nobody re-armed
+            watcher.rearm()  # yet; first: a deadline's immediate terminate below must stay
         if timeout is not None:
             seconds = checked_timeout(timeout)
             assert seconds is not None
@@ -171,15 +175,12 @@ class RunContext:
             # kept before it is armed: an interrupt between leaves nothing armed unknown here
             deadline = self.deadline = watcher.deadline(_monotonic() + seconds, ro)
             watcher.add_deadline(deadline)
-        if ctrl_c and _get_ident() == _interrupt.MAIN_THREAD and (watcher.sigint_ready or
-                                                                  watcher.ctrl_c_ready()):
+        if main:
             if ro is None:
                 ro = _run_options_module._main_options or main_run_options()
-            if watcher.interrupted:  # options a Ctrl-C terminated that nobody re-armed yet
-                watcher.rearm()
             self.outer = watcher.main_run  # a run a signal handler started inside another
+            self.main = True  # before the registration: close() undoes a half-made one
             watcher.main_run = ro
-            self.main = True
         if ro is not None:
             self.run_options = ro
             self.raw_run_options = ro._ptr
