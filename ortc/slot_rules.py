@@ -470,7 +470,7 @@ _d("GetCompatibilityInfoFromModel GetCompatibilityInfoFromModelBytes", reads=("O
    note="reads a model file or bytes (no session): the model's ep_compatibility_info.<EP "
         "type> metadata entry, or NULL when it has none",
    outlives="the string returned comes from the caller's allocator: the caller frees it with "
-            "that allocator; nothing of the model or its bytes is kept",
+            "that allocator",
    evidence=(ev.check("shared.compatibility-info", "four threads at once, with one allocator, "
                       "one model file and one byte buffer: every answer (the entry for two EP "
                       "types, NULL for a third) as on one thread, each string a new one freed "
