@@ -415,8 +415,13 @@ _d("GetModelPackageApi", relevant=False, note="returns a constant table",
              ev.check("api31.model-package-api", "one constant table (one thread)",
                       versions="1.31.1-1.32.0"), NEWER))
 _d("EpDevice_GetMemoryCapacity", reads=("OrtEpDevice",),
-   note="may ask the device's EP factory (not implemented by the CPU provider)",
-   evidence=(ev.check("api32.ep-device-memory-capacity", "NULL arguments refused; the CPU "
+   note="may ask the device's EP factory (not implemented by the CPU provider); whether a "
+        "factory that implements it allows overlapping calls is up to that EP",
+   evidence=(ev.check("shared.env-reads", "four threads at once ask the CPU EP device (made "
+                      "by the check's thread) for its memory capacity: every call reports "
+                      "NOT_IMPLEMENTED with the outputs untouched, as on one thread (only the "
+                      "CPU provider's answer is exercised)", "shared", versions="1.32.0"),
+             ev.check("api32.ep-device-memory-capacity", "NULL arguments refused; the CPU "
                       "device reports NOT_IMPLEMENTED (one thread)", versions="1.32.0"),
              NEWER))
 _d("KernelContext_GetPreallocatedOutput", writes=("OrtKernelContext",),
@@ -462,7 +467,53 @@ _d("GetTrainingApi GetExecutionProviderApi GetModelEditorApi GetCompileApi GetEp
              ev.check("ver.sub-tables", "the sub-tables exist on a CPU build (one thread)",
                       versions="1.22.1-1.32.0")))
 _d("GetCompatibilityInfoFromModel GetCompatibilityInfoFromModelBytes", reads=("OrtAllocator",),
-   note="reads a model file or bytes; no session", evidence=(DEVICE_EP,))
+   note="reads a model file or bytes (no session): the model's ep_compatibility_info.<EP "
+        "type> metadata entry, or NULL when it has none",
+   outlives="the string returned comes from the caller's allocator: the caller frees it with "
+            "that allocator",
+   evidence=(ev.check("shared.compatibility-info", "four threads at once, with one allocator, "
+                      "one model file and one byte buffer: every answer (the entry for two EP "
+                      "types, NULL for a third) as on one thread, each string a new one freed "
+                      "by the caller", "shared", "lifetime", versions="1.24.4-1.32.0"),))
+# the getters of session options: reads of the options' fields, from several threads at once
+_SO_GETTERS = ("shared.session-options-getters", "four threads at once read one options "
+               "object set up on the check's thread: the config entries (new pairs each call, "
+               "released by the caller), execution mode and memory-pattern flag, all as the "
+               "setters stored them and as on one thread")
+_cite("GetSessionOptionsConfigEntries",
+      ev.check(_SO_GETTERS[0], _SO_GETTERS[1], "shared", "lifetime", versions="1.23.2-1.32.0"))
+_cite("GetSessionExecutionMode GetMemPatternEnabled",
+      ev.check(_SO_GETTERS[0], _SO_GETTERS[1], "shared", versions="1.27.0-1.32.0"),
+      ev.check("session.options-setters", "after SetSessionExecutionMode and "
+               "Enable/DisableMemPattern the getters read the last value set (one thread)",
+               versions="1.27.0-1.32.0"))
+_cite("MemoryInfoGetDeviceMemType MemoryInfoGetVendorId",
+      ev.check("shared.memory-info-device", "four threads at once read the CPU memory info and "
+               "two made by CreateMemoryInfo_V2: memory type and vendor id as made, as on one "
+               "thread", "shared", versions="1.23.2-1.32.0"))
+# the KernelInfo getters of API 24/25: read from several threads at once inside CreateKernelV2
+_cite("KernelInfo_GetConfigEntries KernelInfo_GetOperatorDomain KernelInfo_GetOperatorType "
+      "KernelInfo_GetOperatorSinceVersion",
+      ev.check("kernel.info-concurrent-reads", "four threads at once, while CreateKernelV2 "
+               "runs, read the operator's type, domain and since-version and the config entries "
+               "(new pairs, released by the reader) of one kernel info and of its copy: all as "
+               "on the callback's thread", "shared", versions="1.24.4-1.32.0"))
+_cite("KernelInfoGetAttributeArray_string",
+      ev.check("kernel.info-concurrent-reads", "four threads at once, while CreateKernelV2 "
+               "runs, read a string-list attribute of one kernel info and of its copy (strings "
+               "and array from the reader's allocator, freed by it): all as on the callback's "
+               "thread", "shared", "lifetime", versions="1.25.1-1.32.0"))
+# in-memory external data: the options keep the caller's buffers by pointer
+_d("AddExternalInitializersFromFilesInMemory", writes=("OrtSessionOptions",),
+   outlives="the buffers outlive every CreateSession with these options: the options keep "
+            "them by pointer, not a copy (a session created after a buffer changed reads the "
+            "new bytes); a session already created copied the data and no longer needs them",
+   evidence=(ev.check("session.external-files-in-memory", "the options then serve the "
+                      "model's external-data file from the buffer (they are changed: "
+                      "exclusive); after the buffer is overwritten, the session already made "
+                      "gives its old results and a new session from the same options reads the "
+                      "new bytes (one thread)", "exclusive", "lifetime",
+                      versions="1.19.2-1.32.0"),))
 _d("ShapeInferContext_GetInputTypeShape", reads=("OrtShapeInferContext",), creates=(),
    scope="callback",
    outlives="the info belongs to the context although it comes back through an owned "

@@ -160,9 +160,30 @@ class _Op:
         ctx.ok(a.KernelInfoGetAttribute_int64(info, b"factor", i64))
         ctx.ok(a.KernelInfoGetAttribute_float(info, b"bias", f32))
         ctx.ok(a.KernelInfo_GetInputCount(info, n))
+        newer: tuple[Any, ...] = ()
+        if ctx.has("KernelInfo_GetOperatorType"):  # API 24
+            since = ffi.new("int*")
+            ctx.ok(a.KernelInfo_GetOperatorSinceVersion(info, since))
+            kv = ctx.out(a.KernelInfo_GetConfigEntries, "OrtKeyValuePairs*", info)
+            keys, values = ffi.new("const char* const**"), ffi.new("const char* const**")
+            count = ffi.new("size_t*")
+            try:
+                a.GetKeyValuePairs(kv, keys, values, count)
+                entries = sorted((ctx.c_string(keys[0][i]), ctx.c_string(values[0][i]))
+                                 for i in range(count[0]))
+            finally:
+                a.ReleaseKeyValuePairs(kv)
+            newer = (self._sized_string(a.KernelInfo_GetOperatorType, info),
+                     self._sized_string(a.KernelInfo_GetOperatorDomain, info), since[0],
+                     entries)
+        if ctx.has("KernelInfoGetAttributeArray_string"):  # API 25
+            arr, cnt = ffi.new("char***"), ffi.new("size_t*")
+            ctx.ok(a.KernelInfoGetAttributeArray_string(info, b"words", ctx.allocator, arr, cnt))
+            newer += (tuple(ctx.take_string(arr[0][i]) for i in range(cnt[0])),)
+            ctx.ok(a.AllocatorFree(ctx.allocator, arr[0]))
         return (i64[0], f32[0], n[0],
                 self._sized_string(a.KernelInfoGetAttribute_string, info, b"label"),
-                self._sized_string(a.KernelInfo_GetNodeName, info))
+                self._sized_string(a.KernelInfo_GetNodeName, info)) + newer
 
     def _read_at_once(self, info: Any, copy: Any) -> dict[str, Any]:
         """Threads read ``info`` and ``copy`` together while ORT's thread waits in
@@ -350,7 +371,9 @@ def info_at_create(ctx: Ctx) -> str:
 
 @check("kernel.info-concurrent-reads", "Inside CreateKernelV2, several threads read one "
        "OrtKernelInfo (and its CopyKernelInfo copy) at once: attributes, input count, node "
-       "name all read as on the callback's own thread.",
+       "name, and where the library has them the operator's type, domain and since-version "
+       "and the session's config entries (API 24) and a string-list attribute (API 25), all "
+       "read as on the callback's own thread.",
        "onnxruntime_c_api.h (every KernelInfo getter takes a const OrtKernelInfo*)",
        slots=SLOTS, child=True, crosses=("OrtKernelInfo",))
 def info_concurrent_reads(ctx: Ctx) -> str:
@@ -360,8 +383,8 @@ def info_concurrent_reads(ctx: Ctx) -> str:
         raise Fail(f"CreateKernelV2 did not run the readers ({op.seen.get('create_error')})")
     if s["errors"] or s["wrong"] or s["reads"] != 100:
         raise Fail(f"{s['reads']} reads, {s['wrong']} wrong, errors {s['errors'][:2]}")
-    return (f"{s['reads']} reads on {s['threads']} other threads at once (half of the info, "
-            f"half of its copy): all as read by the callback")
+    return (f"{s['reads']} reads of {len(s['want'])} facts on {s['threads']} other threads at "
+            f"once (half of the info, half of its copy): all as read by the callback")
 
 
 @check("kernel.compute-and-invoke", "KernelComputeV2 reads its input and allocates its output "

@@ -463,7 +463,9 @@ def ep_assignment(ctx: Ctx) -> str:
 
 
 @check("session.external-files-in-memory", "AddExternalInitializersFromFilesInMemory serves a "
-       "model's external-data file from a caller buffer.",
+       "model's external-data file from a caller buffer. The options keep the buffer by "
+       "pointer, not a copy: a session created after the buffer is overwritten reads the new "
+       "bytes; a session already created copied the data and keeps its results.",
        "onnxruntime_c_api.h AddExternalInitializersFromFilesInMemory",
        slots=("AddExternalInitializersFromFilesInMemory",))
 def external_in_memory(ctx: Ctx) -> str:
@@ -490,7 +492,20 @@ def external_in_memory(ctx: Ctx) -> str:
     got = ctx.read_floats(ctx.run(sess, {"x": ctx.floats([1, 1])}, ["y"])[0])
     if got != [6.0, 7.0]:
         raise Fail(f"got {got}")
-    return "w.bin read from memory"
+    weights = ffi.cast("float*", data)
+    weights[0], weights[1] = 50.0, 60.0  # the caller's buffer changes after the creation
+    kept = ctx.read_floats(ctx.run(sess, {"x": ctx.floats([1, 1])}, ["y"])[0])
+    later, err = ctx.try_session(m, so)
+    if err:
+        raise Fail(f"a second session: {code_name(err[0])}: {short(err[1], 200)}")
+    ctx.defer(a.ReleaseSession, later)
+    seen = ctx.read_floats(ctx.run(later, {"x": ctx.floats([1, 1])}, ["y"])[0])
+    if kept != [6.0, 7.0] or seen != [51.0, 61.0]:
+        raise Fail(f"after overwriting the buffer: the first session gives {kept} (its "
+                   f"creation's data is [6, 7]), a new session gives {seen} (the new bytes "
+                   "give [51, 61])")
+    return ("w.bin read from memory; after the buffer changes the session keeps [6, 7], a new "
+            "session from the options reads the new bytes [51, 61]")
 
 
 @check("session.external-initializer-info", "CreateExternalInitializerInfo (API 23) keeps the "

@@ -85,8 +85,9 @@ def process_calls(ctx: Ctx) -> str:
 
 @check("shared.env-reads", "Slots that only read the env, from four threads at once: "
        "GetEpDevices (and the EP device getters), GetNumHardwareDevices/GetHardwareDevices, "
-       "GetSharedAllocator, EnableTelemetryEvents/DisableTelemetryEvents and "
-       "SetLanguageProjection; each thread also appends the CPU EP device found on the check's "
+       "GetSharedAllocator, EnableTelemetryEvents/DisableTelemetryEvents, "
+       "SetLanguageProjection and (API 32) EpDevice_GetMemoryCapacity of the CPU EP device "
+       "(which reports NOT_IMPLEMENTED, its outputs untouched); each thread also appends the CPU EP device found on the check's "
        "thread to its own options and runs a session; every answer is the serial one.",
        f"{C_API} (the env is taken as a const OrtEnv*; EP and hardware devices are const and "
        "owned by the env)", slots=("GetEpDevices",), crosses=("OrtEnv", "OrtEpDevice"))
@@ -95,6 +96,7 @@ def env_reads(ctx: Ctx) -> str:
     env = ctx.env
     hardware = ctx.has("GetNumHardwareDevices", "GetHardwareDevices")
     shared_alloc = ctx.has("GetSharedAllocator")
+    capacity_slot = ctx.has("EpDevice_GetMemoryCapacity")
 
     def devices() -> list[Any]:
         arr, n = ffi.new("const OrtEpDevice* const**"), ffi.new("size_t*")
@@ -111,14 +113,26 @@ def env_reads(ctx: Ctx) -> str:
             arr = ffi.new("const OrtHardwareDevice*[]", max(n[0], 1))
             ctx.ok(a.GetHardwareDevices(env, arr, n[0]), "GetHardwareDevices")
             hw = [int(a.HardwareDevice_Type(arr[i])) for i in range(n[0])]
+        capacity = ""
+        if capacity_slot:
+            for d in devices():
+                if ctx.c_string(a.EpDevice_EpName(d)) != "CPUExecutionProvider":
+                    continue
+                total, free = ffi.new("size_t*", 7), ffi.new("size_t*", 7)
+                st = ctx.status(a.EpDevice_GetMemoryCapacity(d, 0, total, free))
+                capacity = (f"{code_name(st[0]) if st else 'OK'}, outputs "
+                            f"{(total[0], free[0]) if st else 'set'}")
         alloc = 0
         if shared_alloc:
             box = ffi.new("OrtAllocator**")
             ctx.ok(a.GetSharedAllocator(env, ctx.cpu_info, box), "GetSharedAllocator")
             alloc = int(ffi.cast("uintptr_t", box[0]))
-        return eps, hw, alloc
+        return eps, hw, alloc, capacity
 
     want = answers()
+    if capacity_slot and want[3] != "NOT_IMPLEMENTED, outputs (7, 7)":
+        raise Fail(f"EpDevice_GetMemoryCapacity on the CPU EP device: {want[3]} (a new "
+                   "behaviour: record it)")
     cpu = [d for d in devices() if ctx.c_string(a.EpDevice_EpName(d)) == "CPUExecutionProvider"]
     model = models.add_model((2,))
     wrong: list[str] = []
@@ -144,10 +158,11 @@ def env_reads(ctx: Ctx) -> str:
 
     errors, _ = together(4, work)
     _verdict(errors, wrong)
-    eps, hw, alloc = want
+    eps, hw, alloc, capacity = want
     return (f"4 threads x {rounds} rounds: {len(eps)} EP devices, "
             + (f"{len(hw)} hardware devices, " if hardware else "")
             + ("the shared CPU allocator, " if alloc else "")
+            + (f"the CPU device's memory capacity ({capacity}), " if capacity else "")
             + "telemetry toggles, language projection: all as on one thread"
             + ("; each thread's session on the CPU EP device runs" if cpu
                else "; no CPU EP device listed, nothing appended"))
@@ -317,3 +332,166 @@ def load_cancel_from_another_thread(ctx: Ctx) -> str:
         raise Fail(f"after clearing: z = {got}")
     return (f"flag set from another thread during the creation: {code_name(err[0])}: "
             f"{short(err[1], 80)}; cleared: the next creation runs")
+
+
+def _pairs(ctx: Ctx, kv: Any) -> dict[str, str]:
+    """The entries of key-value pairs, then the pairs released."""
+    ffi = ctx.ffi
+    keys, values = ffi.new("const char* const**"), ffi.new("const char* const**")
+    n = ffi.new("size_t*")
+    try:
+        ctx.api.GetKeyValuePairs(kv, keys, values, n)
+        return {ctx.c_string(keys[0][i]): ctx.c_string(values[0][i]) for i in range(n[0])}
+    finally:
+        ctx.api.ReleaseKeyValuePairs(kv)
+
+
+@check("shared.session-options-getters", "The SessionOptions getters, from four threads at "
+       "once on one options object set up on the check's thread: GetSessionOptionsConfigEntries "
+       "(API 23: new pairs each call, released by the caller) and, from API 27, "
+       "GetSessionExecutionMode and GetMemPatternEnabled; each answer is what the setters "
+       "(AddSessionConfigEntry, SetSessionExecutionMode, DisableMemPattern) stored, as on one "
+       "thread.", f"{C_API} (the getters take a const OrtSessionOptions*)",
+       slots=("GetSessionOptionsConfigEntries",), crosses=("OrtSessionOptions",))
+def session_options_getters(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    entries = {"session.intra_op.allow_spinning": "0", "ortc.check.key": "value",
+               "session.disable_prepacking": "1"}
+    so = ctx.options(config=entries)
+    getters = ctx.has("GetSessionExecutionMode", "GetMemPatternEnabled")
+    ctx.ok(a.SetSessionExecutionMode(so, 1), "SetSessionExecutionMode(PARALLEL)")
+    ctx.ok(a.DisableMemPattern(so), "DisableMemPattern")
+
+    def answers() -> tuple[Any, ...]:
+        got = _pairs(ctx, ctx.out(a.GetSessionOptionsConfigEntries, "OrtKeyValuePairs*", so))
+        mode, pattern = -1, -1
+        if getters:
+            box, flag = ffi.new("ExecutionMode*"), ffi.new("int*")
+            ctx.ok(a.GetSessionExecutionMode(so, box), "GetSessionExecutionMode")
+            ctx.ok(a.GetMemPatternEnabled(so, flag), "GetMemPatternEnabled")
+            mode, pattern = int(box[0]), flag[0]
+        return got, mode, pattern
+
+    want = answers()
+    if any(want[0].get(k) != v for k, v in entries.items()):
+        raise Fail(f"config entries read {want[0]}, set {entries}")
+    if getters and want[1:] != (1, 0):
+        raise Fail(f"execution mode {want[1]} (set PARALLEL = 1), mem pattern {want[2]} "
+                   "(disabled = 0)")
+    wrong: list[str] = []
+    rounds = 40
+
+    def work(i: int) -> None:
+        for _ in range(rounds):
+            got = answers()
+            if got != want:
+                wrong.append(f"thread {i}: {repr(got)[:120]}")
+
+    errors, _ = together(4, work)
+    _verdict(errors, wrong)
+    return (f"4 threads x {rounds} rounds: {len(want[0])} config entries"
+            + (", execution mode PARALLEL, mem pattern off" if getters else
+               " (no API 27 getters here)") + ": all as set and as on one thread")
+
+
+@check("shared.memory-info-device", "MemoryInfoGetDeviceMemType and MemoryInfoGetVendorId (API "
+       "23), from four threads at once on memory infos made on the check's thread: the CPU info "
+       "reads DEFAULT memory and vendor 0, and infos made by CreateMemoryInfo_V2 read back the "
+       "vendor id and memory type they were made with.",
+       f"{C_API} (both getters take a const OrtMemoryInfo*)",
+       slots=("CreateMemoryInfo_V2", "MemoryInfoGetDeviceMemType", "MemoryInfoGetVendorId"),
+       crosses=("OrtMemoryInfo",))
+def memory_info_device(ctx: Ctx) -> str:
+    a = ctx.api
+    infos = [ctx.cpu_info]
+    made = ((b"ortc_gpu", 0), (b"ortc_gpu_host", 5))  # DEFAULT, HOST_ACCESSIBLE memory
+    for name, mem_type in made:
+        info = ctx.out(a.CreateMemoryInfo_V2, "OrtMemoryInfo*", name, 1, 0x10DE, 0, mem_type,
+                       0, 0)  # a GPU device of vendor 0x10DE, device 0
+        ctx.defer(a.ReleaseMemoryInfo, info)
+        infos.append(info)
+
+    def answers() -> list[tuple[int, int]]:
+        return [(int(a.MemoryInfoGetDeviceMemType(i)), int(a.MemoryInfoGetVendorId(i)))
+                for i in infos]
+
+    want = answers()
+    if want != [(0, 0), (0, 0x10DE), (5, 0x10DE)]:
+        raise Fail(f"(memory type, vendor) read {want}")
+    wrong: list[str] = []
+    rounds = 200
+
+    def work(i: int) -> None:
+        for _ in range(rounds):
+            got = answers()
+            if got != want:
+                wrong.append(f"thread {i}: {got}")
+
+    errors, _ = together(4, work)
+    _verdict(errors, wrong)
+    return (f"4 threads x {rounds} rounds on 3 infos: (memory type, vendor) {want} as made, "
+            "as on one thread")
+
+
+@check("shared.compatibility-info", "GetCompatibilityInfoFromModel and "
+       "GetCompatibilityInfoFromModelBytes (API 24), from four threads at once with one "
+       "allocator, one model file and one byte buffer: each returns the model's "
+       "ep_compatibility_info.<EP type> metadata string as a new string from the allocator "
+       "(freed by the caller), or NULL when the model has none for that EP type; NULL "
+       "arguments are refused with INVALID_ARGUMENT.",
+       f"{C_API} (the model is read, the string comes from the caller's allocator)",
+       slots=("GetCompatibilityInfoFromModel", "GetCompatibilityInfoFromModelBytes"),
+       crosses=("OrtAllocator",))
+def compatibility_info(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    t = models.tensor_type(models.FLOAT, (1,))
+    model = models.model([models.node("Identity", ["x"], ["y"])], [models.value_info("x", t)],
+                         [models.value_info("y", t)],
+                         metadata={"ep_compatibility_info.CPUExecutionProvider": "cpu-v1",
+                                   "ep_compatibility_info.OrtcTestEP": "test-v2"})
+    path = os.path.join(ctx.tmpdir(), "compat.onnx")
+    with open(path, "wb") as f:
+        f.write(model)
+    buf = ffi.from_buffer(model)
+    al = ctx.allocator
+    eps = (b"CPUExecutionProvider", b"OrtcTestEP", b"AbsentEP")
+
+    def read(ep: bytes, from_file: bool) -> str | None:
+        out = ffi.new("char**")
+        if from_file:
+            ctx.ok(a.GetCompatibilityInfoFromModel(path.encode(), ep, al, out),
+                   "GetCompatibilityInfoFromModel")
+        else:
+            ctx.ok(a.GetCompatibilityInfoFromModelBytes(buf, len(model), ep, al, out),
+                   "GetCompatibilityInfoFromModelBytes")
+        if out[0] == ffi.NULL:
+            return None
+        try:
+            return ctx.c_string(out[0])
+        finally:
+            ctx.ok(a.AllocatorFree(al, out[0]), "AllocatorFree")
+
+    def answers() -> list[str | None]:
+        return [read(ep, f) for ep in eps for f in (True, False)]
+
+    want = answers()
+    if want != ["cpu-v1", "cpu-v1", "test-v2", "test-v2", None, None]:
+        raise Fail(f"read {want}")
+    out = ffi.new("char**")
+    refused = [ctx.error(a.GetCompatibilityInfoFromModel(path.encode(), ffi.NULL, al, out),
+                         "INVALID_ARGUMENT", "NULL EP type"),
+               ctx.error(a.GetCompatibilityInfoFromModelBytes(ffi.NULL, 0, eps[0], al, out),
+                         "INVALID_ARGUMENT", "NULL bytes")]
+    wrong: list[str] = []
+    rounds = 10
+
+    def work(i: int) -> None:
+        for _ in range(rounds):
+            got = answers()
+            if got != want:
+                wrong.append(f"thread {i}: {got}")
+
+    errors, _ = together(4, work)
+    _verdict(errors, wrong)
+    return (f"4 threads x {rounds} rounds, file and bytes: {want[::2]} as on one thread; "
+            f"NULL arguments: {refused[0]}")
