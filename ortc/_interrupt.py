@@ -4,7 +4,7 @@ A run blocks inside ORT with the GIL released, so Python's SIGINT handler only r
 returns, which for a long model may be minutes. ORT's way to stop a run early is
 RunOptionsSetTerminate on the RunOptions the run uses (it may be called from any thread). So:
 
-* Deadlines: one daemon thread (the watcher) keeps a heap of (deadline, RunOptions) and
+* Deadlines: one daemon thread (the watcher) keeps the pending (deadline, RunOptions) and
   terminates each one whose time has come.
 * Ctrl-C: Python's C-level signal handler writes the signal number to the wakeup fd
   (signal.set_wakeup_fd). The watcher reads that fd, and when SIGINT arrives while the main
@@ -17,7 +17,7 @@ here takes a lock on a thread a signal handler's exception can reach (the main t
 exception landing between a lock's acquire and its release (or inside the pure-Python
 ``threading.Condition``) would leave it held, and the watcher, or the next run, waiting for good.
 What the main thread and the watcher share is handed over by atomic steps instead: a new deadline
-is appended to the watcher's inbox (the heap is the watcher's own), a deadline's outcome is
+is appended to the watcher's inbox (the pending list is the watcher's own), a deadline's outcome is
 whoever appends to it first (:class:`Deadline`), the RunOptions a Ctrl-C terminated are appended
 to ``interrupted`` after their terminate, and each step the main thread takes can be taken again
 when an interrupt cut it short.
@@ -36,6 +36,7 @@ import _thread
 import os
 import sys
 import time
+from select import select as _select  # (here: see Watcher._loop)
 from typing import TYPE_CHECKING, Any
 
 from . import _process
@@ -95,9 +96,6 @@ class Deadline(list[str]):
         self.run_options = run_options
         self.terminated = False
 
-    def __lt__(self, other: Any) -> bool:  # heap order (list's own compares the claims)
-        return bool(self.when < other.when)
-
     # identity, as any object's: two deadlines with the same claims are not the same deadline
     __hash__ = object.__hash__  # type: ignore[assignment]
     __eq__ = object.__eq__
@@ -110,12 +108,10 @@ class Watcher:
         #: a deadline or installs the pipe. Only the watcher acquires it (made released: the
         #: first wait returns at once, and the watcher looks again)
         self._wake = _thread.allocate_lock()
-        #: deadlines added and not yet taken into the heap by the watcher (append, pop: atomic)
+        #: deadlines added and not yet taken into its pending list by the watcher (append, pop: atomic)
         self._inbox: list[Deadline] = []
-        #: the watcher's heap of deadlines, touched by the watcher thread alone
-        self._heap: list[Deadline] = []
-        #: past this many entries the watcher drops the cancelled ones from its heap
-        self._prune_at = 64
+        #: the deadlines the watcher waits for, touched by the watcher thread alone
+        self._pending: list[Deadline] = []
         #: one token per process, popped by the watcher thread that runs: a second thread
         #: (started when an interrupt came between a start and its mark) finds none and ends
         self._runner: list[bool] = [True]
@@ -165,7 +161,7 @@ class Watcher:
         self.deferred = None
         self.interrupted = []
         self.sigint_busy = []  # (the parent's watcher is not in this process)
-        self._heap = []
+        self._pending = []
         self.main_run = None
         self._thread_pid = 0  # the next deadline or Ctrl-C bridge starts the child's own
         if self._sig_r >= 0:
@@ -186,26 +182,26 @@ class Watcher:
             self.sigint_ready = False
 
     def _loop(self) -> None:
-        import heapq  # here and in the deadline methods: a first session needs neither module
-        import select
-
+        # (no import here: a fork while this thread imported a module left the child's own
+        # import of it waiting for good on that module's import lock, which the fork copied
+        # held)
         try:
             self._runner.pop()
         except IndexError:
             return  # another watcher thread runs in this process
-        heap = self._heap
+        pending = self._pending
         inbox = self._inbox
         while True:
             while inbox:
-                heapq.heappush(heap, inbox.pop())
-            if len(heap) > self._prune_at:  # cancelled ones: their runs ended in time
-                heap[:] = [d for d in heap if not d]
-                heapq.heapify(heap)
-                self._prune_at = max(64, 2 * len(heap))
+                pending.append(inbox.pop())
             now = time.monotonic()
-            while heap and heap[0].when <= now:
-                self._fire(heapq.heappop(heap))
-            timeout = (heap[0].when - now) if heap else None
+            for deadline in pending:
+                if not deadline and deadline.when <= now:
+                    self._fire(deadline)
+            # the settled ones go (fired, or cancelled: their runs ended in time); a run has
+            # at most one deadline pending, so the scan is over the runs in flight
+            pending[:] = [d for d in pending if not d]
+            timeout = min(d.when for d in pending) - now if pending else None
             if self._sig_r < 0:
                 # no signal pipe: sleep on the wake semaphore (a new deadline releases it)
                 self._wake.acquire(True, -1 if timeout is None else min(timeout, 3600.0))
@@ -214,7 +210,7 @@ class Watcher:
             # deadlines are picked up (add_deadline also writes a byte to wake us).
             wait = 0.5 if timeout is None else min(timeout, 0.5)
             try:
-                ready, _, _ = select.select([self._sig_r], [], [], wait)
+                ready, _, _ = _select([self._sig_r], [], [], wait)
             except (OSError, ValueError):
                 continue
             if ready:
@@ -340,7 +336,7 @@ class Watcher:
         """End ``deadline`` as its run ends; True when it fired (the run was terminated by it).
 
         Idempotent, so a finish an interrupt cut short is simply done again. The options are
-        let go at once, the watcher dropping a cancelled deadline from its heap only later
+        let go at once, the watcher dropping a cancelled deadline from its pending list at its next look
         (``run(timeout=3600)`` in a loop must not keep an hour of RunOptions alive)."""
         deadline.append(CANCELLED)
         if deadline[0] is CANCELLED:
@@ -472,6 +468,6 @@ _process.at_fork(watcher.after_fork_in_child, __name__, MAIN_THREAD=_process.RES
 _process.at_fork(watcher.after_fork_in_child, watcher, _wake=_process.NEW,
                  _inbox=_process.EMPTIED, _runner=_process.RESET,
                  _thread_pid=_process.FORGOTTEN, _sig_r=_process.CLOSED, _sig_w=_process.CLOSED,
-                 _forward_fd=_process.RESET, sigint_ready=_process.RESET, _heap=_process.EMPTIED,
+                 _forward_fd=_process.RESET, sigint_ready=_process.RESET, _pending=_process.EMPTIED,
                  interrupted=_process.EMPTIED, sigint_busy=_process.EMPTIED,
                  main_run=_process.RESET, deferred=_process.RESET)
