@@ -202,24 +202,35 @@ class _Marked:
 
 
 def test_marker_wrappers_pass_every_kind_of_argument_on_unchanged() -> None:
+    """The general wrapper (a method's first calls) and the one compiled with the method's own
+    parameters (put in the class by a later call) pass the same arguments on and make the same
+    entries."""
+    general = {name: vars(_Marked)[name] for name in ("every_kind", "named_like_its_wrapper")}
     m, other = _Marked(), _Marked()
     default = _Marked.every_kind.__wrapped__.__defaults__[0]  # type: ignore[attr-defined]
-    assert m.every_kind(1, z=3) == (1, default, (), 3, 5, {})
-    assert m.every_kind(1, 2, 3, 4, z=0, w=6, q=7) == (1, 2, (3, 4), 0, 6, {"q": 7})
-    assert m.every_kind(x=1, z=2)[1] is default  # the method's own default object
-    with pytest.raises(TypeError):
-        m.every_kind(1)  # z is keyword-only and required, as the method says
-    assert str(inspect.signature(_Marked.every_kind)) == \
-        str(inspect.signature(_Marked.every_kind.__wrapped__))  # type: ignore[attr-defined]
-    # parameters named like the guard's own locals reach the method as given, both guards
-    # entered during the call (the argument's exclusively) and left after
-    with pytest.raises(ValueError) as err:
-        m.named_like_its_wrapper(other, token="t", guard="g", fn="f")
-    assert err.value.args[0] == (other, "t", "g", "f", 1, 1)
-    assert not m._guard.calls and not other._guard.calls
-    tb = err.traceback  # the wrapper's frame is named after the method, with its source line
-    assert [entry.name for entry in tb][-2:] == ["named_like_its_wrapper"] * 2
-    assert "_m_fn(" in str(tb[-2].statement)
+    from ortc import _guard
+
+    for round_ in range(_guard._CALLS_BEFORE_COMPILING + 1):  # general, then compiled
+        assert m.every_kind(1, z=3) == (1, default, (), 3, 5, {})
+        assert m.every_kind(1, 2, 3, 4, z=0, w=6, q=7) == (1, 2, (3, 4), 0, 6, {"q": 7})
+        assert m.every_kind(x=1, z=2)[1] is default  # the method's own default object
+        with pytest.raises(TypeError):
+            m.every_kind(1)  # z is keyword-only and required, as the method says
+        assert str(inspect.signature(_Marked.every_kind)) == \
+            str(inspect.signature(_Marked.every_kind.__wrapped__))  # type: ignore[attr-defined]
+        # parameters named like the guard's own locals reach the method as given, both guards
+        # entered during the call (the argument's exclusively) and left after
+        with pytest.raises(ValueError) as err:
+            m.named_like_its_wrapper(other, token="t", guard="g", fn="f")
+        assert err.value.args[0] == (other, "t", "g", "f", 1, 1), round_
+        assert not m._guard.calls and not other._guard.calls
+        tb = err.traceback  # the wrapper's frame is named after the method
+        assert [entry.name for entry in tb][-2:] == ["named_like_its_wrapper"] * 2
+    for name, first in general.items():  # the calls put the compiled ones in place
+        own = vars(_Marked)[name]
+        assert own is not first and own.__code__.co_filename.startswith("<ortc marker")
+        assert own.__ortc_rule__ is first.__ortc_rule__  # type: ignore[attr-defined]
+    assert "_m_fn(" in str(tb[-2].statement)  # its source line, in a traceback
 
 
 def test_marker_refuses_parameters_named_like_its_wrapper() -> None:
