@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from .. import models
 from .._capi import WAIT, Ctx, code_name, mlp_input, short, together
@@ -23,6 +23,21 @@ C_API = "https://onnxruntime.ai/docs/api/c/struct_ort_api.html"
 def _verdict(errors: list[str], wrong: list[str]) -> None:
     if errors or wrong:
         raise Fail(f"errors {errors[:2]}; wrong {wrong[:2]}")
+
+
+def _same_on_every_thread(answers: Callable[[], Any], want: Any, rounds: int) -> None:
+    """Four threads at once ask ``answers()`` ``rounds`` times each: Fail unless every answer
+    is ``want`` (the one-thread answer) and no call failed."""
+    wrong: list[str] = []
+
+    def work(i: int) -> None:
+        for _ in range(rounds):
+            got = answers()
+            if got != want:
+                wrong.append(f"thread {i}: {repr(got)[:120]}")
+
+    errors, _ = together(4, work)
+    _verdict(errors, wrong)
 
 
 @check("shared.process-calls", "Calls that read no object or only a status, from four threads "
@@ -378,17 +393,8 @@ def session_options_getters(ctx: Ctx) -> str:
     if getters and want[1:] != (1, 0):
         raise Fail(f"execution mode {want[1]} (set PARALLEL = 1), mem pattern {want[2]} "
                    "(disabled = 0)")
-    wrong: list[str] = []
     rounds = 40
-
-    def work(i: int) -> None:
-        for _ in range(rounds):
-            got = answers()
-            if got != want:
-                wrong.append(f"thread {i}: {repr(got)[:120]}")
-
-    errors, _ = together(4, work)
-    _verdict(errors, wrong)
+    _same_on_every_thread(answers, want, rounds)
     return (f"4 threads x {rounds} rounds: {len(want[0])} config entries"
             + (", execution mode PARALLEL, mem pattern off" if getters else
                " (no API 27 getters here)") + ": all as set and as on one thread")
@@ -418,17 +424,8 @@ def memory_info_device(ctx: Ctx) -> str:
     want = answers()
     if want != [(0, 0), (0, 0x10DE), (5, 0x10DE)]:
         raise Fail(f"(memory type, vendor) read {want}")
-    wrong: list[str] = []
     rounds = 200
-
-    def work(i: int) -> None:
-        for _ in range(rounds):
-            got = answers()
-            if got != want:
-                wrong.append(f"thread {i}: {got}")
-
-    errors, _ = together(4, work)
-    _verdict(errors, wrong)
+    _same_on_every_thread(answers, want, rounds)
     return (f"4 threads x {rounds} rounds on 3 infos: (memory type, vendor) {want} as made, "
             "as on one thread")
 
@@ -482,16 +479,7 @@ def compatibility_info(ctx: Ctx) -> str:
                          "INVALID_ARGUMENT", "NULL EP type"),
                ctx.error(a.GetCompatibilityInfoFromModelBytes(ffi.NULL, 0, eps[0], al, out),
                          "INVALID_ARGUMENT", "NULL bytes")]
-    wrong: list[str] = []
     rounds = 10
-
-    def work(i: int) -> None:
-        for _ in range(rounds):
-            got = answers()
-            if got != want:
-                wrong.append(f"thread {i}: {got}")
-
-    errors, _ = together(4, work)
-    _verdict(errors, wrong)
+    _same_on_every_thread(answers, want, rounds)
     return (f"4 threads x {rounds} rounds, file and bytes: {want[::2]} as on one thread; "
             f"NULL arguments: {refused[0]}")
