@@ -12,15 +12,17 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
+import weakref
 import _thread
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, NoReturn, Optional, \
-    Sequence, Tuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, NoReturn, \
+    Optional, Sequence, Tuple, TypeVar, cast
 
 from . import _loader, _process
 from ._cstr import UNSET, fspath, given_options
 from ._enums import ElementType
 from ._ffi import ffi
-from ._guard import Entries, Guard
+from ._guard import Entries, Guard, _returned
 from ._handle import Handle, live_handles
 from ._interrupt import MAIN_THREAD, main_thread_after_fork, watcher
 from ._loader import Api
@@ -54,17 +56,55 @@ _get_ident = _thread.get_ident
 _NULL = ffi.NULL
 
 
-#: serializes fork rebuilds; a new lock in each forked child (a parent's thread may have held it)
-_fork_lock = [_thread.allocate_lock()]
+#: what is being built once (a Session rebuilt in a forked child or first used after
+#: unpickling, keyed by the Session; the one ORT session of a recipe, by its key) -> the frames
+#: of the calls that want it built, in the order they came (see _build_once). A forked child
+#: starts with none: the parent's threads are not in it.
+_builds: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+_recipe_builds: dict[Any, list[Any]] = {}
 
 
-def _new_fork_lock() -> None:
-    global MAIN_THREAD
-    _fork_lock[0] = _thread.allocate_lock()
+def _after_fork() -> None:
+    global MAIN_THREAD, _builds, _recipe_builds
+    _builds = weakref.WeakKeyDictionary()
+    _recipe_builds = {}
     MAIN_THREAD = main_thread_after_fork()  # a fork from another thread made it the main one
 
 
-_process.at_fork(_new_fork_lock, __name__, _fork_lock=_process.NEW, MAIN_THREAD=_process.RESET)
+_process.at_fork(_after_fork, __name__, _builds=_process.EMPTIED, _recipe_builds=_process.EMPTIED,
+                 MAIN_THREAD=_process.RESET)
+
+
+def _build_once(claims: list[Any], done: Callable[[], bool], build: Callable[[], None]) -> None:
+    """``build()`` unless ``done()``, by one thread at a time among those that share
+    ``claims``: each lists its call's frame there, the first listed builds, the others wait
+    and find it done (or, when that build failed, the next one listed builds). No lock: one
+    that a signal handler's exception left held on the main thread would stop every later
+    first use; a claim whose frame has returned (a build or a wait that an exception ended
+    before its claim was taken back) is dropped by whoever finds it first in line."""
+    # (the frame is never kept in a local of its own: a reference cycle through its locals
+    # would keep what the build replaced alive until the collector runs)
+    claims.append(sys._getframe())
+    try:
+        while not done():
+            first = claims[0]  # (never empty: this call's claim is listed)
+            if first is sys._getframe():
+                del first  # (not kept: a local holding its own frame is such a cycle)
+                build()
+                return
+            if _returned(first):
+                try:
+                    claims.remove(first)
+                except ValueError:  # another waiter dropped it
+                    pass
+            else:
+                time.sleep(0.0005)
+            del first
+    finally:
+        try:
+            claims.remove(sys._getframe())
+        except ValueError:
+            pass
 
 #: recipe key (model path, content digest, options) -> a weak reference to the one ORT session
 #: this process built for it, which every unpickled Session of that recipe uses (see
@@ -106,18 +146,31 @@ def _session_from_recipe(recipe: SessionRecipe) -> Session:
 
 def _shared_session(recipe: SessionRecipe) -> SharedSession:
     """The ORT session this process keeps for ``recipe`` (by model path, content digest and
-    options), built now if none is alive. Called with ``_fork_lock`` held: one build per key."""
+    options), built now if none is alive: one build per key (_build_once)."""
     from .recipe import verify_model
 
     digest = verify_model(recipe) if recipe.model_digest is None else recipe.model_digest
     key = (recipe.model_path, digest, recipe.options)
-    ref = _shared.get(key)
-    core = ref() if ref is not None else None
-    if core is not None and not core.closed:
-        return core  # type: ignore[no-any-return]
-    core = cast(SharedSession, SharedSession.from_recipe(recipe, verify_bytes=True))
-    _share(key, core)
-    return core
+
+    def alive() -> SharedSession | None:
+        ref = _shared.get(key)
+        core = ref() if ref is not None else None
+        return core if core is not None and not core.closed else None
+
+    made: list[SharedSession] = []  # what this thread built (the table keeps a weak reference)
+
+    def build() -> None:
+        core = cast(SharedSession, SharedSession.from_recipe(recipe, verify_bytes=True))
+        made.append(core)
+        _share(key, core)
+
+    while True:
+        found = alive()
+        if found is not None:
+            return found
+        _build_once(_recipe_builds.setdefault(key, []), lambda: alive() is not None, build)
+        if made:
+            return made[0]
 
 
 def _share(key: Any, session: Session) -> None:
@@ -694,46 +747,50 @@ class Session(Handle):
         recipe, once, whichever thread comes first. The parent's session is left alone: its
         pointer is dropped, and a release in a new fork generation is skipped (ORT's thread
         pools did not survive the fork)."""
-        with _fork_lock[0]:
-            if guard.renewed_in_this_process():
-                return  # another thread of this child rebuilt it meanwhile
-            if guard.closed:
-                raise guard._forked(self)  # closed before its first use (ClosedError)
-            if self._unpickled:
-                self._build_unpickled(guard)
-                return
-            from .recipe import OptionsRecipe, SessionRecipe, check_recipe
-            from .session_options import SessionOptions
+        _build_once(_builds.setdefault(self, []), guard.renewed_in_this_process,
+                    lambda: self._rebuild_now(guard))
 
-            # the recipe as recorded, without its digest (no hash of the model per child):
-            # the file's identity says whether it is still the file this session read
-            path, data, options = self._recipe_fields
-            r = check_recipe(self._recipe or SessionRecipe(
-                path, data, OptionsRecipe(*options) if options is not None else OptionsRecipe()))
-            if r.model_path is not None and self._model_file is not None and \
-                    _file_identity(r.model_path) != self._model_file:
-                from .recipe import RecipeError
+    def _rebuild_now(self, guard: Guard) -> None:
+        """(_rebuild_after_fork's build, run once.)"""
+        if guard.renewed_in_this_process():
+            return  # another thread of this child rebuilt it meanwhile
+        if guard.closed:
+            raise guard._forked(self)  # closed before its first use (ClosedError)
+        if self._unpickled:
+            self._build_unpickled(guard)
+            return
+        from .recipe import OptionsRecipe, SessionRecipe, check_recipe
+        from .session_options import SessionOptions
 
-                raise RecipeError(
-                    f"the model file {r.model_path!r} changed after this session read it (pid "
-                    f"{os.getpid()} is a forked child, which rebuilds the session from the "
-                    f"file): keep the file as it was while children may start, or make the "
-                    f"session from the model's bytes (Session(open(path, 'rb').read()))")
-            env = get_env()
-            opts = SessionOptions.from_recipe(r.options)
-            try:
-                raw, taken, _ = _create_session(
-                    self._api, env, r.model_path if r.model_path is not None else r.model_bytes,
-                    opts, None, {})
-            finally:
-                opts.close()
-            self._adopt(raw, self._api.ReleaseSession, (env, *taken))
-            self._guard = guard  # callers hold this guard: keep it, renewed last (that lets
-            self._load_io()      # them in, after the new pointer and engine are in place)
-            guard._renew()
+        # the recipe as recorded, without its digest (no hash of the model per child):
+        # the file's identity says whether it is still the file this session read
+        path, data, options = self._recipe_fields
+        r = check_recipe(self._recipe or SessionRecipe(
+            path, data, OptionsRecipe(*options) if options is not None else OptionsRecipe()))
+        if r.model_path is not None and self._model_file is not None and \
+                _file_identity(r.model_path) != self._model_file:
+            from .recipe import RecipeError
+
+            raise RecipeError(
+                f"the model file {r.model_path!r} changed after this session read it (pid "
+                f"{os.getpid()} is a forked child, which rebuilds the session from the "
+                f"file): keep the file as it was while children may start, or make the "
+                f"session from the model's bytes (Session(open(path, 'rb').read()))")
+        env = get_env()
+        opts = SessionOptions.from_recipe(r.options)
+        try:
+            raw, taken, _ = _create_session(
+                self._api, env, r.model_path if r.model_path is not None else r.model_bytes,
+                opts, None, {})
+        finally:
+            opts.close()
+        self._adopt(raw, self._api.ReleaseSession, (env, *taken))
+        self._guard = guard  # callers hold this guard: keep it, renewed last (that lets
+        self._load_io()      # them in, after the new pointer and engine are in place)
+        guard._renew()
 
     def _build_unpickled(self, guard: Guard) -> None:
-        """(``_fork_lock`` held.) The first use of an unpickled session in this process: use
+        """(By _rebuild_now, once.) The first use of an unpickled session in this process: use
         the ORT session this process keeps for the recipe (built now if none is alive), or
         build one of its own when it cannot be shared (:meth:`_shareable`)."""
         recipe = self._recipe

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import pickle
 import threading
+import time
 import warnings
 from typing import Any
 
@@ -318,3 +319,49 @@ def test_c_contiguous_feeds_are_read_in_place_and_other_layouts_copied_as_docume
         [[100.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
     in_place.close()
     copied.close()
+
+
+def test_a_build_once_runs_once_and_a_claim_its_caller_left_behind_stops_nobody() -> None:
+    """session._build_once (a Session's first use after fork or unpickling, a recipe's one ORT
+    session): of threads that come together one builds and the others wait and find it done;
+    a build that fails leaves it to the next in line; and a claim whose call ended without
+    taking it back (an exception between its listing and its try, as a signal handler's can
+    raise on the main thread) is dropped by the next caller instead of waiting for good."""
+    import sys
+
+    def returned_frame() -> Any:
+        return sys._getframe()
+
+    built: list[int] = []
+    claims: list[Any] = [returned_frame()]  # left behind by a call that has returned
+    session_module._build_once(claims, lambda: bool(built), lambda: built.append(1))
+    assert built == [1] and claims == []
+
+    built.clear()
+    attempts: list[int] = []
+    barrier = threading.Barrier(6)
+
+    def build() -> None:
+        attempts.append(threading.get_ident())
+        if len(attempts) == 1:
+            raise RuntimeError("the first build fails")
+        time.sleep(0.05)
+        built.append(1)
+
+    outcomes: list[str] = []
+
+    def first_use() -> None:
+        barrier.wait(5)
+        try:
+            session_module._build_once(claims, lambda: bool(built), build)
+            outcomes.append("ok")
+        except RuntimeError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=first_use) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(outcomes) == ["ok"] * 5 + ["the first build fails"], outcomes
+    assert len(attempts) == 2 and built == [1] and claims == []
