@@ -1641,11 +1641,18 @@ COMPILE_TABLE: tuple[SlotRule, ...] = (
 )
 
 _ME = "OrtModelEditorApi"
-_ME_TYPEINFO = ev.untested("the type-info constructors are not in model_editor_c_api.cc and "
-                           "were not read: verdict from the signature (the argument infos are "
-                           "read, a new info is the caller's)", "shared")
+_ME_TYPEINFO = ev.check("editor.type-info-constructors", "four threads at once each make a "
+                        "tensor and a sparse-tensor info from one shape info, a map and an "
+                        "optional from one tensor info and a sequence of maps, then change and "
+                        "release every input right after the calls that took it: the OrtApi "
+                        "getters read every made info as it was made, on every thread as on "
+                        "one (the inputs are copied)", "shared", "lifetime",
+                        versions="1.22.1-1.32.0")
 MODEL_EDITOR_TABLE: tuple[SlotRule, ...] = (
-    *(_sub(_ME, n, 22, reads=r, creates=("OrtTypeInfo",), evidence=(SUB_SIGNATURE, _ME_TYPEINFO))
+    *(_sub(_ME, n, 22, reads=r, creates=("OrtTypeInfo",),
+           outlives="the input info is copied: it may be changed or released right after the "
+                    "call; the new type info is the caller's to release",
+           evidence=(SUB_SIGNATURE, _ME_TYPEINFO))
       for n, r in (("CreateTensorTypeInfo", ("OrtTensorTypeAndShapeInfo",)),
                    ("CreateSparseTensorTypeInfo", ("OrtTensorTypeAndShapeInfo",)),
                    ("CreateMapTypeInfo", ("OrtTypeInfo",)),
