@@ -424,9 +424,21 @@ _d("EpDevice_GetMemoryCapacity", reads=("OrtEpDevice",),
              ev.check("api32.ep-device-memory-capacity", "NULL arguments refused; the CPU "
                       "device reports NOT_IMPLEMENTED (one thread)", versions="1.32.0"),
              NEWER))
-_d("KernelContext_GetPreallocatedOutput", writes=("OrtKernelContext",),
-   scope="callback", note="allocates or returns an output of the running kernel",
-   evidence=(SCOPED,))
+# the kernel context's output getters of API 28/30, inside a compute and from four threads at once
+_KCTX_OUT = "kernel.preallocated-output-and-sync-stream"
+_d("KernelContext_GetPreallocatedOutput", reads=("OrtKernelContext",), creates=(),
+   scope="callback",
+   note="returns the output value the caller gave Run for the index, or NULL when it gave none "
+        "(until GetOutput makes the output: from then on that value); allocates nothing",
+   outlives="the value belongs to the context (it is the value GetOutput gives, over the "
+            "caller's buffer when Run was given one), although it comes back through a "
+            "non-const out-pointer: never release it, never use it after the compute returns",
+   evidence=(ev.check(_KCTX_OUT, "inside a compute: NULL when Run was given no output (until "
+                      "GetOutput made it, then GetOutput's value); with an output given, the "
+                      "same OrtValue on every call, the one GetOutput then gives, over the "
+                      "caller's buffer; four threads asking at once during the compute get the "
+                      "compute's own answer", "shared", "lifetime", versions="1.30.0-1.32.0"),
+             SCOPED))
 # CreateOp reads the kernel info (Sync: while CreateKernel runs); InvokeOp runs inside a compute
 # with that compute's context (one thread), reading the op and the inputs, writing the outputs.
 _d("CreateOp", reads=("OrtKernelInfo", "OrtOpAttr"), scope="callback-sync",
@@ -868,6 +880,14 @@ def _life(slots: str, outlives: str, *records: ev.Evidence) -> None:
         over["outlives"] = "; ".join(x for x in (over.get("outlives", ""), outlives) if x)
         _OVERRIDES[s] = over
     _cite(slots, *records)
+
+
+# KernelContext_GetSyncStream inside a CPU compute (kernel.preallocated-output-and-sync-stream)
+_life("KernelContext_GetSyncStream", "on the CPU provider the answer is NULL: nothing to "
+      "release; who owns a stream a device execution provider hands out is not shown here",
+      ev.check(_KCTX_OUT, "inside a compute on the CPU provider: NULL, on the compute's thread "
+               "and for four threads asking at once during the compute", "shared",
+               versions="1.28.0-1.32.0"))
 
 
 # Values: reads of a const value copy out or point into the value's own memory; writers go
@@ -1641,11 +1661,18 @@ COMPILE_TABLE: tuple[SlotRule, ...] = (
 )
 
 _ME = "OrtModelEditorApi"
-_ME_TYPEINFO = ev.untested("the type-info constructors are not in model_editor_c_api.cc and "
-                           "were not read: verdict from the signature (the argument infos are "
-                           "read, a new info is the caller's)", "shared")
+_ME_TYPEINFO = ev.check("editor.type-info-constructors", "four threads at once each make a "
+                        "tensor and a sparse-tensor info from one shape info, a map and an "
+                        "optional from one tensor info and a sequence of maps, then change and "
+                        "release every input right after the calls that took it: the OrtApi "
+                        "getters read every made info as it was made, on every thread as on "
+                        "one (the inputs are copied)", "shared", "lifetime",
+                        versions="1.22.1-1.32.0")
 MODEL_EDITOR_TABLE: tuple[SlotRule, ...] = (
-    *(_sub(_ME, n, 22, reads=r, creates=("OrtTypeInfo",), evidence=(SUB_SIGNATURE, _ME_TYPEINFO))
+    *(_sub(_ME, n, 22, reads=r, creates=("OrtTypeInfo",),
+           outlives="the input info is copied: it may be changed or released right after the "
+                    "call; the new type info is the caller's to release",
+           evidence=(SUB_SIGNATURE, _ME_TYPEINFO))
       for n, r in (("CreateTensorTypeInfo", ("OrtTensorTypeAndShapeInfo",)),
                    ("CreateSparseTensorTypeInfo", ("OrtTensorTypeAndShapeInfo",)),
                    ("CreateMapTypeInfo", ("OrtTypeInfo",)),

@@ -30,6 +30,7 @@ from .._capi import Ctx, code_name, short
 from .._registry import Fail, Known, check
 from .lifetime import _poisoned
 from .objects import EDITOR_API, _EDITOR, _float_type_info, _table
+from .shared import _same_on_every_thread
 
 #: what the two sources say of attributes given to CreateNode (they disagree: the checks decide)
 _WHO_OWNS = (f"{EDITOR_API} (CreateNode copies the attributes); {CXX_NODE} (the node takes "
@@ -417,3 +418,135 @@ def session_outlives_model(ctx: Ctx) -> str:
                     f"release ({memory}; {poison}): keep the model until the session is "
                     "released")
     return f"the session computes a + b right after the model's release ({memory}; {poison})"
+
+
+# -- the type-info constructors: copies or references of what they are given ----------------
+
+#: the first five entries of the model editor's table (API 22): the type-info constructors
+_TYPE_INFO_MAKERS = {
+    "CreateTensorTypeInfo": (0, "OrtStatus*(*)(const OrtTensorTypeAndShapeInfo*, "
+                                "OrtTypeInfo**)"),
+    "CreateSparseTensorTypeInfo": (1, "OrtStatus*(*)(const OrtTensorTypeAndShapeInfo*, "
+                                      "OrtTypeInfo**)"),
+    "CreateMapTypeInfo": (2, "OrtStatus*(*)(ONNXTensorElementDataType, const OrtTypeInfo*, "
+                             "OrtTypeInfo**)"),
+    "CreateSequenceTypeInfo": (3, "OrtStatus*(*)(const OrtTypeInfo*, OrtTypeInfo**)"),
+    "CreateOptionalTypeInfo": (4, "OrtStatus*(*)(const OrtTypeInfo*, OrtTypeInfo**)"),
+}
+#: ONNXType: tensor, sequence, map, sparse tensor, optional
+_TENSOR, _SEQUENCE, _MAP, _SPARSE, _OPTIONAL = 1, 2, 3, 5, 6
+#: element types: float, int8, int32, int64, string, double
+_F32, _I8, _I32, _I64, _STR, _F64 = 1, 3, 6, 7, 8, 11
+
+
+def _shape_info(ctx: Ctx, elem: int, dims: list[int]) -> Any:
+    a, ffi = ctx.api, ctx.ffi
+    shape = ctx.out(a.CreateTensorTypeAndShapeInfo, "OrtTensorTypeAndShapeInfo*")
+    ctx.ok(a.SetTensorElementType(shape, elem), "SetTensorElementType")
+    ctx.ok(a.SetDimensions(shape, ffi.new("int64_t[]", dims), len(dims)), "SetDimensions")
+    return shape
+
+
+def _describe(ctx: Ctx, info: Any) -> tuple[Any, ...]:
+    """What the OrtApi getters read of a type info, nested infos included (each one a getter
+    hands out is the reader's: released here)."""
+    a, ffi = ctx.api, ctx.ffi
+    kind = ffi.new("enum ONNXType*")
+    ctx.ok(a.GetOnnxTypeFromTypeInfo(info, kind), "GetOnnxTypeFromTypeInfo")
+    k = int(kind[0])
+    if k in (_TENSOR, _SPARSE):
+        tensor = ctx.out(a.CastTypeInfoToTensorInfo, "const OrtTensorTypeAndShapeInfo*", info)
+        return (k, ctx.info_shape(tensor) if tensor != ffi.NULL else None)
+    if k == _MAP:
+        m = ctx.out(a.CastTypeInfoToMapTypeInfo, "const OrtMapTypeInfo*", info)
+        key = ffi.new("ONNXTensorElementDataType*")
+        ctx.ok(a.GetMapKeyType(m, key), "GetMapKeyType")
+        inner = ctx.out(a.GetMapValueType, "OrtTypeInfo*", m)
+    elif k == _SEQUENCE:
+        s = ctx.out(a.CastTypeInfoToSequenceTypeInfo, "const OrtSequenceTypeInfo*", info)
+        key, inner = None, ctx.out(a.GetSequenceElementType, "OrtTypeInfo*", s)
+    elif k == _OPTIONAL:
+        o = ctx.out(a.CastTypeInfoToOptionalTypeInfo, "const OrtOptionalTypeInfo*", info)
+        key, inner = None, ctx.out(a.GetOptionalContainedTypeInfo, "OrtTypeInfo*", o)
+    else:
+        return (k,)
+    try:
+        return (k, int(key[0]) if key is not None else None, _describe(ctx, inner))
+    finally:
+        a.ReleaseTypeInfo(inner)
+
+
+#: what each made info must read: its kind and, nested, what it was made from
+_DOUBLE_4 = (_TENSOR, (_F64, [4]))
+_TYPE_INFOS_WANT = {
+    "tensor": (_TENSOR, (_F32, [2, 3])),
+    "map": (_MAP, _STR, _DOUBLE_4),
+    "optional": (_OPTIONAL, None, _DOUBLE_4),
+    "sequence": (_SEQUENCE, None, (_MAP, _I64, _DOUBLE_4)),
+}
+
+
+@check("editor.type-info-constructors", "The model editor's type-info constructors "
+       "(CreateTensorTypeInfo, CreateSparseTensorTypeInfo, CreateMapTypeInfo, "
+       "CreateSequenceTypeInfo, CreateOptionalTypeInfo) copy what they are given: four threads "
+       "at once each make a float [2, 3] tensor and sparse-tensor info from one shape info, a "
+       "map (string to double [4]) and an optional from one tensor info, and a sequence of maps "
+       "(int64 to double [4]); each input is then changed (int8 [7, 7] / int8 [7]) and released "
+       "(freed memory poisoned), and the OrtApi getters read each made info as it was made, on "
+       "every thread as on one.",
+       f"{EDITOR_API} (each constructor takes const infos and hands back a new type info the "
+       "caller releases)", slots=("GetModelEditorApi", "CastTypeInfoToOptionalTypeInfo"),
+       child=True)
+def type_info_constructors(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    fn = _table(ctx, "GetModelEditorApi", _TYPE_INFO_MAKERS)
+    poison = _poisoned(ctx)
+
+    def made(name: str, *args: Any) -> Any:
+        return ctx.out(fn[name], "OrtTypeInfo*", *args, what=name)
+
+    def change(shape: Any, dims: list[int]) -> None:
+        ctx.ok(a.SetTensorElementType(shape, _I8), "SetTensorElementType")
+        ctx.ok(a.SetDimensions(shape, ffi.new("int64_t[]", dims), len(dims)), "SetDimensions")
+
+    def answers() -> dict[str, Any]:
+        shape = _shape_info(ctx, _F32, [2, 3])
+        infos = {"tensor": made("CreateTensorTypeInfo", shape),
+                 "sparse": made("CreateSparseTensorTypeInfo", shape)}
+        change(shape, [7, 7])  # an info that referred to the shape would read int8 [7, 7]
+        a.ReleaseTensorTypeAndShapeInfo(shape)
+        value_shape = _shape_info(ctx, _F64, [4])
+        value = made("CreateTensorTypeInfo", value_shape)
+        a.ReleaseTensorTypeAndShapeInfo(value_shape)
+        infos["map"] = made("CreateMapTypeInfo", _STR, value)
+        infos["optional"] = made("CreateOptionalTypeInfo", value)
+        element = made("CreateMapTypeInfo", _I64, value)
+        infos["sequence"] = made("CreateSequenceTypeInfo", element)
+        # the tensor info inside ``value`` is an ordinary OrtTensorTypeAndShapeInfo handed out
+        # const: changed through it, an info that referred to ``value`` would read int8 [7]
+        change(ffi.cast("OrtTensorTypeAndShapeInfo*",
+                        ctx.out(a.CastTypeInfoToTensorInfo, "const OrtTensorTypeAndShapeInfo*",
+                                value)), [7])
+        a.ReleaseTypeInfo(value)
+        a.ReleaseTypeInfo(element)
+        try:
+            return {k: _describe(ctx, v) for k, v in infos.items()}
+        finally:
+            for info in infos.values():
+                a.ReleaseTypeInfo(info)
+
+    want = answers()
+    wrong = {k: want[k] for k, w in _TYPE_INFOS_WANT.items() if want[k] != w}
+    sparse = want["sparse"]
+    if sparse[0] != _SPARSE or sparse[1] not in (None, (_F32, [2, 3])):
+        wrong["sparse"] = sparse
+    if wrong:
+        raise Fail(f"read after the inputs were changed and released ({poison}): {wrong}")
+    rounds = 30
+    _same_on_every_thread(answers, want, rounds)
+    return (f"4 threads x {rounds} rounds, each input changed and released right after the "
+            f"calls that took it ({poison}): tensor float [2, 3], sparse tensor "
+            + ("float [2, 3]" if sparse[1] else "(no tensor info through "
+               "CastTypeInfoToTensorInfo)")
+            + ", map string -> double [4], optional double [4], sequence of map int64 -> "
+            "double [4]: all as made, as on one thread (the constructors copy their inputs)")

@@ -13,7 +13,7 @@ import threading
 from typing import Any, cast
 
 from .. import models
-from .._capi import WAIT, Ctx, code_name, float_custom_op, join_all, short
+from .._capi import WAIT, Ctx, code_name, float_custom_op, join_all, short, together
 from .._registry import Fail, Known, check
 
 CUSTOM_DOC = "https://onnxruntime.ai/docs/reference/operators/add-custom-op.html"
@@ -229,13 +229,18 @@ class _Op:
             count = dims[0]
             xs = ffi.cast("float*", ctx.out(a.GetTensorMutableData, "void*", x))
             shape = ffi.new("int64_t[]", dims)
+            pres: list[Any] = []
             if ctx.has("KernelContext_GetPreallocatedOutput"):
-                # API 30: the output the caller preallocated, if any (none in this run)
-                pre = ffi.new("OrtValue**")
-                st = ctx.status(a.KernelContext_GetPreallocatedOutput(kctx, 0, pre))
-                self.seen["preallocated"] = (f"error {code_name(st[0])}" if st else
-                                             "NULL" if pre[0] == ffi.NULL else "a value")
+                # API 30: the output the caller preallocated, if any; asked twice, to tell a
+                # new value each call (the caller's to release) from the context's own
+                for _ in range(2):
+                    pre = ffi.new("OrtValue**")
+                    st = ctx.status(a.KernelContext_GetPreallocatedOutput(kctx, 0, pre))
+                    pres.append(pre[0] if not st else None)
+                    self.seen["preallocated"] = (f"error {code_name(st[0])}" if st else
+                                                 "NULL" if pre[0] == ffi.NULL else "a value")
             y = ctx.out(a.KernelContext_GetOutput, "OrtValue*", kctx, 0, shape, 1)
+            self.seen.setdefault("outputs", []).append(self._outputs(kctx, pres, y))
             # space for x * factor + bias, wrapped as a tensor for InvokeOp: the kernel
             # allocator, or the scratch buffer (which crashes ORT <= 1.22: kernel.scratch-buffer)
             al = ctx.out(a.KernelContext_GetAllocator, "OrtAllocator*", kctx, ctx.cpu_info)
@@ -277,6 +282,72 @@ class _Op:
         except BaseException as exc:  # noqa: BLE001
             self.seen["compute_error"] = repr(exc)
             return self._status(exc)
+
+    def _outputs(self, kctx: Any, pres: list[Any], y: Any) -> dict[str, Any]:
+        """What one compute saw of its output: the two GetPreallocatedOutput answers (None for
+        an error), whether they are the value GetOutput then gave and whether the data is the
+        same memory; and (API 28) what KernelContext_GetSyncStream gave."""
+        ctx, a, ffi = self.ctx, self.ctx.api, self.ctx.ffi
+
+        def data(v: Any) -> int:
+            return int(ffi.cast("uintptr_t", ctx.out(a.GetTensorMutableData, "void*", v)))
+
+        seen: dict[str, Any] = {"y": y, "y_data": data(y)}
+        if pres:
+            first, second = pres
+            seen["pre"] = ("error" if first is None else "NULL" if first == ffi.NULL
+                           else "a value")
+            seen["same_twice"] = first == second
+            if first is not None and first != ffi.NULL:
+                seen["pre_value"] = first
+                seen["pre_is_output"] = first == y
+                seen["pre_data"] = data(first)
+        if ctx.has("KernelContext_GetSyncStream"):
+            seen["stream"] = self._stream(kctx)
+        if pres:
+            # asked again now that GetOutput made the output
+            box = ffi.new("OrtValue**")
+            ctx.ok(a.KernelContext_GetPreallocatedOutput(kctx, 0, box))
+            seen["pre_after"] = ("NULL" if box[0] == ffi.NULL else "GetOutput's value"
+                                 if box[0] == y else "another value")
+        seen["at_once"] = self._at_once(kctx, bool(pres))
+        return seen
+
+    def _stream(self, kctx: Any) -> str:
+        ctx, ffi = self.ctx, self.ctx.ffi
+        box = ffi.new("OrtSyncStream**")
+        st = ctx.status(ctx.api.KernelContext_GetSyncStream(kctx, box))
+        return (f"error {code_name(st[0])}" if st else
+                "NULL" if box[0] == ffi.NULL else "a stream")
+
+    def _at_once(self, kctx: Any, pre: bool) -> dict[str, Any]:
+        """Four threads ask GetSyncStream and GetPreallocatedOutput at once while the compute
+        waits (joined before it returns: the context lives only for the call); each answer
+        is compared with the compute's own, asked just before."""
+        ctx, a, ffi = self.ctx, self.ctx.api, self.ctx.ffi
+        stream = ctx.has("KernelContext_GetSyncStream")
+        want_stream = self._stream(kctx) if stream else None
+        want_pre = ffi.NULL
+        if pre:
+            box = ffi.new("OrtValue**")
+            ctx.ok(a.KernelContext_GetPreallocatedOutput(kctx, 0, box))
+            want_pre = box[0]
+        wrong: list[str] = []
+        calls = [0]
+
+        def work(i: int) -> None:
+            for _ in range(20):
+                if stream and self._stream(kctx) != want_stream:
+                    wrong.append(f"thread {i}: stream")
+                if pre:
+                    box = ffi.new("OrtValue**")
+                    st = ctx.status(a.KernelContext_GetPreallocatedOutput(kctx, 0, box))
+                    if st or box[0] != want_pre:
+                        wrong.append(f"thread {i}: preallocated output")
+                calls[0] += int(stream) + int(pre)
+
+        errors, _ = together(4, work)
+        return {"calls": calls[0], "wrong": wrong[:2], "errors": errors[:2]}
 
     def _destroy(self, kernel: Any) -> None:
         try:
@@ -479,3 +550,63 @@ def scratch_buffer(ctx: Ctx) -> str:
     if got != _expected(xs):
         raise Fail(f"y = {got} ({op.seen.get('compute_error')})")
     return "scratch buffer used; result correct"
+
+
+@check("kernel.preallocated-output-and-sync-stream", "Inside KernelComputeV2 on the CPU "
+       "provider: KernelContext_GetSyncStream (API 28) gives NULL (no stream); "
+       "KernelContext_GetPreallocatedOutput (API 30) gives NULL when the caller passed no output "
+       "value to Run (until KernelContext_GetOutput made the output: then that value), and when "
+       "it did, the same OrtValue on each call, which is the one GetOutput then gives, over the "
+       "caller's buffer: the context's value, not a new one for the kernel to release. Four threads asking both at once during the "
+       "compute get the compute's own answers.",
+       "onnxruntime_c_api.h KernelContext_GetSyncStream, KernelContext_GetPreallocatedOutput "
+       "(ownership of the value not stated)", slots=SLOTS + ("KernelContext_GetSyncStream",),
+       child=True, crosses=("OrtKernelContext",))
+def preallocated_output_and_sync_stream(ctx: Ctx) -> str:
+    op, sess = _session(ctx)
+    xs = [-2.0, 1.0, 3.0]
+    ctx.run(sess, {"x": ctx.floats(xs)}, ["y"])
+    mine = ctx.floats([0.0] * len(xs))
+    got, err = ctx.try_run(sess, {"x": ctx.floats(xs)}, ["y"], preallocated=[mine])
+    if err:
+        raise Fail(f"Run with a preallocated output: {code_name(err[0])}: {short(err[1])}")
+    if op.seen.get("compute_error"):
+        raise Fail(op.seen["compute_error"])
+    runs = op.seen.get("outputs", [])
+    if len(runs) != 2:
+        raise Fail(f"{len(runs)} computes seen, 2 runs")
+    if ctx.read_floats(mine) != _expected(xs) or got[0] != mine:
+        raise Fail(f"the caller's output reads {ctx.read_floats(mine)}, expected "
+                   f"{_expected(xs)}; Run handed back {'it' if got[0] == mine else 'another'}")
+    ffi = ctx.ffi
+    mine_data = int(ffi.cast("uintptr_t", ctx.out(ctx.api.GetTensorMutableData, "void*", mine)))
+    plain, given = runs
+    streams = {r["stream"] for r in runs}
+    if streams != {"NULL"}:
+        raise Fail(f"KernelContext_GetSyncStream on the CPU provider: {sorted(streams)}")
+    if given["y_data"] != mine_data:
+        raise Fail("GetOutput's value is not over the caller's buffer")
+    for r in runs:
+        if r["at_once"]["wrong"] or r["at_once"]["errors"]:
+            raise Fail(f"four threads at once during a compute: {r['at_once']}")
+    said = (f"GetSyncStream: NULL on both runs; {sum(r['at_once']['calls'] for r in runs)} "
+            "calls of the two from four threads at once during the computes: all as the "
+            "compute's own")
+    if "pre" not in plain:
+        return said + "; no KernelContext_GetPreallocatedOutput in this library (API < 30)"
+    if plain["pre"] != "NULL" or not plain["same_twice"]:
+        raise Fail(f"no output passed: GetPreallocatedOutput gave {plain['pre']}")
+    if given["pre"] != "a value":
+        raise Fail(f"an output passed: GetPreallocatedOutput gave {given['pre']}")
+    facts = (given["same_twice"], given["pre_is_output"], given["pre_data"] == mine_data)
+    if facts != (True, True, True):
+        raise Fail(f"an output passed: the same value twice {facts[0]}, GetOutput's value "
+                   f"{facts[1]}, over the caller's buffer {facts[2]}")
+    after = (plain["pre_after"], given["pre_after"])
+    if after != ("GetOutput's value", "GetOutput's value"):
+        raise Fail(f"GetPreallocatedOutput after GetOutput: {after[0]} (no output passed), "
+                   f"{after[1]} (one passed)")
+    return (said + "; GetPreallocatedOutput: NULL with no output passed until GetOutput made "
+            "it, then GetOutput's value; with one passed, the same OrtValue on every call, the "
+            "one GetOutput then gave, over the caller's buffer "
+            f"(the value Run was given: {'the same pointer' if given['pre_value'] == mine else 'another OrtValue over it'})")
