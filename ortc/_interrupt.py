@@ -108,7 +108,8 @@ class Watcher:
         #: a deadline or installs the pipe. Only the watcher acquires it (made released: the
         #: first wait returns at once, and the watcher looks again)
         self._wake = _thread.allocate_lock()
-        #: deadlines added and not yet taken into its pending list by the watcher (append, pop: atomic)
+        #: deadlines added and not yet taken into its pending list by the watcher (append,
+        #: pop: atomic)
         self._inbox: list[Deadline] = []
         #: the deadlines the watcher waits for, touched by the watcher thread alone
         self._pending: list[Deadline] = []
@@ -336,8 +337,9 @@ class Watcher:
         """End ``deadline`` as its run ends; True when it fired (the run was terminated by it).
 
         Idempotent, so a finish an interrupt cut short is simply done again. The options are
-        let go at once, the watcher dropping a cancelled deadline from its pending list at its next look
-        (``run(timeout=3600)`` in a loop must not keep an hour of RunOptions alive)."""
+        let go at once, the watcher dropping a cancelled deadline from its pending list at its
+        next look (``run(timeout=3600)`` in a loop must not keep an hour of RunOptions
+        alive)."""
         deadline.append(CANCELLED)
         if deadline[0] is CANCELLED:
             deadline.run_options = None
