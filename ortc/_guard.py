@@ -634,8 +634,10 @@ class Entries:
 class Hold:
     """A hold on ``obj`` by this thread that is not a call (a Value bound as an IoBinding's
     output, which every run with the binding writes): other threads' calls on it are refused
-    until :meth:`release` (idempotent). A bound run enters such a Value with
-    ``through_holds``."""
+    from :meth:`take` until :meth:`release` (idempotent). A bound run enters such a Value
+    with ``through_holds``. Made before it is taken, so its holder can list it first: a hold
+    an interrupt cut off from its holder would refuse every other thread until a collection
+    found it (PyPy collects such an object late)."""
 
     __slots__ = ("guard", "token", "owner")
 
@@ -646,6 +648,12 @@ class Hold:
         self.guard: Guard | None = guard
         self.token = _next_token()
         self.owner = _get_ident()
+
+    def take(self, obj: Any) -> None:
+        """Hold ``obj`` (the object this hold was made for), or raise as its guard refuses."""
+        guard = self.guard
+        if guard is None:
+            raise ClosedError(f"{type(obj).__name__} is closed")
         guard.hold(self.token, obj)
 
     def covers_this_thread(self) -> bool:

@@ -57,6 +57,14 @@ def _copied(out: Any) -> Any:
     return out
 
 
+def _discard(items: list[Any], item: Any) -> None:
+    """Remove ``item`` from ``items`` if it is there (one step)."""
+    try:
+        items.remove(item)
+    except ValueError:
+        pass
+
+
 def _free(api: Any, alloc: Any, ptr: Any) -> None:
     """Free a buffer ORT allocated for us (its contents already copied out)."""
     ignore(api.AllocatorFree(alloc, ptr))
@@ -145,6 +153,8 @@ class IoBinding(Handle):
                 "wrong results; it must not outlive its session")
 
     def __init__(self, session: Any) -> None:
+        #: holds a bind has made and not yet recorded as an output's (see _bind_caller_output)
+        self._pending_holds: list[Hold] = []
         session._check_open()
         self._api = api = _loader.api()
         raw = call_out(api.CreateIoBinding, "OrtIoBinding*", session._ptr)
@@ -501,13 +511,27 @@ class IoBinding(Handle):
             check(self._api.BindOutput(self._ptr, c_name, value._ptr), context)
             return
         hold = Hold(value)
+        # listed before it is taken: whatever stops this bind, the next change of an output's
+        # hold (_set_output_hold) or the binding's close lets it go
+        self._pending_holds.append(hold)
         try:
+            hold.take(value)
             check(self._api.BindOutput(self._ptr, c_name, value._ptr), context)
         except BaseException:
             hold.release()
+            _discard(self._pending_holds, hold)
             raise
         self._bind(self._bound_outputs, name, value)
         self._set_output_hold(name, hold)
+
+    def _release_pending_holds(self) -> None:
+        """Let go of the listed holds not recorded as an output's (an interrupted bind's: a
+        bind is exclusive, none is in progress on this binding now), and clear the list."""
+        recorded = list((self._output_holds or {}).values())
+        for hold in list(self._pending_holds):
+            if not any(hold is kept for kept in recorded):
+                hold.release()
+            _discard(self._pending_holds, hold)
 
     def _set_output_hold(self, name: str, hold: Hold | None) -> None:
         holds = self._output_holds
@@ -521,11 +545,13 @@ class IoBinding(Handle):
             self._note_values_bound()
         if old is not None:
             old.release()
+        if self._pending_holds:
+            self._release_pending_holds()
 
     def _release_output_holds(self) -> None:
         holds, self._output_holds = self._output_holds, None
         self._note_values_bound()
-        for hold in (holds or {}).values():
+        for hold in [*(holds or {}).values(), *self._pending_holds]:
             hold.release()
 
     @exclusive("ClearBoundInputs")

@@ -595,3 +595,37 @@ def test_a_run_on_the_thread_holding_its_output_value_keeps_other_threads_out() 
         t.join(30)
     assert len(ended) == 1 and "terminate" in str(ended[0])
     assert out.numpy().shape == (64, 64) and not out._guard.holds  # free once unbound
+
+
+@pytest.mark.parametrize("then", ["close", "rebind"])
+def test_a_bind_interrupted_after_taking_its_hold_leaves_no_hold_behind(
+        mlp: ortc.Session, monkeypatch: pytest.MonkeyPatch, then: str) -> None:
+    """A Value bound as an output is held by the binding thread; a bind stopped (a signal
+    handler's KeyboardInterrupt) after the hold was taken and before the binding recorded it
+    must not leave that hold for good: the binding's close, or its next bind of that output,
+    lets it go, and other threads may use the Value again. (Before, the hold lived in the
+    bind's frame only, kept here by the traceback; PyPy kept such a one until a collection.)"""
+    import threading
+
+    from ortc.binding import IoBinding
+
+    out = ortc.Value.from_numpy(np.zeros((2, 16), np.float32))
+    b = mlp.io_binding()
+
+    def interrupted(self: Any, name: str, hold: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(IoBinding, "_set_output_hold", interrupted)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        b.bind_output("y", out)
+    monkeypatch.undo()
+    if then == "close":
+        b.close()
+    else:
+        b.bind_output("y", np.zeros((2, 16), np.float32))
+    seen: list[Any] = []
+    other = threading.Thread(target=lambda: seen.append(out.numpy().shape))
+    other.start()
+    other.join(10)
+    assert seen == [(2, 16)], seen
+    assert caught.value is not None  # (the interrupted bind's frame was alive all along)

@@ -519,6 +519,7 @@ def test_a_hold_refuses_other_threads_and_lets_a_bound_run_through(things: Any) 
     and lets an entry made through holds (the bound run's) in from any thread."""
     value = things(sync=True)
     hold = Hold(value)
+    hold.take(value)
     for mode in ("strict", "serialize"):
         ortc.set_thread_checks(mode)
         with pytest.raises(ortc.ConcurrentUseError, match="a hold, not a call"):
