@@ -412,7 +412,15 @@ class Guard:
         if self.gen != _generation:
             self._after_fork(obj)
         me = _get_ident()
-        self._admit(self.holds, token, me, obj, me, True, False)
+        holds = self.holds
+        holds[token] = me  # stored, then look (as a call's entry: the later of two sees both)
+        if not self.closed and not _exiting and (self.send or me == self.creator) and \
+                list(holds.values()).count(me) == len(holds) and (
+                    not self.calls or
+                    all(e[0] == me or not e[3] for e in tuple(self.calls.values()))):
+            return  # only this thread's own calls and holds, and waiters (a hold never queues)
+        holds.pop(token, None)
+        self._admit(holds, token, me, obj, me, True, False)
 
     def unhold(self, token: int) -> None:
         """End a hold (idempotent)."""

@@ -527,11 +527,12 @@ class IoBinding(Handle):
     def _release_pending_holds(self) -> None:
         """Let go of the listed holds not recorded as an output's (an interrupted bind's: a
         bind is exclusive, none is in progress on this binding now), and clear the list."""
-        recorded = list((self._output_holds or {}).values())
-        for hold in list(self._pending_holds):
-            if not any(hold is kept for kept in recorded):
+        pending = self._pending_holds
+        recorded = tuple((self._output_holds or {}).values())
+        for hold in tuple(pending):
+            if hold not in recorded:  # (a Hold compares by identity)
                 hold.release()
-            _discard(self._pending_holds, hold)
+            _discard(pending, hold)
 
     def _set_output_hold(self, name: str, hold: Hold | None) -> None:
         holds = self._output_holds
@@ -541,6 +542,7 @@ class IoBinding(Handle):
         if hold is not None:
             holds[name] = hold
             self._values_bound = True
+            _discard(self._pending_holds, hold)  # recorded: no longer only listed
         else:
             self._note_values_bound()
         if old is not None:

@@ -543,6 +543,55 @@ def test_a_hold_refuses_other_threads_and_lets_a_bound_run_through(things: Any) 
     assert idle(value._guard)
 
 
+def test_a_hold_is_refused_while_another_thread_is_inside_or_holds_and_taken_beside_its_own(
+        things: Any) -> None:
+    """Taking a hold looks at the calls and holds already there, as a call's entry does:
+    another thread's call refuses it in strict mode (serialize mode waits for the call to
+    leave), another thread's hold refuses it in both modes (nobody waits for a hold), this
+    thread's own call or hold never does, and a refused hold leaves nothing behind."""
+    value = things(sync=True)
+    ortc.set_thread_checks("strict")
+    held = InFlight(value.read)  # another thread inside a call on it
+    try:
+        with pytest.raises(ortc.ConcurrentUseError):
+            Hold(value).take(value)
+        assert not value._guard.holds
+    finally:
+        held.finish()
+    ortc.set_thread_checks("serialize")
+    held = InFlight(value.read)
+    later = threading.Timer(0.2, held.finish)
+    later.start()
+    hold = Hold(value)
+    hold.take(value)  # waits for the call
+    assert not value._guard.calls  # taken once the call had left
+    hold.release()
+    later.join()
+    for mode in ("strict", "serialize"):
+        ortc.set_thread_checks(mode)
+        other = in_thread(lambda: Hold(value))()
+        in_thread(lambda: other.take(value))()  # another thread's hold
+        try:
+            with pytest.raises(ortc.ConcurrentUseError, match="a hold"):
+                Hold(value).take(value)
+        finally:
+            other.release()
+        assert idle(value._guard)
+
+    def inside_own_call() -> None:
+        hold = Hold(value)
+        hold.take(value)  # this thread is inside value's call (write's exclusive entry)
+        hold.release()
+
+    assert value.write(inside_own_call) == "write"
+    first, second = Hold(value), Hold(value)
+    first.take(value)
+    second.take(value)  # a second hold of this thread's own
+    first.release()
+    second.release()
+    assert idle(value._guard)
+
+
 def test_a_marked_argument_is_refused_in_strict_mode() -> None:
     session, binding = Runner(), Thing(sync=False)
     held = InFlight(binding.write)  # another thread inside the argument
