@@ -2146,33 +2146,198 @@ _P = "OrtModelPackageApi"
 _MPO = "OrtModelPackageOptions"
 _MPC = "OrtModelPackageContext"
 _MPCC = "OrtModelPackageComponentContext"
-_MP_NF = _not_found("in the table GetModelPackageApi returns from API 31")
+#: the released table's bodies: no stored source has the 1.31/1.32 file, whose functions are
+#: OrtModelPackageAPI::*; main after 1.32 moved the same bodies, under their table names with a
+#: _SinceV28 suffix, to the experimental API in this file. The released libraries refuse NULL
+#: arguments with the same messages (one more: GetVariantEpName also refuses a NULL output) and
+#: behave as these bodies say (check:api31.model-package-table)
+MODEL_PACKAGE_API = ("onnxruntime/core/session/model_package_api.cc", "main",
+                     "main after 1.32, the table's bodies as experimental twins")
+#: the package and component contexts: the version whose package-context constructor has the
+#: two parsing lambdas the 1.31.1 and 1.32.0 libraries name in their messages
+MODEL_PACKAGE_CONTEXT = ("onnxruntime/core/session/model_package/model_package_context.cc",
+                         "main", "main after 1.32")
+#: the options: a snapshot of the EP choice (vectors and a flag; no env or options reference),
+#: the class whose ResolveEpSelection(env, session options) the released libraries name
+MODEL_PACKAGE_OPTIONS = ("onnxruntime/core/session/model_package/model_package_options.h",
+                         "0a1f8a0f23fe301037c1b7b61a0333cbdd7852db")
 
 
-def _mp(name: str, **kw: Any) -> SlotRule:
-    return _sub(_P, name, 31, evidence=(SUB_SIGNATURE, _MP_NF), **kw)
+def _mp_check(says: str, *backs: str) -> ev.Evidence:
+    return ev.check("api31.model-package-table", says, *backs, versions="1.31.1-1.32.0")
 
 
+def _mp_api(function: str, says: str, *backs: str) -> ev.Evidence:
+    return _src(MODEL_PACKAGE_API, f"OrtModelPackageApi_{function}_SinceV28", says, *backs)
+
+
+def _mp_ctx(function: str, says: str, *backs: str) -> ev.Evidence:
+    return _src(MODEL_PACKAGE_CONTEXT, function, says, *backs)
+
+
+def _mp(name: str, *evidence: ev.Evidence, **kw: Any) -> SlotRule:
+    return _sub(_P, name, 31, evidence=evidence, **kw)
+
+
+_MP_CACHE = ("with no lock: two threads in it at once race on that cache, so the context is "
+             "not Sync")
 MODEL_PACKAGE_TABLE: tuple[SlotRule, ...] = (
-    _mp("CreateModelPackageOptionsFromSessionOptions", reads=("OrtEnv", "OrtSessionOptions"),
-        creates=(_MPO,)),
-    _mp("ReleaseModelPackageOptions", releases=(_MPO,)),
-    _mp("CreateModelPackageContext", creates=(_MPC,)),
-    _mp("ReleaseModelPackageContext", releases=(_MPC,)),
-    *(_mp(f"ModelPackage_{n}", reads=(_MPC,),
-          outlives=_OWNED_BY.format("the context") if n in (
-              "GetComponentNames", "GetVariantNames", "GetVariantEpName",
-              "ResolveStringRef") else "")
-      for n in ("GetSchemaVersion", "GetComponentCount", "GetComponentNames", "GetVariantCount",
-                "GetVariantNames", "GetVariantEpName", "ResolveStringRef")),
-    _mp("SelectComponent", reads=(_MPC, _MPO), creates=(_MPCC,)),
-    _mp("ReleaseModelPackageComponentContext", releases=(_MPCC,)),
-    *(_mp(f"ModelPackageComponent_{n}", reads=(_MPCC,),
-          outlives=_OWNED_BY.format("the component context"))
-      for n in ("GetSelectedVariantName", "GetSelectedVariantFolderPath")),
-    _mp("CreateSession", reads=("OrtEnv", "OrtSessionOptions"), writes=(_MPCC,),
-        creates=("OrtSession",),
-        note="takes the component context non-const: one thread at a time per context"),
+    _mp("CreateModelPackageOptionsFromSessionOptions",
+        _mp_api("CreateModelPackageOptionsFromSessionOptions", "builds the options from the "
+                "env and the const session options: they resolve the EP choice (the EP devices "
+                "appended, or the selection policy, or the CPU EP) into vectors of their own",
+                "shared", "lifetime"),
+        _src(MODEL_PACKAGE_OPTIONS, "ModelPackageOptions", "holds only the EP infos, the "
+             "execution and selected device lists and a policy flag: no reference to the env "
+             "or to the session options", "lifetime"),
+        reads=("OrtEnv", "OrtSessionOptions"), creates=(_MPO,),
+        outlives="the session options are read once and may be released at once; the EP "
+                 "devices the options name are the env's, so the env outlives the options and "
+                 "every component context selected with them"),
+    _mp("ReleaseModelPackageOptions",
+        _mp_api("ReleaseModelPackageOptions", "deletes the options (NULL is a no-op)",
+                "exclusive"),
+        _mp_check("the options are released right after SelectComponent, and the component "
+                  "context still makes sessions that run", "lifetime"),
+        releases=(_MPO,),
+        note="a component context copied what it needs: the options may go right after "
+             "SelectComponent"),
+    _mp("CreateModelPackageContext",
+        _mp_api("CreateModelPackageContext", "refuses a NULL path or output, then makes a new "
+                "context from the path alone", "lifetime"),
+        _mp_ctx("ModelPackageContext::ModelPackageContext", "opens the package directory "
+                "(manifest.json, component files), keeps the package handle open for the "
+                "context's life, and converts every component and variant into the context's "
+                "own records", "lifetime"),
+        creates=(_MPC,),
+        note="reads the package directory: files changed meanwhile are not seen afterwards "
+             "except through ResolveStringRef"),
+    _mp("ReleaseModelPackageContext",
+        _mp_api("ReleaseModelPackageContext", "deletes the context (closing its package "
+                "handle; NULL is a no-op)", "exclusive"),
+        _mp_check("the package context is released before CreateSession, and the component "
+                  "context selected from it still makes sessions that run", "lifetime"),
+        releases=(_MPC,),
+        note="also ends every name, EP name and resolved path read from it; a component "
+             "context holds a copy of its component and may outlive it"),
+    _mp("ModelPackage_GetSchemaVersion",
+        _mp_api("ModelPackage_GetSchemaVersion", "reads the schema version (the manifest's "
+                "major) from the const context", "shared"),
+        _mp_check("a manifest of schema version \"1.3\" answers 1"),
+        reads=(_MPC,)),
+    _mp("ModelPackage_GetComponentCount",
+        _mp_api("ModelPackage_GetComponentCount", "reads the size of the const context's "
+                "component list", "shared"),
+        reads=(_MPC,)),
+    _mp("ModelPackage_GetComponentNames",
+        _mp_api("ModelPackage_GetComponentNames", "returns the context's array of name "
+                "pointers (GetComponentNamePtrs)", "exclusive", "lifetime"),
+        _mp_ctx("ModelPackageContext::GetComponentNamePtrs", "a const method that fills the "
+                "context's pointer array over the names on its first call, " + _MP_CACHE,
+                "exclusive", "not-sync"),
+        _mp_check("two threads get the same array address: the context's array, not a "
+                  "per-thread one", "lifetime"),
+        writes=(_MPC,), note="the first call fills a cache in the context",
+        outlives=_OWNED_BY.format("the context")),
+    _mp("ModelPackage_GetVariantCount",
+        _mp_api("ModelPackage_GetVariantCount", "looks the component up in the const "
+                "context's index and reads its variant count", "shared"),
+        reads=(_MPC,)),
+    _mp("ModelPackage_GetVariantNames",
+        _mp_api("ModelPackage_GetVariantNames", "returns the context's array of the "
+                "component's variant names (GetVariantNames, GetVariantNamePtrs)",
+                "exclusive", "lifetime"),
+        _mp_ctx("ModelPackageContext::GetVariantNames, GetVariantNamePtrs", "const methods "
+                "that, on every call, clear and refill the context's per-component lists of "
+                "name copies and name pointers (adding the component's entry to a map on its "
+                "first call) " + _MP_CACHE, "exclusive", "not-sync", "lifetime"),
+        _mp_check("two threads get the same array address for one component: the "
+                  "context's array", "lifetime"),
+        writes=(_MPC,), note="every call rebuilds a cache in the context",
+        outlives="the array and names are the context's, rebuilt by the next GetVariantNames "
+                 "of the same component on that context (from any thread): copy them before "
+                 "it"),
+    _mp("ModelPackage_GetVariantEpName",
+        _mp_api("ModelPackage_GetVariantEpName", "finds the variant in the const context and "
+                "returns a pointer to its EP name (NULL when the variant names none)",
+                "shared", "lifetime"),
+        _mp_check("the variant's EP name; a NULL output refused with INVALID_ARGUMENT (the "
+                  "released body checks the output too)"),
+        reads=(_MPC,), outlives=_OWNED_BY.format("the context")),
+    _mp("ModelPackage_ResolveStringRef",
+        _mp_api("ModelPackage_ResolveStringRef", "asks the const context to resolve the "
+                "reference and returns the pointer it gives", "exclusive", "lifetime"),
+        _mp_ctx("ModelPackageContext::ResolveStringRef", "a const method that resolves through "
+                "the open package handle, then copies the result into one string of the "
+                "context and returns it, " + _MP_CACHE, "exclusive", "not-sync", "lifetime"),
+        _mp_check("a result read on one thread changes to another thread's result after that "
+                  "thread's call: one string per context, overwritten by every call",
+                  "exclusive", "lifetime"),
+        writes=(_MPC,), note="every call overwrites one string in the context",
+        outlives="the path is the context's, overwritten by the next ResolveStringRef on that "
+                 "context from any thread: copy it before"),
+    _mp("SelectComponent",
+        _mp_api("SelectComponent", "finds the component in the const context, makes a "
+                "component context from a copy of its record and the const options' EP "
+                "infos, and selects a variant (asking the EP factories about each "
+                "candidate's compatibility)", "shared", "lifetime"),
+        _mp_ctx("ModelPackageComponentContext::ModelPackageComponentContext, ResolveVariant",
+                "the component context keeps its own copy of the component record and of the "
+                "options' EP infos (EP device pointers included) and marks the selected "
+                "variant in its copy", "lifetime"),
+        _mp_check("the CPU variant is selected for options given the CPU EP device; the "
+                  "component context outlives the options and the package context",
+                  "lifetime"),
+        reads=(_MPC, _MPO), creates=(_MPCC,),
+        outlives="the component context copies what it uses: the package context and the "
+                 "options may be released after the call; the env (whose EP devices it "
+                 "names) outlives it"),
+    _mp("ReleaseModelPackageComponentContext",
+        _mp_api("ReleaseModelPackageComponentContext", "deletes the component context (NULL "
+                "is a no-op)", "exclusive"),
+        _mp_check("sessions made from the component context run after it is released",
+                  "lifetime"),
+        releases=(_MPCC,),
+        note="also ends the variant name and folder path read from it; sessions made from it "
+             "may outlive it"),
+    _mp("ModelPackageComponent_GetSelectedVariantName",
+        _mp_api("ModelPackageComponent_GetSelectedVariantName", "returns a pointer to the "
+                "selected variant's name in the const component context", "shared",
+                "lifetime"),
+        _mp_ctx("ModelPackageComponentContext::GetSelectedVariantName", "reads the selected "
+                "variant of the context's own record", "shared"),
+        reads=(_MPCC,), outlives=_OWNED_BY.format("the component context")),
+    _mp("ModelPackageComponent_GetSelectedVariantFolderPath",
+        _mp_api("ModelPackageComponent_GetSelectedVariantFolderPath", "returns the path the "
+                "const component context hands out", "exclusive", "lifetime"),
+        _mp_ctx("ModelPackageComponentContext::GetSelectedVariantFolderPath", "a const method "
+                "that copies the selected variant's folder into a path member of the context "
+                "on every call and returns that member, " + _MP_CACHE, "exclusive",
+                "not-sync", "lifetime"),
+        _mp_check("two calls return the same address: the context's member"),
+        writes=(_MPCC,), note="every call overwrites a path in the component context",
+        outlives="the path is the component context's, rewritten by the next call on it: "
+                 "valid while the context lives and no other thread calls this"),
+    _mp("CreateSession",
+        _mp_api("CreateSession", "takes the component context non-const: reads the selected "
+                "variant's model path and options (filling the context's option caches on "
+                "first use), builds the session options (a fresh copy with the variant's "
+                "options merged, or a copy of the caller's with the variant's path options "
+                "added), rebuilds the context's provider list for this session, then creates "
+                "and initializes the session with the env", "exclusive", "shared",
+                "lifetime"),
+        _mp_ctx("ModelPackageComponentContext::RebuildProviderListForSession, "
+                "GetSelectedVariantFileSessionOptions", "the first replaces the context's "
+                "provider list (a non-const method); the second fills key/value caches of the "
+                "context in a const method, both with no lock", "exclusive", "not-sync"),
+        _mp_check("sessions made with NULL options and with the caller's run after the "
+                  "component context, the package context and the options are released",
+                  "lifetime"),
+        reads=("OrtEnv", "OrtSessionOptions"), writes=(_MPCC,), creates=("OrtSession",),
+        note="writes the component context (its provider list and option caches): one thread "
+             "at a time per component context",
+        outlives="the env outlives the session; the session options are copied and the "
+                 "component context may be released right after"),
 )
 
 SUB_TABLES["OrtEpApi"] = EP_TABLE
@@ -2258,9 +2423,10 @@ SUB_TABLE_OBJECTS: dict[str, dict[str, tuple[bool, bool, str]]] = {
         "OrtExternalSemaphoreHandle": (True, False, "Wait/SignalSemaphore take it non-const"),
     },
     "OrtModelPackageApi": {
-        _MPO: (True, True, "only read after creation (unverified: from the signatures)"),
-        _MPC: (True, True, "only read by its queries (unverified: from the signatures)"),
-        _MPCC: (True, False, "CreateSession takes it non-const (unverified: from the "
-                             "signatures)"),
+        _MPO: (True, True, "a snapshot of the EP choice, only read after creation"),
+        _MPC: (True, False, "GetComponentNames, GetVariantNames and ResolveStringRef fill "
+                            "caches of the context with no lock"),
+        _MPCC: (True, False, "GetSelectedVariantFolderPath and CreateSession write it with no "
+                             "lock"),
     },
 }

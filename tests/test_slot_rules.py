@@ -661,7 +661,8 @@ def test_new_tables_count_what_rests_on_the_implementation() -> None:
     cov = slot_rules.sub_coverage()
     assert (cov["OrtEpApi"]["implementation"], cov["OrtEpApi"]["unverified"]) == (77, 1)
     assert (cov["OrtInteropApi"]["implementation"], cov["OrtInteropApi"]["unverified"]) == (11, 2)
-    assert cov["OrtModelPackageApi"]["unverified"] == 16
+    assert (cov["OrtModelPackageApi"]["implementation"],
+            cov["OrtModelPackageApi"]["unverified"]) == (16, 0)
     md = rules_render.render_markdown()
     for t in ("OrtEpApi", "OrtInteropApi", "OrtModelPackageApi"):
         c = cov[t]
@@ -670,6 +671,37 @@ def test_new_tables_count_what_rests_on_the_implementation() -> None:
         marked = {line.split("`")[1] for line in md.splitlines()
                   if line.startswith(f"| `{t}.") and "| **unverified** |" in line}
         assert marked == {r.slot for r in slot_rules.SUB_TABLES[t] if r.basis() == "unverified"}
+
+
+def test_model_package_getters_that_fill_a_cache_write_their_context() -> None:
+    """ORT's model-package implementation fills caches of the context in const getters with no
+    lock (the names arrays, ResolveStringRef's result, the folder path); the released libraries
+    show those results are the context's (check:api31.model-package-table): such a getter
+    writes its context, which is then not Sync, and its result lives until the next call."""
+    v = {r.slot.split(".")[1]: r for r in slot_rules.MODEL_PACKAGE_TABLE}
+    ctx, comp = "OrtModelPackageContext", "OrtModelPackageComponentContext"
+    for name in ("ModelPackage_GetComponentNames", "ModelPackage_GetVariantNames",
+                 "ModelPackage_ResolveStringRef"):
+        assert v[name].writes == (ctx,) and not v[name].reads, name
+    for name in ("ModelPackage_GetSchemaVersion", "ModelPackage_GetComponentCount",
+                 "ModelPackage_GetVariantCount", "ModelPackage_GetVariantEpName"):
+        assert v[name].reads == (ctx,) and not v[name].writes, name
+    assert v["ModelPackageComponent_GetSelectedVariantFolderPath"].writes == (comp,)
+    assert v["ModelPackageComponent_GetSelectedVariantName"].reads == (comp,)
+    assert comp in v["CreateSession"].writes
+    assert "next ResolveStringRef" in v["ModelPackage_ResolveStringRef"].outlives
+    assert "next GetVariantNames" in v["ModelPackage_GetVariantNames"].outlives
+    assert "may be released after" in v["SelectComponent"].outlives
+    objs = slot_rules.SUB_TABLE_OBJECTS["OrtModelPackageApi"]
+    assert objs[ctx][1] is False and objs[comp][1] is False
+    assert objs["OrtModelPackageOptions"] == (True, True, objs["OrtModelPackageOptions"][2])
+    for r in slot_rules.MODEL_PACKAGE_TABLE:
+        refs = {e.ref for e in r.evidence}
+        assert r.basis() == "implementation", r.slot
+        assert not any(e.kind == "untested" for e in r.evidence), r.slot
+        assert any("model_package" in ref for ref in refs), r.slot
+    cited = {e.ref for r in slot_rules.MODEL_PACKAGE_TABLE for e in r.evidence}
+    assert "check:api31.model-package-table" in cited
 
 
 def test_sub_table_objects_agree_with_the_verdicts() -> None:

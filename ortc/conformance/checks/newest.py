@@ -125,3 +125,172 @@ def table_length(ctx: Ctx) -> str:
 def _library_api(ctx: Ctx) -> int:
     base = ctx.api.base
     return int(ctx.c_string(base.GetVersionString()).split(".")[1])
+
+
+def _model_package(ctx: Ctx) -> str:
+    """A one-component package: variant ``cpu`` (CPU EP, an Add model) and ``other`` (an EP no
+    library has), inline in manifest.json, plus a second component ``aux``; the format is that
+    of ORT's model_package library (manifest.json, components, variants, executor_info)."""
+    import json
+    import os
+
+    root = ctx.tmpdir()
+    for sub in ("cpu", "other"):
+        os.makedirs(os.path.join(root, sub))
+    with open(os.path.join(root, "cpu", "model.onnx"), "wb") as f:
+        f.write(models.add_model((2,)))
+    ort = {"ort": {"model_file": "model.onnx"}}
+    manifest = {"schema_version": "1.3", "components": {
+        "main": {"variants": {"cpu": {"ep": "CPUExecutionProvider", "executor_info": ort},
+                              "other": {"ep": "NoSuchExecutionProvider", "executor_info": ort}}},
+        "aux": {"variants": {"x": {"variant_directory": "other"}}}}}
+    with open(os.path.join(root, "manifest.json"), "w") as f:
+        json.dump(manifest, f)
+    return root
+
+
+@check("api31.model-package-table", "The 16 entries of the model-package table (API 31) open a "
+       "package directory and answer as ORT's model_package_api.cc and model_package_context.cc "
+       "say: schema version 1 for \"1.3\" (the major), the component and variant names in "
+       "manifest order, the variant's EP name, and a NULL EP-name output refused "
+       "(INVALID_ARGUMENT); the component-name and variant-name arrays are the context's (one "
+       "address on two threads, not a per-thread array); ResolveStringRef's result is one string "
+       "of the context that the next call, from any thread, overwrites; SelectComponent picks the "
+       "CPU variant for options given the CPU EP device; the selected variant's folder path comes "
+       "back at one address on every call (a copy the call makes into the component context); "
+       "a session created from the component context (with NULL options and with the caller's) "
+       "runs the variant's model after the component context, the package context and the "
+       "options are released.", PKG_README,
+       slots=("GetModelPackageApi", "SessionOptionsAppendExecutionProvider_V2", "GetEpDevices"),
+       crosses=("OrtModelPackageContext",))
+def model_package_table(ctx: Ctx) -> str:
+    import threading
+
+    a, ffi = ctx.api, ctx.ffi
+    table = ffi.cast("void**", a.GetModelPackageApi())
+    st = "OrtStatus*"
+
+    def entry(i: int, sig: str) -> Any:
+        return ffi.cast(sig, table[i])
+
+    create_opts = entry(0, st + "(*)(OrtEnv*, OrtSessionOptions*, void**)")
+    release_opts = entry(1, "void(*)(void*)")
+    create_ctx = entry(2, st + "(*)(const char*, void**)")
+    release_ctx = entry(3, "void(*)(void*)")
+    schema = entry(4, st + "(*)(void*, int64_t*)")
+    comp_count = entry(5, st + "(*)(void*, size_t*)")
+    comp_names = entry(6, st + "(*)(void*, char***, size_t*)")
+    var_count = entry(7, st + "(*)(void*, const char*, size_t*)")
+    var_names = entry(8, st + "(*)(void*, const char*, char***, size_t*)")
+    var_ep = entry(9, st + "(*)(void*, const char*, const char*, char**)")
+    resolve = entry(10, st + "(*)(void*, const char*, const char*, int, char**)")
+    select = entry(11, st + "(*)(void*, const char*, void*, void**)")
+    release_cc = entry(12, "void(*)(void*)")
+    selected_name = entry(13, st + "(*)(void*, char**)")
+    selected_folder = entry(14, st + "(*)(void*, char**)")
+    create_session = entry(15, st + "(*)(OrtEnv*, void*, OrtSessionOptions*, OrtSession**)")
+
+    root = _model_package(ctx)
+    box = ffi.new("void**")
+    ctx.ok(create_ctx(root.encode(), box), "CreateModelPackageContext")
+    pkg = box[0]
+    released: list[Any] = []
+
+    def release_pkg() -> None:
+        if not released:
+            release_ctx(pkg)
+
+    ctx.defer(release_pkg)
+    version, n = ffi.new("int64_t*"), ffi.new("size_t*")
+    ctx.ok(schema(pkg, version), "ModelPackage_GetSchemaVersion")
+    ctx.ok(comp_count(pkg, n), "ModelPackage_GetComponentCount")
+    if version[0] != 1 or n[0] != 2:
+        raise Fail(f"schema version {version[0]}, {n[0]} components (expected 1 and 2)")
+
+    def names_on_a_thread(fn: Any, *args: Any) -> tuple[int, list[str]]:
+        got: list[Any] = []
+
+        def run() -> None:
+            arr, count = ffi.new("char***"), ffi.new("size_t*")
+            ctx.ok(fn(*args, arr, count), "a names query")
+            got.append((int(ffi.cast("uintptr_t", arr[0])),
+                        [ctx.c_string(arr[0][i]) for i in range(count[0])]))
+
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+        if not got:
+            raise Fail("a names query failed on its thread")
+        return cast("tuple[int, list[str]]", got[0])
+
+    arrays = {}
+    for what, fn, args, want in (("component", comp_names, (pkg,), ["main", "aux"]),
+                                 ("variant", var_names, (pkg, b"main"), ["cpu", "other"])):
+        first, second = names_on_a_thread(fn, *args), names_on_a_thread(fn, *args)
+        if first[1] != want or second[1] != want:
+            raise Fail(f"{what} names {first[1]} then {second[1]} (expected {want})")
+        if first[0] != second[0]:
+            raise Fail(f"the {what}-name arrays of two threads are apart: a per-thread array "
+                       "(a new behaviour: record it)")
+        arrays[what] = first[0]
+    ctx.ok(var_count(pkg, b"main", n), "ModelPackage_GetVariantCount")
+    ep = ffi.new("char**")
+    ctx.ok(var_ep(pkg, b"main", b"cpu", ep), "ModelPackage_GetVariantEpName")
+    if n[0] != 2 or ctx.c_string(ep[0]) != "CPUExecutionProvider":
+        raise Fail(f"{n[0]} variants, EP {ctx.c_string(ep[0])!r}")
+    null_ep = ctx.error(var_ep(pkg, b"main", b"cpu", ffi.NULL), "INVALID_ARGUMENT",
+                        "ModelPackage_GetVariantEpName with a NULL output")
+
+    mine, theirs = ffi.new("char**"), ffi.new("char**")
+    ctx.ok(resolve(pkg, ffi.NULL, b"cpu/model.onnx", 1, mine), "ModelPackage_ResolveStringRef")
+    if not ctx.c_string(mine[0]).endswith("model.onnx"):
+        raise Fail(f"resolved {ctx.c_string(mine[0])!r}")
+
+    def resolve_other() -> None:
+        ctx.ok(resolve(pkg, ffi.NULL, b"other", 0, theirs), "ResolveStringRef on a thread")
+
+    t = threading.Thread(target=resolve_other)
+    t.start()
+    t.join()
+    if theirs[0] == ffi.NULL or not ctx.c_string(mine[0]).endswith("other"):
+        raise Fail("the first ResolveStringRef result was not overwritten by another thread's "
+                   f"call: now {ctx.c_string(mine[0])!r} (a per-thread string: record it)")
+
+    so = ctx.options()
+    devs = ffi.new("OrtEpDevice*[1]", [_cpu_ep_device(ctx)])
+    ctx.ok(a.SessionOptionsAppendExecutionProvider_V2(so, ctx.env, devs, 1, ffi.NULL, ffi.NULL,
+                                                      0), "append the CPU EP device")
+    ctx.ok(create_opts(ctx.env, so, box), "CreateModelPackageOptionsFromSessionOptions")
+    opts = box[0]
+    try:
+        ctx.ok(select(pkg, b"main", opts, box), "SelectComponent")
+    finally:
+        release_opts(opts)
+    component = box[0]
+    try:
+        name, folder, again = ffi.new("char**"), ffi.new("char**"), ffi.new("char**")
+        ctx.ok(selected_name(component, name), "ModelPackageComponent_GetSelectedVariantName")
+        ctx.ok(selected_folder(component, folder), "GetSelectedVariantFolderPath")
+        ctx.ok(selected_folder(component, again), "GetSelectedVariantFolderPath again")
+        if ctx.c_string(name[0]) != "cpu" or not ctx.c_string(folder[0]).endswith("cpu"):
+            raise Fail(f"selected {ctx.c_string(name[0])!r} in {ctx.c_string(folder[0])!r}")
+        if folder[0] != again[0]:
+            raise Fail("two folder-path calls returned two addresses (a new behaviour)")
+        release_pkg()
+        released.append(True)
+        sessions = []
+        for label, options in (("NULL options", ffi.NULL), ("the caller's options", so)):
+            out = ffi.new("OrtSession**")
+            ctx.ok(create_session(ctx.env, component, options, out), f"CreateSession ({label})")
+            ctx.defer(a.ReleaseSession, out[0])
+            sessions.append(out[0])
+    finally:
+        release_cc(component)
+    for sess in sessions:
+        got = ctx.read_floats(ctx.run(sess, {"x": ctx.floats([1, 2]), "y": ctx.floats([3, 4])},
+                                      ["z"])[0])
+        if got != [4.0, 6.0]:
+            raise Fail(f"wrong result {got}")
+    return (f"schema 1, names shared by threads, {null_ep}; ResolveStringRef overwritten by "
+            "another thread; variant 'cpu' selected; two sessions run after every context is "
+            "released")

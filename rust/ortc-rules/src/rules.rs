@@ -688,21 +688,21 @@ pub const SUB_TABLE_OBJECTS: &[SubTableObject] = &[
         c_type: "OrtModelPackageOptions",
         send: true,
         sync: true,
-        why: "only read after creation (unverified: from the signatures)",
+        why: "a snapshot of the EP choice, only read after creation",
     },
     SubTableObject {
         table: "OrtModelPackageApi",
         c_type: "OrtModelPackageContext",
         send: true,
-        sync: true,
-        why: "only read by its queries (unverified: from the signatures)",
+        sync: false,
+        why: "GetComponentNames, GetVariantNames and ResolveStringRef fill caches of the context with no lock",
     },
     SubTableObject {
         table: "OrtModelPackageApi",
         c_type: "OrtModelPackageComponentContext",
         send: true,
         sync: false,
-        why: "CreateSession takes it non-const (unverified: from the signatures)",
+        why: "GetSelectedVariantFolderPath and CreateSession write it with no lock",
     },
 ];
 
