@@ -174,9 +174,13 @@ CUSTOM_OPS = ("onnxruntime/core/session/custom_ops.cc", "5bca60d13ff1c21f176df85
 LORA = ("onnxruntime/core/session/lora_adapters.cc", "03a27cf2b7ae4e7a30219a55287211f32e22f7bc")
 POLICY_CONTEXT = ("onnxruntime/core/session/provider_policy_context.cc",
                   "002fcdc290cf2b4149f3fa51ebdc0cc741899998")
-#: read as stored by the reference index without its commit: main, after the 1.23 release
-#: (the registration lock and shared-allocator clean-up it shows are not in older sources)
-ENVIRONMENT = ("onnxruntime/core/session/environment.cc", "main")
+#: main after the 1.23 release (the registration lock and shared-allocator clean-up it shows are
+#: not in older sources). The copy first read is stored without a commit; 569bf140 is the stored
+#: commit of that line whose text has every cited function (the env's mutex in RegisterAllocator,
+#: UnregisterAllocator, CreateAndRegisterAllocator, RegisterExecutionProviderLibrary,
+#: UnregisterExecutionProviderLibrary, CreateSharedAllocator and GetSharedAllocator; the
+#: EpInfo destructor) doing what the citations say
+ENVIRONMENT = ("onnxruntime/core/session/environment.cc", "569bf14052c90fb5c6f1d9c9626ba86887aa2686")
 RUN_OPTIONS = ("onnxruntime/core/framework/run_options.cc", "main")
 SESSION_OPTIONS = ("onnxruntime/core/session/abi_session_options.cc",
                    "5abba584239d2ac0b8d241bac49816e37d2d27e7")
@@ -1381,10 +1385,11 @@ _cite("ReleaseKernelInfo",
       _src(STANDALONE_OP, "OrtApis::ReleaseKernelInfo", "deletes the copy (not what it refers "
            "to): exclusive and last on the copy", "exclusive", "lifetime"))
 
-#: custom_ops.cc as stored for API 18-23 (commit not given): the functions the recorded commit
-#: of custom_ops.cc predates
-CUSTOM_OPS_V18 = ("onnxruntime/core/session/custom_ops.cc", "main",
-                  "a version from API 18 to 23")
+#: custom_ops.cc at a later commit for the API 18-23 functions the CUSTOM_OPS commit predates:
+#: c9f2c9c6 has KernelContext_ParallelFor, KernelContext_GetScratchBuffer and
+#: KernelInfoGetAllocator as the citations paraphrase them
+CUSTOM_OPS_V18 = ("onnxruntime/core/session/custom_ops.cc",
+                  "c9f2c9c66fd914f3964e90879bf0e2fd10e6da76")
 _cite("ShapeInferContext_GetInputCount",
       _src(CUSTOM_OPS, "OrtApis::ShapeInferContext_GetInputCount", "reads the count of input "
            "type infos the context built when it was made", "shared"))
@@ -1779,7 +1784,10 @@ def sub_coverage() -> dict[str, dict[str, int]]:
 #: ep_api.cc read at two versions: a commit whose table ends at API 23, and the stored main whose
 #: table ends at API 25 (its commit not recorded)
 EP_API = ("onnxruntime/core/session/plugin_ep/ep_api.cc", "c9f2c9c66fd914f3964e90879bf0e2fd10e6da76")
-INTEROP_API = "onnxruntime/core/session/interop_api.cc"
+#: interop_api.cc with the table through API 24: the stored version at 89ad6c73 is the text the
+#: citations were read from (the index holds it as the same file version)
+INTEROP_API = ("onnxruntime/core/session/interop_api.cc",
+               "89ad6c73b8c7981b03639272a750b1f40256418a")
 #: where the names of functions with no stored implementation come from: bindings generated
 #: from the released headers (named here, not cited as evidence: they are not ORT's)
 RELEASED_HEADER_BINDING = ("https://github.com/yuzawa-san/onnxruntime-java/blob/"
@@ -1807,8 +1815,8 @@ def _epctx(function: str, says: str, *backs: str) -> ev.Evidence:
 
 
 def _interop(function: str, says: str, *backs: str) -> ev.Evidence:
-    return ev.source(INTEROP_API, "main", function, says, *backs,
-                     release="main with the table through API 24 (commit not recorded)")
+    return ev.source(INTEROP_API[0], INTEROP_API[1], function, says, *backs,
+                     release=f"main at {INTEROP_API[1][:10]}, the table through API 24")
 
 
 _E = "OrtEpApi"
