@@ -109,10 +109,13 @@ ARGUMENT_USES: dict[str, dict[str, str]] = {
     "OrtGraph": {"ValueInfo_GetInitializerValue": "exclusive"},
     # runs with RunOptions that carry a stream use that stream (not Sync)
     "OrtSyncStream": {"Run": "exclusive", "RunAsync": "exclusive"},
-    # a non-NULL allocator given to CreateLoraAdapter is kept (not owned) by the adapter; so is
-    # the allocator compile options write the compiled model's buffer through
+    # a non-NULL allocator given to CreateLoraAdapter is kept (not owned) by the adapter; so are
+    # the allocators compile options allocate the compiled model's buffer and (API 31) its
+    # external initializers' buffer with
     "OrtAllocator": {"CreateLoraAdapter": "shared", "CreateLoraAdapterFromArray": "shared",
-                     "OrtCompileApi.ModelCompilationOptions_SetOutputModelBuffer": "shared"},
+                     "OrtCompileApi.ModelCompilationOptions_SetOutputModelBuffer": "shared",
+                     "OrtCompileApi.ModelCompilationOptions_"
+                     "SetOutputModelExternalInitializersBuffer": "shared"},
 }
 
 #: who owns a taken argument after the call fails (a transfer's ``failure_owner``)
@@ -641,14 +644,20 @@ UNWRAPPED: list[dict[str, Any]] = [
          "OrtCompileApi.ModelCompilationOptions_SetInputModel": "exclusive",
          "OrtCompileApi.ModelCompilationOptions_SetWeightlessEnabled": "exclusive",
          "OrtCompileApi.ModelCompilationOptions_SetEpContextDataWriteFunc": "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelExternalInitializersBuffer":
+             "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetOutputModelExternalInitializersAlignment":
+             "exclusive",
+         "OrtCompileApi.ModelCompilationOptions_SetWeightlessMode": "exclusive",
          "OrtCompileApi.CompileModel": "shared",
          "OrtCompileApi.ReleaseModelCompilationOptions": "exclusive"},
      "parents": ["OrtEnv"],
      "evidence": "a builder filled by setters (exclusive), then read by CompileModel; it keeps "
                  "a pointer to the env and its own copy of the session options; an input "
                  "model given as a buffer or as an OrtModel (SetInputModel), the output "
-                 "buffer's allocator and locations, and the write functions with their state "
-                 "are kept by pointer and used at CompileModel"},
+                 "buffer's allocator and locations (of the model and, from API 31, of the "
+                 "external initializers), and the write functions with their state are kept "
+                 "by pointer and used at CompileModel"},
     {"type": "OrtEpAssignedSubgraph", "python": None, "send": True, "sync": True,
      "methods": {"EpAssignedSubgraph_GetEpName": "shared", "EpAssignedSubgraph_GetNodes": "shared"},
      "parents": ["OrtSession"],

@@ -1591,6 +1591,21 @@ def _ep_context_entries(says: str, *backs: str) -> ev.Evidence:
 
 #: check:ver.sub-table-lengths on the table an API 31 entry was added to: it places the entry
 #: (context for the row's API version, not for its verdict)
+#: ORT's design notes for the compile table's API 31 and 32 entries (no stored implementation
+#: has them): what each entry is, its C signature, and what it keeps
+_IN_MEMORY_INITIALIZERS = (f"{ev.GH}/blob/1bd118d64f5673993fb3c408f2413542d7f79854/docs/design/"
+                           "Compile_API_In_Memory_External_Initializers.md")
+_WEIGHTLESS_MODE = (f"{ev.GH}/blob/31df48f376a748674a846235937953f1f7f0fa6b/docs/design/"
+                    "Weightless_Mode.md")
+
+
+def _initializer_entries(says: str, *backs: str) -> ev.Evidence:
+    """check:api31.compile-external-initializers, which calls compile entries 17 and 18 by
+    position in the libraries that have them."""
+    return ev.check("api31.compile-external-initializers", says, *backs,
+                    versions="1.31.1-1.32.0")
+
+
 _EP_GROWS_AT_31 = ev.check("ver.sub-table-lengths", "the EP table of the 1.29.0 and 1.30.0 "
                            "libraries has 74 entries, that of 1.31.1 and 1.32.0 has 78: these "
                            "four entries came with API 31")
@@ -1649,9 +1664,14 @@ COMPILE_TABLE: tuple[SlotRule, ...] = (
          outlives="the OrtModel is " + _KEEP + "; it must not be changed meanwhile",
          evidence=(_MCO_KEPT,)),
     _sub("OrtCompileApi", "ModelCompilationOptions_SetWeightlessEnabled", 29, writes=(_MCO,),
-         note="deprecated from API 31 by a weightless-mode session option",
+         note="deprecated from API 31 by a weightless-mode session option (and from API 32 "
+              "by SetWeightlessMode)",
          evidence=(SUB_SIGNATURE, _not_found("the 16th entry, added in API 29 (the 1.29 "
-                                             "library's table grows from 15 to 16)"))),
+                                             "library's table grows from 15 to 16)"),
+                   ev.doc(_WEIGHTLESS_MODE, "ORT's design note: SetWeightlessEnabled(true) "
+                          "sets the deprecated ep.enable_weightless entry of the options' "
+                          "session options (a setter of the options, as the others)",
+                          "exclusive"))),
     _sub("OrtCompileApi", "ModelCompilationOptions_SetEpContextDataWriteFunc", 31,
          writes=(_MCO,), outlives="the function and its state are " + _KEEP,
          evidence=(_src(COMPILE_API, "OrtCompileAPI::ModelCompilationOptions_"
@@ -1663,6 +1683,51 @@ COMPILE_TABLE: tuple[SlotRule, ...] = (
                                        "options with a message naming "
                                        "OrtModelCompilationOptions: this function's place in "
                                        "the released tables"))),
+    # (OrtModelCompilationOptions*, const ORTCHAR_T* logical_file_name, size_t
+    # initializer_size_threshold, OrtAllocator*, void** output_buffer, size_t* output_size)
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelExternalInitializersBuffer", 31,
+         writes=(_MCO,), reads=("OrtAllocator",),
+         note="replaces an external-initializer file set before (one destination: the last "
+              "setter wins)",
+         outlives="the logical file name is copied; the allocator and the two locations the "
+                  "initializer bytes and their size are written to are " + _KEEP + "; the bytes "
+                  "come from that allocator and are the caller's to free with it (NULL and 0 "
+                  "when nothing is externalized; untouched when CompileModel fails)",
+         evidence=(ev.doc(_IN_MEMORY_INITIALIZERS, "ORT's design note names the function, gives "
+                          "its signature and says the setter only records the allocator and the "
+                          "two output locations, which must stay valid until CompileModel "
+                          "returns; CompileModel allocates with that allocator and fills both; "
+                          "the caller then owns the bytes and frees them with it; a file and a "
+                          "buffer destination replace each other", "exclusive", "lifetime"),
+                   _initializer_entries("entry 17 refuses NULL options naming "
+                                        "OrtModelCompilationOptions, a NULL or absolute name, a "
+                                        "NULL allocator or buffer location; the name is copied "
+                                        "(overwritten right after the call, the compiled model "
+                                        "still names it); the locations are written at "
+                                        "CompileModel, not at the call", "exclusive",
+                                        "lifetime"))),
+    # (OrtModelCompilationOptions*, size_t alignment, size_t minimum_size)
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetOutputModelExternalInitializersAlignment",
+         31, writes=(_MCO,),
+         evidence=(ev.doc(_IN_MEMORY_INITIALIZERS, "ORT's design note names the function and "
+                          "its signature: it stores a power-of-two alignment (0 turns it off) "
+                          "and the size from which it applies in the options, for file and "
+                          "buffer output alike", "exclusive"),
+                   _initializer_entries("entry 18 refuses NULL options naming "
+                                        "OrtModelCompilationOptions and an alignment that is "
+                                        "not a power of two; with 4096 the compiled "
+                                        "initializer bytes grow", "exclusive"))),
+    # (OrtModelCompilationOptions*, OrtWeightlessSupport mode)
+    _sub("OrtCompileApi", "ModelCompilationOptions_SetWeightlessMode", 32, writes=(_MCO,),
+         note="supersedes SetWeightlessEnabled (deprecated)",
+         evidence=(ev.doc(_WEIGHTLESS_MODE, "ORT's design note names the function as the "
+                          "application's way to request one weightless mode (NONE, "
+                          "EXTERNAL_ONLY or ALL) at compile time; other values are refused at "
+                          "once", "exclusive"),
+                   ev.check("api32.compile-weightless-mode", "entry 19 of the 1.32.0 compile "
+                            "table accepts modes 0, 1 and 2 on options and refuses 3 and "
+                            "unknown values naming the OrtWeightlessSupport values; the options "
+                            "compile afterwards", "exclusive", versions="1.32.0"))),
 )
 
 _ME = "OrtModelEditorApi"
@@ -2355,12 +2420,6 @@ SUB_TABLES["OrtModelPackageApi"] = MODEL_PACKAGE_TABLE
 #: entries the newest released libraries hand out that no stored source names (so no row):
 #: table -> ((API version, how many, how they were seen), ...)
 UNNAMED_ENTRIES: dict[str, tuple[tuple[int, int, str], ...]] = {
-    "OrtCompileApi": (
-        (31, 2, "entries 17 and 18 of the 1.31.1 table, after SetEpContextDataWriteFunc; by "
-                "their refusal messages they set the external-initializer file name and "
-                "alignment"),
-        (32, 1, "entry 19 of the 1.32.0 table"),
-    ),
     "OrtModelEditorApi": (
         (32, 8, "entries 20 to 27 of the 1.32.0 table (20 entries through 1.31.1)"),
     ),

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from .. import models
 from .._capi import Ctx, code_name, short
-from .._registry import Fail, check
+from .._registry import Fail, Skip, check
 
 PKG_README = ("https://github.com/microsoft/onnxruntime/tree/main/onnxruntime/core/session/"
               "model_package")
@@ -294,3 +294,159 @@ def model_package_table(ctx: Ctx) -> str:
     return (f"schema 1, names shared by threads, {null_ep}; ResolveStringRef overwritten by "
             "another thread; variant 'cpu' selected; two sessions run after every context is "
             "released")
+
+
+# -- the compile table's API 31 and API 32 entries, called by position ---------------------------
+
+#: OrtCompileApi positions (the table only grows at its end): the API 22 functions used here and
+#: the entries API 31 and API 32 added after SetEpContextDataWriteFunc (16)
+_CO = "OrtModelCompilationOptions*"
+_COMPILE_ENTRIES = {
+    "Release": (0, f"void(*)({_CO})"),
+    "CreateFromSessionOptions": (1, f"OrtStatus*(*)(const OrtEnv*, const OrtSessionOptions*, "
+                                    f"{_CO}*)"),
+    "SetInputModelFromBuffer": (3, f"OrtStatus*(*)({_CO}, const void*, size_t)"),
+    "SetOutputModelBuffer": (6, f"OrtStatus*(*)({_CO}, OrtAllocator*, void**, size_t*)"),
+    "CompileModel": (8, f"OrtStatus*(*)(const OrtEnv*, const {_CO})"),
+    "SetOutputModelExternalInitializersBuffer": (
+        17, f"OrtStatus*(*)({_CO}, const char*, size_t, OrtAllocator*, void**, size_t*)"),
+    "SetOutputModelExternalInitializersAlignment": (18, f"OrtStatus*(*)({_CO}, size_t, size_t)"),
+    "SetWeightlessMode": (19, f"OrtStatus*(*)({_CO}, int)"),
+}
+
+
+#: ORT's design notes that name the compile table's API 31 and API 32 entries
+IN_MEMORY_INITIALIZERS = ("https://github.com/microsoft/onnxruntime/blob/"
+                          "1bd118d64f5673993fb3c408f2413542d7f79854/docs/design/"
+                          "Compile_API_In_Memory_External_Initializers.md")
+WEIGHTLESS_MODE = ("https://github.com/microsoft/onnxruntime/blob/"
+                   "31df48f376a748674a846235937953f1f7f0fa6b/docs/design/Weightless_Mode.md")
+
+
+def _compile_entries(ctx: Ctx, api: int, entries: str) -> dict[str, Any]:
+    """The compile table's functions by name; Skip below API ``api`` (its table is shorter)."""
+    if ctx.api_version < api:
+        raise Skip(f"needs API {api} (OrtCompileApi {entries}); the library offers "
+                   f"{ctx.api_version}")
+    ffi = ctx.ffi
+    table = ffi.cast("void**", ctx.api.GetCompileApi())
+    return {n: ffi.cast(sig, table[i]) for n, (i, sig) in _COMPILE_ENTRIES.items()}
+
+
+def _compile_options(ctx: Ctx, fn: dict[str, Any]) -> Any:
+    opts = ctx.out(fn["CreateFromSessionOptions"], _CO, ctx.env, ctx.options())
+    ctx.defer(fn["Release"], opts)
+    return opts
+
+
+@check("api31.compile-external-initializers", "Entries 17 and 18 of the compile table (API 31) "
+       "are SetOutputModelExternalInitializersBuffer and "
+       "SetOutputModelExternalInitializersAlignment: both refuse NULL options naming "
+       "OrtModelCompilationOptions; 17 refuses a NULL or absolute logical file name, a NULL "
+       "allocator and a NULL buffer location, 18 an alignment that is not a power of two "
+       "(INVALID_ARGUMENT). The name is copied at the call (overwriting the caller's string "
+       "after it changes nothing), the allocator and the two locations are kept and used at "
+       "CompileModel: it writes the external-initializer bytes, allocated with that allocator, "
+       "and their size there, and the model it writes names the logical file; an alignment of "
+       "4096 makes that buffer larger; a session given the buffer as that in-memory file runs "
+       "the model right.", IN_MEMORY_INITIALIZERS,
+       slots=("GetCompileApi", "AddExternalInitializersFromFilesInMemory",
+              "GetAllocatorWithDefaultOptions", "AllocatorFree"))
+def compile_external_initializers(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    fn = _compile_entries(ctx, 31, "entries 17 and 18")
+    to_buffer = fn["SetOutputModelExternalInitializersBuffer"]
+    align = fn["SetOutputModelExternalInitializersAlignment"]
+    alloc = ctx.allocator
+    data, size = ffi.new("void**"), ffi.new("size_t*")
+    refused = [ctx.error(to_buffer(ffi.NULL, b"w.bin", 0, alloc, data, size), "INVALID_ARGUMENT",
+                         "17 with NULL options"),
+               ctx.error(align(ffi.NULL, 4096, 0), "INVALID_ARGUMENT", "18 with NULL options")]
+    if any("OrtModelCompilationOptions" not in r for r in refused):
+        raise Fail(f"NULL options refused without naming them: {refused}")
+    opts = _compile_options(ctx, fn)
+    bad = [ctx.error(to_buffer(opts, ffi.NULL, 0, alloc, data, size), "INVALID_ARGUMENT",
+                     "17 with a NULL name"),
+           ctx.error(to_buffer(opts, b"/abs.bin", 0, alloc, data, size), "INVALID_ARGUMENT",
+                     "17 with an absolute name"),
+           ctx.error(to_buffer(opts, b"w.bin", 0, ffi.NULL, data, size), "INVALID_ARGUMENT",
+                     "17 with a NULL allocator"),
+           ctx.error(to_buffer(opts, b"w.bin", 0, alloc, ffi.NULL, size), "INVALID_ARGUMENT",
+                     "17 with a NULL buffer location"),
+           ctx.error(align(opts, 3, 0), "INVALID_ARGUMENT", "18 with alignment 3")]
+    model = models.mlp_model()
+    src = ctx.keep(ffi.from_buffer(model))
+
+    def compile_once(alignment: int) -> tuple[bytes, bytes]:
+        opts = _compile_options(ctx, fn)
+        ctx.ok(fn["SetInputModelFromBuffer"](opts, src, len(model)), "SetInputModelFromBuffer")
+        out, out_size = ffi.new("void**"), ffi.new("size_t*")
+        ctx.ok(fn["SetOutputModelBuffer"](opts, alloc, out, out_size), "SetOutputModelBuffer")
+        name = ffi.new("char[]", b"weights.bin")
+        ext, ext_size = ffi.new("void**"), ffi.new("size_t*")
+        ctx.ok(to_buffer(opts, name, 0, alloc, ext, ext_size), "entry 17")
+        name[0:11] = b"XXXXXXXXXXX"  # the options must hold their own copy
+        if alignment:
+            ctx.ok(align(opts, alignment, 0), "entry 18")
+        if ext[0] != ffi.NULL or ext_size[0]:
+            raise Fail("entry 17 wrote the buffer before CompileModel")
+        ctx.ok(fn["CompileModel"](ctx.env, opts), "CompileModel")
+        try:
+            if out[0] == ffi.NULL or ext[0] == ffi.NULL or not ext_size[0]:
+                raise Fail(f"CompileModel left an output unset (model {out_size[0]} bytes, "
+                           f"external initializers {ext_size[0]} bytes)")
+            return (bytes(ffi.buffer(out[0], out_size[0])),
+                    bytes(ffi.buffer(ext[0], ext_size[0])))
+        finally:
+            for p in (out[0], ext[0]):
+                if p != ffi.NULL:
+                    ctx.ok(a.AllocatorFree(alloc, p), "AllocatorFree")
+
+    plain_model, plain = compile_once(0)
+    aligned_model, aligned = compile_once(4096)
+    for m in (plain_model, aligned_model):
+        if b"weights.bin" not in m or b"XXXXXXXXXXX" in m:
+            raise Fail("the compiled model does not name the logical file given at the call")
+    if len(aligned) <= len(plain):
+        raise Fail(f"alignment 4096: {len(aligned)} bytes, unaligned {len(plain)}")
+    x = [[(i * 7 % 11) / 11.0 - 0.4 for i in range(32)]]
+    want = models.mlp_reference(x)[0]
+    for m, blob in ((plain_model, plain), (aligned_model, aligned)):
+        so = ctx.options()
+        names = ffi.new("const char*[]", [ffi.new("char[]", b"weights.bin")])
+        keep = ffi.new("char[]", blob)
+        ctx.ok(a.AddExternalInitializersFromFilesInMemory(
+            so, names, ffi.new("char*[]", [keep]), ffi.new("size_t[]", [len(blob)]), 1),
+            "AddExternalInitializersFromFilesInMemory")
+        sess = ctx.session(m, so)
+        got = ctx.read_floats(ctx.run(sess, {"x": ctx.floats(x[0], [1, 32])}, ["y"])[0])
+        if any(abs(g - w) > 1e-3 for g, w in zip(got, want)):
+            raise Fail("the compiled model with its in-memory initializers computes wrong")
+    return (f"{refused[0]}; {bad[0]}; {bad[1]}; {bad[2]}; {bad[3]}; {bad[4]}; compiled: "
+            f"{len(plain)} bytes of initializers ({len(aligned)} aligned to 4096), written at "
+            "CompileModel, the model names the copied file name; both run right")
+
+
+@check("api32.compile-weightless-mode", "Entry 19 of the compile table (API 32) is "
+       "SetWeightlessMode: on options it accepts OrtWeightlessSupport NONE, EXTERNAL_ONLY and "
+       "ALL (0, 1, 2) and refuses any other value (3, the capability-only value, and unknown "
+       "ones) with INVALID_ARGUMENT naming the valid values; the options still compile a CPU "
+       "model afterwards (NONE).", WEIGHTLESS_MODE, slots=("GetCompileApi",))
+def compile_weightless_mode(ctx: Ctx) -> str:
+    fn = _compile_entries(ctx, 32, "entry 19")
+    mode = fn["SetWeightlessMode"]
+    opts = _compile_options(ctx, fn)
+    refused = [ctx.error(mode(opts, v), "INVALID_ARGUMENT", f"19 with {v}") for v in (3, 7, -1)]
+    if any("OrtWeightlessSupport" not in r for r in refused):
+        raise Fail(f"refusals that do not name the valid values: {refused}")
+    for v in (1, 2, 0):
+        ctx.ok(mode(opts, v), f"entry 19 with {v}")
+    model = models.add_model((2,))
+    src = ctx.keep(ctx.ffi.from_buffer(model))
+    ctx.ok(fn["SetInputModelFromBuffer"](opts, src, len(model)), "SetInputModelFromBuffer")
+    out, out_size = ctx.ffi.new("void**"), ctx.ffi.new("size_t*")
+    alloc = ctx.allocator
+    ctx.ok(fn["SetOutputModelBuffer"](opts, alloc, out, out_size), "SetOutputModelBuffer")
+    ctx.ok(fn["CompileModel"](ctx.env, opts), "CompileModel")
+    ctx.ok(ctx.api.AllocatorFree(alloc, out[0]), "AllocatorFree")
+    return f"{refused[0]} (also 7, -1); 0, 1, 2 accepted; compiled with NONE"

@@ -308,7 +308,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &[],
         must_not_outlive: &["OrtEnv"],
         conditional: &[],
-        evidence: "a builder filled by setters (exclusive), then read by CompileModel; it keeps a pointer to the env and its own copy of the session options; an input model given as a buffer or as an OrtModel (SetInputModel), the output buffer's allocator and locations, and the write functions with their state are kept by pointer and used at CompileModel; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_compile_api.html, https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/model_compilation_options.h, policy, check:send.model-compilation-options",
+        evidence: "a builder filled by setters (exclusive), then read by CompileModel; it keeps a pointer to the env and its own copy of the session options; an input model given as a buffer or as an OrtModel (SetInputModel), the output buffer's allocator and locations (of the model and, from API 31, of the external initializers), and the write functions with their state are kept by pointer and used at CompileModel; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_compile_api.html, https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/model_compilation_options.h, policy, check:send.model-compilation-options",
         notes: &["Its functions are in OrtCompileApi (GetCompileApi), not OrtApi. Two CompileModel calls with one options object write the same output (file or caller buffer): not Sync."],
     },
     Rule {
