@@ -34,6 +34,7 @@ from ._numpy_bridge import (PLAIN_DTYPES, PYTHON_DATA, array_to_ortvalue, as_arr
                             is_array_like, ortvalue_to_python, take_output,
                             tensor_copy_or_shape, tensor_view)
 from ._status import error_from_status, raise_status
+from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, feed_dtype
 from .errors import InvalidArgument, RunTimeout
 from .memory import cpu_memory_info
@@ -524,9 +525,6 @@ class RunEngine:
         kind = declared.kind
         if kind == ValueKind.TENSOR:
             if type(data) is not np.ndarray and hasattr(data, "__dlpack__"):
-                # ortc.dlpack loads with the first such feed: a first session has no use for it
-                from .dlpack import dlpack_array, is_dlpack_producer
-
                 if is_dlpack_producer(data):  # torch & co: their memory, their dtype, no cast
                     data = dlpack_array(data, f"input {name!r}")
                     keep.append(data)

@@ -47,8 +47,10 @@ if TYPE_CHECKING:
 __all__ = ["Env", "get_env", "available_providers"]
 
 #: the ``ortc.ort`` logger ORT's messages go to. ``logging`` (2-3 ms of the import) is imported
-#: when the first message arrives, not before: until the application imports it, nothing can
-#: have configured that logger, so its level is logging's default (WARNING).
+#: when the first message arrives on a thread that called into ORT, not before: until the
+#: application imports it, nothing can have configured that logger, so its level is logging's
+#: default (WARNING). The drainer (ORT's own threads' messages) never imports it (see
+#: :func:`_emit_queued`).
 _ort_logger: logging.Logger | None = None
 
 # Python logging's level numbers (fixed by the logging module's documentation).
@@ -168,8 +170,19 @@ def _drain_queued() -> None:
 
 
 def _emit_queued(record: tuple[int, str, str, str, str], ident: int, when: float) -> None:
-    log = _ort_logger or ort_logger()
+    log = _ort_logger
     level, fields = _level_and_fields(record)
+    if log is None:
+        if not _logging_imported():
+            # The drainer never imports: an import on this thread, cut by a fork on another,
+            # leaves the module's import lock held in the child, whose own `import logging`
+            # then waits for good. Nothing imported logging, so nothing configured it: the
+            # message goes where logging's last-resort handler would send it.
+            if level >= _WARNING and sys.stderr is not None:
+                sys.stderr.write(record[1] + "\n")
+                sys.stderr.flush()
+            return
+        log = ort_logger()  # (imported and initialized: no import lock is taken)
     if not log.isEnabledFor(level):
         return
     with _in_callback:  # as _emit: a handler calling ortc raises instead of waiting on a guard
@@ -182,6 +195,14 @@ def _emit_queued(record: tuple[int, str, str, str, str], ident: int, when: float
         rec.thread = ident
         rec.threadName = f"ORT-{ident}"
         log.handle(rec)
+
+
+def _logging_imported() -> bool:
+    """Whether ``logging`` is in ``sys.modules`` and done initializing (another thread may be
+    importing it right now)."""
+    module = sys.modules.get("logging")
+    return module is not None and \
+        not getattr(getattr(module, "__spec__", None), "_initializing", False)
 
 
 def _queue_after_fork_in_child() -> None:

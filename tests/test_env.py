@@ -127,6 +127,40 @@ def test_the_logging_contract_holds_when_the_application_never_imported_logging(
     assert "terminate" in proc.stderr.lower(), proc.stderr[-2000:]
 
 
+def test_the_drainer_delivers_ort_threads_messages_without_importing_logging() -> None:
+    """A message of one of ORT's own threads is handed on by ortc's drainer thread, which never
+    imports ``logging`` (an import there, cut by a fork on another thread, would leave the
+    forked child's own import of it waiting for good). Before the application imports it
+    nothing can have configured it, so the drainer sends WARNING and up where logging's
+    last-resort handler would (stderr) and drops the rest; once it is imported, the messages
+    go to the ``ortc.ort`` logger."""
+    from conftest import run_python
+
+    code = ("import sys, time, _thread, ortc.env as env\n"
+            "env._queue((env._ORT_WARNING, 'pool warning', 'cat', 'id', 'loc'))\n"
+            "env._queue((env._ORT_INFO, 'pool info', 'cat', 'id', 'loc'))\n"
+            "end = time.monotonic() + 10\n"
+            "while (env._queued or env._draining) and time.monotonic() < end:\n"
+            "    time.sleep(0.01)\n"
+            "time.sleep(0.1)\n"
+            "print('logging' in sys.modules)\n"
+            "import logging\n"
+            "seen = []\n"
+            "class Keep(logging.Handler):\n"
+            "    def emit(self, record):\n"
+            "        seen.append((record.getMessage(), record.threadName))\n"
+            "logging.getLogger('ortc.ort').addHandler(Keep())\n"
+            "env._queue((env._ORT_ERROR, 'pool error', 'cat', 'id', 'loc'))\n"
+            "end = time.monotonic() + 10\n"
+            "while not seen and time.monotonic() < end:\n"
+            "    time.sleep(0.01)\n"
+            "print(seen[0][0], seen[0][1].startswith('ORT-'))\n")
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["False", "pool", "error", "True"], proc.stdout
+    assert "pool warning" in proc.stderr and "pool info" not in proc.stderr, proc.stderr[-2000:]
+
+
 def test_a_logger_configured_before_the_first_session_sets_the_env_severity() -> None:
     from conftest import run_python
 

@@ -140,8 +140,7 @@ def test_a_first_session_makes_no_enum_nor_recipe_it_does_not_use() -> None:
     """Fifteen of the C API's enums are made when first read, not at import (an IntEnum costs
     about 0.1 ms to create): a first session and run make none of them, nor import the recipe
     dataclasses (a session's recipe is made when asked for), ``dataclasses`` itself (its records
-    are ``_record.Record``), LoRA adapters, session options (none were given) nor DLPack (no
-    producer was fed), and each enum, once read, is an IntEnum like the others (module, name,
+    are ``_record.Record``), LoRA adapters nor session options (none were given), and each enum, once read, is an IntEnum like the others (module, name,
     pickling, ``dir``; ``ortc.LoggingLevel`` is the same class)."""
     proc = run_python(
         "import pickle, threading, numpy as np, ortc, models\n"
@@ -153,7 +152,7 @@ def test_a_first_session_makes_no_enum_nor_recipe_it_does_not_use() -> None:
         "print(len(lazy), [n for n in lazy if n in vars(_enums)])\n"
         "import sys\n"
         "print([m for m in ('ortc.recipe', 'ortc.metadata', 'ortc._callbacks', 'ortc.binding',\n"
-        "                   'ortc.lora', 'ortc.session_options', 'ortc.dlpack', 'dataclasses')\n"
+        "                   'ortc.lora', 'ortc.session_options', 'dataclasses')\n"
         "       if m in sys.modules])\n"
         "from ortc._enums import SparseFormat\n"
         "made = [getattr(_enums, n) for n in lazy]\n"
