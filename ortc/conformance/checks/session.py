@@ -539,3 +539,126 @@ def lora_errors(ctx: Ctx) -> str:
     if e1 is None or e2 is None:
         raise Fail(f"missing file: {e1}; junk bytes: {e2}")
     return f"missing file: {code_name(e1[0])}; junk bytes: {code_name(e2[0])}"
+
+
+def logged_options(ctx: Ctx, so: Any, model: bytes | None = None) -> tuple[Any, str]:
+    """Create a session from ``so`` with a session logger at INFO: (the session, released when
+    the check ends; the line describing its options that ORT logs at creation, or "")."""
+    lines: list[str] = []
+    lock = threading.Lock()
+
+    def log(_p: Any, _sev: int, _cat: Any, _id: Any, _loc: Any, msg: Any) -> None:
+        text = ctx.ffi.string(msg).decode("utf-8", "replace")
+        if "Session Options" in text:
+            with lock:
+                lines.append(text)
+
+    cb = ctx.keep(ctx.ffi.callback("OrtLoggingFunction", log))
+    ctx.ok(ctx.api.SetUserLoggingFunction(so, cb, ctx.ffi.NULL), "SetUserLoggingFunction")
+    ctx.ok(ctx.api.SetSessionLogSeverityLevel(so, 1), "SetSessionLogSeverityLevel(INFO)")
+    sess = ctx.session(model or models.add_model((2,)), so)
+    return sess, (lines[0] if lines else "")
+
+
+def logged_field(line: str, name: str) -> str:
+    """The value ``name:<value>`` has in a logged options line ("" when absent)."""
+    at = line.find(f" {name}:")
+    return line[at + len(name) + 2:].split(" ", 1)[0] if at >= 0 else ""
+
+
+def add_runs(ctx: Ctx, sess: Any) -> bool:
+    got = ctx.read_floats(ctx.run(sess, {"x": ctx.floats([1, 2]), "y": ctx.floats([3, 4])},
+                                  ["z"])[0])
+    return got == [4.0, 6.0]
+
+
+@check("session.deterministic-compute", "SetDeterministicCompute (API 17) sets a flag of the "
+       "options that each CreateSession copies into its session: the options line a session "
+       "logs at creation (INFO) reads use_deterministic_compute:0 by default, 1 after "
+       "SetDeterministicCompute(true), and 0 again for a session created after "
+       "SetDeterministicCompute(false) on the same options, while the first session still "
+       "runs; no session config entry is added (GetSessionOptionsConfigEntries, API 23).",
+       "onnxruntime_c_api.h SetDeterministicCompute",
+       slots=("SetDeterministicCompute", "SetUserLoggingFunction"))
+def deterministic_compute(ctx: Ctx) -> str:
+    a = ctx.api
+    seen = []
+    so = ctx.options()
+    _, line = logged_options(ctx, so)
+    seen.append(logged_field(line, "use_deterministic_compute"))
+    ctx.ok(a.SetDeterministicCompute(so, True), "SetDeterministicCompute(true)")
+    first, line = logged_options(ctx, so)
+    seen.append(logged_field(line, "use_deterministic_compute"))
+    ctx.ok(a.SetDeterministicCompute(so, False), "SetDeterministicCompute(false)")
+    _, line = logged_options(ctx, so)
+    seen.append(logged_field(line, "use_deterministic_compute"))
+    if seen != ["0", "1", "0"]:
+        raise Fail(f"logged use_deterministic_compute {seen} (default, true, false): expected "
+                   "0, 1, 0")
+    if not add_runs(ctx, first):
+        raise Fail("the session made with the flag set computes wrong")
+    entries = "no config-entry getter before API 23"
+    if ctx.has("GetSessionOptionsConfigEntries"):
+        from .shared import _pairs
+
+        ctx.ok(a.SetDeterministicCompute(so, True), "SetDeterministicCompute(true)")
+        got = _pairs(ctx, ctx.out(a.GetSessionOptionsConfigEntries, "OrtKeyValuePairs*", so))
+        if got:
+            raise Fail(f"config entries after SetDeterministicCompute: {got}")
+        entries = "no config entry added"
+    return f"logged 0, 1, 0 (default, true, false): read at each creation; {entries}"
+
+
+#: OrtEpApi entry 73 (the 74th, API 29): the getter plugin EPs read the buffer with
+_GET_SOURCE_BUFFER = (73, "OrtStatus*(*)(const OrtSessionOptions*, const void**, size_t*)")
+
+
+@check("session.weightless-source-buffer", "SessionOptionsSetWeightlessSourceModelBuffer (API "
+       "29) refuses a NULL pointer and a zero size with INVALID_ARGUMENT, leaving what was set; "
+       "it keeps the caller's pointer and size, not a copy: the EP table's getter "
+       "(SessionOptionsGetWeightlessSourceModelBuffer, entry 73) reads NULL and 0 before, then "
+       "the very pointer and size of the last call; CloneSessionOptions carries it from 1.32.0 "
+       "(1.29.0-1.31.1: the clone reads NULL and 0); a CPU session made from the options runs.",
+       "https://github.com/microsoft/onnxruntime/blob/f5725e409464214e253d35c3b30562df4b86384b/"
+       "docs/design/Weightless_Mode.md",
+       slots=("SessionOptionsSetWeightlessSourceModelBuffer", "GetEpApi", "CloneSessionOptions"))
+def weightless_source_buffer(ctx: Ctx) -> str:
+    a, ffi = ctx.api, ctx.ffi
+    index, sig = _GET_SOURCE_BUFFER
+    get = ffi.cast(sig, ffi.cast("void**", a.GetEpApi())[index])
+    data, size = ffi.new("const void**"), ffi.new("size_t*")
+
+    def read(options: Any) -> tuple[int, int]:
+        data[0], size[0] = ffi.cast("void*", 1), 7  # the getter must overwrite both
+        ctx.ok(get(options, data, size), "SessionOptionsGetWeightlessSourceModelBuffer")
+        return int(ffi.cast("uintptr_t", data[0])), int(size[0])
+
+    def addr(buf: Any) -> int:
+        return int(ffi.cast("uintptr_t", buf))
+
+    so = ctx.options()
+    if read(so) != (0, 0):
+        raise Fail(f"options never given a buffer read {read(so)}")
+    first, second = ctx.keep(ffi.new("char[]", 16)), ctx.keep(ffi.new("char[]", 8))
+    set_buffer = a.SessionOptionsSetWeightlessSourceModelBuffer
+    ctx.ok(set_buffer(so, first, 16), "set a 16-byte buffer")
+    if read(so) != (addr(first), 16):
+        raise Fail(f"after setting the 16-byte buffer at {addr(first):#x}: {read(so)}")
+    ctx.ok(set_buffer(so, second, 8), "set an 8-byte buffer")
+    refused = [ctx.error(set_buffer(so, ffi.NULL, 8), "INVALID_ARGUMENT", "a NULL pointer"),
+               ctx.error(set_buffer(so, first, 0), "INVALID_ARGUMENT", "a zero size")]
+    if read(so) != (addr(second), 8):
+        raise Fail(f"after a second set and two refusals: {read(so)} (the second buffer is at "
+                   f"{addr(second):#x})")
+    clone = ctx.out(a.CloneSessionOptions, "OrtSessionOptions*", so)
+    ctx.defer(a.ReleaseSessionOptions, clone)
+    carried = read(clone)
+    want = (addr(second), 8) if ctx.version >= (1, 32) else (0, 0)
+    if carried != want:
+        raise Fail(f"the clone reads {carried}, expected {want} on {ctx.info.version}")
+    sess = ctx.session(models.add_model((2,)), so)
+    if not add_runs(ctx, sess):
+        raise Fail("a session made from the options computes wrong")
+    return (f"{refused[0]}; {refused[1]}; the getter reads the caller's pointer and size of "
+            f"the last call; the clone {'carries it' if carried[1] else 'reads NULL, 0'}; "
+            "the session runs")

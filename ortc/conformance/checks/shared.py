@@ -483,3 +483,62 @@ def compatibility_info(ctx: Ctx) -> str:
     _same_on_every_thread(answers, want, rounds)
     return (f"4 threads x {rounds} rounds, file and bytes: {want[::2]} as on one thread; "
             f"NULL arguments: {refused[0]}")
+
+
+@check("shared.selection-policy-create", "SessionOptionsSetEpSelectionPolicy (API 22) stores "
+       "the policy in the options, read by each CreateSession: with each of the seven policies "
+       "(DEFAULT to MIN_OVERALL_POWER, 0-6) a CPU build's session logs ep_selection_policy:<n> "
+       "at creation and runs right on the CPU build; then four threads at once create "
+       "and run sessions from one options object set to PREFER_CPU, every result right; a "
+       "policy set after that is what the next creation logs. On 1.22.1 a policy makes "
+       "creation fail (known: no CPU EP device is offered to the policy).",
+       f"{C_API} (SessionOptionsSetEpSelectionPolicy takes a non-const OrtSessionOptions*)",
+       slots=("SessionOptionsSetEpSelectionPolicy", "SetUserLoggingFunction"),
+       crosses=("OrtSessionOptions",))
+def selection_policy_create(ctx: Ctx) -> str:
+    from .._registry import Known
+    from .session import add_runs, logged_field, logged_options
+
+    a = ctx.api
+    if ctx.api_version < 23:  # 1.22.1: fails for DEFAULT and PREFER_CPU, aborts for PREFER_GPU
+        so = ctx.options()
+        ctx.ok(a.SessionOptionsSetEpSelectionPolicy(so, 0), "policy DEFAULT")
+        sess, err = ctx.try_session(models.add_model((2,)), so)
+        if err is None:
+            a.ReleaseSession(sess)
+            raise Fail("a session with policy DEFAULT was created (a new behaviour: record it)")
+        raise Known(f"policy DEFAULT: creation fails: {code_name(err[0])}: {short(err[1], 100)}")
+    logged = []
+    for policy in range(7):
+        so = ctx.options()
+        ctx.ok(a.SessionOptionsSetEpSelectionPolicy(so, policy), f"policy {policy}")
+        sess, line = logged_options(ctx, so)
+        logged.append(logged_field(line, "ep_selection_policy"))
+        if not add_runs(ctx, sess):
+            raise Fail(f"policy {policy}: the session computes wrong")
+    if logged != [str(p) for p in range(7)]:
+        raise Fail(f"policies 0-6 logged as {logged}")
+    so = ctx.options()
+    ctx.ok(a.SessionOptionsSetEpSelectionPolicy(so, 1), "policy PREFER_CPU")
+    model = models.add_model((2,))
+    wrong: list[str] = []
+    rounds = 10
+
+    def work(i: int) -> None:
+        for _ in range(rounds):
+            sess = ctx.session(model, so, release=False)
+            try:
+                if not add_runs(ctx, sess):
+                    wrong.append(f"thread {i}: wrong result")
+            finally:
+                a.ReleaseSession(sess)
+
+    errors, _ = together(4, work)
+    _verdict(errors, wrong)
+    ctx.ok(a.SessionOptionsSetEpSelectionPolicy(so, 0), "policy DEFAULT")
+    _, line = logged_options(ctx, so)
+    if logged_field(line, "ep_selection_policy") != "0":
+        raise Fail(f"after setting DEFAULT the next creation logs {line[:200]!r}")
+    return (f"policies 0-6 logged and run on CPU; 4 threads x {rounds} creations from one "
+            "PREFER_CPU options object, all right; DEFAULT set afterwards is read by the next "
+            "creation")
