@@ -803,6 +803,36 @@ _SO_READ = _src(SESSION_OPTIONS,
                 "read the const options (a copy, a config lookup copied into the caller's "
                 "buffer)", "shared")
 _cite("CloneSessionOptions HasSessionConfigEntry GetSessionConfigEntry", _SO_READ)
+# Setters of API 17-29 the stored abi_session_options.cc predates, seen acting on a CPU build:
+# each stores state in the options that every later CreateSession reads (a write).
+_cite("SetDeterministicCompute",
+      ev.check("session.deterministic-compute", "the flag set is the one each later "
+               "CreateSession copies into its session (the options line it logs reads 0, 1, 0 "
+               "for default, true, false on one options object): state of the options that "
+               "creations read", "exclusive", versions="1.17.1-1.32.0"))
+_cite("SessionOptionsSetEpSelectionPolicy",
+      ev.check("shared.selection-policy-create", "policies 0-6 are stored in the options and "
+               "read by each creation (the session logs the policy last set, and runs on the "
+               "CPU build); four threads create from one options object once the policy is "
+               "set", "exclusive", versions="1.23.2-1.32.0"),
+      ev.check("shared.selection-policy-create", "1.22.1: a policy makes creation fail",
+               outcome="known", versions="1.22.1"))
+#: ORT's design note on weightless models (its source-model buffer section)
+WEIGHTLESS_NOTE = (f"{ev.GH}/blob/f5725e409464214e253d35c3b30562df4b86384b/docs/design/"
+                   "Weightless_Mode.md")
+_WEIGHTLESS_BUFFER = ev.check(
+    "session.weightless-source-buffer", "the options keep the caller's pointer and size, not a "
+    "copy: the EP table's getter reads back the very pointer of the last call (NULL and 0 "
+    "before; a refused call keeps it); CloneSessionOptions carries it from 1.32.0 only",
+    "exclusive", "lifetime", versions="1.29.0-1.32.0")
+_d("SessionOptionsSetWeightlessSourceModelBuffer", writes=("OrtSessionOptions",),
+   note="stores the caller's pointer and size in the options (a plugin EP reads them back at "
+        "session creation); refuses a NULL pointer or a zero size",
+   outlives="the buffer outlives the options, their clones (1.32.0 on: a clone carries the "
+            "pointer) and every session created from them: kept by pointer, never copied",
+   evidence=(_WEIGHTLESS_BUFFER,
+             ev.doc(WEIGHTLESS_NOTE, "ORT's design note: the buffer must stay valid for the "
+                    "session's lifetime", "lifetime")))
 _cite("CreateSessionOptions ReleaseSessionOptions",
       _src(SESSION_OPTIONS,
            "OrtApis::CreateSessionOptions, OrtApis::ReleaseSessionOptions",
@@ -2114,7 +2144,11 @@ EP_TABLE: tuple[SlotRule, ...] = (
          outlives="the buffer returned is the one the options were given (borrowed): valid "
                   "while the caller of SessionOptionsSetWeightlessSourceModelBuffer keeps it",
          evidence=(SUB_SIGNATURE, _not_found("the 74th entry, added in API 29 (the 1.29 "
-                                             "library's table grows from 73 to 74)"))),
+                                             "library's table grows from 73 to 74)"),
+                   ev.check("session.weightless-source-buffer", "called by position (entry "
+                            "73) on options: NULL and 0 before any set, then the very pointer "
+                            "and size the last SessionOptionsSetWeightlessSourceModelBuffer "
+                            "gave (one thread)", "lifetime", versions="1.29.0-1.32.0"))),
     # the four API 31 entries (the EP table grows from 74 to 78: check:ver.sub-table-lengths),
     # named by their refusal messages in the 1.31.1 and 1.32.0 libraries
     # (check:ver.ep-context-entries): their bodies are those of the experimental twins

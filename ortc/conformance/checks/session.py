@@ -548,7 +548,7 @@ def logged_options(ctx: Ctx, so: Any, model: bytes | None = None) -> tuple[Any, 
     lock = threading.Lock()
 
     def log(_p: Any, _sev: int, _cat: Any, _id: Any, _loc: Any, msg: Any) -> None:
-        text = ctx.ffi.string(msg).decode("utf-8", "replace")
+        text = ctx.c_string(msg)
         if "Session Options" in text:
             with lock:
                 lines.append(text)
@@ -599,10 +599,13 @@ def deterministic_compute(ctx: Ctx) -> str:
         raise Fail("the session made with the flag set computes wrong")
     entries = "no config-entry getter before API 23"
     if ctx.has("GetSessionOptionsConfigEntries"):
-        from .shared import _pairs
-
         ctx.ok(a.SetDeterministicCompute(so, True), "SetDeterministicCompute(true)")
-        got = _pairs(ctx, ctx.out(a.GetSessionOptionsConfigEntries, "OrtKeyValuePairs*", so))
+        kv = ctx.out(a.GetSessionOptionsConfigEntries, "OrtKeyValuePairs*", so)
+        keys, values = ctx.ffi.new("const char* const**"), ctx.ffi.new("const char* const**")
+        count = ctx.ffi.new("size_t*")
+        a.GetKeyValuePairs(kv, keys, values, count)
+        got = [ctx.c_string(keys[0][i]) for i in range(count[0])]
+        a.ReleaseKeyValuePairs(kv)
         if got:
             raise Fail(f"config entries after SetDeterministicCompute: {got}")
         entries = "no config entry added"
