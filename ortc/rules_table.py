@@ -231,7 +231,7 @@ TYPE_NOTES: dict[str, list[str]] = {
         "Concurrent session creation with one options object is safe for plain options "
         "(thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin "
         "domains: ORT marks adding those domains at creation not thread-safe, and on "
-        "1.19.2-1.32.0 a few of 1200 concurrent creations with a custom-op domain fail with "
+        "1.20.1-1.32.0 a few of 1200 concurrent creations with a custom-op domain fail with "
         "ORT's 'domain already exists' error (thread.create-with-custom-op-domain). Create "
         "such sessions one at a time.",
         "An EP-selection delegate set on the options is called by every thread creating a "

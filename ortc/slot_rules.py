@@ -281,7 +281,7 @@ _d("CreateSession CreateSessionFromArray CreateSessionWithPrepackedWeightsContai
    reads=("OrtEnv", "OrtSessionOptions", "OrtPrepackedWeightsContainer"), creates=("OrtSession",),
    note="concurrent creation is safe with plain options; NOT with custom-op or EP-plugin "
         "domains added to the options (ORT marks adding them not thread-safe; "
-        "thread.create-with-custom-op-domain: on 1.19.2-1.32.0 a few of 1200 such creations "
+        "thread.create-with-custom-op-domain: on 1.20.1-1.32.0 a few of 1200 such creations "
         "fail with ORT's 'domain already exists' error): create such sessions one at a time",
    outlives="the env, custom-op domains, initializers added with AddInitializer, a prepacked "
             "weights container and model bytes used in place outlive the session",

@@ -441,7 +441,7 @@ pub const RULES: &[Rule] = &[
         must_not_outlive: &[],
         conditional: &[],
         evidence: "read by concurrent session creations (not with custom-op domains); copied into each session; setters change it without a lock (exclusive); evidence: check:thread.concurrent-create, check:session.options-released-early, https://github.com/microsoft/onnxruntime/blob/c343143a49ca8fe39dd54c11a90febfa1cdd4d45/onnxruntime/core/session/inference_session.h#L268, https://github.com/microsoft/onnxruntime/issues/27089, check:thread.create-with-custom-op-domain, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:shared.load-cancel-from-another-thread, policy, tests/test_threads.py::test_concurrent_session_creation_shared_options, tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort",
-        notes: &["Concurrent session creation with one options object is safe for plain options (thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin domains: ORT marks adding those domains at creation not thread-safe, and on 1.19.2-1.32.0 a few of 1200 concurrent creations with a custom-op domain fail with ORT's 'domain already exists' error (thread.create-with-custom-op-domain). Create such sessions one at a time.", "An EP-selection delegate set on the options is called by every thread creating a session with them, several at once (device.selection-delegate-concurrent): it and its state must be Sync."],
+        notes: &["Concurrent session creation with one options object is safe for plain options (thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin domains: ORT marks adding those domains at creation not thread-safe, and on 1.20.1-1.32.0 a few of 1200 concurrent creations with a custom-op domain fail with ORT's 'domain already exists' error (thread.create-with-custom-op-domain). Create such sessions one at a time.", "An EP-selection delegate set on the options is called by every thread creating a session with them, several at once (device.selection-delegate-concurrent): it and its state must be Sync."],
     },
     Rule {
         c_type: "OrtShapeInferContext",
@@ -942,7 +942,7 @@ unsafe impl Sync for crate::Env {}
 // tests/test_threads.py::test_exclusive_method_overlapping_a_call_inside_ort
 // Note: Concurrent session creation with one options object is safe for plain options
 // (thread.concurrent-create) but NOT when the options carry custom-op or EP-plugin domains: ORT
-// marks adding those domains at creation not thread-safe, and on 1.19.2-1.32.0 a few of 1200
+// marks adding those domains at creation not thread-safe, and on 1.20.1-1.32.0 a few of 1200
 // concurrent creations with a custom-op domain fail with ORT's 'domain already exists' error
 // (thread.create-with-custom-op-domain). Create such sessions one at a time.
 // Note: An EP-selection delegate set on the options is called by every thread creating a
