@@ -155,7 +155,7 @@ class InferenceSession:
     # What the session's inputs and outputs decide is read on first use (a session made and
     # dropped reads none of it): each is a _Lazy attribute, forgotten by _bind.
     if TYPE_CHECKING:
-        _run: Callable[..., list[Any]]
+        _run: Callable[..., list[Any]] | None
         _inputs_meta: list[NodeArg]
         _outputs_meta: list[NodeArg]
         _overridable_initializers: list[NodeArg]
@@ -207,9 +207,10 @@ class InferenceSession:
             run_options: RunOptions | None = None) -> list[Any]:
         """Run the model: ``output_names`` None or empty for all outputs; returns arrays for
         tensors, lists for sequences, dicts for maps, None for empty optionals."""
-        # the hot path: one Python call between the caller and ortc's run, and one attribute
-        # read (a method of the class, so subclasses, wrappers and mocks of it take effect)
-        native_run = self._run
+        # the hot path: one Python call between the caller and ortc's run, and two attribute
+        # reads (a method of the class, so subclasses, wrappers and mocks of it take effect)
+        sess = self._sess
+        native_run = self._run or sess.run
         try:
             if output_names is not None and output_names.__class__ is not list:
                 # read a generator once, here: a failed run's checks and retry read it again
@@ -218,7 +219,7 @@ class InferenceSession:
                 return native_run(output_names or None, input_feed)
             return native_run(output_names or None, input_feed, run_options._for_run())
         except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
-            if isinstance(err, ortc.ClosedError) and native_run is not self._run:
+            if isinstance(err, ortc.ClosedError) and sess is not self._sess:
                 # this call read the session just before set_providers() replaced it
                 return _own_run(self, output_names, input_feed, run_options)
             return self._run_failed(err, output_names, input_feed, run_options)
@@ -376,10 +377,13 @@ def _available_providers() -> list[str]:
     return list(_available[0])
 
 
-def _native_run(self: InferenceSession, sess: ortc.Session) -> Callable[..., list[Any]]:
-    """What run() calls: the native session's run, wrapped where onnxruntime's results or
-    checks differ."""
-    run: Callable[..., list[Any]] = sess.run
+def _native_run(self: InferenceSession, sess: ortc.Session
+                ) -> Callable[..., list[Any]] | None:
+    """What run() calls in place of the native session's run where onnxruntime's results or
+    checks differ; None where they do not: run() then looks the session's run up at each call
+    (a marked method's class swaps in its compiled wrapper after the method's first calls, and
+    a bound method kept from a session's first run kept the slower general one for good)."""
+    run: Callable[..., list[Any]] | None = None
     # onnxruntime hands float8e4m3fn outputs out as their uint8 bits (and refuses the
     # other 8-, 4- and 16-bit float types, which ortc returns as ml_dtypes arrays)
     bits = frozenset(a.name for a in sess.outputs
@@ -508,9 +512,9 @@ def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[An
     return run
 
 
-def _sequences_checked(native_run: Callable[..., list[Any]], sess: ortc.Session,
+def _sequences_checked(native_run: Callable[..., list[Any]] | None, sess: ortc.Session,
                        sequences: dict[str, bool]) -> Callable[..., list[Any]]:
-    """``native_run`` refusing first what native ortc takes for a sequence input and
+    """``native_run`` (None: the session's own run) refusing first what native ortc takes for a sequence input and
     onnxruntime does not (``sequences``: each such input's name, and whether its items are
     tensors): a list item that is no numpy array (a nested list, a number, an OrtValue), a
     tuple. Only sessions with a sequence input pay for the check."""
@@ -526,5 +530,5 @@ def _sequences_checked(native_run: Callable[..., list[Any]], sess: ortc.Session,
                     refused = feed_refused(feedable(sess).get(name), name, data)
                     if refused is not None:
                         raise refused
-        return native_run(output_names, feeds, run_options)
+        return (native_run or sess.run)(output_names, feeds, run_options)
     return run
