@@ -207,8 +207,9 @@ class InferenceSession:
             run_options: RunOptions | None = None) -> list[Any]:
         """Run the model: ``output_names`` None or empty for all outputs; returns arrays for
         tensors, lists for sequences, dicts for maps, None for empty optionals."""
-        # the hot path: one Python call between the caller and ortc's run, and two attribute
-        # reads (a method of the class, so subclasses, wrappers and mocks of it take effect)
+        # the hot path: one Python call between the caller and ortc's run, and the run looked
+        # up at each call (a method of the class, so subclasses, wrappers and mocks of it take
+        # effect, ortc's compiled marker wrapper too)
         sess = self._sess
         native_run = self._run or sess.run
         try:
@@ -514,10 +515,10 @@ def _as_bits(sess: ortc.Session, names: frozenset[str]) -> Callable[..., list[An
 
 def _sequences_checked(native_run: Callable[..., list[Any]] | None, sess: ortc.Session,
                        sequences: dict[str, bool]) -> Callable[..., list[Any]]:
-    """``native_run`` (None: the session's own run) refusing first what native ortc takes for a sequence input and
-    onnxruntime does not (``sequences``: each such input's name, and whether its items are
-    tensors): a list item that is no numpy array (a nested list, a number, an OrtValue), a
-    tuple. Only sessions with a sequence input pay for the check."""
+    """``native_run`` (None: the session's own run) refusing first what native ortc takes for
+    a sequence input and onnxruntime does not (``sequences``: each such input's name, and
+    whether its items are tensors): a list item that is no numpy array (a nested list, a
+    number, an OrtValue), a tuple. Only sessions with a sequence input pay for the check."""
     items = list(sequences.items())
 
     def run(output_names: Any, feeds: Any, run_options: Any = None) -> list[Any]:

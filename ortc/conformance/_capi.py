@@ -379,6 +379,20 @@ class Ctx:
     def c_string(self, p: Any) -> str:
         return cast(bytes, ffi.string(p)).decode("utf-8", "replace") if p != ffi.NULL else ""
 
+    def pairs(self, kv: Any, release: bool = False) -> dict[str, str]:
+        """The entries of an OrtKeyValuePairs* ({} for NULL); released after when ``release``
+        (pairs the caller owns, not ones borrowed from a device)."""
+        if kv == ffi.NULL:
+            return {}
+        keys, values = ffi.new("const char* const**"), ffi.new("const char* const**")
+        n = ffi.new("size_t*")
+        try:
+            self.api.GetKeyValuePairs(kv, keys, values, n)
+            return {self.c_string(keys[0][i]): self.c_string(values[0][i]) for i in range(n[0])}
+        finally:
+            if release:
+                self.api.ReleaseKeyValuePairs(kv)
+
     def take_string(self, p: Any) -> str:
         """Read and free a string ORT allocated with the default allocator."""
         s = self.c_string(p)

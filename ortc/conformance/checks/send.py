@@ -351,19 +351,11 @@ def _cpu_ep_device(ctx: Ctx) -> Any:
     raise Fail(f"no CPUExecutionProvider among {n[0]} EP devices")
 
 
-def _pairs(ctx: Ctx, kv: Any) -> dict[str, str]:
-    if kv == ctx.ffi.NULL:
-        return {}
-    keys, vals, n = ctx.ffi.new("char***"), ctx.ffi.new("char***"), ctx.ffi.new("size_t*")
-    ctx.api.GetKeyValuePairs(kv, keys, vals, n)
-    return {ctx.c_string(keys[0][i]): ctx.c_string(vals[0][i]) for i in range(n[0])}
-
-
 def _hardware(ctx: Ctx, hw: Any) -> tuple[Any, ...]:
     a = ctx.api
     return (int(a.HardwareDevice_Type(hw)), ctx.c_string(a.HardwareDevice_Vendor(hw)),
             int(a.HardwareDevice_VendorId(hw)), int(a.HardwareDevice_DeviceId(hw)),
-            _pairs(ctx, a.HardwareDevice_Metadata(hw)))
+            ctx.pairs(a.HardwareDevice_Metadata(hw)))
 
 
 @check("send.ep-device", "An OrtEpDevice found on one thread (GetEpDevices) is read and given "
@@ -379,7 +371,7 @@ def ep_device(ctx: Ctx) -> str:
 
     def read(d: Any) -> tuple[Any, ...]:
         return (ctx.c_string(a.EpDevice_EpName(d)), ctx.c_string(a.EpDevice_EpVendor(d)),
-                _pairs(ctx, a.EpDevice_EpMetadata(d)), _pairs(ctx, a.EpDevice_EpOptions(d)),
+                ctx.pairs(a.EpDevice_EpMetadata(d)), ctx.pairs(a.EpDevice_EpOptions(d)),
                 _hardware(ctx, a.EpDevice_Device(d)))
 
     def make(r: int) -> Any:

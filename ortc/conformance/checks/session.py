@@ -600,12 +600,8 @@ def deterministic_compute(ctx: Ctx) -> str:
     entries = "no config-entry getter before API 23"
     if ctx.has("GetSessionOptionsConfigEntries"):
         ctx.ok(a.SetDeterministicCompute(so, True), "SetDeterministicCompute(true)")
-        kv = ctx.out(a.GetSessionOptionsConfigEntries, "OrtKeyValuePairs*", so)
-        keys, values = ctx.ffi.new("const char* const**"), ctx.ffi.new("const char* const**")
-        count = ctx.ffi.new("size_t*")
-        a.GetKeyValuePairs(kv, keys, values, count)
-        got = [ctx.c_string(keys[0][i]) for i in range(count[0])]
-        a.ReleaseKeyValuePairs(kv)
+        got = list(ctx.pairs(ctx.out(a.GetSessionOptionsConfigEntries, "OrtKeyValuePairs*", so),
+                             release=True))
         if got:
             raise Fail(f"config entries after SetDeterministicCompute: {got}")
         entries = "no config entry added"

@@ -349,18 +349,6 @@ def load_cancel_from_another_thread(ctx: Ctx) -> str:
             f"{short(err[1], 80)}; cleared: the next creation runs")
 
 
-def _pairs(ctx: Ctx, kv: Any) -> dict[str, str]:
-    """The entries of key-value pairs, then the pairs released."""
-    ffi = ctx.ffi
-    keys, values = ffi.new("const char* const**"), ffi.new("const char* const**")
-    n = ffi.new("size_t*")
-    try:
-        ctx.api.GetKeyValuePairs(kv, keys, values, n)
-        return {ctx.c_string(keys[0][i]): ctx.c_string(values[0][i]) for i in range(n[0])}
-    finally:
-        ctx.api.ReleaseKeyValuePairs(kv)
-
-
 @check("shared.session-options-getters", "The SessionOptions getters, from four threads at "
        "once on one options object set up on the check's thread: GetSessionOptionsConfigEntries "
        "(API 23: new pairs each call, released by the caller) and, from API 27, "
@@ -378,7 +366,8 @@ def session_options_getters(ctx: Ctx) -> str:
     ctx.ok(a.DisableMemPattern(so), "DisableMemPattern")
 
     def answers() -> tuple[Any, ...]:
-        got = _pairs(ctx, ctx.out(a.GetSessionOptionsConfigEntries, "OrtKeyValuePairs*", so))
+        got = ctx.pairs(ctx.out(a.GetSessionOptionsConfigEntries, "OrtKeyValuePairs*", so),
+                        release=True)
         mode, pattern = -1, -1
         if getters:
             box, flag = ffi.new("ExecutionMode*"), ffi.new("int*")
