@@ -168,15 +168,8 @@ class _Op:
         if ctx.has("KernelInfo_GetOperatorType"):  # API 24
             since = ffi.new("int*")
             ctx.ok(a.KernelInfo_GetOperatorSinceVersion(info, since))
-            kv = ctx.out(a.KernelInfo_GetConfigEntries, "OrtKeyValuePairs*", info)
-            keys, values = ffi.new("const char* const**"), ffi.new("const char* const**")
-            count = ffi.new("size_t*")
-            try:
-                a.GetKeyValuePairs(kv, keys, values, count)
-                entries = sorted((ctx.c_string(keys[0][i]), ctx.c_string(values[0][i]))
-                                 for i in range(count[0]))
-            finally:
-                a.ReleaseKeyValuePairs(kv)
+            entries = sorted(ctx.pairs(ctx.out(a.KernelInfo_GetConfigEntries,
+                                               "OrtKeyValuePairs*", info), release=True).items())
             newer = (self._sized_string(a.KernelInfo_GetOperatorType, info),
                      self._sized_string(a.KernelInfo_GetOperatorDomain, info), since[0],
                      entries)

@@ -106,10 +106,7 @@ def session_allocator(ctx: Ctx) -> str:
         if err:
             detail += f"; stats: {code_name(err[0])}"
         else:
-            keys, vals, n = ffi.new("char***"), ffi.new("char***"), ffi.new("size_t*")
-            a.GetKeyValuePairs(box[0], keys, vals, n)
-            names = sorted(ctx.c_string(keys[0][i]) for i in range(n[0]))
-            a.ReleaseKeyValuePairs(box[0])
+            names = sorted(ctx.pairs(box[0], release=True))
             detail += f"; stats keys: {', '.join(names[:4])}{'…' if len(names) > 4 else ''}"
     return detail
 
@@ -164,9 +161,7 @@ def kvp(ctx: Ctx) -> str:
     a.AddKeyValuePair(kv, b"k2", b"v2")
     a.AddKeyValuePair(kv, b"k1", b"v1b")
     a.RemoveKeyValuePair(kv, b"k2")
-    keys, vals, n = ffi.new("char***"), ffi.new("char***"), ffi.new("size_t*")
-    a.GetKeyValuePairs(kv, keys, vals, n)
-    items = {ctx.c_string(keys[0][i]): ctx.c_string(vals[0][i]) for i in range(n[0])}
+    items = ctx.pairs(kv)
     missing = a.GetKeyValue(kv, b"k2")
     if items != {"k1": "v1b"} or missing != ffi.NULL:
         raise Known(f"entries {items}, removed key -> "
