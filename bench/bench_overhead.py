@@ -1,6 +1,7 @@
 """Where a ``run()`` spends its time: inside ORT's Run, and around it (the binding's part).
 
     PYTHONPATH=. python bench/bench_overhead.py [--rounds 15] [--calls 300]
+    PYTHONPATH=. python bench/bench_overhead.py --crossover 4 16 64 128 256 1024
 
 For each case, ortc's ``Session.run`` is timed per call over a loop (fresh input arrays cycled
 from a pool of four, as users and bench/runner.py feed them) while the ``Run`` slot is wrapped
@@ -141,13 +142,50 @@ def measure(model: BenchModel, copied: bool, rounds: int, calls: int
     return statistics.median(plains), statistics.median(totals), statistics.median(insides)
 
 
+def crossover(kib: list[int], rounds: int, calls: int) -> None:
+    """Where copying an output out starts to cost more than viewing it: ``run()`` of
+    ``c = a + b`` over float32 vectors whose output has each size in ``kib``, every output
+    copied, then every output viewed (the two loops alternated per round; medians of loop
+    means). COPY_OUT_MAX sits where the copy stops winning."""
+    print(f"{'output':>8} {'copied':>9} {'viewed':>9}   (µs per run() call; COPY_OUT_MAX "
+          f"{_run.COPY_OUT_MAX // 1024} KiB)")
+    default = _run.COPY_OUT_MAX
+    try:
+        for size in kib:
+            model = add_model((size * 256,))
+            sess = ortc.Session(model.model, intra_op_num_threads=1)
+            rng = np.random.default_rng(0)
+            pool = [{k: rng.random(s, dtype=np.float32) for k, s in model.inputs.items()}
+                    for _ in range(4)]
+            times: dict[int, list[float]] = {_COPY_ALL: [], _VIEW_ALL: []}
+            for _ in range(rounds):
+                for limit, samples in times.items():
+                    _run.COPY_OUT_MAX = limit
+                    for i in range(calls // 10):
+                        _check_outputs(sess.run(None, pool[i % 4]), limit == _COPY_ALL)
+                    t0 = time.perf_counter()
+                    for i in range(calls):
+                        sess.run(None, pool[i % 4])
+                    samples.append((time.perf_counter() - t0) / calls * 1e6)
+            sess.close()
+            print(f"{size:>5} KiB {statistics.median(times[_COPY_ALL]):9.2f} "
+                  f"{statistics.median(times[_VIEW_ALL]):9.2f}")
+    finally:
+        _run.COPY_OUT_MAX = default
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench_overhead.py")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--crossover", type=int, nargs="+", metavar="KIB",
+                    help="instead of the cases: copy against view for outputs of these sizes")
     args = ap.parse_args(argv)
     if args.rounds < 1 or args.calls < 10:
         ap.error("--rounds needs at least 1 and --calls at least 10")
+    if args.crossover:
+        crossover(args.crossover, args.rounds, args.calls)
+        return 0
     print(f"{'case':<26} {'plain':>9} {'total':>9} {'inside Run':>11} {'around':>8}"
           "   (µs per call)")
     for name, model, copied in _cases():

@@ -45,7 +45,7 @@ import ortc  # noqa: E402
 from bench.models import add_model  # noqa: E402
 from ortc._ffi import ffi  # noqa: E402
 from ortc._numpy_bridge import _Scratch, tensor_copy_or_shape  # noqa: E402
-from ortc._run import RunContext  # noqa: E402
+from ortc._run import COPY_OUT_MAX, RunContext  # noqa: E402
 
 
 def calls_per_second(fn: Callable[[], Any], threads: int, calls: int) -> float:
@@ -89,7 +89,7 @@ def variants() -> list[tuple[str, Callable[[], Any]]]:
         out = ffi.new("OrtValue*[]", 1)
         status = api.Run(ptr, ffi.NULL, in_names.ptr, values, 2, wanted.names.ptr, 1, out)
         assert not status
-        tensor_copy_or_shape(api, out[0], 1 << 14)
+        tensor_copy_or_shape(api, out[0], COPY_OUT_MAX)
         api.ReleaseValue(out[0])
 
     def python(n: int) -> None:

@@ -16,6 +16,7 @@ Hot-path tuning stays in this file; docs/PERFORMANCE.md measures it.
 from __future__ import annotations
 
 import _thread
+import math
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
@@ -32,7 +33,7 @@ from ._interrupt import Deadline, watcher
 from ._loader import Api
 from ._numpy_bridge import (PLAIN_DTYPES, PYTHON_DATA, array_to_ortvalue, as_array,
                             is_array_like, ortvalue_to_python, take_output,
-                            tensor_copy_or_shape, tensor_view)
+                            tensor_copy_or_shape, tensor_view, view_output)
 from ._status import error_from_status, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, feed_dtype
@@ -62,7 +63,7 @@ _monotonic = time.monotonic
 
 #: outputs of at most this many bytes are copied into a new array rather than viewed: for a
 #: small tensor a copy costs less than the owner chain a view needs (docs/PERFORMANCE.md)
-COPY_OUT_MAX = 1 << 14
+COPY_OUT_MAX = 1 << 16
 #: dtype -> element type of the plain types (_numpy_bridge.PLAIN_DTYPES)
 _PLAIN_ELEMENT_TYPES: dict[np.dtype[Any], int] = {dt: et for et, dt in PLAIN_DTYPES.items()}
 
@@ -589,8 +590,13 @@ class RunEngine:
                     # release), cheaper than a view's owner chain
                     et, shape, out = tensor_copy_or_shape(api, raw, COPY_OUT_MAX)
                     if out is None:
-                        owner = take_output(api, outputs, i)  # from here the owner releases it
-                        out = tensor_view(api, owner, et, shape, owner, True)
+                        dtype = PLAIN_DTYPES.get(et)
+                        nbytes = math.prod(shape) * dtype.itemsize if dtype is not None else 0
+                        if dtype is not None and nbytes:  # from here its owner releases it
+                            out = view_output(api, outputs, i, dtype, shape, nbytes)
+                        else:  # (strings, sub-byte types: converted)
+                            owner = take_output(api, outputs, i)
+                            out = tensor_view(api, owner, et, shape, owner, True)
                     result[i] = out
                 else:
                     owner = take_output(api, outputs, i)

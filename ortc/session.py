@@ -895,7 +895,7 @@ class Session(Handle):
         C-contiguous arrays of the input's type are read in place; any other layout is copied
         once per run (``np.ascontiguousarray`` first, to pay that once for many runs).
 
-        A tensor output of more than 16 KiB is a numpy view over the memory ORT allocated for
+        A tensor output of more than 64 KiB is a numpy view over the memory ORT allocated for
         it (no copy); a smaller one is copied into an array of its own (cheaper than a view).
 
         ``timeout`` (seconds) stops the run through RunOptions.terminate and raises

@@ -139,6 +139,17 @@ def test_bench_overhead_splits_each_run_into_inside_and_around() -> None:
         assert np.isclose(around, total - inside, atol=0.011), (name, proc.stdout)
 
 
+def test_bench_overhead_crossover_times_copied_and_viewed_outputs_per_size() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_overhead.py"),
+                           "--crossover", "4", "256", "--rounds", "1", "--calls", "20"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]  # (each loop checks copy or view)
+    rows = [line.split() for line in proc.stdout.splitlines()[1:]]
+    assert [r[:2] for r in rows] == [["4", "KiB"], ["256", "KiB"]], proc.stdout
+    assert all(float(v) > 0 for r in rows for v in r[2:]), proc.stdout
+
+
 @pytest.mark.parametrize("model, order", [("vad", "fixed"), ("matmul", "shuffled")])
 def test_bench_sessions_times_every_session_of_both_bindings(model: str, order: str) -> None:
     """bench_sessions.py times each of the sessions of each binding (the stream with its state

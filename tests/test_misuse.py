@@ -769,11 +769,11 @@ def test_interrupt_right_after_an_output_is_taken_releases_it_once() -> None:
     r = child(r'''
 import ortc._run as run_module
 s = ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1)
-real = run_module.take_output
-def take_then_interrupt(api, slots, i):
-    owner = real(api, slots, i)
+real = run_module.view_output
+def take_then_interrupt(api, slots, i, *shape_and_size):
+    view = real(api, slots, i, *shape_and_size)
     raise KeyboardInterrupt
-run_module.take_output = take_then_interrupt
+run_module.view_output = take_then_interrupt
 n = run_module.COPY_OUT_MAX // 4 + 1  # an output above the copy-out limit: taken, viewed
 one, other = np.ones(n, np.float32), np.ones(n, np.float32)
 try:
@@ -781,7 +781,7 @@ try:
     res = {"first": "ok"}
 except KeyboardInterrupt:
     res = {"first": "KeyboardInterrupt"}
-run_module.take_output = real
+run_module.view_output = real
 res["after"] = sorted(set(s.run(None, {"a": one, "b": other})[0].tolist()))
 gc.collect()
 res["stale"] = s._guard.busy()
