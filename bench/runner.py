@@ -29,6 +29,10 @@ Paths (µs per call, median and p99 over all calls of all rounds):
   reused case with ``set_thread_checks("off")``; ``ortc_run_with_values``: ``run_with_values``
   with input Values made once (compared with ``ort_run_with_ort_values``); ``ortc_bound``:
   ``io_binding()`` bound once to numpy inputs and outputs, ``run_with_binding`` per call;
+* ``cffi_bound`` / ``cffi_run`` (the tiny model): the C calls of ortc's bound run / of its
+  ``run()`` (inputs' OrtValues from a cache keyed as ortc's, Run, each output's type and shape,
+  a copy out, ReleaseValue), through the same cffi functions with nothing around them: what a
+  cffi binding making those calls cannot go below (reported beside the tiny targets);
 * ``compat_run``: ``ortc.compat.InferenceSession.run`` (onnxruntime's API over ortc) with fresh
   arrays, compared with ``ortc_run`` (its target: at most 5% slower);
 * ``ort_run_aa``: onnxruntime's ``run()`` again, measured exactly as ``ort_run`` (the same pool,
@@ -129,6 +133,7 @@ PATH_LABELS = {
     "c_floor": "C floor (fresh OrtValues)",
     "c_bound": "C floor, bound (RunWithBinding alone)",
     "cffi_bound": "ortc's RunWithBinding call alone, through cffi",
+    "cffi_run": "ortc's run() C calls alone, through cffi",
     "ort_run": "onnxruntime run()",
     "ort_run_reused": "onnxruntime run(), same array",
     "ort_iobinding": "onnxruntime IOBinding (bound once)",
@@ -171,6 +176,7 @@ ORT_PEER = {
     "ortc_run_with_values": "ort_run_with_ort_values",
     "ortc_bound": "ort_iobinding",
     "cffi_bound": "ort_iobinding",
+    "cffi_run": "ort_run",
 }
 #: the call patterns of real libraries, timed on PATTERN_MODELS in each binding
 PATTERNS = ("values_per_call", "rebind_buffers", "rebind_ortvalues", "rebind_arrays",
@@ -335,6 +341,81 @@ def _t_cffi_bound(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
         t = pc()
         out[i] = t - prev
         prev = t
+    return out
+
+
+def _t_cffi_run(sess: Any, pool: list[Any], mask: int, n: int) -> list[int]:
+    """The C calls of ortc's ``run()`` of a plain-tensor model (fresh arrays from the pool, as
+    ``ortc_run``), through the same cffi functions, with nothing around them: each input's
+    OrtValue from a dict keyed as ortc's value cache is (the buffer, shape and element type),
+    Run with ORT allocating the outputs, each output's type and shape in one call, a new array
+    and a memmove of its bytes, ReleaseValue. No guard, run context, Ctrl-C wiring or checks
+    (a failed status raises, unreleased). What a binding that makes ortc's calls through cffi
+    and copies small outputs out cannot go below."""
+    import numpy as np
+
+    from ortc._ffi import ffi
+    from ortc._numpy_bridge import PLAIN_DTYPES
+
+    api = sess._api
+    engine = sess._engine
+    run_c, sess_ptr, null = api.Run, sess._ptr, ffi.NULL
+    create = api.CreateTensorWithDataAsOrtValue
+    shape_of, data_of, release = (api.GetTensorElementTypeAndShapeDataReference,
+                                  api.GetTensorMutableData, api.ReleaseValue)
+    cpu = engine.cpu_info_ptr
+    dtypes = {dt: et for et, dt in PLAIN_DTYPES.items()}
+    names = tuple(pool[0])
+    in_names = engine.name_array(names)
+    out_list = engine.output_list(None)
+    out_names, n_out = out_list.names.ptr, out_list.count
+    cache: dict[Any, Any] = {}
+    keep: list[Any] = []  # the OrtValues made (released when the loop is done)
+    elem, dims = ffi.new("ONNXTensorElementDataType*"), ffi.new("int64_t**")
+    dims_arg, count, data = ffi.cast("const int64_t**", dims), ffi.new("size_t*"), \
+        ffi.new("void**")
+    out = [0] * n
+    pc = _pc
+    try:
+        prev = pc()
+        for i in range(n):
+            feeds = pool[i & mask]
+            values = ffi.new("OrtValue*[]", in_names.count)
+            for j, name in enumerate(names):
+                array = feeds[name]
+                buf = ffi.from_buffer(array)
+                et = dtypes[array.dtype]
+                key = (buf, array.shape, et)
+                value = cache.get(key)
+                if value is None:
+                    made = ffi.new("OrtValue**")
+                    if create(cpu, buf, array.nbytes, array.shape, array.ndim, et, made):
+                        raise RuntimeError("CreateTensorWithDataAsOrtValue failed")
+                    value = cache[(ffi.cast("char*", buf), array.shape, et)] = made[0]
+                    keep.append(value)
+                values[j] = value
+            slots = ffi.new("OrtValue*[]", n_out)
+            if run_c(sess_ptr, null, in_names.ptr, values, in_names.count, out_names, n_out,
+                     slots):
+                raise RuntimeError("Run failed")
+            for j in range(n_out):
+                raw = slots[j]
+                if shape_of(raw, elem, dims_arg, count):
+                    raise RuntimeError("GetTensorElementTypeAndShapeDataReference failed")
+                dtype = PLAIN_DTYPES[elem[0]]
+                shape = tuple(ffi.unpack(dims[0], count[0])) if count[0] else ()
+                copy = np.empty(shape, dtype)
+                if copy.nbytes:
+                    if data_of(raw, data):
+                        raise RuntimeError("GetTensorMutableData failed")
+                    ffi.memmove(copy, data[0], copy.nbytes)
+                release(raw)
+            t = pc()
+            out[i] = t - prev
+            prev = t
+    finally:
+        for value in keep:
+            release(value)
     return out
 
 
@@ -959,6 +1040,8 @@ def bench_model(model: BenchModel, model_path: str, cfg: Config, floor_lib: str 
             "ortc_bound": lambda n: _t_ortc_bound(sess, bindings, mask, n),
             "cffi_bound": lambda n: _t_cffi_bound(sess, bindings, mask, n),
         })
+        if model.key == "tiny":
+            paths["cffi_run"] = lambda n: _t_cffi_run(sess, fresh, mask, n)
 
     # ortc.compat: onnxruntime's API over ortc
     import ortc.compat as compat
@@ -1439,7 +1522,13 @@ def evaluate_targets(models: dict[str, Any], threads: dict[str, Any],
     tiny = models.get("tiny")
     if tiny is not None:
         r, p = tiny["ratios"], tiny["paths"]
-        vs_ort("tiny", "ortc_run", 0.75, "ortc run(), fresh array")
+        run = vs_ort("tiny", "ortc_run", 0.75, "ortc run(), fresh array")
+        if run is not None and "cffi_run" in p and "ort_run" in p:
+            # what the target asks against what ortc's C calls alone, through cffi, take
+            run["detail"] += ("; " if run["detail"] else "") + \
+                f"the target is {0.75 * p['ort_run']['median_us']:.2f} µs; " \
+                f"{PATH_LABELS['cffi_run']} {p['cffi_run']['median_us']:.2f} µs " \
+                f"({_fmt(r.get('cffi_run', {}).get('vs_onnxruntime'), '.3f')}x)"
         vs_ort("tiny", "ortc_run_reused", 0.75, "ortc run(), same array (reported)")
         bound = vs_ort("tiny", "ortc_bound", 0.75, "ortc bound")
         if bound is not None and "ort_iobinding" in p:
