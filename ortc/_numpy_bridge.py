@@ -440,23 +440,19 @@ def take_output(api: Api, slots: Any, index: int) -> Any:
 def view_output(api: Api, slots: Any, index: int, dtype: np.dtype[Any],
                 shape: tuple[int, ...], nbytes: int) -> np.ndarray[Any, Any]:
     """A writable numpy view of the plain tensor in ``slots[index]`` (a run's output whose
-    type and shape were just read: ``dtype``, ``shape``, ``nbytes`` > 0), which it takes as
-    :func:`take_output` does: the slot is cleared right before the owner is made. The
-    array's base chain is buffer -> pin over the data -> owner, as :func:`tensor_view`
-    makes it, without that function's general steps (about 1 us per output)."""
-    raw = slots[index]
+    type and shape were just read: ``dtype``, ``shape``, ``nbytes`` > 0), which it takes
+    (:func:`take_output`). The array's base chain is buffer -> pin over the data -> owner, as
+    :func:`tensor_view` makes it, without that function's general steps (about 1 us per
+    output)."""
     data = ffi.new("void**")
-    status = api.GetTensorMutableData(raw, data)
+    status = api.GetTensorMutableData(slots[index], data)
     if status:  # (the value stays in its slot: the run's cleanup releases it)
         raise_status(status)
     pointer = ffi.cast("char*", data[0])
-    release = api.ReleaseValue
-    slots[index] = _NULL
-    owner = ffi.gc(raw, release)  # a C destructor: no frame a signal handler could stop
+    owner = take_output(api, slots, index)
     # the pin's finalizer does no work (see _pin): stopped at its start, it loses nothing
     pinned: Any = lambda _p, keep=owner: None  # noqa: E731
-    pin = ffi.gc(pointer, pinned)
-    return np.ndarray(shape, dtype, ffi.buffer(pin, nbytes))
+    return np.ndarray(shape, dtype, ffi.buffer(ffi.gc(pointer, pinned), nbytes))
 
 
 def own_value(api: Api, raw: Any) -> Any:

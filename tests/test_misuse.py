@@ -767,13 +767,14 @@ def test_interrupt_right_after_an_output_is_taken_releases_it_once() -> None:
     # A KeyboardInterrupt right after a run's output was taken out of ORT's slot (its owner
     # made, its array not yet): the owner releases it, the run's cleanup does not again.
     r = child(r'''
+import ortc._numpy_bridge as bridge
 import ortc._run as run_module
 s = ortc.Session(models.add_model(np.float32, ["n"]), intra_op_num_threads=1)
-real = run_module.view_output
-def take_then_interrupt(api, slots, i, *shape_and_size):
-    view = real(api, slots, i, *shape_and_size)
+real = bridge.take_output
+def take_then_interrupt(api, slots, i):
+    owner = real(api, slots, i)
     raise KeyboardInterrupt
-run_module.view_output = take_then_interrupt
+bridge.take_output = take_then_interrupt
 n = run_module.COPY_OUT_MAX // 4 + 1  # an output above the copy-out limit: taken, viewed
 one, other = np.ones(n, np.float32), np.ones(n, np.float32)
 try:
@@ -781,7 +782,7 @@ try:
     res = {"first": "ok"}
 except KeyboardInterrupt:
     res = {"first": "KeyboardInterrupt"}
-run_module.view_output = real
+bridge.take_output = real
 res["after"] = sorted(set(s.run(None, {"a": one, "b": other})[0].tolist()))
 gc.collect()
 res["stale"] = s._guard.busy()
