@@ -47,6 +47,9 @@ class OrtDevice:
 
 
 def cpu_only(device_type: str, device_id: int, vendor_id: int) -> None:
+    if device_type == "cpu" and type(device_id) is int and type(vendor_id) is int:
+        return  # (what make() takes and places on the CPU, with no device object made: a
+        # library makes an OrtValue per input per call)
     # the name as given: onnxruntime's OrtValue and IOBinding refuse "CPU" as OrtDevice.make
     # does (they took any case once; 1.32 does not)
     device = OrtDevice.make(device_type, device_id, vendor_id)
