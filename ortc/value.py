@@ -218,7 +218,11 @@ class Value(Handle):
         if element_type is not None:  # a member of another of ortc's enums is refused
             element_type = c_enum(element_type, ElementType, "Value.from_numpy element_type")
         raw, keep = array_to_ortvalue(api, array, "Value.from_numpy", element_type)
-        return cls._own(raw, keep, writable=keep is None or bool(keep.flags.writeable))
+        value = cls._own(raw, keep, writable=keep is None or bool(keep.flags.writeable))
+        # a dense tensor from the start: no run or bind asks ORT what it holds (a Value made
+        # per call, as libraries feed them, saves a HasValue call per run)
+        value._known_full = value._known_tensor = True
+        return value
 
     from_array = from_numpy
 
