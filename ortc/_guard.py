@@ -705,8 +705,7 @@ def {name}({params}):
 #: one handle argument's entry (the call's frame is its witness, as it is the object's): its
 #: guard is kept before its token is made, so a token that is set always has its guard
 _ARG_ENTRY = """\
-        if {arg} is not None and ((_m_{arg}_known := _m_guarded.get(type({arg}))) or
-                                  _m_{arg}_known is None and _m_is_guarded({arg})):
+        if {arg} is not None and hasattr(type({arg}), "_guard"):
             _m_{arg}_guard = {arg}._guard
             if _m_{arg}_guard is None:
                 raise _m_ClosedError(f"{{type({arg}).__name__}} is closed")
@@ -722,21 +721,6 @@ _ARG_LEAVE = """\
 #: (a method called once, as most are in a short program, is never compiled: a compile costs
 #: about 150 us, a call through the general wrapper about 0.3 us more than through its own)
 _CALLS_BEFORE_COMPILING = 3
-
-#: type -> whether its objects are handles (have a guard): what a marker asks of each argument
-#: it names, at every call (hasattr on a type without the attribute costs about 0.2 us, a
-#: lookup here 0.04: arrays are the arguments binds take most)
-_guarded: dict[type, bool] = {}
-
-
-def _is_guarded(arg: Any) -> bool:
-    kind = type(arg)
-    found = hasattr(kind, "_guard")
-    if len(_guarded) > 256:  # (classes made at run time: bounded)
-        _guarded.clear()
-    _guarded[kind] = found
-    return found
-
 
 _CO_VARARGS = 0x04
 _CO_VARKEYWORDS = 0x08
@@ -812,8 +796,7 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
                         _getframe())
             for arg_name, position, arg_exclusive in args if k or len(a) > first else ():
                 value = a[position] if len(a) > position else k.get(arg_name)
-                if value is not None and ((known := _guarded.get(type(value))) or
-                                          known is None and _is_guarded(value)):
+                if value is not None and hasattr(type(value), "_guard"):
                     arg_guard = value._guard
                     if arg_guard is None:
                         raise ClosedError(f"{type(value).__name__} is closed")
@@ -871,7 +854,6 @@ def compiled_wrapper(fn: Callable[..., Any], exclusive: bool, exclusive_when: st
         arg_leaves="".join(_ARG_LEAVE.format(arg=a) for a, _, _ in args))
     namespace: dict[str, Any] = {
         "_m_fn": fn, "_m_ClosedError": ClosedError, "_m_next_token": _next_token,
-        "_m_guarded": _guarded, "_m_is_guarded": _is_guarded,
         "_m_getframe": _getframe, "_m_defaults": fn.__defaults__,
         "_m_kw_defaults": fn.__kwdefaults__}
     filename = f"<ortc marker of {fn.__qualname__}>"
