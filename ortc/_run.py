@@ -451,8 +451,7 @@ class RunEngine:
                         values[i] = self.feed_value(name, array, ctx)
                         continue
                     if cache is None:
-                        cache = self.value_cache.get(_get_ident()) or \
-                            _this_threads(self.value_cache)
+                        cache = _this_threads(self.value_cache)
                     shape = array.shape
                     owner = cache.get((buf, shape, et))
                     if owner is None:
@@ -477,7 +476,7 @@ class RunEngine:
             buf = _from_buffer(array)
         except ValueError:  # not C-contiguous
             return None
-        cache = self.value_cache.get(_get_ident()) or _this_threads(self.value_cache)
+        cache = _this_threads(self.value_cache)
         owner = cache.get((buf, array.shape, et))
         if owner is None:
             owner = self.cached_value(buf, array.nbytes, array.shape, et, what, cache)
@@ -488,7 +487,7 @@ class RunEngine:
         """An OrtValue over ``nbytes`` at a raw CPU address its caller vouches for (what
         onnxruntime's IOBinding takes from libraries that rebind pointers every call), from
         this thread's value cache."""
-        cache = self.value_cache.get(_get_ident()) or _this_threads(self.value_cache)
+        cache = _this_threads(self.value_cache)
         key = (address, shape, et)  # (an int: no pointer object made for a hit)
         owner = cache.get(key)
         if owner is None:

@@ -22,7 +22,7 @@ from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
 from ._enums import ElementType, ValueKind
-from ._status import call_out, check, ignore, raise_status
+from ._status import call_out, check, ignore
 from .errors import InvalidArgument
 from .memory import MemoryInfo, cpu_memory_info, default_allocator
 from .threads import exclusive
@@ -399,13 +399,11 @@ class IoBinding(Handle):
         """Bind an OrtValue over plain memory (an array's, or a caller's address) as input or
         output ``name``, one of the model's plain tensors (``spec``)."""
         if output:
-            status = self._api.BindOutput(self._ptr, spec[3], owner)
+            check(self._api.BindOutput(self._ptr, spec[3], owner), spec[4])
             bound = self._bound_outputs
         else:
-            status = self._api.BindInput(self._ptr, spec[3], owner)
+            check(self._api.BindInput(self._ptr, spec[3], owner), spec[4])
             bound = self._bound_inputs
-        if status:
-            raise_status(status, spec[4])
         old = bound.get(name)
         bound[name] = _ArrayBound(owner, array)
         if old is not None and type(old) is not _ArrayBound:
