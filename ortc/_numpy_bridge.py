@@ -441,18 +441,25 @@ def view_output(api: Api, slots: Any, index: int, dtype: np.dtype[Any],
                 shape: tuple[int, ...], nbytes: int) -> np.ndarray[Any, Any]:
     """A writable numpy view of the plain tensor in ``slots[index]`` (a run's output whose
     type and shape were just read: ``dtype``, ``shape``, ``nbytes`` > 0), which it takes
-    (:func:`take_output`). The array's base chain is buffer -> pin over the data -> owner, as
-    :func:`tensor_view` makes it, without that function's general steps (about 1 us per
+    (:func:`take_output`): :func:`tensor_view` without its general steps (about 1 us per
     output)."""
-    data = ffi.new("void**")
-    status = api.GetTensorMutableData(slots[index], data)
-    if status:  # (the value stays in its slot: the run's cleanup releases it)
-        raise_status(status)
-    pointer = ffi.cast("char*", data[0])
     owner = take_output(api, slots, index)
-    # the pin's finalizer does no work (see _pin): stopped at its start, it loses nothing
-    pinned: Any = lambda _p, keep=owner: None  # noqa: E731
-    return np.ndarray(shape, dtype, ffi.buffer(ffi.gc(pointer, pinned), nbytes))
+    return _plain_view(api, owner, dtype, shape, nbytes, owner, True)
+
+
+def _plain_view(api: Api, raw: Any, dtype: np.dtype[Any], shape: tuple[int, ...], nbytes: int,
+                keep: Any, writable: bool) -> np.ndarray[Any, Any]:
+    """A numpy view of the ``nbytes`` > 0 of a plain tensor, whose base chain is buffer -> a
+    pin over the data -> ``keep`` (see :func:`_pin`): the memory lives as long as the array."""
+    data = ffi.new("void**")
+    status = api.GetTensorMutableData(raw, data)
+    if status:
+        raise_status(status)
+    pin = ffi.gc(ffi.cast("char*", data[0]), _pin(keep))
+    arr: np.ndarray[Any, Any] = np.ndarray(shape, dtype, ffi.buffer(pin, nbytes))
+    if not writable:
+        arr.flags.writeable = False
+    return arr
 
 
 def own_value(api: Api, raw: Any) -> Any:
@@ -497,17 +504,7 @@ def tensor_view(api: Api, raw: Any, et: int, shape: tuple[int, ...], keep: Any,
         if owned:
             ffi.release(raw)
         return out
-    data = ffi.new("void**")
-    status = api.GetTensorMutableData(raw, data)
-    if status:
-        raise_status(status)
-    # The array's base chain is buffer -> this gc'd pointer -> its finalizer, which holds
-    # ``keep``: the memory lives exactly as long as the array.
-    owner = ffi.gc(ffi.cast("char*", data[0]), _pin(keep))
-    arr = np.frombuffer(ffi.buffer(owner, count * dtype.itemsize), dtype).reshape(shape)
-    if not writable:
-        arr.flags.writeable = False
-    return arr
+    return _plain_view(api, raw, dtype, shape, count * dtype.itemsize, keep, writable)
 
 
 def _pin(keep: Any) -> Any:
