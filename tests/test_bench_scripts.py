@@ -1,7 +1,8 @@
 """The bench scripts beside the runner: bench_file.py (a user's own model file, both bindings,
 outputs fed back), bench_guard.py (the guard's cost), bench_overhead.py (a run's time inside
 ORT's Run and around it), bench_sessions.py (how sessions of one model differ),
-bench_handlers.py (a run under each SIGINT disposition), bench_two_threads.py (one thread
+bench_handlers.py (a run under each SIGINT disposition), bench_floors.py (each
+per-call pattern against the floor of its own C calls), bench_two_threads.py (one thread
 against two on one session) and bench_first_run.py (a new session's steps): they run and print
 what they claim."""
 
@@ -148,6 +149,30 @@ def test_bench_overhead_crossover_times_copied_and_viewed_outputs_per_size() -> 
     rows = [line.split() for line in proc.stdout.splitlines()[1:]]
     assert [r[:2] for r in rows] == [["4", "KiB"], ["256", "KiB"]], proc.stdout
     assert all(float(v) > 0 for r in rows for v in r[2:]), proc.stdout
+
+
+def test_bench_floors_times_each_pattern_against_its_c_calls() -> None:
+    """bench_floors.py times onnxruntime's, ortc's and the bare C calls' loop of every pattern
+    (the floors that bind output memory are checked to write the results before timing) and
+    counts ortc's guard entries per call: a Value argument is entered, an array is not."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_floors.py"),
+                           "--rounds", "1", "--calls", "20"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {}
+    for line in proc.stdout.splitlines()[2:]:
+        name, numbers = re.fullmatch(r"(.+?) +([-0-9. ]+)", line).groups()  # type: ignore[union-attr]
+        rows[name] = [float(x) for x in numbers.split()]
+    assert list(rows) == ["run", "bound", "arrays rebound", "Values rebound", "bind + copy out",
+                          "Values per call"], proc.stdout
+    for name, (ort_us, floor_us, ortc_us, _fr, _or, _diff, entries) in rows.items():
+        assert ort_us > 0 and floor_us > 0 and ortc_us > 0, (name, proc.stdout)
+        assert entries == int(entries) and entries >= 1, (name, proc.stdout)
+    # each bind of a Value enters it beside the binding, and a bound run enters the input
+    # Values it reads: more entries than the same pattern over arrays
+    assert rows["Values rebound"][-1] > rows["arrays rebound"][-1] + 3, proc.stdout
+    assert rows["run"][-1] == 1, proc.stdout  # the session (its run context enters nothing)
 
 
 @pytest.mark.parametrize("model, order", [("vad", "fixed"), ("matmul", "shuffled")])
