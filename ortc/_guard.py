@@ -50,7 +50,8 @@ from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy, use_wrappe
 if TYPE_CHECKING:
     import threading
 
-__all__ = ["Guard", "Entries", "Hold", "guarded", "survive_fork", "releasing"]
+__all__ = ["Guard", "Entries", "Hold", "guarded", "survive_fork", "release_begins",
+           "release_ends"]
 
 T = TypeVar("T")
 
@@ -110,28 +111,21 @@ def _park() -> None:
     threading.Event().wait()  # a daemon thread calling ortc after exit began: wait for the end
 
 
-class releasing:
-    """Context manager around a C release call: counted for the exit drain; after exit began
-    the release is skipped (``__enter__`` returns False) rather than run on a thread the
-    interpreter may abandon mid-call. One instance per release: ``__exit__`` uncounts only
-    what its ``__enter__`` counted."""
+def release_begins() -> bool:
+    """Count a C release that is about to run, for the exit drain; False (nothing counted: the
+    caller skips the release) once exit began, on any thread but the exit's own, rather than run
+    it on a thread the interpreter may abandon mid-call. A True answer is balanced by
+    :func:`release_ends` in a ``finally``. (Two calls, not a context manager: one runs per
+    handle released, and a ``with`` costs four times as much.)"""
+    if _exiting and _get_ident() != _exit_thread:
+        return False
+    _releases_in_flight.append(1)
+    return True
 
-    __slots__ = ("counted",)
 
-    def __init__(self) -> None:
-        self.counted = False
-
-    def __enter__(self) -> bool:
-        if _exiting and _get_ident() != _exit_thread:
-            return False
-        _releases_in_flight.append(1)
-        self.counted = True
-        return True
-
-    def __exit__(self, *exc: object) -> None:
-        if self.counted:
-            self.counted = False
-            _releases_in_flight.pop()
+def release_ends() -> None:
+    """Uncount the release :func:`release_begins` counted."""
+    _releases_in_flight.pop()
 
 
 def _drain_at_exit(limit: float = 2.0) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
 from . import _guard
 from ._ffi import ffi
-from ._guard import Guard, releasing
+from ._guard import Guard, release_begins, release_ends
 from .errors import ClosedError
 from .threads import register
 
@@ -339,7 +339,8 @@ class _Releaser:
             if release is None or _guard._generation != self.generation:
                 self.released = True
             else:
-                with releasing() as allowed:  # counted for, and skipped after, interpreter exit
+                allowed = release_begins()  # counted for, and skipped after, interpreter exit
+                try:
                     try:
                         # the claim: one C call, so of two threads running this releaser at
                         # once (a collection's finalizer and _drain's net) one gets it
@@ -350,6 +351,9 @@ class _Releaser:
                         self.released = True
                         if allowed:
                             release(self.raw)
+                finally:
+                    if allowed:
+                        release_ends()
         log = _lifetime_debug()
         if log is not None:
             log.debug("-DROP %s %s", self.kind, hex(int(ffi.cast("uintptr_t", self.raw))))

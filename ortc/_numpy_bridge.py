@@ -229,6 +229,12 @@ def array_to_ortvalue(api: Api, data: Any, what: str = "value",
     An array (numpy or another producer) must have ``element_type``'s dtype when one is given;
     Python data is converted to it, refusing any conversion that changes a value.
     """
+    if type(data) is np.ndarray and element_type is None:
+        # the usual case, a C-contiguous array of a plain dtype: a tensor over its memory as
+        # it is (what the general steps below come to for it, without their looks)
+        et = PLAIN_ELEMENT_TYPES.get(data.dtype)
+        if et is not None and data.flags.c_contiguous:
+            return _tensor_over(api, data, data.shape, et, what), data
     arr, from_python = as_array(data, what)
     dtype = arr.dtype
     if element_type is not None and element_type != ElementType.STRING:
@@ -270,12 +276,19 @@ def array_to_ortvalue(api: Api, data: Any, what: str = "value",
     for d in shape:
         if d < 0:
             raise InvalidArgument(f"{what}: negative dimension in shape {shape}")
+    return _tensor_over(api, buf, shape, int(et), what), buf
+
+
+def _tensor_over(api: Api, buf: np.ndarray[Any, Any], shape: tuple[int, ...], et: int,
+                 what: str) -> Any:
+    """A new ``OrtValue*`` tensor of element type ``et`` and ``shape`` over ``buf``'s memory
+    (C-contiguous, in ORT's layout); the caller keeps ``buf`` alive as long."""
     out = ffi.new("OrtValue**")
     status = api.CreateTensorWithDataAsOrtValue(
-        cpu_memory_info()._ptr, ffi.from_buffer(buf), buf.nbytes, shape, len(shape), int(et), out)
+        cpu_memory_info()._ptr, ffi.from_buffer(buf), buf.nbytes, shape, len(shape), et, out)
     if status:
         raise_status(status, what)
-    return out[0], buf
+    return out[0]
 
 
 def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
@@ -305,6 +318,8 @@ def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
 #: element type -> numpy dtype of the types whose bytes numpy reads as they are (no strings,
 #: no sub-byte packing): the one table of them (the run engine and the binding read it too)
 PLAIN_DTYPES = plain_dtypes()
+#: the same, dtype -> element type
+PLAIN_ELEMENT_TYPES: dict[np.dtype[Any], int] = {dt: et for et, dt in PLAIN_DTYPES.items()}
 
 
 class _Scratch:

@@ -31,8 +31,8 @@ from . import _interrupt
 from . import run_options as _run_options_module
 from ._interrupt import Deadline, watcher
 from ._loader import Api
-from ._numpy_bridge import (PLAIN_DTYPES, PYTHON_DATA, array_to_ortvalue, as_array,
-                            is_array_like, ortvalue_to_python, take_output,
+from ._numpy_bridge import (PLAIN_DTYPES, PLAIN_ELEMENT_TYPES, PYTHON_DATA, array_to_ortvalue,
+                            as_array, is_array_like, ortvalue_to_python, take_output,
                             tensor_copy_or_shape, tensor_view, view_output)
 from ._status import error_from_status, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
@@ -64,8 +64,6 @@ _monotonic = time.monotonic
 #: outputs of at most this many bytes are copied into a new array rather than viewed: for a
 #: small tensor a copy costs less than the owner chain a view needs (docs/PERFORMANCE.md)
 COPY_OUT_MAX = 1 << 16
-#: dtype -> element type of the plain types (_numpy_bridge.PLAIN_DTYPES)
-_PLAIN_ELEMENT_TYPES: dict[np.dtype[Any], int] = {dt: et for et, dt in PLAIN_DTYPES.items()}
 
 
 def _tensor_element_type(info: TypeInfo | None) -> ElementType | None:
@@ -469,7 +467,7 @@ class RunEngine:
         from this thread's value cache (see :meth:`prepare_inputs`), or None when the array
         is not one it takes (not C-contiguous, not of a plain numeric dtype)."""
         if et is None:
-            et = _PLAIN_ELEMENT_TYPES.get(array.dtype)
+            et = PLAIN_ELEMENT_TYPES.get(array.dtype)
             if et is None:
                 return None
         try:
