@@ -25,6 +25,7 @@ from ._ffi import ffi
 from ._handle import Handle
 from ._loader import Api
 from ._status import call_out, check, ignore, raise_status
+from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
     plain_dtypes, unpack_subbyte
 from .errors import InvalidArgument
@@ -124,6 +125,8 @@ def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
         if is_array_like(data):
             if hasattr(data, "__dlpack__") and not (hasattr(data, "__array_interface__") or
                                                     hasattr(data, "__array__")):
+                if is_dlpack_producer(data):  # its device checked, its failures named
+                    return dlpack_array(data, what), False
                 return np.from_dlpack(data), False
             arr = np.asarray(data)
             if isinstance(arr, np.ndarray):
