@@ -215,7 +215,16 @@ def _convert_to_ml_dtype(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: s
         if bad is not None:
             raise InvalidArgument(f"{what}: value {bad} is out of range for {type_name} "
                                   f"({limits})")
-    return arr.astype(want)
+    out = arr.astype(want)
+    if kinds == "biuf" and arr.size:
+        # a type without infinities (the FN and FNUZ float8s), NaN (FLOAT4E2M1), or zero and
+        # sign (FLOAT8E8M0) casts such a value to another kind of value: NaN, 6.0, -0.0
+        src, back = arr.astype(np.float64), out.astype(np.float64)
+        changed = (np.isnan(src) != np.isnan(back)) | (np.isinf(src) & (src != back))
+        if changed.any():
+            raise InvalidArgument(f"{what}: value {src[changed].flat[0]} has no {type_name} "
+                                  f"equivalent (the cast makes {back[changed].flat[0]} of it)")
+    return out
 
 
 def _has_masked_elements(array: np.ndarray[Any, Any]) -> bool:

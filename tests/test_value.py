@@ -169,6 +169,45 @@ def test_fill_takes_data_that_keeps_its_values() -> None:
     assert u.numpy().tolist() == [0, 255, 7]
 
 
+@pytest.mark.parametrize("element_type, data, becomes", [
+    (ElementType.FLOAT8E4M3FN, [1.0, float("inf")], "nan"),   # no infinities
+    (ElementType.FLOAT8E4M3FNUZ, [float("-inf")], "nan"),
+    (ElementType.FLOAT8E5M2FNUZ, [float("inf")], "nan"),
+    (ElementType.FLOAT4E2M1, [float("inf")], "6.0"),           # no infinities, no NaN
+    (ElementType.FLOAT4E2M1, [float("nan")], "-0.0"),
+    (ElementType.FLOAT8E8M0, [0.0], "nan"),                    # no zero, no sign
+    (ElementType.FLOAT8E8M0, [-2.0], "nan"),
+])
+def test_python_data_is_not_cast_to_another_kind_of_value(element_type: ElementType,
+                                                           data: list[float], becomes: str
+                                                           ) -> None:
+    """Python data given as an ml_dtypes float type was cast by ml_dtypes, which makes NaN of
+    an infinity, 6.0 of one and -0.0 of NaN in FLOAT4E2M1, NaN of zero and of negatives in
+    FLOAT8E8M0: silently other values, now refused as other changes are (found from outside)."""
+    bad = next(x for x in data if np.isinf(x) or np.isnan(x) or x <= 0)
+    with pytest.raises(ortc.InvalidArgument, match=re.escape(
+            f"value {bad} has no {element_type.name} equivalent (the cast makes {becomes}")):
+        ortc.Value.from_numpy(data, element_type)
+    with pytest.raises(ortc.InvalidArgument, match="has no"):
+        ortc.Value.from_sequence([data], element_type)
+    if element_type == ElementType.FLOAT8E4M3FN:  # (ORT's Identity lacks the float4/e8m0 types)
+        with ortc.Session(models.identity_model(models.T.FLOAT8E4M3FN, None)) as s:
+            with pytest.raises(ortc.InvalidArgument, match="input 'x'.*has no"):
+                s.run(None, {"x": data})
+            assert s.run(None, {"x": [1.0, -2.0]})[0].astype(float).tolist() == [1.0, -2.0]
+
+
+def test_python_data_keeps_the_special_values_a_type_has() -> None:
+    inf, nan = float("inf"), float("nan")
+    for et, data in ((ElementType.FLOAT8E5M2, [inf, -inf, nan, -0.0]),
+                     (ElementType.BFLOAT16, [inf, -inf, nan, -0.0]),
+                     (ElementType.FLOAT8E4M3FN, [nan, -0.0, 448.0]),
+                     (ElementType.FLOAT8E8M0, [nan, 2.0 ** -127, 0.25])):
+        got = ortc.Value.from_numpy(data, et).numpy().astype(np.float64)
+        np.testing.assert_array_equal(got, data, err_msg=et.name)
+        assert np.signbit(got).tolist() == np.signbit(data).tolist(), et.name
+
+
 def test_element_type_must_be_an_element_type() -> None:
     """A member of another of ortc's enums is refused even when its number is an element
     type's (ExecutionMode.PARALLEL is 1, FLOAT's number); found from outside. A wrongly typed
