@@ -121,6 +121,8 @@ def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
             arr = np.asarray(data)
             if arr.dtype.kind in "US" and isinstance(data, (list, tuple)):
                 _refuse_numbers_among_strings(data, what)
+            elif arr.dtype.kind == "O":
+                _refuse_objects(arr, what)
             return arr, True
         if is_array_like(data):
             if hasattr(data, "__dlpack__") and not (hasattr(data, "__array_interface__") or
@@ -149,6 +151,26 @@ def _refuse_numbers_among_strings(data: list[Any] | tuple[Any, ...], what: str) 
             raise InvalidArgument(
                 f"{what}: Python data mixing strings and other values (element {i} is {x!r}, "
                 f"{type(x).__name__}); numpy would make a string of it: pass all strings")
+
+
+def _refuse_objects(arr: np.ndarray[Any, Any], what: str) -> None:
+    """Python data numpy could hold only as objects is strings of both kinds (a string tensor)
+    or a mistake, named here: the object-array check would name the first element that is not
+    a string, a float beside the None that made the array one of objects."""
+    items = arr.reshape(-1).tolist()
+    if all(isinstance(x, (str, bytes)) for x in items):
+        return
+    for i, x in enumerate(items):
+        if x is None:
+            raise InvalidArgument(f"{what}: Python data holding None (element {i}); a tensor "
+                                  f"has no missing values")
+        if isinstance(x, int) and not -2**63 <= x < 2**64:
+            raise InvalidArgument(f"{what}: value {x} (element {i}) is too large for any "
+                                  f"integer type")
+    bad = next(i for i, x in enumerate(items) if not isinstance(x, (str, bytes, int, float)))
+    raise InvalidArgument(f"{what}: Python data holding {items[bad]!r} (element {bad}, "
+                          f"{type(items[bad]).__name__}), which numpy keeps as an object; pass "
+                          f"numbers or strings")
 
 
 def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: str,
