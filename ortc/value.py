@@ -335,6 +335,12 @@ class Value(Handle):
                                              "FLOAT")
         elif isinstance(mapping, tuple) and len(mapping) == 2:
             keys, values = (np.asarray(x) for x in mapping)
+            seen: set[Any] = set()
+            for k in keys.reshape(-1).tolist():  # ORT's map keeps one value per key, silently
+                if k in seen:
+                    raise InvalidArgument(f"from_map: the key {k!r} is given twice; a map "
+                                          f"holds one value per key")
+                seen.add(k)
         else:
             raise InvalidArgument(f"from_map: expected a dict, got {type(mapping).__name__}")
         parts = []

@@ -286,6 +286,20 @@ def test_from_map_key_and_value_types_convert_python_data() -> None:
     assert y.tolist() == [[0.0, 3.0, 0.0, 0.0]]
 
 
+def test_a_map_from_keys_and_values_refuses_a_repeated_key() -> None:
+    """ORT's map keeps one value per key: (keys, values) arrays with a key twice lost a value
+    without a word ({1: 1.0} from keys [1, 1]; found from outside)."""
+    with pytest.raises(ortc.InvalidArgument, match="the key 1 is given twice"):
+        ortc.Value.from_map((np.array([1, 1, 2]), np.array([1.0, 2.0, 3.0], np.float32)))
+    with pytest.raises(ortc.InvalidArgument, match="the key 'a' is given twice"):
+        ortc.Value.from_map((np.array(["a", "b", "a"], object), np.ones(3, np.float32)))
+    with ortc.Session(models.dict_vectorizer_model()) as s:  # map(int64, float) input
+        with pytest.raises(ortc.InvalidArgument, match="given twice"):
+            s.run(None, {"x": (np.array([1, 1]), np.array([1.0, 2.0], np.float32))})
+        [y] = s.run(None, {"x": (np.array([5, 1]), np.array([1.0, 2.0], np.float32))})
+        assert y.tolist() == [[2.0, 0.0, 0.0, 1.0]]
+
+
 def test_bad_inputs_to_from_numpy() -> None:
     with pytest.raises(ortc.InvalidArgument, match="None"):
         ortc.Value.from_numpy(None)
