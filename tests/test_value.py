@@ -300,6 +300,18 @@ def test_a_map_from_keys_and_values_refuses_a_repeated_key() -> None:
         assert y.tolist() == [[2.0, 0.0, 0.0, 1.0]]
 
 
+def test_a_sequence_of_maps_of_two_types_is_refused_naming_both() -> None:
+    """ORT refuses it with its own C++ types and header path in the message
+    ("ort_value.h:51 const T& OrtValue::Get() const [with T = std::map<long int, float>]")."""
+    with pytest.raises(ortc.InvalidArgument, match=re.escape(
+            "item 1 is a map(string,tensor(float)), item 0 a map(int64,tensor(float))")):
+        ortc.Value.from_sequence([{1: 1.0}, {"a": 2.0}])
+    floats = ortc.Value.from_map({1: 1.0})
+    with pytest.raises(ortc.InvalidArgument, match=re.escape("item 2 is a map(int64,tensor(int64))")):
+        ortc.Value.from_sequence([floats, {2: 2.0}, ortc.Value.from_map({3: 3}, value_type=ElementType.INT64)])
+    assert ortc.Value.from_sequence([floats, {2: 2.0}]).to_python() == [{1: 1.0}, {2: 2.0}]
+
+
 def test_bad_inputs_to_from_numpy() -> None:
     with pytest.raises(ortc.InvalidArgument, match="None"):
         ortc.Value.from_numpy(None)
