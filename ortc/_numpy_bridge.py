@@ -25,6 +25,7 @@ from ._ffi import ffi
 from ._handle import Handle
 from ._loader import Api
 from ._status import call_out, check, ignore, raise_status
+from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
     plain_dtypes, unpack_subbyte
 from .errors import InvalidArgument
@@ -120,10 +121,14 @@ def as_array(data: Any, what: str) -> tuple[np.ndarray[Any, Any], bool]:
             arr = np.asarray(data)
             if arr.dtype.kind in "US" and isinstance(data, (list, tuple)):
                 _refuse_numbers_among_strings(data, what)
+            elif arr.dtype.kind == "O":
+                _refuse_objects(arr, what)
             return arr, True
         if is_array_like(data):
             if hasattr(data, "__dlpack__") and not (hasattr(data, "__array_interface__") or
                                                     hasattr(data, "__array__")):
+                if is_dlpack_producer(data):  # its device checked, its failures named
+                    return dlpack_array(data, what), False
                 return np.from_dlpack(data), False
             arr = np.asarray(data)
             if isinstance(arr, np.ndarray):
@@ -146,6 +151,26 @@ def _refuse_numbers_among_strings(data: list[Any] | tuple[Any, ...], what: str) 
             raise InvalidArgument(
                 f"{what}: Python data mixing strings and other values (element {i} is {x!r}, "
                 f"{type(x).__name__}); numpy would make a string of it: pass all strings")
+
+
+def _refuse_objects(arr: np.ndarray[Any, Any], what: str) -> None:
+    """Python data numpy could hold only as objects is strings of both kinds (a string tensor)
+    or a mistake, named here: the object-array check would name the first element that is not
+    a string, a float beside the None that made the array one of objects."""
+    items = arr.reshape(-1).tolist()
+    if all(isinstance(x, (str, bytes)) for x in items):
+        return
+    for i, x in enumerate(items):
+        if x is None:
+            raise InvalidArgument(f"{what}: Python data holding None (element {i}); a tensor "
+                                  f"has no missing values")
+        if isinstance(x, int) and not -2**63 <= x < 2**64:
+            raise InvalidArgument(f"{what}: value {x} (element {i}) is too large for any "
+                                  f"integer type")
+    bad = next(i for i, x in enumerate(items) if not isinstance(x, (str, bytes, int, float)))
+    raise InvalidArgument(f"{what}: Python data holding {items[bad]!r} (element {bad}, "
+                          f"{type(items[bad]).__name__}), which numpy keeps as an object; pass "
+                          f"numbers or strings")
 
 
 def convert_python_data(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: str,
@@ -212,7 +237,16 @@ def _convert_to_ml_dtype(arr: np.ndarray[Any, Any], want: np.dtype[Any], what: s
         if bad is not None:
             raise InvalidArgument(f"{what}: value {bad} is out of range for {type_name} "
                                   f"({limits})")
-    return arr.astype(want)
+    out = arr.astype(want)
+    if kinds == "biuf" and arr.size:
+        # a type without infinities (the FN and FNUZ float8s), NaN (FLOAT4E2M1), or zero and
+        # sign (FLOAT8E8M0) casts such a value to another kind of value: NaN, 6.0, -0.0
+        src, back = arr.astype(np.float64), out.astype(np.float64)
+        changed = (np.isnan(src) != np.isnan(back)) | (np.isinf(src) & (src != back))
+        if changed.any():
+            raise InvalidArgument(f"{what}: value {src[changed].flat[0]} has no {type_name} "
+                                  f"equivalent (the cast makes {back[changed].flat[0]} of it)")
+    return out
 
 
 def _has_masked_elements(array: np.ndarray[Any, Any]) -> bool:

@@ -298,10 +298,10 @@ class IoBinding(Handle):
         """``data`` as a numpy array when it is an array producer (numpy, torch, DLPack, ...);
         a Value as it is; anything else (a string, a list, None) is refused: a binding takes
         memory to read or write, not data to convert."""
-        if isinstance(data, (Value, np.ndarray)):
+        if isinstance(data, Value) or type(data) is np.ndarray:
             return data
         if is_array_like(data) and not isinstance(data, np.generic):
-            return as_array(data, what)[0]
+            return as_array(data, what)[0]  # (a subclass, a masked array checked there too)
         raise InvalidArgument(f"{what}: expected a numpy array, another array or DLPack "
                               f"producer, or an ortc.Value, not {type(data).__name__}")
 

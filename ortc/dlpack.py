@@ -12,6 +12,7 @@ Producers on another device are refused; copy them to the CPU first.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -32,19 +33,24 @@ def is_dlpack_producer(obj: Any) -> bool:
 
 
 def dlpack_array(obj: Any, what: str) -> np.ndarray[Any, Any]:
-    """A numpy array over ``obj``'s memory (no copy), of exactly its dtype."""
+    """A numpy array over ``obj``'s memory (no copy), of exactly its dtype. Whatever the
+    producer does wrong (a device that is not a pair of integers, an exception of its own from
+    either method) is an InvalidArgument naming it."""
     try:
         device = tuple(obj.__dlpack_device__())
+        device_type, _device_id = (operator.index(d) for d in device)
     except Exception as exc:  # noqa: BLE001 - a producer's own failure
-        raise InvalidArgument(f"{what}: __dlpack_device__() failed: {exc}") from None
-    if not device or int(device[0]) != DLPACK_CPU:
+        raise InvalidArgument(f"{what}: __dlpack_device__() of {type(obj).__name__} did not "
+                              f"give a (device type, device id) pair of integers: "
+                              f"{type(exc).__name__}: {exc}") from None
+    if device_type != DLPACK_CPU:
         raise InvalidArgument(f"{what}: the DLPack tensor lives on device {device}, not the CPU "
                               f"(device type {DLPACK_CPU}); copy it to the CPU first")
     try:
         return np.from_dlpack(obj)
-    except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+    except Exception as exc:  # noqa: BLE001 - numpy's refusal or the producer's own failure
         raise InvalidArgument(f"{what}: cannot read this DLPack tensor without a copy "
-                              f"({type(obj).__name__}): {exc}") from None
+                              f"({type(obj).__name__}): {type(exc).__name__}: {exc}") from None
 
 
 def export_capsule(view: np.ndarray[Any, Any], what: str, stream: Any, max_version: Any,

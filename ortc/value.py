@@ -119,6 +119,22 @@ def _check_map_values(items: list[tuple[Any, Any]]) -> None:
         first = kind
 
 
+def _refuse_mixed_maps(parts: list[Value]) -> None:
+    """The maps of a sequence have one type: ORT refuses others with a message that names its
+    C++ types and header (map(int64, float) then map(string, float))."""
+    first: tuple[int, TypeInfo] | None = None
+    for i, part in enumerate(parts):
+        if part._known_tensor or part.kind != ValueKind.MAP:
+            continue
+        info = part.type_info
+        if first is None:
+            first = (i, info)
+        elif info != first[1]:
+            raise InvalidArgument(f"from_sequence: item {i} is a {info.type_str}, item "
+                                  f"{first[0]} a {first[1].type_str}; a sequence's maps have "
+                                  f"one type")
+
+
 #: how a message names a Value of each kind that is not a tensor
 _KIND_NAMES: dict[int, str] = {ValueKind.SEQUENCE: "sequence", ValueKind.MAP: "map",
                ValueKind.SPARSETENSOR: "sparse tensor", ValueKind.OPAQUE: "opaque value",
@@ -275,6 +291,7 @@ class Value(Handle):
                     raise InvalidArgument(f"from_sequence: element_type is {et.name} but "
                                           f"item {i} is a {what} Value")
                 parts.append(part)
+        _refuse_mixed_maps(parts)
         return cls._compose(api, parts, ValueKind.SEQUENCE, "from_sequence")
 
     @classmethod
@@ -335,6 +352,12 @@ class Value(Handle):
                                              "FLOAT")
         elif isinstance(mapping, tuple) and len(mapping) == 2:
             keys, values = (np.asarray(x) for x in mapping)
+            seen: set[Any] = set()
+            for k in keys.reshape(-1).tolist():  # ORT's map keeps one value per key, silently
+                if k in seen:
+                    raise InvalidArgument(f"from_map: the key {k!r} is given twice; a map "
+                                          f"holds one value per key")
+                seen.add(k)
         else:
             raise InvalidArgument(f"from_map: expected a dict, got {type(mapping).__name__}")
         parts = []

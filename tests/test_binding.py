@@ -629,3 +629,28 @@ def test_a_bind_interrupted_after_taking_its_hold_leaves_no_hold_behind(
     other.join(10)
     assert seen == [(2, 16)], seen
     assert caught.value is not None  # (the interrupted bind's frame was alive all along)
+
+
+def test_an_array_subclass_is_checked_under_the_binds_own_name() -> None:
+    """A masked array with masked elements bound as input or output was refused as
+    "Value.from_numpy: ..." (the binding made a Value of any ndarray subclass); one without a
+    mask, and np.matrix, bind in place like plain arrays."""
+    with ortc.Session(models.identity_model(models.T.FLOAT, [1, 3])) as s:
+        b = s.io_binding()
+        masked = np.ma.masked_array(np.zeros((1, 3), np.float32), [[1, 0, 0]])
+        with pytest.raises(ortc.InvalidArgument, match="^\\[INVALID_ARGUMENT\\] bind_input 'x': "
+                                                       "a masked array with masked elements"):
+            b.bind_input("x", masked)
+        with pytest.raises(ortc.InvalidArgument, match="bind_output 'y': a masked array"):
+            b.bind_output("y", masked)
+        out = np.ma.masked_array(np.zeros((1, 3), np.float32))
+        b.bind_input("x", np.ma.masked_array(np.arange(3, dtype=np.float32).reshape(1, 3)))
+        b.bind_output("y", out)
+        s.run_with_binding(b)
+        assert out.tolist() == [[0, 1, 2]]  # written in place
+        with pytest.warns(PendingDeprecationWarning):
+            matrix = np.matrix(np.zeros((1, 3), np.float32))
+        b.bind_output("y", matrix)
+        s.run_with_binding(b)
+        assert matrix.tolist() == [[0, 1, 2]]
+        b.close()

@@ -122,6 +122,57 @@ def test_other_devices_and_types_without_a_dlpack_form_are_refused() -> None:
         np.from_dlpack(v)
 
 
+class Misbehaving(Producer):
+    """A producer whose __dlpack_device__ returns ``device`` (or raises it, an exception) and
+    whose __dlpack__ raises ``failure`` when one is given."""
+
+    def __init__(self, device: Any, failure: BaseException | None = None) -> None:
+        super().__init__(np.ones(2, F32))
+        self._bad_device = device
+        self._failure = failure
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        if self._failure is not None:
+            raise self._failure
+        return super().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        if isinstance(self._bad_device, BaseException):
+            raise self._bad_device
+        return self._bad_device
+
+
+@pytest.mark.parametrize("producer, named", [
+    (Misbehaving("cpu"), r"__dlpack_device__\(\) of Misbehaving did not give a \(device type, "
+                         r"device id\) pair of integers: TypeError"),
+    (Misbehaving(None), "pair of integers: TypeError"),
+    (Misbehaving(()), "pair of integers: ValueError"),
+    (Misbehaving((1.0, 0)), "pair of integers: TypeError"),  # was read as the CPU
+    (Misbehaving(ZeroDivisionError("no device")), "ZeroDivisionError: no device"),
+    (Misbehaving((1, 0), KeyError("k")), r"\(Misbehaving\): KeyError: 'k'"),
+    (Misbehaving((1, 0), AttributeError("gone")), "AttributeError: gone"),
+    (Misbehaving((2, 0)), r"device \(2, 0\), not the CPU"),
+], ids=["device-str", "device-None", "device-empty", "device-float", "device-raises",
+        "dlpack-KeyError", "dlpack-AttributeError", "device-cuda"])
+def test_a_misbehaving_producer_is_an_invalid_argument_wherever_it_is_given(
+        producer: Any, named: str) -> None:
+    """What a producer does wrong was a bare ValueError/KeyError/AttributeError from inside
+    ortc (a device of ("cpu") failed on int('c')); Value.from_numpy skipped the device check."""
+    with ortc.Session(models.identity_model(models.T.FLOAT, None)) as s:
+        b = s.io_binding()
+        calls = {"run": lambda: s.run(None, {"x": producer}),
+                 "run_with_values": lambda: s.run_with_values(None, {"x": producer}),
+                 "from_numpy": lambda: ortc.Value.from_numpy(producer),
+                 "from_dlpack": lambda: ortc.Value.from_dlpack(producer),
+                 "bind_input": lambda: b.bind_input("x", producer),
+                 "bind_output": lambda: b.bind_output("y", producer)}
+        for call, fn in calls.items():
+            with pytest.raises(ortc.InvalidArgument, match=named):
+                fn()
+            print(call, "refused")
+        b.close()
+
+
 def test_torch_cpu_tensors_both_ways() -> None:
     torch = pytest.importorskip("torch")
     t = torch.arange(6, dtype=torch.float64).reshape(2, 3)

@@ -169,6 +169,45 @@ def test_fill_takes_data_that_keeps_its_values() -> None:
     assert u.numpy().tolist() == [0, 255, 7]
 
 
+@pytest.mark.parametrize("element_type, data, becomes", [
+    (ElementType.FLOAT8E4M3FN, [1.0, float("inf")], "nan"),   # no infinities
+    (ElementType.FLOAT8E4M3FNUZ, [float("-inf")], "nan"),
+    (ElementType.FLOAT8E5M2FNUZ, [float("inf")], "nan"),
+    (ElementType.FLOAT4E2M1, [float("inf")], "6.0"),           # no infinities, no NaN
+    (ElementType.FLOAT4E2M1, [float("nan")], "-0.0"),
+    (ElementType.FLOAT8E8M0, [0.0], "nan"),                    # no zero, no sign
+    (ElementType.FLOAT8E8M0, [-2.0], "nan"),
+])
+def test_python_data_is_not_cast_to_another_kind_of_value(element_type: ElementType,
+                                                           data: list[float], becomes: str
+                                                           ) -> None:
+    """Python data given as an ml_dtypes float type was cast by ml_dtypes, which makes NaN of
+    an infinity, 6.0 of one and -0.0 of NaN in FLOAT4E2M1, NaN of zero and of negatives in
+    FLOAT8E8M0: silently other values, now refused as other changes are (found from outside)."""
+    bad = next(x for x in data if np.isinf(x) or np.isnan(x) or x <= 0)
+    with pytest.raises(ortc.InvalidArgument, match=re.escape(
+            f"value {bad} has no {element_type.name} equivalent (the cast makes {becomes}")):
+        ortc.Value.from_numpy(data, element_type)
+    with pytest.raises(ortc.InvalidArgument, match="has no"):
+        ortc.Value.from_sequence([data], element_type)
+    if element_type == ElementType.FLOAT8E4M3FN:  # (ORT's Identity lacks the float4/e8m0 types)
+        with ortc.Session(models.identity_model(models.T.FLOAT8E4M3FN, None)) as s:
+            with pytest.raises(ortc.InvalidArgument, match="input 'x'.*has no"):
+                s.run(None, {"x": data})
+            assert s.run(None, {"x": [1.0, -2.0]})[0].astype(float).tolist() == [1.0, -2.0]
+
+
+def test_python_data_keeps_the_special_values_a_type_has() -> None:
+    inf, nan = float("inf"), float("nan")
+    for et, data in ((ElementType.FLOAT8E5M2, [inf, -inf, nan, -0.0]),
+                     (ElementType.BFLOAT16, [inf, -inf, nan, -0.0]),
+                     (ElementType.FLOAT8E4M3FN, [nan, -0.0, 448.0]),
+                     (ElementType.FLOAT8E8M0, [nan, 2.0 ** -127, 0.25])):
+        got = ortc.Value.from_numpy(data, et).numpy().astype(np.float64)
+        np.testing.assert_array_equal(got, data, err_msg=et.name)
+        assert np.signbit(got).tolist() == np.signbit(data).tolist(), et.name
+
+
 def test_element_type_must_be_an_element_type() -> None:
     """A member of another of ortc's enums is refused even when its number is an element
     type's (ExecutionMode.PARALLEL is 1, FLOAT's number); found from outside. A wrongly typed
@@ -245,6 +284,32 @@ def test_from_map_key_and_value_types_convert_python_data() -> None:
     assert y.tolist() == [[1.0, 0.0, 0.0, 2.0]]
     [y] = sess.run(None, {"x": {2: 3}})
     assert y.tolist() == [[0.0, 3.0, 0.0, 0.0]]
+
+
+def test_a_map_from_keys_and_values_refuses_a_repeated_key() -> None:
+    """ORT's map keeps one value per key: (keys, values) arrays with a key twice lost a value
+    without a word ({1: 1.0} from keys [1, 1]; found from outside)."""
+    with pytest.raises(ortc.InvalidArgument, match="the key 1 is given twice"):
+        ortc.Value.from_map((np.array([1, 1, 2]), np.array([1.0, 2.0, 3.0], np.float32)))
+    with pytest.raises(ortc.InvalidArgument, match="the key 'a' is given twice"):
+        ortc.Value.from_map((np.array(["a", "b", "a"], object), np.ones(3, np.float32)))
+    with ortc.Session(models.dict_vectorizer_model()) as s:  # map(int64, float) input
+        with pytest.raises(ortc.InvalidArgument, match="given twice"):
+            s.run(None, {"x": (np.array([1, 1]), np.array([1.0, 2.0], np.float32))})
+        [y] = s.run(None, {"x": (np.array([5, 1]), np.array([1.0, 2.0], np.float32))})
+        assert y.tolist() == [[2.0, 0.0, 0.0, 1.0]]
+
+
+def test_a_sequence_of_maps_of_two_types_is_refused_naming_both() -> None:
+    """ORT refuses it with its own C++ types and header path in the message
+    ("ort_value.h:51 const T& OrtValue::Get() const [with T = std::map<long int, float>]")."""
+    with pytest.raises(ortc.InvalidArgument, match=re.escape(
+            "item 1 is a map(string,tensor(float)), item 0 a map(int64,tensor(float))")):
+        ortc.Value.from_sequence([{1: 1.0}, {"a": 2.0}])
+    floats = ortc.Value.from_map({1: 1.0})
+    with pytest.raises(ortc.InvalidArgument, match=re.escape("item 2 is a map(int64,tensor(int64))")):
+        ortc.Value.from_sequence([floats, {2: 2.0}, ortc.Value.from_map({3: 3}, value_type=ElementType.INT64)])
+    assert ortc.Value.from_sequence([floats, {2: 2.0}]).to_python() == [{1: 1.0}, {2: 2.0}]
 
 
 def test_bad_inputs_to_from_numpy() -> None:
