@@ -1935,6 +1935,44 @@ def ortvalue_array_protocol_shares_memory(ort: Any) -> Any:
             np.asarray(ort.OrtValue.ortvalue_from_numpy(np.array([1, 2], np.int64)))]
 
 
+@scenario
+def descriptions_callers_edit_stay_the_models(ort: Any) -> Any:
+    # a caller that fills in a symbolic dimension in place (shape = arg.shape; shape[0] = 1)
+    # or adds to the metadata dict it read changed the session's own description (compat
+    # handed out the list and dict it kept)
+    sess = ort.InferenceSession(models.metadata_model())
+    arg = sess.get_inputs()[0]
+    shape = arg.shape
+    shape[0] = 1
+    shape.append(5)
+    md = sess.get_modelmeta()
+    md.custom_metadata_map["added"] = "1"
+    out: list[Any] = [sess.get_inputs()[0].shape, arg.shape, arg.shape is arg.shape,
+                      sorted(sess.get_modelmeta().custom_metadata_map),
+                      md.custom_metadata_map is md.custom_metadata_map, md is sess.get_modelmeta()]
+    # NodeArg is read-only; ModelMetadata's fields take values of their own types only
+    attempts = [lambda: setattr(arg, "shape", [1]), lambda: setattr(arg, "name", "z"),
+                lambda: delattr(arg, "type"), lambda: setattr(arg, "other", 1),
+                lambda: setattr(md, "producer_name", b"bytes"),
+                lambda: setattr(md, "producer_name", 1), lambda: setattr(md, "version", True),
+                lambda: setattr(md, "version", "1"), lambda: setattr(md, "version", 2**70),
+                lambda: setattr(md, "custom_metadata_map", {"k": "v"}),
+                lambda: setattr(md, "custom_metadata_map", {"k": 1}),
+                lambda: setattr(md, "description", None), lambda: delattr(md, "domain"),
+                lambda: setattr(md, "other", 1)]
+    for attempt in attempts:
+        try:
+            attempt()
+            out.append("ok")
+        except Exception as err:  # noqa: BLE001 - compared (the class; pybind's texts differ)
+            out.append(type(err).__name__)
+    md2 = sess.get_modelmeta()
+    out.append([md2.producer_name, md2.version, md2.custom_metadata_map,
+                sorted(n for n in dir(md2) if not n.startswith("_")),
+                sorted(n for n in dir(arg) if not n.startswith("_"))])
+    return out
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:
