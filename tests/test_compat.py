@@ -1973,6 +1973,40 @@ def descriptions_callers_edit_stay_the_models(ort: Any) -> Any:
     return out
 
 
+def _results_or_classes(run: Callable[[Any], Any], args: list[Any]) -> list[Any]:
+    """run(arg) for each arg: its result, or the class name of what it raised (for errors
+    whose text is pybind's own)."""
+    out = []
+    for arg in args:
+        try:
+            out.append(run(arg))
+        except Exception as err:  # noqa: BLE001 - compared
+            out.append(type(err).__name__)
+    return out
+
+
+@scenario
+def config_entries_of_bytes_and_lookups_of_other_types(ort: Any) -> Any:
+    # onnxruntime's binding takes bytes for a config key or value and for a lookup's key, and
+    # RunOptions.logid reads back as str when set from bytes (compat refused the bytes, kept
+    # logid as bytes, and looked up a number or None as a missing key)
+    out: list[Any] = []
+    for options, add, get in ((ort.SessionOptions(), "add_session_config_entry",
+                               "get_session_config_entry"),
+                              (ort.RunOptions(), "add_run_config_entry", "get_run_config_entry")):
+        getattr(options, add)(b"session.bytes_key", "1")
+        getattr(options, add)("session.bytes_value", b"v\xc3\xbc")
+        out.append(_results_or_classes(lambda key: getattr(options, get)(key),
+                                       ["session.bytes_key", b"session.bytes_value",
+                                        "session.missing", 1, None, b"\xff"]))
+        out.append(_results_or_classes(lambda entry: getattr(options, add)(*entry),
+                                       [("k", 1.5), (2, "v"), ("session.other", "1")]))
+    ro = ort.RunOptions()
+    ro.logid = b"tag"
+    out.append([ro.logid, type(ro.logid).__name__])
+    return out
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:
@@ -2402,3 +2436,21 @@ def test_an_initializer_the_model_does_not_declare_so_is_refused() -> None:
     with pytest.raises(rt.capi.onnxruntime_pybind11_state.InvalidArgument,
                        match=r"initializer 'b0': the model declares FLOAT \[8\], given INT8 \[8\]"):
         rt.InferenceSession(models.mlp_model(2, 8), so, providers=["CPUExecutionProvider"])
+
+
+def test_config_entries_onnxruntime_would_cut_or_not_read_back_are_refused_at_the_call() -> None:
+    # onnxruntime stores a key or value with a NUL only up to it, silently, and stores bytes
+    # that are not UTF-8, which then fail when read back: compat refuses both when added
+    for options, add in ((compat.SessionOptions(), "add_session_config_entry"),
+                         (compat.RunOptions(), "add_run_config_entry")):
+        for key, value in (("session.k\0z", "1"), ("session.k", "1\0z")):
+            with pytest.raises(compat.InvalidArgument, match="NUL"):
+                getattr(options, add)(key, value)
+        with pytest.raises(UnicodeDecodeError):
+            getattr(options, add)(b"session.\xff", "1")
+    so = compat.SessionOptions()
+    with pytest.raises(compat.InvalidArgument):
+        so.add_session_config_entry("session.k", "1\0z")
+    with pytest.raises(RuntimeError):  # nothing was stored
+        so.get_session_config_entry("session.k")
+
