@@ -2007,6 +2007,34 @@ def config_entries_of_bytes_and_lookups_of_other_types(ort: Any) -> Any:
     return out
 
 
+@scenario
+def ortvalue_from_shape_and_type_element_types(ort: Any) -> Any:
+    # no string tensor from a shape (compat made one of "" for str and bytes, and failed on
+    # object with a message about its elements), either byte order for a numeric type (a new
+    # tensor has no bytes to misread: compat refused big-endian), a bool as an ONNX type
+    # number, and the shape checked before the element type (the values themselves are left
+    # out: onnxruntime's memory is not initialized)
+    def made(args: tuple[Any, Any]) -> Any:
+        value = ort.OrtValue.ortvalue_from_shape_and_type(*args)
+        arr = value.numpy()
+        return [value.data_type(), value.shape(), arr.dtype.str, arr.shape]
+    return _results_or_classes(made, [
+        ([2], str), ([0], str), ([2], np.str_), ([2], bytes), ([2], np.dtype("S3")),
+        ([2], object), ([0], object), ([2], np.dtype(">f4")), ([2, 1], np.dtype(">i8")),
+        ([2], np.dtype("=u2")), ([2], np.int32(1)), ([2], True), ([2], 2**40),
+        ([2.0], np.dtype(">f4")), ("ab", np.void), ([2], 8)])
+
+
+@scenario
+def module_function_arguments_of_the_wrong_type(ort: Any) -> Any:
+    # integers as onnxruntime's binding converts them: int() of "3" or 2.5 was taken for the
+    # verbosity, and set_seed raised NotImplemented before looking at its argument
+    # (set_seed of an int is a documented difference)
+    return [_results_or_classes(ort.set_default_logger_verbosity,
+                                [0, -1, 7, True, np.int64(2), 2**31, 2.5, "3", None]),
+            _results_or_classes(ort.set_seed, [2.5, "1", None, 2**64])]
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence, cast
 
 import numpy as np
@@ -64,6 +65,22 @@ def _reinterpreted(data: np.ndarray[Any, Any], element_type: ortc.ElementType
 def _value_error(err: BaseException) -> RuntimeError:
     """onnxruntime's OrtValue methods raise a plain RuntimeError for every failure."""
     return RuntimeError(err.message if isinstance(err, ortc.OrtError) else str(err))
+
+
+def _dtype_and_type(element_type: Any) -> tuple[np.dtype[Any], Any]:
+    """(numpy dtype, element type) of ``ortvalue_from_shape_and_type``'s element type, as
+    onnxruntime reads it: an ONNX type number (a Python int, a bool too), or a numpy type of
+    either byte order (a new tensor has no bytes to misread), not a string or object type
+    (no tensor of those is made from a shape)."""
+    if isinstance(element_type, int):
+        onnx_type: Any = c_element_type(int(element_type))
+        return cast("np.dtype[Any]", dtype_for(onnx_type)), onnx_type  # (required: never None)
+    dtype = np.dtype(element_type)
+    if dtype.kind in "OSU":
+        raise RuntimeError("Creation of OrtValues is currently only supported from "
+                           "non-string numpy arrays")
+    dtype = dtype.newbyteorder("=")
+    return dtype, element_type_for(dtype)
 
 
 class OrtValue:
@@ -146,17 +163,20 @@ class OrtValue:
                                      device_type: str = "cpu", device_id: int = 0,
                                      vendor_id: int = -1, memory_info: Any = None) -> OrtValue:
         cpu_only(device_type, device_id, vendor_id)
+        try:  # the shape first, as onnxruntime's argument conversion: integers only
+            dims = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"ortvalue_from_shape_and_type(): incompatible function arguments: "
+                            f"the shape must be a sequence of integers, not {shape!r}") from None
+        if isinstance(element_type, int) and not -2**31 <= element_type < 2**31:
+            raise TypeError(f"ortvalue_from_shape_and_type(): incompatible function arguments: "
+                            f"the element type {element_type} is no int32")
         try:
-            if isinstance(element_type, int) and not isinstance(element_type, bool):
-                onnx_type: Any = c_element_type(element_type)
-                dtype = dtype_for(onnx_type)
-            else:
-                dtype = np.dtype(element_type)
-                onnx_type = element_type_for(dtype)
+            dtype, onnx_type = _dtype_and_type(element_type)
         except (TypeError, ValueError) as err:
             raise _value_error(err) from err
         try:
-            buf = np.zeros(tuple(shape), dtype=dtype)
+            buf = np.zeros(dims, dtype=dtype)
         except ValueError as err:  # a negative dimension
             raise _value_error(err) from err
         except MemoryError:  # numpy's subclass: onnxruntime's is the built-in class
