@@ -368,6 +368,12 @@ def missing_file(ort: Any) -> Any:
     return ort.InferenceSession("/nonexistent/model.onnx")
 
 
+@scenario
+def empty_model_path(ort: Any) -> Any:
+    # an unset setting's "" as the model path: onnxruntime's TypeError (compat: NoSuchFile)
+    return _results_or_classes(ort.InferenceSession, ["", b""])
+
+
 @_err
 def bad_bytes(ort: Any) -> Any:
     return ort.InferenceSession(b"not a model")
