@@ -2041,6 +2041,27 @@ def module_function_arguments_of_the_wrong_type(ort: Any) -> Any:
             _results_or_classes(ort.set_seed, [2.5, "1", None, 2**64])]
 
 
+@scenario
+def the_c_value_attribute_applications_read(ort: Any) -> Any:
+    # applications reach onnxruntime's C value through OrtValue._ortvalue (its data_ptr,
+    # update_inplace, to_dlpack): compat had only _get_c_value()
+    value = ort.OrtValue.ortvalue_from_numpy(np.arange(4, dtype=F32))
+    c_value = value._ortvalue
+    out: list[Any] = [c_value.data_ptr() == value.data_ptr(), c_value.shape(),
+                      c_value.data_type(), c_value.numpy()]
+    c_value.update_inplace(np.ones(4, F32))
+    capsule = c_value.to_dlpack()
+
+    class Producer:
+        def __dlpack__(self, **kwargs: Any) -> Any:
+            return capsule
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return (1, 0)
+    return out + [value.numpy(), type(capsule).__name__, np.from_dlpack(Producer()),
+                  ort.OrtValue(c_value).numpy()]
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:

@@ -107,6 +107,17 @@ class OrtValue:
         (``torch.from_dlpack(v._get_c_value())``, ``OrtValue(v._get_c_value())`` work)."""
         return self
 
+    @property
+    def _ortvalue(self) -> OrtValue:
+        """The attribute onnxruntime keeps its C value in, which applications read
+        (``v._ortvalue.data_ptr()``, ``.update_inplace(a)``, ``.to_dlpack()``): as
+        ``_get_c_value()``, this object."""
+        return self
+
+    def to_dlpack(self) -> Any:
+        """The C value's name for the DLPack capsule ``__dlpack__()`` gives."""
+        return self.__dlpack__()
+
     @classmethod
     def ortvalue_from_numpy(cls, numpy_obj: np.ndarray[Any, Any], /, device_type: str = "cpu",
                             device_id: int = 0, vendor_id: int = -1) -> OrtValue:
