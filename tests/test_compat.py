@@ -2509,3 +2509,28 @@ def test_config_entries_onnxruntime_would_cut_or_not_read_back_are_refused_at_th
     with pytest.raises(RuntimeError):  # nothing was stored
         so.get_session_config_entry("session.k")
 
+
+
+def test_differences_kept_in_output_names_metadata_and_read_only_values() -> None:
+    # docs/COMPAT.md, "Differences, and why" and "Faults ... compat does not copy"
+    sess = compat.InferenceSession(ADD)
+    want = real_ort.InferenceSession(ADD).run(None, AB)
+    for names in (iter(["c"]), {"c": 1}, np.array(["c"])):
+        same(sess.run(names, AB), want)
+    with pytest.raises(TypeError):
+        real_ort.InferenceSession(ADD).run(iter(["c"]), AB)
+    import onnx
+
+    model = onnx.load_from_string(ADD)
+    model.doc_string = "before\0after"
+    assert real_ort.InferenceSession(model.SerializeToString()).get_modelmeta().description \
+        == "before\0after"
+    assert compat.InferenceSession(model.SerializeToString()).get_modelmeta().description \
+        == "before"
+    frozen = np.zeros(3, F32)
+    frozen.flags.writeable = False
+    assert real_ort.OrtValue.ortvalue_from_numpy(frozen).numpy().flags.writeable
+    view = compat.OrtValue.ortvalue_from_numpy(frozen).numpy()
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 1
+    assert not frozen.any()
