@@ -71,6 +71,20 @@ def _severity(function: str, severity: Any) -> int:
     return level
 
 
+def _integer(function: str, value: Any, bits: int) -> int:
+    """``value`` as onnxruntime's binding converts a C integer argument: anything with
+    ``__index__`` (a bool too) that fits; its TypeError otherwise (not int()'s parsing of
+    "3" or truncation of 2.5)."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = None
+    if number is None or not -2**(bits - 1) <= number < 2**(bits - 1):
+        raise TypeError(f"{function}(): incompatible function arguments: an int{bits} is "
+                        f"expected, not {type(value).__name__} {value!r}")
+    return number
+
+
 def set_default_logger_severity(severity: int) -> None:
     ortc.get_env().log_severity_level = _severity("set_default_logger_severity", severity)
 
@@ -79,7 +93,7 @@ def set_default_logger_verbosity(verbosity: int) -> None:
     """Recorded only: the C API sets verbosity per session and per run, not for the default
     logger (SessionOptions.log_verbosity_level and RunOptions.log_verbosity_level work)."""
     global _verbosity
-    _verbosity = int(verbosity)
+    _verbosity = _integer("set_default_logger_verbosity", verbosity, 32)
 
 
 def enable_telemetry_events() -> None:
@@ -91,6 +105,7 @@ def disable_telemetry_events() -> None:
 
 
 def set_seed(seed: int) -> None:
+    _integer("set_seed", seed, 64)  # a wrong argument is a TypeError first, as there
     raise OrtNotImplemented("set_seed: the C API has no global random seed; give random "
                             "operators a 'seed' attribute in the model instead", 9)
 

@@ -16,7 +16,8 @@ import numpy as np
 import ortc
 
 from ._enums import ExecutionMode, ExecutionOrder, GraphOptimizationLevel
-from ._errors import PYBIND_MODULE, NotImplemented as OrtNotImplemented, ort_error, translate, unpicklable
+from ._errors import PYBIND_MODULE, InvalidArgument, NotImplemented as OrtNotImplemented, ort_error, \
+    translate, unpicklable
 from ._ortvalue import OrtValue
 
 #: attribute -> default, as onnxruntime 1.32's SessionOptions has them
@@ -81,14 +82,44 @@ def checked(name: str, value: Any) -> Any:
     return value
 
 
-def config_pair(method: str, key: Any, value: Any) -> None:
-    """onnxruntime's config setters take str only (pybind refuses a number, a bool, None)."""
-    if not isinstance(key, str) or not isinstance(value, str):
+def _config_text(text: Any) -> str | None:
+    """A config key or value as onnxruntime's binding takes it (a str, or bytes, which must be
+    UTF-8 here: UnicodeDecodeError, as onnxruntime raises reading such an entry back), else
+    None."""
+    if isinstance(text, bytes):
+        return text.decode("utf-8")
+    return text if isinstance(text, str) else None
+
+
+def config_pair(method: str, key: Any, value: Any) -> tuple[str, str]:
+    """(key, value) of a config entry: str or UTF-8 bytes, TypeError for anything else (a
+    number, a bool, None). A NUL inside either raises InvalidArgument here: ORT reads C
+    strings, so onnxruntime stores only what comes before it, silently."""
+    key_text, value_text = _config_text(key), _config_text(value)
+    if key_text is None or value_text is None:
         raise TypeError(f"{method}(): incompatible function arguments: the key and the value "
-                        f"must be str, not {type(key).__name__} and {type(value).__name__}")
-    if not key or len(key.encode("utf-8", "surrogatepass")) > 1024:  # ORT's check (bytes),
-        # which onnxruntime makes at the call
+                        f"must be str (or UTF-8 bytes), not {type(key).__name__} and "
+                        f"{type(value).__name__}")
+    if not key_text or len(key_text.encode("utf-8", "surrogatepass")) > 1024:  # ORT's check
+        # (bytes), which onnxruntime makes at the call
         raise RuntimeError("Config key is empty or longer than maximum length 1024")
+    for what, text in (("key", key_text), ("value", value_text)):
+        if "\0" in text:
+            raise InvalidArgument(f"config {what} {text!r} contains a NUL byte: ORT would read "
+                                  f"only what comes before it", 2)
+    return key_text, value_text
+
+
+def config_key(method: str, key: Any) -> str:
+    """The key of a config lookup: str or UTF-8 bytes; None raises onnxruntime's class for it
+    (RuntimeError), anything else its TypeError."""
+    if key is None:
+        raise RuntimeError(f"{method}(): the key is None, not a str")
+    text = _config_text(key)
+    if text is None:
+        raise TypeError(f"{method}(): incompatible function arguments: the key must be a str, "
+                        f"not {type(key).__name__}")
+    return text
 
 
 def _require_tensor(name: str, value: OrtValue) -> None:
@@ -133,10 +164,11 @@ class SessionOptions:
         return sorted({*object.__dir__(self), *_SESSION_DEFAULTS})
 
     def add_session_config_entry(self, key: str, value: str) -> None:
-        config_pair("add_session_config_entry", key, value)
+        key, value = config_pair("add_session_config_entry", key, value)
         self._config[key] = value
 
     def get_session_config_entry(self, key: str) -> str:
+        key = config_key("get_session_config_entry", key)
         if key not in self._config:
             raise RuntimeError(f"SessionOptions does not have configuration with key: {key}")
         return cast(str, self._config[key])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence, cast
 
 import numpy as np
@@ -66,6 +67,22 @@ def _value_error(err: BaseException) -> RuntimeError:
     return RuntimeError(err.message if isinstance(err, ortc.OrtError) else str(err))
 
 
+def _dtype_and_type(element_type: Any) -> tuple[np.dtype[Any], Any]:
+    """(numpy dtype, element type) of ``ortvalue_from_shape_and_type``'s element type, as
+    onnxruntime reads it: an ONNX type number (a Python int, a bool too), or a numpy type of
+    either byte order (a new tensor has no bytes to misread), not a string or object type
+    (no tensor of those is made from a shape)."""
+    if isinstance(element_type, int):
+        onnx_type: Any = c_element_type(int(element_type))
+        return cast("np.dtype[Any]", dtype_for(onnx_type)), onnx_type  # (required: never None)
+    dtype = np.dtype(element_type)
+    if dtype.kind in "OSU":
+        raise RuntimeError("Creation of OrtValues is currently only supported from "
+                           "non-string numpy arrays")
+    dtype = dtype.newbyteorder("=")
+    return dtype, element_type_for(dtype)
+
+
 class OrtValue:
     """A tensor, sequence, map or optional value (onnxruntime.OrtValue over an ortc.Value)."""
 
@@ -89,6 +106,17 @@ class OrtValue:
         """What stands for onnxruntime's C value: this object, whose methods have its names
         (``torch.from_dlpack(v._get_c_value())``, ``OrtValue(v._get_c_value())`` work)."""
         return self
+
+    @property
+    def _ortvalue(self) -> OrtValue:
+        """The attribute onnxruntime keeps its C value in, which applications read
+        (``v._ortvalue.data_ptr()``, ``.update_inplace(a)``, ``.to_dlpack()``): as
+        ``_get_c_value()``, this object."""
+        return self
+
+    def to_dlpack(self) -> Any:
+        """The C value's name for the DLPack capsule ``__dlpack__()`` gives."""
+        return self.__dlpack__()
 
     @classmethod
     def ortvalue_from_numpy(cls, numpy_obj: np.ndarray[Any, Any], /, device_type: str = "cpu",
@@ -146,17 +174,20 @@ class OrtValue:
                                      device_type: str = "cpu", device_id: int = 0,
                                      vendor_id: int = -1, memory_info: Any = None) -> OrtValue:
         cpu_only(device_type, device_id, vendor_id)
+        try:  # the shape first, as onnxruntime's argument conversion: integers only
+            dims = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"ortvalue_from_shape_and_type(): incompatible function arguments: "
+                            f"the shape must be a sequence of integers, not {shape!r}") from None
+        if isinstance(element_type, int) and not -2**31 <= element_type < 2**31:
+            raise TypeError(f"ortvalue_from_shape_and_type(): incompatible function arguments: "
+                            f"the element type {element_type} is no int32")
         try:
-            if isinstance(element_type, int) and not isinstance(element_type, bool):
-                onnx_type: Any = c_element_type(element_type)
-                dtype = dtype_for(onnx_type)
-            else:
-                dtype = np.dtype(element_type)
-                onnx_type = element_type_for(dtype)
+            dtype, onnx_type = _dtype_and_type(element_type)
         except (TypeError, ValueError) as err:
             raise _value_error(err) from err
         try:
-            buf = np.zeros(tuple(shape), dtype=dtype)
+            buf = np.zeros(dims, dtype=dtype)
         except ValueError as err:  # a negative dimension
             raise _value_error(err) from err
         except MemoryError:  # numpy's subclass: onnxruntime's is the built-in class

@@ -8,7 +8,7 @@ from typing import Any, cast
 import ortc
 
 from ._errors import PYBIND_MODULE, Fail, translate, unpicklable
-from ._options import checked, config_pair, no_attribute
+from ._options import checked, config_key, config_pair, no_attribute
 
 
 class RunOptions:
@@ -55,7 +55,8 @@ class RunOptions:
         elif name == "log_verbosity_level":
             native.log_verbosity_level = checked("log_verbosity_level", value)
         elif name == "logid":
-            native.tag = checked("logid", value)
+            value = checked("logid", value)  # (bytes read back as str, as there)
+            native.tag = value
             object.__setattr__(self, "_logid", value)
         elif name == "only_execute_path_to_fetches":
             # ORT prunes nodes the fetches do not need; the outputs are the same either way,
@@ -82,13 +83,14 @@ class RunOptions:
         return sorted({*object.__dir__(self), *self._ATTRS})
 
     def add_run_config_entry(self, key: str, value: str) -> None:
-        config_pair("add_run_config_entry", key, value)
+        key, value = config_pair("add_run_config_entry", key, value)
         try:
             self._native.add_run_config_entry(key, value)
         except ortc.Error as err:
             raise translate(err) from None
 
     def get_run_config_entry(self, key: str) -> str:
+        key = config_key("get_run_config_entry", key)
         value = self._native.get_run_config_entry(key)
         if value is None:
             raise RuntimeError(f"RunOptions does not have configuration with key: {key}")

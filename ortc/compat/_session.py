@@ -50,6 +50,8 @@ class InferenceSession:
         self._model_bytes: bytes | None = None
         if isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fspath(path_or_bytes)
+            if not self._model_path:  # onnxruntime's class (an unset setting's "" is common)
+                raise TypeError("InferenceSession: the model path is an empty string")
         elif isinstance(path_or_bytes, bytes):
             self._model_bytes = path_or_bytes
         else:
