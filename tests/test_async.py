@@ -259,7 +259,7 @@ sess = ort.InferenceSession(model)
 called = threading.Event()
 sess.run_async(None, {"a": x, "b": x}, lambda res, data, err: called.set(), None)
 called.wait(10)
-ref = weakref.ref(sess._sess); del sess
+ref = weakref.ref(sess._native); del sess
 out["compat"] = released(ref)
 print(json.dumps(out))
 """

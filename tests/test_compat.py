@@ -2062,6 +2062,25 @@ def the_c_value_attribute_applications_read(ort: Any) -> Any:
                   ort.OrtValue(c_value).numpy()]
 
 
+@scenario
+def the_c_session_applications_call(ort: Any) -> Any:
+    # applications call onnxruntime's C++ session (InferenceSession._sess) for its argument
+    # order: feeds before names in run_with_ort_values, the C values of OrtValues, the C binding
+    sess = ort.InferenceSession(ADD)
+    c_sess = sess._sess
+    feeds = {k: ort.OrtValue.ortvalue_from_numpy(x)._ortvalue for k, x in AB.items()}
+    values = c_sess.run_with_ort_values(feeds, ["c"], None)
+    binding = sess.io_binding()
+    binding.bind_cpu_input("a", AB["a"])
+    binding.bind_cpu_input("b", AB["b"])
+    binding.bind_output("c")
+    c_sess.run_with_iobinding(binding._iobinding, None)
+    return [[ort.OrtValue(v).numpy() for v in values], c_sess.run(["c"], AB, None),
+            binding.copy_outputs_to_cpu(), [a.name for a in c_sess.inputs_meta],
+            [a.name for a in c_sess.outputs_meta], c_sess.get_providers(),
+            isinstance(c_sess.get_profiling_start_time_ns, int)]
+
+
 # -- the tests --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_side_by_side(name: str) -> None:
@@ -2276,7 +2295,7 @@ def test_a_lazy_attribute_read_while_set_providers_swaps_the_session_keeps_the_n
             value = getattr(sess, name)
         finally:
             lazy.make = make
-        assert seen[-2] is not seen[-1] and seen[-1] is sess._sess, seen
+        assert seen[-2] is not seen[-1] and seen[-1] is sess._native, seen
         assert vars(sess)[name] is value  # kept: read from the current session
     assert sess.run(None, AB)[0].tolist() == [1.5, 1.0, 7.0]
     assert [a.name for a in sess.get_inputs()] == ["a", "b"]
@@ -2352,7 +2371,7 @@ def test_a_keyboard_interrupt_in_a_run_stays_one() -> None:
     for feeds in ({"seq": [np.ones(2, F32)], "i": _ArrayProducer(np.array(0))},
                   {"seq": [np.ones(2, F32)], "i": "0"}):
         for err in (KeyboardInterrupt(), SystemExit(3)):
-            assert explain(sess._sess, ["seq", "i"], err, None, feeds, None) is err
+            assert explain(sess._native, ["seq", "i"], err, None, feeds, None) is err
 
 
 def test_iobinding_binds_string_inputs() -> None:

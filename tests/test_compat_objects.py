@@ -155,6 +155,8 @@ def _use_everything(sess: Any) -> None:
     sess.run_with_iobinding(binding)
     binding.copy_outputs_to_cpu()
     binding.get_outputs()
+    sess._sess.run_with_ort_values({k: v._ortvalue for k, v in values.items()}, ["c"], None)
+    sess._sess.run_with_iobinding(binding._iobinding, None)  # (onnxruntime's C session's calls)
     sess.get_inputs(), sess.get_outputs(), sess.get_modelmeta(), sess.get_session_options()
 
 
@@ -189,7 +191,7 @@ def test_set_providers_frees_the_replaced_session() -> None:
     handles_before = ortc.live_handles().get("Session", 0)
     with _no_cyclic_gc():
         sess = _session(compat)
-        old = weakref.ref(sess._sess)
+        old = weakref.ref(sess._native)
         sess.set_providers(["CPUExecutionProvider"])
         assert old() is None
         assert ortc.live_handles().get("Session", 0) == handles_before + 1
@@ -303,7 +305,7 @@ def test_pickling_and_copying_as_onnxruntime(kind: str, how: str) -> None:
 def test_a_copied_session_shares_the_native_session_and_runs() -> None:
     sess = _session(compat)
     twin = copy.copy(sess)
-    assert twin is not sess and twin._sess is sess._sess
+    assert twin is not sess and twin._native is sess._native
     np.testing.assert_array_equal(twin.run(None, AB)[0], SUM)
     value = compat.OrtValue.ortvalue_from_numpy(AB["a"])
     assert copy.copy(value).numpy() is not None and copy.copy(value)._value is value._value
@@ -394,7 +396,7 @@ def test_a_compat_run_goes_through_the_native_session_class_as_it_is_now() -> No
 
     with mock.patch.object(ortc.Session, "run", counted):
         np.testing.assert_array_equal(sess.run(None, AB)[0], SUM)
-    assert calls == [sess._sess]
+    assert calls == [sess._native]
     np.testing.assert_array_equal(sess.run(None, AB)[0], SUM)
     assert len(calls) == 1
 
@@ -432,7 +434,7 @@ def test_settings_alone_make_the_native_session_from_keywords() -> None:
             sess = compat.InferenceSession(ADD, so, **kw)
         assert ortc.live_handles().get("SessionOptions", 0) == count
         np.testing.assert_array_equal(sess.run(None, AB)[0], SUM)
-        return dict(sess._sess.recipe().options.settings), nat.call_count
+        return dict(sess._native.recipe().options.settings), nat.call_count
 
     so = compat.SessionOptions()
     so.intra_op_num_threads = 1

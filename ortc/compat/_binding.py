@@ -145,9 +145,15 @@ class IOBinding:
     __copy__ = shallow_copy
 
     def __init__(self, session: Any) -> None:
-        self._session = session._sess
-        self._binding = session._sess.io_binding()
+        self._session = session._native
+        self._binding = session._native.io_binding()
         self._keep: dict[str, Any] = {}  # arrays whose memory is bound, kept alive
+
+    @property
+    def _iobinding(self) -> IOBinding:
+        """Where onnxruntime keeps its C++ binding, which applications pass to
+        ``session._sess.run_with_iobinding``: the binding itself here."""
+        return self
 
     def _call(self, method: Any, *args: Any) -> Any:
         try:

@@ -141,7 +141,7 @@ class InferenceSession:
         self._bind(sess)
 
     def _bind(self, sess: ortc.Session) -> None:
-        self._sess = sess  # first: a lazy attribute read of the session replaced is not kept
+        self._native = sess  # first: a lazy attribute read of the session replaced is not kept
         d = self.__dict__
         for name in _LAZY:
             d.pop(name, None)
@@ -189,7 +189,7 @@ class InferenceSession:
 
     def set_providers(self, providers: Sequence[Any] | None = None,
                       provider_options: Sequence[dict[Any, Any]] | None = None) -> None:
-        old = self._sess
+        old = self._native
         self._create(providers, provider_options)
         try:
             old.close()
@@ -212,7 +212,7 @@ class InferenceSession:
         # the hot path: one Python call between the caller and ortc's run, and the run looked
         # up at each call (a method of the class, so subclasses, wrappers and mocks of it take
         # effect, ortc's compiled marker wrapper too)
-        sess = self._sess
+        sess = self._native
         native_run = self._run or sess.run
         try:
             if output_names is not None and output_names.__class__ is not list:
@@ -222,7 +222,7 @@ class InferenceSession:
                 return native_run(output_names or None, input_feed)
             return native_run(output_names or None, input_feed, run_options._for_run())
         except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
-            if isinstance(err, ortc.ClosedError) and sess is not self._sess:
+            if isinstance(err, ortc.ClosedError) and sess is not self._native:
                 # this call read the session just before set_providers() replaced it
                 return _own_run(self, output_names, input_feed, run_options)
             return self._run_failed(err, output_names, input_feed, run_options)
@@ -235,7 +235,7 @@ class InferenceSession:
         again = self._taken_as_pybind_takes(err, output_names, input_feed)
         if again is not None:
             return _own_run(self, again[0], again[1], run_options)
-        raise explain(self._sess, self._required, err, output_names, input_feed,
+        raise explain(self._native, self._required, err, output_names, input_feed,
                       run_options) from None
 
     def _taken_as_pybind_takes(self, err: BaseException, output_names: Any,
@@ -247,7 +247,7 @@ class InferenceSession:
         the inputs' types. None when none of these applies."""
         if isinstance(err, ortc.InvalidArgument) and not isinstance(err, _OrtStyle):
             if isinstance(feeds, Mapping):
-                known = feedable(self._sess)
+                known = feedable(self._native)
                 unfed = [k for k, v in feeds.items() if v is None and k not in known]
                 if unfed:
                     return output_names, {k: v for k, v in feeds.items() if k not in unfed}
@@ -260,7 +260,7 @@ class InferenceSession:
             names = _decoded(output_names)
             if names is not None:
                 return names, feeds
-            converted = lists_converted(self._sess, feeds)
+            converted = lists_converted(self._native, feeds)
             if converted is not None:
                 return output_names, converted
         return None
@@ -273,10 +273,10 @@ class InferenceSession:
         validate_input(self._required, list(input_dict_ort_values.keys()))
         feeds = {k: v._get_c_value()._value for k, v in input_dict_ort_values.items()}
         try:
-            values = self._sess.run_with_values(
+            values = self._native.run_with_values(
                 output_names or None, feeds, None if run_options is None else run_options._for_run())
         except BaseException as err:  # noqa: BLE001
-            raise explain(self._sess, self._required, err, output_names, input_dict_ort_values,
+            raise explain(self._native, self._required, err, output_names, input_dict_ort_values,
                           run_options) from None
         return [OrtValue(v) for v in values]
 
@@ -296,7 +296,7 @@ class InferenceSession:
             # takes, and fails when the run ends, as here)
             raise TypeError(f"run_async(): incompatible function arguments: the callback must "
                             f"be callable, not {type(callback).__name__}")
-        refused = conversion_refused(self._sess, input_feed)
+        refused = conversion_refused(self._native, input_feed)
         if refused is not None:
             raise refused
         try:
@@ -324,13 +324,13 @@ class InferenceSession:
 
     def _start_async(self, output_names: Any, feeds: Any, run_options: Any) -> Any:
         try:
-            return self._sess.run_async(output_names or None, feeds,
+            return self._native.run_async(output_names or None, feeds,
                                         None if run_options is None else run_options._for_run())
         except BaseException as err:  # noqa: BLE001 - re-raised as onnxruntime raises it
             again = self._taken_as_pybind_takes(err, output_names, feeds)
             if again is not None:  # as run() takes them
                 return self._start_async(again[0], again[1], run_options)
-            raise explain(self._sess, self._required, err, output_names, feeds,
+            raise explain(self._native, self._required, err, output_names, feeds,
                           run_options) from None
 
     def io_binding(self) -> Any:
@@ -339,10 +339,10 @@ class InferenceSession:
         return IOBinding(self)
 
     def run_with_iobinding(self, iobinding: Any, run_options: RunOptions | None = None) -> None:
-        if getattr(iobinding, "_session", None) is not self._sess:
+        if getattr(iobinding, "_session", None) is not self._native:
             raise ValueError("IOBinding must be used with the session that created it.")
         try:
-            self._sess.run_with_binding(iobinding._binding,
+            self._native.run_with_binding(iobinding._binding,
                                         None if run_options is None else run_options._for_run())
         except ortc.OrtError as err:  # onnxruntime's words and class for a failure of the run
             raise RuntimeError(f"Error in execution: {err.message}") from err
@@ -355,10 +355,15 @@ class InferenceSession:
                                                      device_id, vendor_id)
 
     def end_profiling(self) -> str:
-        return self._sess.end_profiling()
+        return self._native.end_profiling()
+
+    @property
+    def _sess(self) -> _CSession:
+        """Where onnxruntime keeps its C++ session, which applications call (see _CSession)."""
+        return _CSession(self)
 
     def get_profiling_start_time_ns(self) -> int:
-        return self._sess.profiling_start_ns()
+        return self._native.profiling_start_ns()
 
     def _fall_back(self, err: BaseException, again: Callable[[], list[Any]]) -> list[Any]:
         if not self._enable_fallback:
@@ -368,6 +373,72 @@ class InferenceSession:
         self.set_providers(self._fallback_providers)
         self.disable_fallback()
         return again()
+
+
+class _CSession:
+    """What ``InferenceSession._sess`` is: onnxruntime keeps its C++ session there, and some
+    applications call it directly for its argument order (``sess._sess.run_with_ort_values(
+    feeds, output_names, run_options)``, the feeds' "C values" from ``v._ortvalue``) or its
+    attributes (``inputs_meta``). Here its methods are the session's own, which read the
+    session's current native one at each call (set_providers() replaces it). Made per read of
+    ``_sess`` and holding the session: one kept in the session would be a reference cycle."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: InferenceSession) -> None:
+        self._owner = owner
+
+    def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
+            run_options: RunOptions | None = None) -> list[Any]:
+        return _own_run(self._owner, output_names, input_feed, run_options)
+
+    def run_with_ort_values(self, input_dict_ort_values: Mapping[str, OrtValue],
+                            output_names: Sequence[str] | None,
+                            run_options: RunOptions | None = None) -> list[OrtValue]:
+        return _own_run_with_ort_values(self._owner, output_names, input_dict_ort_values,
+                                        run_options)
+
+    def run_with_iobinding(self, iobinding: Any, run_options: RunOptions | None = None
+                           ) -> None:
+        _own_run_with_iobinding(self._owner, iobinding, run_options)
+
+    def run_async(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
+                  callback: Callable[[Any, Any, str], None], user_data: Any,
+                  run_options: RunOptions | None = None) -> None:
+        _own_run_async(self._owner, output_names, input_feed, callback, user_data, run_options)
+
+    def end_profiling(self) -> str:
+        return self._owner.end_profiling()
+
+    def get_providers(self) -> list[str]:
+        return self._owner.get_providers()
+
+    def get_provider_options(self) -> dict[str, dict[str, str]]:
+        return self._owner.get_provider_options()
+
+    @property
+    def inputs_meta(self) -> list[NodeArg]:
+        return self._owner.get_inputs()
+
+    @property
+    def outputs_meta(self) -> list[NodeArg]:
+        return self._owner.get_outputs()
+
+    @property
+    def overridable_initializers(self) -> list[NodeArg]:
+        return self._owner.get_overridable_initializers()
+
+    @property
+    def model_meta(self) -> ModelMetadata:
+        return self._owner.get_modelmeta()
+
+    @property
+    def session_options(self) -> SessionOptions:
+        return self._owner.get_session_options()
+
+    @property
+    def get_profiling_start_time_ns(self) -> int:  # (an attribute there, not a method)
+        return self._owner.get_profiling_start_time_ns()
 
 
 #: the providers the library was built with (a fact of the one library a process loads)
@@ -426,15 +497,15 @@ class _Lazy:
             return self
         d = obj.__dict__
         while True:
-            sess = obj._sess
+            sess = obj._native
             try:
                 value = self.make(obj, sess)
             except ortc.ClosedError:
-                if obj._sess is sess:
+                if obj._native is sess:
                     raise
                 continue  # set_providers() closed it meanwhile: read the new one
             kept = d.setdefault(self.name, value)
-            if obj._sess is sess:
+            if obj._native is sess:
                 return kept
             if d.get(self.name) is value:  # ours, of the replaced session: take it back
                 d.pop(self.name, None)
@@ -456,6 +527,9 @@ for _name, _make in _LAZY.items():
 #: InferenceSession's own run, for its retries: a subclass's or a wrapper's run (or a mock)
 #: sees the caller's call once, not the internal ones
 _own_run = InferenceSession.run
+_own_run_with_ort_values = InferenceSession.run_with_ort_values
+_own_run_with_iobinding = InferenceSession.run_with_iobinding
+_own_run_async = InferenceSession.run_async
 
 #: what a session is made with when it is given no options (never changed: only read)
 _DEFAULT_OPTIONS = SessionOptions()
