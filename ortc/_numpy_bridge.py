@@ -91,6 +91,13 @@ def is_array_like(data: Any) -> bool:
             or exports_buffer(data))
 
 
+def exposes_memory(data: Any) -> bool:
+    """Whether ``data`` hands out its own memory (numpy's array interface, the buffer
+    protocol), not only a conversion to an array (``__array__``, which may make a copy)."""
+    return (isinstance(data, (np.ndarray, memoryview)) or hasattr(data, "__array_interface__")
+            or hasattr(data, "__array_struct__") or exports_buffer(data))
+
+
 def exports_buffer(data: Any) -> bool:
     """Whether ``data`` exports the buffer protocol (str and bytes aside: they are text)."""
     if isinstance(data, (str, bytes)):

@@ -16,8 +16,8 @@ from ._ffi import ffi
 from ._guard import Entries, Hold
 from ._handle import Handle
 from ._numpy_bridge import PLAIN_DTYPES, RunOutput, _Scratch, as_array, copy_plain_tensor, \
-    is_array_like, is_empty_optional, ortvalue_to_python, take_output, tensor_copy_or_shape, \
-    value_kind
+    exposes_memory, is_array_like, is_empty_optional, ortvalue_to_python, take_output, \
+    tensor_copy_or_shape, value_kind
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for
 from ._cstr import utf8
@@ -459,6 +459,14 @@ class IoBinding(Handle):
             if memory_info is not None:
                 raise InvalidArgument(f"bind_output {name!r}: memory_info is for an output ORT "
                                       f"allocates (no data); given data is where it is")
+            if not isinstance(data, (Value, np.ndarray)) and is_array_like(data) and \
+                    not exposes_memory(data):
+                # __array__ is a conversion, free to hand over a copy: ORT would write the
+                # outputs there, and the object bound would never see them
+                raise InvalidArgument(
+                    f"bind_output {name!r}: a {type(data).__name__} gives its data only through "
+                    f"__array__, which may be a copy; ORT writes an output into the memory "
+                    f"bound: bind a numpy array, a DLPack producer or a buffer over it")
             data = self._array_for(data, f"bind_output {name!r}")
             if isinstance(data, Value) and not data._writable:
                 raise InvalidArgument(f"bind_output {name!r}: this Value is over read-only "

@@ -631,6 +631,40 @@ def test_a_bind_interrupted_after_taking_its_hold_leaves_no_hold_behind(
     assert caught.value is not None  # (the interrupted bind's frame was alive all along)
 
 
+def test_an_output_bound_to_an_object_without_its_own_memory_is_refused() -> None:
+    """An object that gives its data only through __array__ may hand over a copy each time:
+    ORT wrote the outputs into that copy and the object never saw them (accepted silently).
+    Such an output is refused; one over the object's own memory (the array interface, the
+    buffer protocol) is written in place."""
+
+    class Converts:  # a copy per conversion
+        def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
+            return np.zeros((1, 3), np.float32)
+
+    class Exposes:  # numpy's array interface over memory it keeps
+        def __init__(self) -> None:
+            self.memory = np.zeros((1, 3), np.float32)
+            self.__array_interface__ = self.memory.__array_interface__
+
+    with ortc.Session(models.identity_model(models.T.FLOAT, [1, 3])) as s:
+        b = s.io_binding()
+        b.bind_input("x", np.arange(3, dtype=np.float32).reshape(1, 3))
+        with pytest.raises(ortc.InvalidArgument, match="bind_output 'y': a Converts gives its "
+                                                       "data only through __array__"):
+            b.bind_output("y", Converts())
+        b.bind_input("x", Converts())  # (an input is read: a copy of it serves)
+        exposes = Exposes()
+        b.bind_output("y", exposes)
+        s.run_with_binding(b)
+        assert exposes.memory.tolist() == [[0, 0, 0]]  # Converts' zeros, written in place
+        b.bind_input("x", np.arange(3, dtype=np.float32).reshape(1, 3))
+        memory = np.zeros((1, 3), np.float32)
+        b.bind_output("y", memoryview(memory))  # the buffer protocol: the memory it exposes
+        s.run_with_binding(b)
+        assert memory.tolist() == [[0, 1, 2]]
+        b.close()
+
+
 def test_an_array_subclass_is_checked_under_the_binds_own_name() -> None:
     """A masked array with masked elements bound as input or output was refused as
     "Value.from_numpy: ..." (the binding made a Value of any ndarray subclass); one without a
