@@ -174,7 +174,8 @@ def _refuse_objects(arr: np.ndarray[Any, Any], what: str) -> None:
         if isinstance(x, int) and not -2**63 <= x < 2**64:
             raise InvalidArgument(f"{what}: value {x} (element {i}) is too large for any "
                                   f"integer type")
-    bad = next(i for i, x in enumerate(items) if not isinstance(x, (str, bytes, int, float)))
+    bad = next((i for i, x in enumerate(items) if not isinstance(x, (str, bytes, int, float))),
+               0)  # (0: numbers numpy still keeps as objects, named by the first of them)
     raise InvalidArgument(f"{what}: Python data holding {items[bad]!r} (element {bad}, "
                           f"{type(items[bad]).__name__}), which numpy keeps as an object; pass "
                           f"numbers or strings")
