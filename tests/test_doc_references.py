@@ -1,7 +1,7 @@
 """What the prose cites exists: every conformance check id and every test named in README.md,
-docs/*.md and the Rust crate's README, and in the strings of the rules table's sources
-(ortc/rules_table.py, ortc/slot_rules.py, ortc/evidence.py) and the rules they render, is a
-check the kit registers or a test in tests/; every link between these pages reaches a file,
+docs/*.md and the Rust crate's README and comments, and in the strings of the rules table's
+sources (ortc/rules_table.py, ortc/slot_rules.py, ortc/evidence.py) and the rules they render,
+is a check the kit registers or a test in tests/; every link between these pages reaches a file,
 and every #anchor a heading (or an explicit anchor) of the page it names.
 
 tests/test_evidence.py checks the evidence records' structured references; this file checks
@@ -52,6 +52,12 @@ def _strings(source: str) -> str:
     kinds = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
     return "\n".join(t.string for t in tokenize.generate_tokens(io.StringIO(source).readline)
                      if t.type in kinds)
+
+
+def _rust_comments(source: str) -> str:
+    """The comments of a Rust source (its docs and notes; the code's names are not prose)."""
+    return "\n".join(line.strip().lstrip("/!") for line in source.splitlines()
+                     if line.strip().startswith("//"))
 
 
 def _test_defs() -> set[str]:
@@ -148,6 +154,11 @@ def test_every_cited_check_and_test_exists() -> None:
     for source in RULE_SOURCES:
         bad += citation_problems(source, _strings(_read(source)), defs)
     bad += citation_problems("ortc.rules()", json.dumps(ortc.rules()), defs)
+    crate = os.path.join(ROOT, "rust", "ortc-rules")
+    for path in sorted(glob.glob(os.path.join(crate, "**", "*.rs"), recursive=True)):
+        rel = os.path.relpath(path, ROOT)
+        if os.sep + "target" + os.sep not in rel:
+            bad += citation_problems(rel, _rust_comments(_read(rel)), defs)
     assert bad == []
     # the scan sees what it is for (a change to the patterns that matched nothing would pass)
     found = CHECK_ID.findall(_read(os.path.join("docs", "THREAD_RULES.md")))
