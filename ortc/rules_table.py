@@ -810,7 +810,8 @@ def _basis(c_type: str, send: bool, sync: bool) -> dict[str, list[str]]:
 
 
 def _summary(text: str, c_type: str) -> str:
-    refs = [e.ref or e.kind for e in evidence.for_type(c_type)]
+    # each reference once: two policy records read "evidence: policy, policy"
+    refs = list(dict.fromkeys(e.ref or e.kind for e in evidence.for_type(c_type)))
     return text + (f"; evidence: {', '.join(refs)}" if refs else "")
 
 

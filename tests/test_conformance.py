@@ -107,7 +107,7 @@ def test_oldest_library_has_no_unexpected_failure(tmp_path) -> None:
     assert skipped and all("needs API" in c["detail"] for c in skipped)
 
 
-def test_unexpected_failure_sets_the_exit_status(monkeypatch) -> None:
+def test_unexpected_failure_sets_the_exit_status(monkeypatch, capsys) -> None:
     from ortc.conformance import cli
 
     def broken(_ctx: object) -> str:
@@ -116,14 +116,28 @@ def test_unexpected_failure_sets_the_exit_status(monkeypatch) -> None:
     def lacking(_ctx: object) -> str:
         return "never run"
 
-    extra = [_registry.Check("zz.broken", "A check that fails.", "none", broken),
+    extra = [_registry.Check("zz.broken", "A check that fails.", "https://example.org/claim",
+                             broken),
              _registry.Check("zz.lacking", "A check needing a slot from the future.", "none",
                              lacking, slots=("KernelContext_GetPreallocatedOutput",))]
     monkeypatch.setattr(_registry, "CHECKS", _registry.CHECKS + extra)
     import ortc.conformance.checks as checks_pkg
     monkeypatch.setattr(checks_pkg, "CHECKS", _registry.CHECKS)
+    capsys.readouterr()
     assert cli.main(["--only", "zz.broken", "--quiet"]) == 1
+    # even --quiet says which check failed, what happened and what its claim rests on (the
+    # summary line alone left a build's shipper with an exit status 1 and no id)
+    out = capsys.readouterr().out.splitlines()
+    assert out[:3] == ["FAIL zz.broken: on purpose", "  claim: A check that fails.",
+                       "  evidence: https://example.org/claim"] and len(out) == 4, out
+    assert re.fullmatch(r"1 checks in [\d.]+ s: 0 pass, 1 fail, 0 known, 0 not-seen, 0 skip",
+                        out[3]), out
+    assert cli.main(["--only", "zz.broken"]) == 1
+    table = capsys.readouterr().out
+    assert re.search(r"^zz\.broken +FAIL ", table, re.M) and \
+        "\nFAIL zz.broken: on purpose\n" in table, table
     assert cli.main(["--only", "zz.lacking", "--quiet"]) == 0
+    assert "FAIL" not in capsys.readouterr().out
     from ortc.conformance.runner import run_one
     res = run_one(extra[1])
     from ortc._loader import api
@@ -185,6 +199,26 @@ def test_matrix_report_renders_rows_and_versions() -> None:
     assert "| `ver.version-string` | pass | – |" in text
     assert "1.20.1: not run (cannot fetch)" in text
     assert "## OrtApi slot coverage" in text
+
+
+def test_reports_keep_ort_text_that_looks_like_markdown() -> None:
+    """ORT's messages and C++ signatures (``seq<float>``, ``std::allocator<OrtValue>``,
+    ``operator[](size_type)``) reach the Markdown reports as text: a ``<name>`` read as an HTML
+    tag vanished from the rendered page, ``[](x)`` became an empty link."""
+    from ortc.conformance.cli import _plain, render_markdown, render_matrix
+
+    detail = "seq<float>; std::vector<OrtValue>::operator[](size_type) | `map<a, b>`"
+    runs = {"1.32.0": {"seconds": 1.0, "checks": [
+        {"id": "typeinfo.sequence-optional-map", "status": "pass", "detail": detail}]}}
+    text = render_matrix(runs)
+    want = "seq\\<float>; std::vector\\<OrtValue>::operator[]\\(size_type) \\| `map<a, b>`"
+    assert f"- 1.32.0: pass: {want}" in text, text
+    lib = {"version": "1.32.0", "path": "/x/libonnxruntime.so", "api_version": 32}
+    one = render_markdown({"library": lib, "checks": [
+        {"id": "x.y", "status": "fail", "seconds": 0.0, "claim": "c", "detail": detail}]})
+    assert f"| `x.y` | **FAIL** | 0.00 | c | {want} |" in one
+    assert _plain("[text](not a link)") == "[text]\\(not a link)"
+    assert _plain("`code <x>`") == "`code <x>`"
 
 
 def _official_style_header(slots: list[tuple[str, int]], api_version: int) -> str:

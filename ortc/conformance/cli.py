@@ -22,6 +22,8 @@ import tempfile
 import time
 from typing import Any, Sequence
 
+from ._registry import Result
+
 __all__ = ["main", "MATRIX_VERSIONS", "render_markdown", "render_matrix"]
 
 #: the newest patch of every minor release whose shared library PyPI carries: onnxruntime's
@@ -170,7 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         coverage.flush()
         if not args.quiet:
             print(render_table(results))
-        # --quiet drops the table, not the verdict
+        # --quiet drops the table, not the verdict: a failure is the verdict, so each one says
+        # what happened and what the claim rests on (the table has only the claim, cut short)
+        for r in results:
+            if r.status == "fail":
+                print(render_failure(r))
         counts = {s: sum(1 for r in results if r.status == s) for s in _MARK}
         print(f"{len(results)} checks in {total:.1f} s: " +
               ", ".join(f"{n} {s}" for s, n in counts.items()))
@@ -215,8 +221,24 @@ def render_table(results: Sequence[Any]) -> str:
     return "\n".join(out)
 
 
+def render_failure(result: Result) -> str:
+    """A failed check for the console: its id and what happened, then its claim and evidence."""
+    return (f"FAIL {result.id}: {result.detail}\n"
+            f"  claim: {result.claim}\n  evidence: {result.evidence}")
+
+
+def _plain(text: str) -> str:
+    """Free text (a claim, ORT's message, a C++ signature from its stderr) as Markdown shows it:
+    ``<float>`` or ``<OrtValue>`` would be taken for HTML tags and vanish, ``operator[](x)`` for
+    a link; code spans are left as written."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):  # outside code spans
+        parts[i] = parts[i].replace("<", "\\<").replace("](", "]\\(")
+    return "`".join(parts)
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _plain(text).replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(data: dict[str, Any]) -> str:
@@ -468,8 +490,8 @@ def render_matrix(runs: dict[str, dict[str, Any]], cov: dict[str, Any] | None = 
               "Claim, evidence, the function that decides it, and what each version did "
               "(versions with the same detail are grouped)."]
     for c in checks:
-        lines += ["", f"### `{c.id}`", "", c.claim, "",
-                  f"- evidence: {c.evidence}", f"- decided by: `{c.test}`"
+        lines += ["", f"### `{c.id}`", "", _plain(c.claim), "",
+                  f"- evidence: {_plain(c.evidence)}", f"- decided by: `{c.test}`"
                   + (" (in a child process)" if c.child else "")]
         if c.crosses:  # what a Send verdict may cite this check for
             lines.append("- crosses threads: " + ", ".join(f"`{t}`" for t in c.crosses)

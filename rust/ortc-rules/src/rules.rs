@@ -66,7 +66,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseCANNProviderOptions", "UpdateCANNProviderOptions"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a plain options struct filled by Update*, read by the append call; ortc does not expose it; evidence: policy, policy",
+        evidence: "a plain options struct filled by Update*, read by the append call; ortc does not expose it; evidence: policy",
         notes: &[],
     },
     Rule {
@@ -77,7 +77,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseCUDAProviderOptions", "UpdateCUDAProviderOptions"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a plain struct filled by Update*; ortc creates, fills, appends and releases it inside SessionOptions.append_execution_provider; evidence: policy, policy",
+        evidence: "a plain struct filled by Update*; ortc creates, fills, appends and releases it inside SessionOptions.append_execution_provider; evidence: policy",
         notes: &[],
     },
     Rule {
@@ -121,7 +121,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseDnnlProviderOptions", "UpdateDnnlProviderOptions"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a plain options struct filled by Update*, read by the append call; ortc does not expose it; evidence: policy, policy",
+        evidence: "a plain options struct filled by Update*, read by the append call; ortc does not expose it; evidence: policy",
         notes: &[],
     },
     Rule {
@@ -231,7 +231,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseKernelInfo"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "valid only inside CreateKernel(V2); CopyKernelInfo makes a copy the kernel may keep (then Send and Sync, read-only); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.info-concurrent-reads, check:kernel.info-at-create",
+        evidence: "valid only inside CreateKernel(V2); CopyKernelInfo makes a copy the kernel may keep (then Send and Sync, read-only); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.info-concurrent-reads, check:kernel.info-at-create",
         notes: &[],
     },
     Rule {
@@ -253,7 +253,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &[],
         must_not_outlive: &["OrtKernelInfo", "OrtKernelContext"],
         conditional: &[],
-        evidence: "borrowed from the kernel info (in CreateKernel) or the kernel context (in KernelCompute) it came from; ORT owns it. Not Send: use it only while that callback runs. Sync: a kernel info (Sync) hands the same logger to every thread that asks, and ORT logs through a session's logger from concurrent runs itself; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.info-at-create, check:kernel.compute-and-invoke, policy, check:thread.logger-concurrent-runs, https://github.com/microsoft/onnxruntime/blob/5bca60d13ff1c21f176df856876e334b6ca61c17/onnxruntime/core/session/custom_ops.cc",
+        evidence: "borrowed from the kernel info (in CreateKernel) or the kernel context (in KernelCompute) it came from; ORT owns it. Not Send: use it only while that callback runs. Sync: a kernel info (Sync) hands the same logger to every thread that asks, and ORT logs through a session's logger from concurrent runs itself; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.info-at-create, check:kernel.compute-and-invoke, policy, check:thread.logger-concurrent-runs, https://github.com/microsoft/onnxruntime/blob/5bca60d13ff1c21f176df856876e334b6ca61c17/onnxruntime/core/session/custom_ops.cc",
         notes: &[],
     },
     Rule {
@@ -286,7 +286,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseMemoryInfo"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "immutable after creation: every getter only reads; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.memory-info, check:alloc.memory-info, check:value.memory-info, tests/test_threads.py::test_shared_methods_stress_matches_serial, https://onnxruntime.ai/docs/api/c/struct_ort_api.html",
+        evidence: "immutable after creation: every getter only reads; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.memory-info, check:alloc.memory-info, check:value.memory-info, tests/test_threads.py::test_shared_methods_stress_matches_serial",
         notes: &["Memory infos returned by AllocatorGetInfo, GetTensorMemoryInfo and SessionGetMemoryInfoFor* are borrowed from their owner: never release them."],
     },
     Rule {
@@ -297,7 +297,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseModel"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a model the caller builds with the model editor; it owns the graph added to it; sessions created from it do not need it afterwards (they keep what they use, initializer values included; a caller's buffer under such a value still outlives them); compile options given it by SetInputModel keep it by pointer until their last CompileModel; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor, check:editor.session-outlives-model",
+        evidence: "a model the caller builds with the model editor; it owns the graph added to it; sessions created from it do not need it afterwards (they keep what they use, initializer values included; a caller's buffer under such a value still outlives them); compile options given it by SetInputModel keep it by pointer until their last CompileModel; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor, check:editor.session-outlives-model",
         notes: &[],
     },
     Rule {
@@ -341,7 +341,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &[],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "declared by the C API but taken by no OrtApi function (the NvTensorRtRtx provider is appended by name with string options); the verdicts are those of the other option structs; evidence: policy, policy",
+        evidence: "declared by the C API but taken by no OrtApi function (the NvTensorRtRtx provider is appended by name with string options); the verdicts are those of the other option structs; evidence: policy",
         notes: &[],
     },
     Rule {
@@ -352,7 +352,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseOp"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "made by CreateOp inside CreateKernel and kept by the kernel, which runs it with InvokeOp from every compute (concurrent runs invoke one op at once) and releases it in KernelDestroy; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.compute-and-invoke, check:send.op",
+        evidence: "made by CreateOp inside CreateKernel and kept by the kernel, which runs it with InvokeOp from every compute (concurrent runs invoke one op at once) and releases it in KernelDestroy; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:kernel.compute-and-invoke, check:send.op",
         notes: &[],
     },
     Rule {
@@ -396,7 +396,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseROCMProviderOptions", "UpdateROCMProviderOptions"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a plain options struct filled by Update*, read by the append call; ortc does not expose it; evidence: policy, policy",
+        evidence: "a plain options struct filled by Update*, read by the append call; ortc does not expose it; evidence: policy",
         notes: &[],
     },
     Rule {
@@ -429,7 +429,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseSession", "SessionEndProfiling"],
         must_not_outlive: &["OrtEnv"],
         conditional: &["Run", "RunAsync", "RunWithBinding"],
-        evidence: "several threads may call Run on one session (per execution provider); it must outlive its bindings, allocators and the values they allocate; evidence: https://onnxruntime.ai/docs/reference/high-level-design.html, https://github.com/microsoft/onnxruntime/issues/114, https://github.com/microsoft/onnxruntime/issues/5558, check:thread.concurrent-run, check:thread.per-thread-binding, tests/test_threads.py::test_shared_run_stress_matches_serial, https://github.com/microsoft/onnxruntime/pull/19301, check:thread.concurrent-run, check:send.session, check:life.binding-after-session-release, check:life.session-value-after-session-release, check:thread.release-session-during-run, check:thread.short-lived-threads-memory, policy, tests/test_threads.py::test_slow_run_refuses_exclusive_calls, tests/test_threads.py::test_exclusive_run_session, tests/test_threads.py::test_session_close_while_running",
+        evidence: "several threads may call Run on one session (per execution provider); it must outlive its bindings, allocators and the values they allocate; evidence: https://onnxruntime.ai/docs/reference/high-level-design.html, https://github.com/microsoft/onnxruntime/issues/114, https://github.com/microsoft/onnxruntime/issues/5558, check:thread.concurrent-run, check:thread.per-thread-binding, tests/test_threads.py::test_shared_run_stress_matches_serial, https://github.com/microsoft/onnxruntime/pull/19301, check:send.session, check:life.binding-after-session-release, check:life.session-value-after-session-release, check:thread.release-session-during-run, check:thread.short-lived-threads-memory, policy, tests/test_threads.py::test_slow_run_refuses_exclusive_calls, tests/test_threads.py::test_exclusive_run_session, tests/test_threads.py::test_session_close_while_running",
         notes: &["ReleaseSession does not wait for a Run inside the session on another thread: it returns at once and the Run then uses the freed session, which kills the process (thread.release-session-during-run, every version). ortc never releases a session while a run is inside it (its close() is refused, waits or defers the release, by guard mode); a binding must make close wait for the runs or refuse it.", "Run may be called from short-lived threads (a thread per request): memory does not grow per calling thread (thread.short-lived-threads-memory)."],
     },
     Rule {
@@ -484,7 +484,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseTensorRTProviderOptions", "UpdateTensorRTProviderOptions"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "a plain struct filled by Update*; ortc creates, fills, appends and releases it inside SessionOptions.append_execution_provider; evidence: policy, policy",
+        evidence: "a plain struct filled by Update*; ortc creates, fills, appends and releases it inside SessionOptions.append_execution_provider; evidence: policy",
         notes: &[],
     },
     Rule {
@@ -517,7 +517,7 @@ pub const RULES: &[Rule] = &[
         exclusive: &["ReleaseTypeInfo"],
         must_not_outlive: &[],
         conditional: &[],
-        evidence: "read-only; infos returned by session and value getters are independent objects the caller owns; ortc converts and releases them at once (ortc/typeinfo.py take_type_info); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.type-info, check:typeinfo.value-type-info, https://onnxruntime.ai/docs/api/c/struct_ort_api.html",
+        evidence: "read-only; infos returned by session and value getters are independent objects the caller owns; ortc converts and releases them at once (ortc/typeinfo.py take_type_info); evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.type-info, check:typeinfo.value-type-info",
         notes: &["CastTypeInfoTo* results are borrowed: never release them, never use them after the type info."],
     },
     Rule {
@@ -958,10 +958,9 @@ unsafe impl Sync for crate::SessionOptions {}
 // https://github.com/microsoft/onnxruntime/issues/5558, check:thread.concurrent-run,
 // check:thread.per-thread-binding,
 // tests/test_threads.py::test_shared_run_stress_matches_serial,
-// https://github.com/microsoft/onnxruntime/pull/19301, check:thread.concurrent-run,
-// check:send.session, check:life.binding-after-session-release,
-// check:life.session-value-after-session-release, check:thread.release-session-during-run,
-// check:thread.short-lived-threads-memory, policy,
+// https://github.com/microsoft/onnxruntime/pull/19301, check:send.session,
+// check:life.binding-after-session-release, check:life.session-value-after-session-release,
+// check:thread.release-session-during-run, check:thread.short-lived-threads-memory, policy,
 // tests/test_threads.py::test_slow_run_refuses_exclusive_calls,
 // tests/test_threads.py::test_exclusive_run_session,
 // tests/test_threads.py::test_session_close_while_running
@@ -1038,8 +1037,7 @@ pub const IO_BINDING_IS_NOT_SYNC: () = ();
 // crate::MemoryInfo (OrtMemoryInfo): Send yes, Sync yes. Evidence: immutable after creation:
 // every getter only reads; evidence: https://onnxruntime.ai/docs/api/c/struct_ort_api.html,
 // check:send.memory-info, check:alloc.memory-info, check:value.memory-info,
-// tests/test_threads.py::test_shared_methods_stress_matches_serial,
-// https://onnxruntime.ai/docs/api/c/struct_ort_api.html
+// tests/test_threads.py::test_shared_methods_stress_matches_serial
 // Note: Memory infos returned by AllocatorGetInfo, GetTensorMemoryInfo and
 // SessionGetMemoryInfoFor* are borrowed from their owner: never release them.
 unsafe impl Send for crate::MemoryInfo {}
@@ -1049,8 +1047,7 @@ unsafe impl Sync for crate::MemoryInfo {}
 // creation: every getter only reads; evidence:
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.memory-info,
 // check:alloc.memory-info, check:value.memory-info,
-// tests/test_threads.py::test_shared_methods_stress_matches_serial,
-// https://onnxruntime.ai/docs/api/c/struct_ort_api.html
+// tests/test_threads.py::test_shared_methods_stress_matches_serial
 // Note: Memory infos returned by AllocatorGetInfo, GetTensorMemoryInfo and
 // SessionGetMemoryInfoFor* are borrowed from their owner: never release them.
 unsafe impl<'a> Send for crate::MemoryInfoRef<'a> {}
@@ -1100,7 +1097,7 @@ pub const DEVICE_ALLOCATOR_IS_NOT_SYNC: () = ();
 // session and value getters are independent objects the caller owns; ortc converts and releases
 // them at once (ortc/typeinfo.py take_type_info); evidence:
 // https://onnxruntime.ai/docs/api/c/struct_ort_api.html, check:send.type-info,
-// check:typeinfo.value-type-info, https://onnxruntime.ai/docs/api/c/struct_ort_api.html
+// check:typeinfo.value-type-info
 // Note: CastTypeInfoTo* results are borrowed: never release them, never use them after the type
 // info.
 unsafe impl Send for crate::TypeInfo {}
@@ -1222,7 +1219,6 @@ unsafe impl Sync for crate::Graph {}
 // afterwards (they keep what they use, initializer values included; a caller's buffer under
 // such a value still outlives them); compile options given it by SetInputModel keep it by
 // pointer until their last CompileModel; evidence:
-// https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html,
 // https://onnxruntime.ai/docs/api/c/struct_ort_model_editor_api.html, check:send.model-editor,
 // check:editor.session-outlives-model
 unsafe impl Send for crate::Model {}
