@@ -428,8 +428,9 @@ class RunEngine:
         earlier run serves any later array at the same address with the same shape and type
         (numpy hands freed blocks out again). The cache is per thread and ``keep`` holds each
         value a run uses, so a cache restart never releases a value in use. A key is looked up
-        with the buffer cdata itself (cffi hashes it by address: tests/test_staging.py holds
-        cffi to that) and stored with a plain pointer, which does not keep the array alive."""
+        with the buffer cdata itself (cffi hashes it by address: tests/test_run_pipeline.py,
+        ``test_the_value_cache_finds_a_buffer_by_its_address``, holds cffi to that) and stored
+        with a plain pointer, which does not keep the array alive."""
         names, data = self.snapshot(feeds)
         in_names = self.input_names(names)
         keep = ctx.keep

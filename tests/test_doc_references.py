@@ -166,6 +166,24 @@ def test_every_cited_check_and_test_exists() -> None:
     assert "tests/test_threads.py::" in _read(os.path.join("docs", "THREAD_RULES.md"))
 
 
+def test_every_test_the_code_cites_exists() -> None:
+    """The package's and the bench's comments and docstrings cite tests by path (why a step is
+    there, what holds it): each file and function named exists (a comment of the run engine
+    named a test file the run core's rewrite had deleted)."""
+    bad: list[str] = []
+    sources = [*glob.glob(os.path.join(ROOT, "ortc", "**", "*.py"), recursive=True),
+               *glob.glob(os.path.join(ROOT, "bench", "*.py"))]
+    cited = 0
+    for path in sorted(sources):
+        rel = os.path.relpath(path, ROOT)
+        text = _read(rel)
+        cited += len(TEST_PATH.findall(text))
+        bad += [p for p in citation_problems(rel, text, set()) if "no test named" not in p
+                and "conformance check" not in p and "selects no" not in p]
+    assert bad == []
+    assert cited > 20  # (the scan sees the citations it is for)
+
+
 def test_every_link_between_the_pages_resolves() -> None:
     bad: list[str] = []
     for page in PAGES:
