@@ -39,6 +39,7 @@ import itertools
 import linecache
 import os
 import sys
+import weakref
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Tuple, TypeVar
 
@@ -633,15 +634,47 @@ class Entries:
         self.frame = None
 
 
+class _HoldsOfOneThread:
+    """The holds one thread took (each by a weak reference: the IoBinding that records a hold
+    keeps it), released when the thread ends: this object is that thread's local data, which
+    the interpreter drops then (on the ending thread, before its ident can be reused, on
+    CPython; at the next collection on PyPy). A hold outliving its thread refused every
+    other thread for good (a Value bound on a worker thread and read on the main thread once
+    the worker ended, or a binding handed over), and passed to whichever new thread got the
+    ended one's ident."""
+
+    __slots__ = ("refs",)
+
+    def __init__(self) -> None:
+        self.refs: set[weakref.ref[Hold]] = set()
+
+    def add(self, hold: Hold) -> None:
+        refs = self.refs
+        # (a reference goes with its hold; the callback keeps the set, not this object: a
+        # hold must not keep its thread's data alive)
+        refs.add(weakref.ref(hold, refs.discard))
+
+    def __del__(self) -> None:
+        for ref in tuple(self.refs):
+            hold = ref()
+            if hold is not None:
+                hold.release()
+
+
+#: each thread's :class:`_HoldsOfOneThread`, as ``holds`` (made by its first hold)
+_thread_data = _thread._local()
+
+
 class Hold:
     """A hold on ``obj`` by this thread that is not a call (a Value bound as an IoBinding's
     output, which every run with the binding writes): other threads' calls on it are refused
-    from :meth:`take` until :meth:`release` (idempotent). A bound run enters such a Value
-    with ``through_holds``. Made before it is taken, so its holder can list it first: a hold
-    an interrupt cut off from its holder would refuse every other thread until a collection
-    found it (PyPy collects such an object late)."""
+    from :meth:`take` until :meth:`release` (idempotent) or the end of the thread (the runs
+    with the binding then enter the Value for the run only, from whichever thread runs it).
+    A bound run enters such a Value with ``through_holds``. Made before it is taken, so its
+    holder can list it first: a hold an interrupt cut off from its holder would refuse every
+    other thread until a collection found it (PyPy collects such an object late)."""
 
-    __slots__ = ("guard", "token", "owner")
+    __slots__ = ("guard", "token", "owner", "__weakref__")
 
     def __init__(self, obj: Any) -> None:
         guard = obj._guard
@@ -657,6 +690,11 @@ class Hold:
         if guard is None:
             raise ClosedError(f"{type(obj).__name__} is closed")
         guard.hold(self.token, obj)
+        try:
+            mine = _thread_data.holds
+        except AttributeError:
+            mine = _thread_data.holds = _HoldsOfOneThread()
+        mine.add(self)
 
     def covers_this_thread(self) -> bool:
         """Whether a call by the calling thread on the held object needs no entry of its own

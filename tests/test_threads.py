@@ -570,12 +570,14 @@ def test_a_hold_is_refused_while_another_thread_is_inside_or_holds_and_taken_bes
     for mode in ("strict", "serialize"):
         ortc.set_thread_checks(mode)
         other = in_thread(lambda: Hold(value))()
-        in_thread(lambda: other.take(value))()  # another thread's hold
+        # another thread's hold, on a thread that stays (a hold ends with its thread)
+        holder = InFlight(lambda during: (other.take(value), during()))
         try:
             with pytest.raises(ortc.ConcurrentUseError, match="a hold"):
                 Hold(value).take(value)
         finally:
             other.release()
+            holder.finish()
         assert idle(value._guard)
 
     def inside_own_call() -> None:
@@ -590,6 +592,47 @@ def test_a_hold_is_refused_while_another_thread_is_inside_or_holds_and_taken_bes
     first.release()
     second.release()
     assert idle(value._guard)
+
+
+def test_a_hold_ends_with_its_thread() -> None:
+    """A Value bound as an output on a worker thread that then ended is free for the thread
+    that goes on with the binding (IoBinding is Send), as onnxruntime lets it be: its hold
+    ended with the worker. It refused every other thread for good, with advice to use the
+    value from a thread that no longer existed, and passed to any new thread given the ended
+    one's ident. The binding's runs from the new thread still enter the value for the run."""
+    s = ortc.Session(ADD, intra_op_num_threads=1)
+    out = ortc.Value.from_numpy(np.zeros(4, np.float32))
+    state: dict[str, Any] = {}
+
+    def worker() -> None:
+        binding = state["binding"] = s.io_binding()
+        binding.bind_input("a", A)
+        binding.bind_input("b", B)
+        binding.bind_output("c", out)
+        s.run_with_binding(binding)
+        state["hold"] = binding._output_holds["c"]
+        assert out._guard.holds  # held while its thread lives
+
+    for mode in ("strict", "serialize"):
+        ortc.set_thread_checks(mode)
+        out.fill(np.zeros(4, np.float32))
+        in_thread(worker)()
+        binding, hold = state["binding"], state["hold"]
+        assert not out._guard.holds and not hold.covers_this_thread()
+        assert same(out.numpy(), A + B)  # read on this thread: no hold left in the way
+        out.fill(np.zeros(4, np.float32))
+        s.run_with_binding(binding)  # the binding, handed over, runs here
+        assert same(out.numpy(), A + B)
+        binding.bind_output("c", out)  # and binds the value again: this thread holds it now
+        with pytest.raises(ortc.ConcurrentUseError, match="a hold"):
+            in_thread(out.numpy)()
+        binding.close()
+        assert idle(out._guard)
+    # the bare Hold: released on its thread's end, and no longer its thread's
+    value = ortc.Value.from_numpy(np.zeros(4, np.float32))
+    bare = Hold(value)
+    in_thread(lambda: bare.take(value))()
+    assert bare.guard is None and idle(value._guard)
 
 
 def test_a_marked_argument_is_refused_in_strict_mode() -> None:
