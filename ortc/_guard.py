@@ -428,7 +428,9 @@ class Guard:
         """Mark closed and release now, or when the last call in flight leaves (per policy).
 
         strict: refused with :class:`ConcurrentUseError` while another owner's call is inside;
-        serialize: waits for those calls; off: the release is deferred to the last of them. A
+        serialize: waits for those calls, in the waiters' queue as an exclusive call (calls that
+        come later wait behind it, and then see it closed: shared calls that kept coming
+        starved a close that only looked); off: the release is deferred to the last of them. A
         close by a thread that is itself inside a call (a callback) is deferred likewise. A hold
         by another thread refuses the close in strict and serialize mode. In a forked child
         nothing is released (ORT's threads do not exist there): the handle is only marked
@@ -442,23 +444,34 @@ class Guard:
         if _exiting and me != _exit_thread:
             _park()
         pause = 0.0005
-        while mode != OFF:
+        token = _next_token()  # its place in the queue, once it waits
+        calls = self.calls
+        try:
+            while mode != OFF:
+                if self.closed:
+                    return
+                # a close conflicts with any other owner's call, shared or not, but for the
+                # waiters queued behind it, and with any other owner's hold
+                why = "call" if any(e[0] != me and (e[3] or t < token)
+                                    for t, e in tuple(calls.items())) else (
+                    "hold" if any(h != me for h in tuple(self.holds.values())) else None)
+                if why is None:
+                    break
+                if self._heal():
+                    continue
+                if mode == STRICT or why == "hold" or in_ort_callback():
+                    raise ConcurrentUseError(self._describe_close(obj, why, me))
+                if token not in calls:
+                    calls[token] = (me, True, Entries(_getframe(), f"{type(obj).__name__}.close"),
+                                    False)
+                pause = self._pause(pause)
             if self.closed:
                 return
-            # a close conflicts with any other owner's call, shared or not, and hold
-            why = "call" if any(e[0] != me for e in tuple(self.calls.values())) else (
-                "hold" if any(h != me for h in tuple(self.holds.values())) else None)
-            if why is None:
-                break
-            if self._heal():
-                continue
-            if mode == STRICT or why == "hold" or in_ort_callback():
-                raise ConcurrentUseError(self._describe_close(obj, why, me))
-            pause = self._pause(pause)
-        if self.closed:
-            return
-        self.on_idle.append(release)  # announce the deferred release, then close, then look
-        self.closed = True
+            self.on_idle.append(release)  # announce the deferred release, then close, then look
+            self.closed = True
+        finally:
+            if calls.pop(token, None) is not None and self.waiting:
+                self._wake()  # the calls queued behind this close (refused: they go on)
         if self.waiting:
             self._wake()  # (they raise ClosedError)
         if not self.calls or not self._heal() and not self.calls:

@@ -720,6 +720,30 @@ def test_close_while_in_flight_strict_serialize_off(things: Any) -> None:
     assert len(t.released) == 1, "the deferred release ran when the call left"
 
 
+def test_a_waiting_close_is_not_overtaken_by_shared_calls(things: Any) -> None:
+    """serialize: a close waiting for a shared call takes its place in the waiters' queue, so
+    a shared call that comes after it waits behind it and then sees the object closed. Before,
+    the later shared call joined the one inside at once, and a close on a session that threads
+    kept running never returned."""
+    ortc.set_thread_checks("serialize")
+    t = things()
+    first = InFlight(t.read)
+    try:
+        close = in_thread(t.close)
+        wait_until(lambda: len(t._guard.waiting) >= 1, "close() to wait")
+        later = in_thread(t.read)  # a shared call, after the close
+        wait_until(lambda: len(t._guard.waiting) >= 2 or not later.thread.is_alive(),
+                   "the later call to wait or to return")
+        assert later.thread.is_alive(), "a shared call overtook the waiting close"
+        assert not t.closed
+    finally:
+        first.finish()
+    close()
+    with pytest.raises(ortc.ClosedError):
+        later()
+    assert t.closed and len(t.released) == 1 and idle(t._guard)
+
+
 def test_close_from_inside_its_own_call_is_deferred(things: Any) -> None:
     t = things()
     t.read(lambda: (t.close(), None))
