@@ -943,7 +943,9 @@ def _entry_call(frame: Any) -> str | None:
     "InferenceSession.run" through ortc.compat): from the innermost frame of ortc's (this
     module's and the markers' aside, a marked method's wrapper named by its method), the
     outermost of the run of ortc frames it starts (a callback from ORT into user code ends
-    the run). None when the stack is not in ortc. This thread's own stack only."""
+    the run). None when the stack is not in ortc. This thread's own stack only. A
+    ``__setattr__`` (options checking an assignment's name) is not what its user called: the
+    setter it reached is ("RunOptions.tag" for ``run_options.tag = ...``)."""
     found = None
     while frame is not None:
         code = frame.f_code
@@ -954,7 +956,7 @@ def _entry_call(frame: Any) -> str | None:
         elif not path.startswith(_PACKAGE):
             if found is not None:
                 break
-        elif path not in _PROTOCOL_FILES:
+        elif path not in _PROTOCOL_FILES and (found is None or code.co_name != "__setattr__"):
             found = _qualname(code)
         frame = frame.f_back
     return found

@@ -1279,6 +1279,33 @@ def test_conflicts_name_the_calls_as_compat_users_made_them() -> None:
             join()
 
 
+def test_a_refused_assignment_names_the_setting_not_setattr() -> None:
+    """``options.tag = ...`` reaches the setter through the class's ``__setattr__`` (which
+    refuses misspelt names): a refusal names the setting the user assigned, not
+    ``RunOptions.__setattr__``."""
+    for options, assign, name in (
+            (ortc.RunOptions(), lambda o: setattr(o, "tag", "x"), r"RunOptions\.tag"),
+            (ortc.SessionOptions(), lambda o: setattr(o, "intra_op_num_threads", 2),
+             r"SessionOptions\.intra_op_num_threads")):
+        inside, go = threading.Event(), threading.Event()
+
+        def use(options: Any = options) -> None:
+            with holding(options):
+                inside.set()
+                assert go.wait(TIMEOUT)
+
+        join = in_thread(use)
+        assert inside.wait(TIMEOUT)
+        try:
+            with pytest.raises(ortc.ConcurrentUseError, match=rf"an exclusive call \({name}\)"):
+                assign(options)
+        finally:
+            go.set()
+            join()
+        assign(options)  # free again
+        options.close()
+
+
 def test_slow_run_refuses_exclusive_calls(chain: ortc.Session, tmp_path: Any) -> None:
     x = np.ones((512, 512), np.float32)
     v = ortc.Value.from_numpy(x)
