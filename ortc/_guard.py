@@ -521,11 +521,17 @@ class Guard:
                     return f"thread {ident} ({call})"
         return f"thread {ident}"
 
-    def _describe(self, obj: Any, exclusive: bool, why: str | None, me: int) -> str:
+    def _describe(self, obj: Any, exclusive: bool, why: str | None, me: int,
+                  refused: str | None = None) -> str:
+        """What a refused call (``refused``: its name, else read from this thread's stack)
+        conflicted with."""
         name = type(obj).__name__
+        if refused is None:
+            refused = _entry_call(sys._getframe(1))
+        call = f"call ({refused})" if refused else "call"
         if why == "hold":
             holders = sorted({h for h in tuple(self.holds.values()) if h != me})
-            return (f"{name}: it is bound as an output of an IoBinding by "
+            return (f"{name}: a {call} while it is bound as an output of an IoBinding by "
                     f"{', '.join(f'thread {h}' for h in holders)} (a hold, not a call: every "
                     f"run with that binding writes it), so other threads may not use it; "
                     f"unbind it (clear_binding_outputs) or use it from that thread")
@@ -539,8 +545,6 @@ class Guard:
             what = f"another call is in flight on {', '.join(map(self._on_thread, threads))}" + (
                 ", and a run_async run still uses it" if job else "")
         kind = "an exclusive" if exclusive else "a shared"
-        refused = _entry_call(sys._getframe(1))
-        call = f"call ({refused})" if refused else "call"
         why_not = "" if self.sync or exclusive else f" ({name} is not Sync)"
         where = (" from inside an ORT callback (callbacks never wait)"
                  if policy.mode == SERIALIZE else "")
@@ -550,7 +554,7 @@ class Guard:
     def _describe_close(self, obj: Any, why: str, me: int) -> str:
         name = type(obj).__name__
         if why == "hold":
-            return self._describe(obj, True, why, me)
+            return self._describe(obj, True, why, me, f"{name}.close")
         threads, _job = self._others(me)
         return (f"{name}.close() while another thread is inside one of its calls" +
                 (f" ({', '.join(map(self._on_thread, threads))})" if threads else

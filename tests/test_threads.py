@@ -635,6 +635,26 @@ def test_a_hold_ends_with_its_thread() -> None:
     assert bare.guard is None and idle(value._guard)
 
 
+def test_a_hold_refusal_names_the_refused_call() -> None:
+    """A call refused by a hold (a Value bound as an output on another thread) names itself,
+    as a call refused by a call does: what conflicted with what."""
+    s = ortc.Session(ADD, intra_op_num_threads=1)
+    out = ortc.Value.from_numpy(np.zeros(4, np.float32))
+    binding = s.io_binding()
+    binding.bind_output("c", out)  # held by this thread
+    other = s.io_binding()
+    for call, name in ((out.numpy, r"Value\.numpy"), (out.close, r"Value\.close"),
+                       (lambda: out.shape, r"Value\.shape"),
+                       (lambda: other.bind_output("c", out), r"IoBinding\.bind_output")):
+        with pytest.raises(ortc.ConcurrentUseError,
+                           match=rf"^Value: a call \({name}\) while it is bound as an output "
+                                 rf"of an IoBinding by thread {threading.get_ident()} "
+                                 rf"\(a hold, not a call"):
+            in_thread(call)()
+    binding.close()
+    assert in_thread(out.numpy)().shape == (4,)
+
+
 def test_a_marked_argument_is_refused_in_strict_mode() -> None:
     session, binding = Runner(), Thing(sync=False)
     held = InFlight(binding.write)  # another thread inside the argument
