@@ -51,8 +51,8 @@ from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy, use_wrappe
 if TYPE_CHECKING:
     import threading
 
-__all__ = ["Guard", "Entries", "Hold", "guarded", "survive_fork", "release_begins",
-           "release_ends"]
+__all__ = ["Guard", "Entries", "Hold", "guarded", "ahead_of_waiters", "survive_fork",
+           "release_begins", "release_ends"]
 
 T = TypeVar("T")
 
@@ -273,16 +273,29 @@ class Guard:
         self._admit(self.calls, token, (me, exclusive, witness), obj, me, exclusive,
                     through_holds)
 
+    def enter_ahead(self, token: int, obj: Any, witness: Any) -> None:
+        """Enter a shared call that goes ahead of the waiting calls instead of queueing behind
+        them (see :func:`ahead_of_waiters`); admitted calls keep it out as they keep out any
+        shared call."""
+        if self.gen != _generation:
+            self._after_fork(obj)
+        me = _get_ident()
+        if _exiting and me != _exit_thread:
+            _park()
+        self._admit(self.calls, token, (me, False, witness), obj, me, False, False, True)
+
     def _admit(self, table: dict[int, Any], token: int, entry: Any, obj: Any, me: int,
-               exclusive: bool, through_holds: bool) -> None:
+               exclusive: bool, through_holds: bool, ahead: bool = False) -> None:
         """Store ``entry`` under ``token`` in ``table`` (``calls`` or ``holds``) once nothing
         stands in its way (the two looks of the class docstring; a hold, which never waits
-        behind a waiter, needs the second only); then refuse (strict mode, a hold in the
-        way, inside a callback) or wait in place and look again (serialize)."""
+        behind a waiter, needs the second only, as does a call ``ahead`` of the waiters);
+        then refuse (strict mode, a hold in the way, inside a callback) or wait in place and
+        look again (serialize)."""
         mode = policy.mode
         pause = 0.0005
         healed_at = 0.0
         is_call = table is self.calls
+        first_look = is_call and not ahead
         waiting = (*entry, False) if is_call else entry
         admitted = (*entry, True) if is_call else entry
         while True:
@@ -298,7 +311,7 @@ class Guard:
                 table[token] = admitted
                 return
             table[token] = waiting
-            why = self._conflict(me, exclusive, through_holds, token, False) if is_call \
+            why = self._conflict(me, exclusive, through_holds, token, False) if first_look \
                 else None
             if why is None:
                 table[token] = admitted
@@ -935,6 +948,35 @@ def _named(wrapper: Callable[..., Any], qualname: str) -> Callable[..., Any]:
 
 
 use_wrapper_factory(guarded)
+
+
+def ahead_of_waiters(marked: Callable[..., T]) -> Callable[..., T]:
+    """A method marked shared (``marked``: its marker's wrapper, whose rule it keeps) that
+    goes ahead of the calls waiting in serialize mode instead of queueing behind them, for a
+    call that ends the calls those waiters wait for: RunOptions.terminate. A setter or a
+    close of the options waits for the runs using them; a terminate queued behind it waited
+    for ever, and so did they. Strict mode and admitted calls treat it as any shared call."""
+    import functools
+
+    fn = marked.__wrapped__  # type: ignore[attr-defined]
+    rule = marked.__ortc_rule__  # type: ignore[attr-defined]
+    if rule.kind != "shared" or rule.args or rule.exclusive_when:
+        raise TypeError(f"{fn.__qualname__}: only a plain shared method goes ahead of waiters")
+
+    @functools.wraps(fn)
+    def call(self: Any, *a: Any, **k: Any) -> Any:
+        guard = self._guard
+        if guard is None:
+            raise ClosedError(f"{type(self).__name__} is closed")
+        token = _next_token()
+        try:
+            guard.enter_ahead(token, self, _getframe())
+            return fn(self, *a, **k)
+        finally:
+            guard.leave(token)
+
+    call.__ortc_rule__ = rule  # type: ignore[attr-defined]
+    return _named(call, fn.__qualname__)
 
 
 # -- naming the calls in a conflict (the error path only) ------------------------------------

@@ -1553,6 +1553,32 @@ def test_terminate_is_shared_with_running_runs(chain: ortc.Session) -> None:
     assert same(s.run(None, {"a": A, "b": B}, ro), [A + B])
 
 
+def test_terminate_goes_ahead_of_a_setter_or_close_waiting_for_the_runs() -> None:
+    """serialize: a RunOptions setter, or its close, waits for the runs using the options;
+    terminate() is what ends those runs, so it does not queue behind that waiter (it waited
+    for ever, and so did the waiter and the run). It still keeps its rule: shared."""
+    ortc.set_thread_checks("serialize")
+    endless = ortc.Session(models.endless_model(64), intra_op_num_threads=1)
+    x = np.ones((64, 64), np.float32)
+    assert ortc.RunOptions.terminate.__ortc_rule__.kind == "shared"  # type: ignore[attr-defined]
+    for waiter in (lambda ro: setattr(ro, "tag", "x"), lambda ro: ro.close()):
+        ro = ortc.RunOptions()
+        run = in_thread(lambda: endless.run(None, {"x": x}, ro))
+        wait_until(lambda: ro._guard.calls, "the run to start")
+        waiting = in_thread(lambda: waiter(ro))
+        wait_until(lambda: ro._guard.waiting, "the setter or close to wait for the run")
+        stop = in_thread(ro.terminate)
+        wait_until(lambda: not stop.thread.is_alive() or len(ro._guard.waiting) > 1,
+                   "terminate to return or to wait")
+        assert not stop.thread.is_alive(), "terminate queued behind a waiter of the run"
+        stop()
+        with pytest.raises(ortc.Fail, match="terminate"):
+            run()
+        waiting()
+        ro.close()
+        assert idle(ro._guard)
+
+
 # -- Session.run per execution provider ------------------------------------------------------
 
 def test_exclusive_run_session(monkeypatch: Any, ort_hold: Any) -> None:
