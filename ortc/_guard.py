@@ -39,6 +39,7 @@ import itertools
 import linecache
 import os
 import sys
+import weakref
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Tuple, TypeVar
 
@@ -50,8 +51,8 @@ from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy, use_wrappe
 if TYPE_CHECKING:
     import threading
 
-__all__ = ["Guard", "Entries", "Hold", "guarded", "survive_fork", "release_begins",
-           "release_ends"]
+__all__ = ["Guard", "Entries", "Hold", "guarded", "ahead_of_waiters", "survive_fork",
+           "release_begins", "release_ends"]
 
 T = TypeVar("T")
 
@@ -272,16 +273,29 @@ class Guard:
         self._admit(self.calls, token, (me, exclusive, witness), obj, me, exclusive,
                     through_holds)
 
+    def enter_ahead(self, token: int, obj: Any, witness: Any) -> None:
+        """Enter a shared call that goes ahead of the waiting calls instead of queueing behind
+        them (see :func:`ahead_of_waiters`); admitted calls keep it out as they keep out any
+        shared call."""
+        if self.gen != _generation:
+            self._after_fork(obj)
+        me = _get_ident()
+        if _exiting and me != _exit_thread:
+            _park()
+        self._admit(self.calls, token, (me, False, witness), obj, me, False, False, True)
+
     def _admit(self, table: dict[int, Any], token: int, entry: Any, obj: Any, me: int,
-               exclusive: bool, through_holds: bool) -> None:
+               exclusive: bool, through_holds: bool, ahead: bool = False) -> None:
         """Store ``entry`` under ``token`` in ``table`` (``calls`` or ``holds``) once nothing
         stands in its way (the two looks of the class docstring; a hold, which never waits
-        behind a waiter, needs the second only); then refuse (strict mode, a hold in the
-        way, inside a callback) or wait in place and look again (serialize)."""
+        behind a waiter, needs the second only, as does a call ``ahead`` of the waiters);
+        then refuse (strict mode, a hold in the way, inside a callback) or wait in place and
+        look again (serialize)."""
         mode = policy.mode
         pause = 0.0005
         healed_at = 0.0
         is_call = table is self.calls
+        first_look = is_call and not ahead
         waiting = (*entry, False) if is_call else entry
         admitted = (*entry, True) if is_call else entry
         while True:
@@ -297,7 +311,7 @@ class Guard:
                 table[token] = admitted
                 return
             table[token] = waiting
-            why = self._conflict(me, exclusive, through_holds, token, False) if is_call \
+            why = self._conflict(me, exclusive, through_holds, token, False) if first_look \
                 else None
             if why is None:
                 table[token] = admitted
@@ -427,7 +441,9 @@ class Guard:
         """Mark closed and release now, or when the last call in flight leaves (per policy).
 
         strict: refused with :class:`ConcurrentUseError` while another owner's call is inside;
-        serialize: waits for those calls; off: the release is deferred to the last of them. A
+        serialize: waits for those calls, in the waiters' queue as an exclusive call (calls that
+        come later wait behind it, and then see it closed: shared calls that kept coming
+        starved a close that only looked); off: the release is deferred to the last of them. A
         close by a thread that is itself inside a call (a callback) is deferred likewise. A hold
         by another thread refuses the close in strict and serialize mode. In a forked child
         nothing is released (ORT's threads do not exist there): the handle is only marked
@@ -441,23 +457,34 @@ class Guard:
         if _exiting and me != _exit_thread:
             _park()
         pause = 0.0005
-        while mode != OFF:
+        token = _next_token()  # its place in the queue, once it waits
+        calls = self.calls
+        try:
+            while mode != OFF:
+                if self.closed:
+                    return
+                # a close conflicts with any other owner's call, shared or not, but for the
+                # waiters queued behind it, and with any other owner's hold
+                why = "call" if any(e[0] != me and (e[3] or t < token)
+                                    for t, e in tuple(calls.items())) else (
+                    "hold" if any(h != me for h in tuple(self.holds.values())) else None)
+                if why is None:
+                    break
+                if self._heal():
+                    continue
+                if mode == STRICT or why == "hold" or in_ort_callback():
+                    raise ConcurrentUseError(self._describe_close(obj, why, me))
+                if token not in calls:
+                    calls[token] = (me, True, Entries(_getframe(), f"{type(obj).__name__}.close"),
+                                    False)
+                pause = self._pause(pause)
             if self.closed:
                 return
-            # a close conflicts with any other owner's call, shared or not, and hold
-            why = "call" if any(e[0] != me for e in tuple(self.calls.values())) else (
-                "hold" if any(h != me for h in tuple(self.holds.values())) else None)
-            if why is None:
-                break
-            if self._heal():
-                continue
-            if mode == STRICT or why == "hold" or in_ort_callback():
-                raise ConcurrentUseError(self._describe_close(obj, why, me))
-            pause = self._pause(pause)
-        if self.closed:
-            return
-        self.on_idle.append(release)  # announce the deferred release, then close, then look
-        self.closed = True
+            self.on_idle.append(release)  # announce the deferred release, then close, then look
+            self.closed = True
+        finally:
+            if calls.pop(token, None) is not None and self.waiting:
+                self._wake()  # the calls queued behind this close (refused: they go on)
         if self.waiting:
             self._wake()  # (they raise ClosedError)
         if not self.calls or not self._heal() and not self.calls:
@@ -507,11 +534,17 @@ class Guard:
                     return f"thread {ident} ({call})"
         return f"thread {ident}"
 
-    def _describe(self, obj: Any, exclusive: bool, why: str | None, me: int) -> str:
+    def _describe(self, obj: Any, exclusive: bool, why: str | None, me: int,
+                  refused: str | None = None) -> str:
+        """What a refused call (``refused``: its name, else read from this thread's stack)
+        conflicted with."""
         name = type(obj).__name__
+        if refused is None:
+            refused = _entry_call(sys._getframe(1))
+        call = f"call ({refused})" if refused else "call"
         if why == "hold":
             holders = sorted({h for h in tuple(self.holds.values()) if h != me})
-            return (f"{name}: it is bound as an output of an IoBinding by "
+            return (f"{name}: a {call} while it is bound as an output of an IoBinding by "
                     f"{', '.join(f'thread {h}' for h in holders)} (a hold, not a call: every "
                     f"run with that binding writes it), so other threads may not use it; "
                     f"unbind it (clear_binding_outputs) or use it from that thread")
@@ -525,8 +558,6 @@ class Guard:
             what = f"another call is in flight on {', '.join(map(self._on_thread, threads))}" + (
                 ", and a run_async run still uses it" if job else "")
         kind = "an exclusive" if exclusive else "a shared"
-        refused = _entry_call(sys._getframe(1))
-        call = f"call ({refused})" if refused else "call"
         why_not = "" if self.sync or exclusive else f" ({name} is not Sync)"
         where = (" from inside an ORT callback (callbacks never wait)"
                  if policy.mode == SERIALIZE else "")
@@ -536,7 +567,7 @@ class Guard:
     def _describe_close(self, obj: Any, why: str, me: int) -> str:
         name = type(obj).__name__
         if why == "hold":
-            return self._describe(obj, True, why, me)
+            return self._describe(obj, True, why, me, f"{name}.close")
         threads, _job = self._others(me)
         return (f"{name}.close() while another thread is inside one of its calls" +
                 (f" ({', '.join(map(self._on_thread, threads))})" if threads else
@@ -633,15 +664,47 @@ class Entries:
         self.frame = None
 
 
+class _HoldsOfOneThread:
+    """The holds one thread took (each by a weak reference: the IoBinding that records a hold
+    keeps it), released when the thread ends: this object is that thread's local data, which
+    the interpreter drops then (on the ending thread, before its ident can be reused, on
+    CPython; at the next collection on PyPy). A hold outliving its thread refused every
+    other thread for good (a Value bound on a worker thread and read on the main thread once
+    the worker ended, or a binding handed over), and passed to whichever new thread got the
+    ended one's ident."""
+
+    __slots__ = ("refs",)
+
+    def __init__(self) -> None:
+        self.refs: set[weakref.ref[Hold]] = set()
+
+    def add(self, hold: Hold) -> None:
+        refs = self.refs
+        # (a reference goes with its hold; the callback keeps the set, not this object: a
+        # hold must not keep its thread's data alive)
+        refs.add(weakref.ref(hold, refs.discard))
+
+    def __del__(self) -> None:
+        for ref in tuple(self.refs):
+            hold = ref()
+            if hold is not None:
+                hold.release()
+
+
+#: each thread's :class:`_HoldsOfOneThread`, as ``holds`` (made by its first hold)
+_thread_data = _thread._local()
+
+
 class Hold:
     """A hold on ``obj`` by this thread that is not a call (a Value bound as an IoBinding's
     output, which every run with the binding writes): other threads' calls on it are refused
-    from :meth:`take` until :meth:`release` (idempotent). A bound run enters such a Value
-    with ``through_holds``. Made before it is taken, so its holder can list it first: a hold
-    an interrupt cut off from its holder would refuse every other thread until a collection
-    found it (PyPy collects such an object late)."""
+    from :meth:`take` until :meth:`release` (idempotent) or the end of the thread (the runs
+    with the binding then enter the Value for the run only, from whichever thread runs it).
+    A bound run enters such a Value with ``through_holds``. Made before it is taken, so its
+    holder can list it first: a hold an interrupt cut off from its holder would refuse every
+    other thread until a collection found it (PyPy collects such an object late)."""
 
-    __slots__ = ("guard", "token", "owner")
+    __slots__ = ("guard", "token", "owner", "__weakref__")
 
     def __init__(self, obj: Any) -> None:
         guard = obj._guard
@@ -657,6 +720,11 @@ class Hold:
         if guard is None:
             raise ClosedError(f"{type(obj).__name__} is closed")
         guard.hold(self.token, obj)
+        try:
+            mine = _thread_data.holds
+        except AttributeError:
+            mine = _thread_data.holds = _HoldsOfOneThread()
+        mine.add(self)
 
     def covers_this_thread(self) -> bool:
         """Whether a call by the calling thread on the held object needs no entry of its own
@@ -882,6 +950,35 @@ def _named(wrapper: Callable[..., Any], qualname: str) -> Callable[..., Any]:
 use_wrapper_factory(guarded)
 
 
+def ahead_of_waiters(marked: Callable[..., T]) -> Callable[..., T]:
+    """A method marked shared (``marked``: its marker's wrapper, whose rule it keeps) that
+    goes ahead of the calls waiting in serialize mode instead of queueing behind them, for a
+    call that ends the calls those waiters wait for: RunOptions.terminate. A setter or a
+    close of the options waits for the runs using them; a terminate queued behind it waited
+    for ever, and so did they. Strict mode and admitted calls treat it as any shared call."""
+    import functools
+
+    fn = marked.__wrapped__  # type: ignore[attr-defined]
+    rule = marked.__ortc_rule__  # type: ignore[attr-defined]
+    if rule.kind != "shared" or rule.args or rule.exclusive_when:
+        raise TypeError(f"{fn.__qualname__}: only a plain shared method goes ahead of waiters")
+
+    @functools.wraps(fn)
+    def call(self: Any, *a: Any, **k: Any) -> Any:
+        guard = self._guard
+        if guard is None:
+            raise ClosedError(f"{type(self).__name__} is closed")
+        token = _next_token()
+        try:
+            guard.enter_ahead(token, self, _getframe())
+            return fn(self, *a, **k)
+        finally:
+            guard.leave(token)
+
+    call.__ortc_rule__ = rule  # type: ignore[attr-defined]
+    return _named(call, fn.__qualname__)
+
+
 # -- naming the calls in a conflict (the error path only) ------------------------------------
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PROTOCOL_FILES = {os.path.abspath(__file__), os.path.join(_PACKAGE, "threads.py")}
@@ -892,7 +989,9 @@ def _entry_call(frame: Any) -> str | None:
     "InferenceSession.run" through ortc.compat): from the innermost frame of ortc's (this
     module's and the markers' aside, a marked method's wrapper named by its method), the
     outermost of the run of ortc frames it starts (a callback from ORT into user code ends
-    the run). None when the stack is not in ortc. This thread's own stack only."""
+    the run). None when the stack is not in ortc. This thread's own stack only. A
+    ``__setattr__`` (options checking an assignment's name) is not what its user called: the
+    setter it reached is ("RunOptions.tag" for ``run_options.tag = ...``)."""
     found = None
     while frame is not None:
         code = frame.f_code
@@ -903,7 +1002,7 @@ def _entry_call(frame: Any) -> str | None:
         elif not path.startswith(_PACKAGE):
             if found is not None:
                 break
-        elif path not in _PROTOCOL_FILES:
+        elif path not in _PROTOCOL_FILES and (found is None or code.co_name != "__setattr__"):
             found = _qualname(code)
         frame = frame.f_back
     return found

@@ -138,9 +138,10 @@ class IoBinding(Handle):
     binding per thread. The binding keeps its session alive: ORT crashes when a binding is used
     after its session's release (life.binding-after-session-release). Bound arrays are kept
     alive by the binding until rebound or cleared. A caller's Value bound as an output is
-    written by every run: the thread that binds it holds it exclusively until it is unbound,
-    and a run from another thread holds it for the run instead (and the bound input Values,
-    shared), so a use of them by the binding thread during that run is a conflict.
+    written by every run: the thread that binds it holds it exclusively until it is unbound
+    or that thread ends, and a run from another thread holds it for the run instead (and the
+    bound input Values, shared), so a use of them by the binding thread during that run is a
+    conflict.
     """
 
     c_type = "OrtIoBinding"

@@ -96,6 +96,7 @@ def _setting(name: str, apply: Callable[[SessionOptions, Any], None], default: A
         _set(self, name, value)
 
     put.__name__ = name
+    put.__qualname__ = f"SessionOptions.{name}"  # (what tracebacks and conflicts name)
     _ROWS[name] = (apply, convert)
     return property(get, exclusive(*slots)(put), doc=doc)
 

@@ -361,7 +361,8 @@ _d("CreateTensorAsOrtValue CreateSparseTensorAsOrtValue", reads=("OrtAllocator",
    evidence=ev.find("OrtValue", "check:life.session-value-after-session-release"))
 _d("BindOutput", writes=("OrtIoBinding",), reads=("OrtValue",),
    note="the bound Value is written by every run with the binding: exclusive for as long as "
-        "it stays bound (ortc's binding holds it exclusively until it is unbound)",
+        "it stays bound (ortc: the thread that binds it holds it exclusively until it is "
+        "unbound or that thread ends; a run on another thread holds it for the run)",
    outlives="the binding keeps its own reference to the value; a value over caller memory "
             "keeps that memory in use",
    evidence=(ev.check("binding.bound-output-written-by-every-run", "written by every run",

@@ -570,12 +570,14 @@ def test_a_hold_is_refused_while_another_thread_is_inside_or_holds_and_taken_bes
     for mode in ("strict", "serialize"):
         ortc.set_thread_checks(mode)
         other = in_thread(lambda: Hold(value))()
-        in_thread(lambda: other.take(value))()  # another thread's hold
+        # another thread's hold, on a thread that stays (a hold ends with its thread)
+        holder = InFlight(lambda during: (other.take(value), during()))
         try:
             with pytest.raises(ortc.ConcurrentUseError, match="a hold"):
                 Hold(value).take(value)
         finally:
             other.release()
+            holder.finish()
         assert idle(value._guard)
 
     def inside_own_call() -> None:
@@ -590,6 +592,67 @@ def test_a_hold_is_refused_while_another_thread_is_inside_or_holds_and_taken_bes
     first.release()
     second.release()
     assert idle(value._guard)
+
+
+def test_a_hold_ends_with_its_thread() -> None:
+    """A Value bound as an output on a worker thread that then ended is free for the thread
+    that goes on with the binding (IoBinding is Send), as onnxruntime lets it be: its hold
+    ended with the worker. It refused every other thread for good, with advice to use the
+    value from a thread that no longer existed, and passed to any new thread given the ended
+    one's ident. The binding's runs from the new thread still enter the value for the run."""
+    s = ortc.Session(ADD, intra_op_num_threads=1)
+    out = ortc.Value.from_numpy(np.zeros(4, np.float32))
+    state: dict[str, Any] = {}
+
+    def worker() -> None:
+        binding = state["binding"] = s.io_binding()
+        binding.bind_input("a", A)
+        binding.bind_input("b", B)
+        binding.bind_output("c", out)
+        s.run_with_binding(binding)
+        state["hold"] = binding._output_holds["c"]
+        assert out._guard.holds  # held while its thread lives
+
+    for mode in ("strict", "serialize"):
+        ortc.set_thread_checks(mode)
+        out.fill(np.zeros(4, np.float32))
+        in_thread(worker)()
+        binding, hold = state["binding"], state["hold"]
+        assert not out._guard.holds and not hold.covers_this_thread()
+        assert same(out.numpy(), A + B)  # read on this thread: no hold left in the way
+        out.fill(np.zeros(4, np.float32))
+        s.run_with_binding(binding)  # the binding, handed over, runs here
+        assert same(out.numpy(), A + B)
+        binding.bind_output("c", out)  # and binds the value again: this thread holds it now
+        with pytest.raises(ortc.ConcurrentUseError, match="a hold"):
+            in_thread(out.numpy)()
+        binding.close()
+        assert idle(out._guard)
+    # the bare Hold: released on its thread's end, and no longer its thread's
+    value = ortc.Value.from_numpy(np.zeros(4, np.float32))
+    bare = Hold(value)
+    in_thread(lambda: bare.take(value))()
+    assert bare.guard is None and idle(value._guard)
+
+
+def test_a_hold_refusal_names_the_refused_call() -> None:
+    """A call refused by a hold (a Value bound as an output on another thread) names itself,
+    as a call refused by a call does: what conflicted with what."""
+    s = ortc.Session(ADD, intra_op_num_threads=1)
+    out = ortc.Value.from_numpy(np.zeros(4, np.float32))
+    binding = s.io_binding()
+    binding.bind_output("c", out)  # held by this thread
+    other = s.io_binding()
+    for call, name in ((out.numpy, r"Value\.numpy"), (out.close, r"Value\.close"),
+                       (lambda: out.shape, r"Value\.shape"),
+                       (lambda: other.bind_output("c", out), r"IoBinding\.bind_output")):
+        with pytest.raises(ortc.ConcurrentUseError,
+                           match=rf"^Value: a call \({name}\) while it is bound as an output "
+                                 rf"of an IoBinding by thread {threading.get_ident()} "
+                                 rf"\(a hold, not a call"):
+            in_thread(call)()
+    binding.close()
+    assert in_thread(out.numpy)().shape == (4,)
 
 
 def test_a_marked_argument_is_refused_in_strict_mode() -> None:
@@ -675,6 +738,30 @@ def test_close_while_in_flight_strict_serialize_off(things: Any) -> None:
     finally:
         held.finish()
     assert len(t.released) == 1, "the deferred release ran when the call left"
+
+
+def test_a_waiting_close_is_not_overtaken_by_shared_calls(things: Any) -> None:
+    """serialize: a close waiting for a shared call takes its place in the waiters' queue, so
+    a shared call that comes after it waits behind it and then sees the object closed. Before,
+    the later shared call joined the one inside at once, and a close on a session that threads
+    kept running never returned."""
+    ortc.set_thread_checks("serialize")
+    t = things()
+    first = InFlight(t.read)
+    try:
+        close = in_thread(t.close)
+        wait_until(lambda: len(t._guard.waiting) >= 1, "close() to wait")
+        later = in_thread(t.read)  # a shared call, after the close
+        wait_until(lambda: len(t._guard.waiting) >= 2 or not later.thread.is_alive(),
+                   "the later call to wait or to return")
+        assert later.thread.is_alive(), "a shared call overtook the waiting close"
+        assert not t.closed
+    finally:
+        first.finish()
+    close()
+    with pytest.raises(ortc.ClosedError):
+        later()
+    assert t.closed and len(t.released) == 1 and idle(t._guard)
 
 
 def test_close_from_inside_its_own_call_is_deferred(things: Any) -> None:
@@ -1212,6 +1299,33 @@ def test_conflicts_name_the_calls_as_compat_users_made_them() -> None:
             join()
 
 
+def test_a_refused_assignment_names_the_setting_not_setattr() -> None:
+    """``options.tag = ...`` reaches the setter through the class's ``__setattr__`` (which
+    refuses misspelt names): a refusal names the setting the user assigned, not
+    ``RunOptions.__setattr__``."""
+    for options, assign, name in (
+            (ortc.RunOptions(), lambda o: setattr(o, "tag", "x"), r"RunOptions\.tag"),
+            (ortc.SessionOptions(), lambda o: setattr(o, "intra_op_num_threads", 2),
+             r"SessionOptions\.intra_op_num_threads")):
+        inside, go = threading.Event(), threading.Event()
+
+        def use(options: Any = options) -> None:
+            with holding(options):
+                inside.set()
+                assert go.wait(TIMEOUT)
+
+        join = in_thread(use)
+        assert inside.wait(TIMEOUT)
+        try:
+            with pytest.raises(ortc.ConcurrentUseError, match=rf"an exclusive call \({name}\)"):
+                assign(options)
+        finally:
+            go.set()
+            join()
+        assign(options)  # free again
+        options.close()
+
+
 def test_slow_run_refuses_exclusive_calls(chain: ortc.Session, tmp_path: Any) -> None:
     x = np.ones((512, 512), np.float32)
     v = ortc.Value.from_numpy(x)
@@ -1437,6 +1551,32 @@ def test_terminate_is_shared_with_running_runs(chain: ortc.Session) -> None:
     ro.unset_terminate()
     s = _add_session()
     assert same(s.run(None, {"a": A, "b": B}, ro), [A + B])
+
+
+def test_terminate_goes_ahead_of_a_setter_or_close_waiting_for_the_runs() -> None:
+    """serialize: a RunOptions setter, or its close, waits for the runs using the options;
+    terminate() is what ends those runs, so it does not queue behind that waiter (it waited
+    for ever, and so did the waiter and the run). It still keeps its rule: shared."""
+    ortc.set_thread_checks("serialize")
+    endless = ortc.Session(models.endless_model(64), intra_op_num_threads=1)
+    x = np.ones((64, 64), np.float32)
+    assert ortc.RunOptions.terminate.__ortc_rule__.kind == "shared"  # type: ignore[attr-defined]
+    for waiter in (lambda ro: setattr(ro, "tag", "x"), lambda ro: ro.close()):
+        ro = ortc.RunOptions()
+        run = in_thread(lambda: endless.run(None, {"x": x}, ro))
+        wait_until(lambda: ro._guard.calls, "the run to start")
+        waiting = in_thread(lambda: waiter(ro))
+        wait_until(lambda: ro._guard.waiting, "the setter or close to wait for the run")
+        stop = in_thread(ro.terminate)
+        wait_until(lambda: not stop.thread.is_alive() or len(ro._guard.waiting) > 1,
+                   "terminate to return or to wait")
+        assert not stop.thread.is_alive(), "terminate queued behind a waiter of the run"
+        stop()
+        with pytest.raises(ortc.Fail, match="terminate"):
+            run()
+        waiting()
+        ro.close()
+        assert idle(ro._guard)
 
 
 # -- Session.run per execution provider ------------------------------------------------------
