@@ -51,8 +51,8 @@ from .threads import OFF, SERIALIZE, STRICT, in_ort_callback, policy, use_wrappe
 if TYPE_CHECKING:
     import threading
 
-__all__ = ["Guard", "Entries", "Hold", "guarded", "ahead_of_waiters", "survive_fork",
-           "release_begins", "release_ends"]
+__all__ = ["Guard", "Entries", "Hold", "guarded", "survive_fork", "release_begins",
+           "release_ends"]
 
 T = TypeVar("T")
 
@@ -221,12 +221,15 @@ class Guard:
 
     # -- entry and exit -------------------------------------------------------------------------
     def enter(self, token: int, obj: Any, exclusive: bool, witness: Any, owner: int = 0,
-              through_holds: bool = False) -> None:
+              through_holds: bool = False, ahead: bool = False) -> None:
         """Enter a call registered as ``token`` (made by the caller before this call, which it
         passes to :meth:`leave` in a ``finally``). ``witness``: what the entry lives as long as
         (the calling frame; see the module docstring). ``owner``: a run_async job's id, for an
         entry that is the job's rather than the thread's. ``through_holds``: the bound run's
-        entry on a Value the binding holds."""
+        entry on a Value the binding holds. ``ahead``: a shared call that goes ahead of the
+        calls waiting in serialize mode instead of queueing behind them (a marker's
+        ``ahead_of_waiters``: RunOptions.terminate, which ends the runs a waiting setter or
+        close waits for; queued behind them, it waited for ever, and so did they)."""
         if self.gen != _generation:
             self._after_fork(obj)
         me = owner or _get_ident()
@@ -254,7 +257,7 @@ class Guard:
                         not any(e[1] or not e[3] for e in entries):
                     return
         calls.pop(token, None)
-        self._enter(token, obj, me, exclusive, witness, through_holds)
+        self._enter(token, obj, me, exclusive, witness, through_holds, ahead)
 
     def leave(self, token: int) -> None:
         """End the call registered as ``token``, from any thread; a token not (or no longer)
@@ -267,28 +270,18 @@ class Guard:
             self._run_deferred_release()
 
     def _enter(self, token: int, obj: Any, me: int, exclusive: bool, witness: Any,
-               through_holds: bool) -> None:
+               through_holds: bool, ahead: bool) -> None:
         if _exiting and me != _exit_thread:
             _park()
         self._admit(self.calls, token, (me, exclusive, witness), obj, me, exclusive,
-                    through_holds)
-
-    def enter_ahead(self, token: int, obj: Any, witness: Any) -> None:
-        """Enter a shared call that goes ahead of the waiting calls instead of queueing behind
-        them (see :func:`ahead_of_waiters`); admitted calls keep it out as they keep out any
-        shared call."""
-        if self.gen != _generation:
-            self._after_fork(obj)
-        me = _get_ident()
-        if _exiting and me != _exit_thread:
-            _park()
-        self._admit(self.calls, token, (me, False, witness), obj, me, False, False, True)
+                    through_holds, ahead)
 
     def _admit(self, table: dict[int, Any], token: int, entry: Any, obj: Any, me: int,
                exclusive: bool, through_holds: bool, ahead: bool = False) -> None:
         """Store ``entry`` under ``token`` in ``table`` (``calls`` or ``holds``) once nothing
         stands in its way (the two looks of the class docstring; a hold, which never waits
-        behind a waiter, needs the second only, as does a call ``ahead`` of the waiters);
+        behind a waiter, needs the second only, as does a call ``ahead`` of the waiters:
+        see :meth:`enter`);
         then refuse (strict mode, a hold in the way, inside a callback) or wait in place and
         look again (serialize)."""
         mode = policy.mode
@@ -758,7 +751,7 @@ def {name}({params}):
         raise _m_ClosedError(f"{{type({self}).__name__}} is closed")
 {arg_tokens}    _m_token = _m_next_token()
     try:
-        _m_guard.enter(_m_token, {self}, {exclusive}, _m_getframe())
+        _m_guard.enter(_m_token, {self}, {exclusive}, _m_getframe(){ahead})
 {arg_entries}        return _m_fn({call})
     finally:
         _m_guard.leave(_m_token)
@@ -789,11 +782,16 @@ _CO_VARKEYWORDS = 0x08
 
 
 def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
-            args: tuple[tuple[str, int, bool], ...]) -> Callable[..., Any]:
+            args: tuple[tuple[str, int, bool], ...], ahead: bool = False
+            ) -> Callable[..., Any]:
     """``fn`` (a method) entered as a marked call: shared or exclusive on its object
     (exclusive while the instance attribute ``exclusive_when`` is true), and on each handle
     argument ``args`` names, as (parameter name, position after self, exclusive), for the
-    length of the call. An argument that is None or not a handle is left to ``fn``."""
+    length of the call. An argument that is None or not a handle is left to ``fn``.
+    ``ahead``: a shared call with no handle arguments that goes ahead of waiting calls
+    (:meth:`Guard.enter`)."""
+    if ahead and (exclusive or exclusive_when is not None or args):
+        raise TypeError(f"{fn.__qualname__}: only a plain shared method goes ahead of waiters")
     import functools
 
     if any(name.startswith("_m_") for name in
@@ -818,7 +816,7 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
                 break
         else:
             return
-        own = compiled_wrapper(fn, exclusive, exclusive_when, args)
+        own = compiled_wrapper(fn, exclusive, exclusive_when, args, ahead)
         own.__ortc_rule__ = getattr(general, "__ortc_rule__", None)  # type: ignore[attr-defined]
         setattr(klass, fn.__name__, own)
 
@@ -832,7 +830,7 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
                 raise ClosedError(f"{type(self).__name__} is closed")
             token = _next_token()
             try:
-                guard.enter(token, self, exclusive, _getframe())
+                guard.enter(token, self, exclusive, _getframe(), 0, False, ahead)
                 return fn(self, *a, **k)
             finally:
                 guard.leave(token)
@@ -879,7 +877,8 @@ def guarded(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
 
 
 def compiled_wrapper(fn: Callable[..., Any], exclusive: bool, exclusive_when: str | None,
-                     args: tuple[tuple[str, int, bool], ...]) -> Callable[..., Any]:
+                     args: tuple[tuple[str, int, bool], ...], ahead: bool = False
+                     ) -> Callable[..., Any]:
     """The wrapper :func:`guarded` describes, compiled from _WRAPPER with ``fn``'s own
     parameters (no packing of the arguments per call)."""
     import functools
@@ -911,6 +910,7 @@ def compiled_wrapper(fn: Callable[..., Any], exclusive: bool, exclusive_when: st
         name=fn.__name__, self=names[0], params=", ".join(params), call=", ".join(call),
         exclusive=repr(exclusive) if exclusive_when is None else
         f"{exclusive!r} or bool({names[0]}.{exclusive_when})",
+        ahead=", 0, False, True" if ahead else "",
         arg_tokens="".join(f"    _m_{a}_token = 0\n" for a, _, _ in args),
         arg_entries="".join(_ARG_ENTRY.format(arg=a, exclusive=x) for a, _, x in args),
         arg_leaves="".join(_ARG_LEAVE.format(arg=a) for a, _, _ in args))
@@ -948,35 +948,6 @@ def _named(wrapper: Callable[..., Any], qualname: str) -> Callable[..., Any]:
 
 
 use_wrapper_factory(guarded)
-
-
-def ahead_of_waiters(marked: Callable[..., T]) -> Callable[..., T]:
-    """A method marked shared (``marked``: its marker's wrapper, whose rule it keeps) that
-    goes ahead of the calls waiting in serialize mode instead of queueing behind them, for a
-    call that ends the calls those waiters wait for: RunOptions.terminate. A setter or a
-    close of the options waits for the runs using them; a terminate queued behind it waited
-    for ever, and so did they. Strict mode and admitted calls treat it as any shared call."""
-    import functools
-
-    fn = marked.__wrapped__  # type: ignore[attr-defined]
-    rule = marked.__ortc_rule__  # type: ignore[attr-defined]
-    if rule.kind != "shared" or rule.args or rule.exclusive_when:
-        raise TypeError(f"{fn.__qualname__}: only a plain shared method goes ahead of waiters")
-
-    @functools.wraps(fn)
-    def call(self: Any, *a: Any, **k: Any) -> Any:
-        guard = self._guard
-        if guard is None:
-            raise ClosedError(f"{type(self).__name__} is closed")
-        token = _next_token()
-        try:
-            guard.enter_ahead(token, self, _getframe())
-            return fn(self, *a, **k)
-        finally:
-            guard.leave(token)
-
-    call.__ortc_rule__ = rule  # type: ignore[attr-defined]
-    return _named(call, fn.__qualname__)
 
 
 # -- naming the calls in a conflict (the error path only) ------------------------------------

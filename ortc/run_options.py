@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 from . import _enums, _loader, _process
 from ._cstr import INT32, UNSET, c_enum, c_integer, config_value, given_options, utf8
 from ._ffi import ffi
-from ._guard import ahead_of_waiters
 from ._handle import Handle
 from ._status import call_out, check, ignore
 from .errors import closest_name
@@ -113,8 +112,8 @@ class RunOptions(Handle):
         check(self._api.RunOptionsSetRunLogVerbosityLevel(
             self._ptr, c_integer(value, "run option log_verbosity_level", *INT32)))
 
-    @ahead_of_waiters  # (it ends the runs that a waiting setter or close waits for)
-    @shared("RunOptionsSetTerminate")
+    # (ahead of waiters: it ends the runs that a waiting setter or close waits for)
+    @shared("RunOptionsSetTerminate", ahead_of_waiters=True)
     def terminate(self) -> None:
         """Make every run using these options fail soon (ORT returns FAIL: :class:`ortc.Fail`);
         callable from any thread while runs are in flight."""

@@ -103,7 +103,8 @@ class MethodRule(Record):
 #: the guard's wrapper factory (ortc._guard.guarded), which that module hands over here as it is
 #: imported: the guard is built on this module, so this one cannot import it
 _wrapper_factory: Callable[[Callable[..., Any], bool, str | None,
-                            tuple[tuple[str, int, bool], ...]], Callable[..., Any]] | None = None
+                            tuple[tuple[str, int, bool], ...], bool],
+                           Callable[..., Any]] | None = None
 
 
 def use_wrapper_factory(factory: Callable[..., Callable[..., Any]]) -> None:
@@ -113,14 +114,14 @@ def use_wrapper_factory(factory: Callable[..., Callable[..., Any]]) -> None:
 
 
 def _mark(kind: str, c_functions: tuple[str, ...], args: dict[str, str] | None,
-          exclusive_when: str | None = None) -> Callable[[F], F]:
+          exclusive_when: str | None = None, ahead: bool = False) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         rule = MethodRule(kind, tuple(c_functions), tuple(sorted((args or {}).items())),
                           exclusive_when)
         if _wrapper_factory is None:
             raise RuntimeError("ortc._guard is not imported: markers are for handle classes")
         guarded_fn = _wrapper_factory(fn, kind == "exclusive", exclusive_when,
-                                      _argument_uses(fn, args or {}))
+                                      _argument_uses(fn, args or {}), ahead)
         guarded_fn.__ortc_rule__ = rule  # type: ignore[attr-defined]
         return guarded_fn  # type: ignore[return-value]
 
@@ -149,15 +150,18 @@ def _argument_uses(fn: Callable[..., Any], args: dict[str, str]
 
 
 def shared(*c_functions: str, args: dict[str, str] | None = None,
-           exclusive_when: str | None = None) -> Callable[[F], F]:
+           exclusive_when: str | None = None, ahead_of_waiters: bool = False
+           ) -> Callable[[F], F]:
     """Mark a method as shared (Rust ``&self``): it may overlap other shared calls.
 
     ``args`` names the handle arguments the call uses and how (``"shared"`` or
     ``"exclusive"``): their guards are entered for the call too. ``exclusive_when`` names a
     boolean instance attribute that, when true, makes the call exclusive for that instance
     (e.g. a session whose execution provider forbids concurrent runs).
+    ``ahead_of_waiters``: in serialize mode the call does not queue behind waiting calls (a
+    call that ends what they wait for: ``RunOptions.terminate``); the rule is the same.
     """
-    return _mark("shared", c_functions, args, exclusive_when)
+    return _mark("shared", c_functions, args, exclusive_when, ahead_of_waiters)
 
 
 def exclusive(*c_functions: str, args: dict[str, str] | None = None) -> Callable[[F], F]:

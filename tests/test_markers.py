@@ -240,6 +240,20 @@ def test_marker_refuses_parameters_named_like_its_wrapper() -> None:
             pass
 
 
+def test_only_a_plain_shared_method_goes_ahead_of_waiters() -> None:
+    """ahead_of_waiters (RunOptions.terminate's) skips the serialize-mode queue: a call that
+    also entered handle arguments, or could be exclusive, would skip it for them too."""
+    with pytest.raises(TypeError, match="only a plain shared method goes ahead of waiters"):
+        @shared(args={"other": "shared"}, ahead_of_waiters=True)
+        def method(self: Any, other: Any) -> None:
+            pass
+    with pytest.raises(TypeError, match="only a plain shared method goes ahead of waiters"):
+        @shared(exclusive_when="_busy", ahead_of_waiters=True)
+        def method2(self: Any) -> None:
+            pass
+    assert ortc.RunOptions.terminate.__ortc_rule__.kind == "shared"  # type: ignore[attr-defined]
+
+
 def test_plain_types_hold_no_handle() -> None:
     """Types ORT has that ortc exposes as plain values are immutable: frozen dataclasses, or
     records (``_record.Record``, the ones a first session makes, lighter to import) that refuse
