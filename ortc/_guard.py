@@ -374,8 +374,10 @@ class Guard:
 
     def _heal(self) -> bool:
         """Drop the entries whose call is over (its frame has returned, its job has ended)
-        although nothing left them: a signal handler's exception stopped their exit. True when
-        one was dropped."""
+        although nothing left them: a signal handler's exception stopped their exit; and the
+        holds of threads that have ended (their release goes with the thread's local data,
+        which PyPy lets go only at a collection: until then the hold refused every other
+        thread). True when one was dropped."""
         dead = []
         for token, (_owner, _, witness, _admitted) in tuple(self.calls.items()):
             if witness is None:
@@ -384,6 +386,13 @@ class Guard:
                 dead.append(token)
         for token in dead:
             self.calls.pop(token, None)
+        holds = self.holds
+        if holds:
+            alive = sys._current_frames()  # (the threads that run: an ended thread holds nothing)
+            for token, holder in tuple(holds.items()):
+                if holder not in alive:
+                    holds.pop(token, None)
+                    dead.append(token)
         if dead and self.waiting:
             self._wake()
         if dead and self.on_idle and not self.calls:
@@ -722,8 +731,11 @@ class Hold:
     def covers_this_thread(self) -> bool:
         """Whether a call by the calling thread on the held object needs no entry of its own
         to keep other threads out: the hold is this thread's and still held, so it already
-        refuses every other thread's call (and a thread's own calls never conflict)."""
-        return self.guard is not None and self.owner == _get_ident()
+        refuses every other thread's call (and a thread's own calls never conflict). Not a
+        hold the guard dropped for its ended thread (:meth:`Guard._heal`), whose ident a new
+        thread may have."""
+        guard = self.guard
+        return guard is not None and self.owner == _get_ident() and self.token in guard.holds
 
     def release(self) -> None:
         guard, self.guard = self.guard, None

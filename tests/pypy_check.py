@@ -181,6 +181,31 @@ def main(directory: str) -> dict[str, Any]:
 
     check("shared_binding", shared_binding)
 
+    def hold_of_ended_thread() -> Any:
+        # a Value bound as an output on a worker thread that ended: PyPy drops the thread's
+        # local data (whose going releases its holds) only at a collection; before one, the
+        # main thread's read must not be refused by the ended thread's hold
+        out_value = ortc.Value.from_numpy(np.zeros(4, np.float32))
+        binding = add.io_binding()
+
+        def worker() -> None:
+            binding.bind_input("a", a)
+            binding.bind_input("b", b)
+            binding.bind_output("c", out_value)
+            add.run_with_binding(binding)
+
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join(60)
+        try:
+            return out_value.numpy().tolist()
+        except ortc.ThreadRuleError as exc:
+            return type(exc).__name__
+        finally:
+            binding.close()
+
+    check("hold_of_ended_thread", hold_of_ended_thread)
+
     def concurrent_runs() -> bool:
         results: list[bool] = []
 

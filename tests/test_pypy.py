@@ -70,6 +70,7 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
     assert refused == "ConcurrentUseError" and run not in ("finished", "bind_input allowed"), \
         got["shared_binding"]
     assert got["concurrent_runs"] is True
+    assert got["hold_of_ended_thread"] == expected["add"], got["hold_of_ended_thread"]
     assert got["pickle_and_fork"] == [expected["add"], expected["add"]]
     assert got["dlpack"] == ["float64", True, "float64", True]
     assert got["repeated_runs"] == 0, got["repeated_runs"]

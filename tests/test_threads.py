@@ -635,6 +635,27 @@ def test_a_hold_ends_with_its_thread() -> None:
     assert bare.guard is None and idle(value._guard)
 
 
+def test_a_hold_its_ended_thread_left_is_dropped_by_the_next_call_it_stops() -> None:
+    """Where a thread's local data outlives the thread (PyPy lets it go at a collection), its
+    holds stay registered after it ended: the next call they refuse drops them (as a call's
+    entry an interrupt left is dropped) instead of refusing it, in either mode; the Hold is
+    then no longer its thread's, even for a new thread given the ended one's ident."""
+    value = ortc.Value.from_numpy(np.arange(4, dtype=np.float32))
+    ended: list[int] = []
+    in_thread(lambda: ended.append(threading.get_ident()))()
+    for mode in ("strict", "serialize"):
+        ortc.set_thread_checks(mode)
+        hold = Hold(value)
+        hold.owner = ended[0]  # (taken on the ended thread, whose local data has not gone)
+        value._guard.holds[hold.token] = ended[0]
+        assert same(value.numpy(), np.arange(4, dtype=np.float32))  # not refused
+        assert not value._guard.holds
+        hold.owner = threading.get_ident()  # a new thread with the ended one's ident
+        assert not hold.covers_this_thread()
+        hold.release()
+    ortc.set_thread_checks("strict")
+
+
 def test_a_hold_refusal_names_the_refused_call() -> None:
     """A call refused by a hold (a Value bound as an output on another thread) names itself,
     as a call refused by a call does: what conflicted with what."""
