@@ -31,6 +31,11 @@ from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_su
 from .errors import InvalidArgument
 from .memory import cpu_memory_info, default_allocator
 
+#: out-parameter types of the per-call paths (parsed once: ffi.new of a type string parses it
+#: per call)
+_VALUE_OUT = ffi.typeof("OrtValue**")
+_DATA_OUT = ffi.typeof("void**")
+
 if TYPE_CHECKING:
     from .sparse import SparseTensor
 
@@ -325,7 +330,7 @@ def _tensor_over(api: Api, buf: np.ndarray[Any, Any], shape: tuple[int, ...], et
                  what: str) -> Any:
     """A new ``OrtValue*`` tensor of element type ``et`` and ``shape`` over ``buf``'s memory
     (C-contiguous, in ORT's layout); the caller keeps ``buf`` alive as long."""
-    out = ffi.new("OrtValue**")
+    out = ffi.new(_VALUE_OUT)
     status = api.CreateTensorWithDataAsOrtValue(
         cpu_memory_info()._ptr, ffi.from_buffer(buf), buf.nbytes, shape, len(shape), et, out)
     if status:
@@ -508,7 +513,7 @@ def _plain_view(api: Api, raw: Any, dtype: np.dtype[Any], shape: tuple[int, ...]
                 keep: Any, writable: bool) -> np.ndarray[Any, Any]:
     """A numpy view of the ``nbytes`` > 0 of a plain tensor, whose base chain is buffer -> a
     pin over the data -> ``keep`` (see :func:`_pin`): the memory lives as long as the array."""
-    data = ffi.new("void**")
+    data = ffi.new(_DATA_OUT)
     status = api.GetTensorMutableData(raw, data)
     if status:
         raise_status(status)

@@ -60,6 +60,9 @@ _ffi_release = ffi.release
 _from_buffer = ffi.from_buffer
 _cast = ffi.cast
 _monotonic = time.monotonic
+#: the C types of the arrays a run passes (parsed once: ffi.new of a type string parses it per call)
+_VALUE_ARRAY = ffi.typeof("OrtValue*[]")
+_VALUE_OUT = ffi.typeof("OrtValue**")
 
 #: outputs of at most this many bytes are copied into a new array rather than viewed: for a
 #: small tensor a copy costs less than the owner chain a view needs (docs/PERFORMANCE.md)
@@ -377,19 +380,18 @@ class RunEngine:
         """The feeds as (names, data), read once: whatever the mapping does later (another
         thread editing it, a __getitem__ that builds arrays), the run uses these objects, and
         the run holds them, so every buffer stays alive until the C call returns."""
-        if type(feeds) is dict or isinstance(feeds, Mapping):
-            items = list(feeds.items())  # one call: a dict is copied atomically
+        if type(feeds) is dict:
+            copy = feeds.copy()  # one call: a dict is copied atomically
+        elif isinstance(feeds, Mapping):
+            copy = dict(list(feeds.items()))  # (each item read once)
         else:
             raise InvalidArgument(f"feeds must be a dict of input name -> array, "
                                   f"not {type(feeds).__name__}")
         optional = self.optional_inputs
-        if optional and any(v is None and k in optional for k, v in items):
+        if optional and any(v is None and k in optional for k, v in copy.items()):
             # an empty optional input is passed by leaving it out
-            items = [(k, v) for k, v in items if not (v is None and k in optional)]
-        if not items:
-            return (), ()
-        names, data = zip(*items)
-        return names, data
+            copy = {k: v for k, v in copy.items() if not (v is None and k in optional)}
+        return tuple(copy), tuple(copy.values())
 
     def input_names(self, names: tuple[Any, ...]) -> NameArray:
         """The C array of a run's input names, cached per name tuple once the tuple is known
@@ -435,7 +437,7 @@ class RunEngine:
         in_names = self.input_names(names)
         keep = ctx.keep
         keep.append(data)
-        values = ffi.new("OrtValue*[]", in_names.count)
+        values = ffi.new(_VALUE_ARRAY, in_names.count)
         fast = self.fast_inputs
         cache: dict[Any, Any] | None = None  # this thread's value cache, looked up once
         for i, name in enumerate(names):
@@ -498,7 +500,7 @@ class RunEngine:
                      context: str, cache: dict[Any, Any], key: Any = None) -> Any:
         """A new OrtValue over ``nbytes`` at ``buf``, kept in this thread's value cache under
         ``key`` (by default the pointer's)."""
-        out = ffi.new("OrtValue**")
+        out = ffi.new(_VALUE_OUT)
         status = self.api.CreateTensorWithDataAsOrtValue(
             self.cpu_info_ptr, buf, nbytes, shape, len(shape), et, out)
         if status:
@@ -631,7 +633,7 @@ class RunEngine:
                 wanted = self.output_list(output_names)
             in_names, values = self.prepare_inputs(feeds, ctx)
             count = ctx.count = wanted.count
-            outputs = ctx.outputs = ffi.new("OrtValue*[]", count)
+            outputs = ctx.outputs = ffi.new(_VALUE_ARRAY, count)
             out_names = wanted.names
             ctx.check(self.api.Run(sess_ptr, ctx.raw_run_options, in_names.ptr, values,
                                    in_names.count, out_names.ptr, count, outputs))
@@ -689,7 +691,7 @@ class RunEngine:
             wanted = self.output_list(output_names)
             in_names, values = self.prepare_inputs(feeds, ctx)
             count = ctx.count = wanted.count
-            outputs = ctx.outputs = ffi.new("OrtValue*[]", count)
+            outputs = ctx.outputs = ffi.new(_VALUE_ARRAY, count)
 
             def finish(_out_ptr: Any, _n: int, status: Any) -> list[Any]:
                 # on an ORT thread, once: the run's holds end and its deadline is settled

@@ -57,7 +57,14 @@ def call_out(fn: Any, out_type: str, *args: Any, context: str | None = None) -> 
 
     ``out_type`` is the C type of the out-parameter's pointee, e.g. ``"OrtSession*"``.
     """
-    return call_into(fn, ffi.new(out_type + "*"), *args, context=context)
+    ctype = _OUT_TYPES.get(out_type)
+    if ctype is None:
+        ctype = _OUT_TYPES[out_type] = ffi.typeof(out_type + "*")
+    return call_into(fn, ffi.new(ctype), *args, context=context)
+
+
+#: out-parameter C types of call_out by pointee type, parsed once each
+_OUT_TYPES: dict[str, Any] = {}
 
 
 def call_into(fn: Any, out: Any, *args: Any, context: str | None = None) -> Any:
