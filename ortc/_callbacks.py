@@ -14,14 +14,15 @@ import _thread
 import os
 import threading
 import time
-from concurrent.futures import Future
-from typing import Any, Callable
+from concurrent.futures import Future, InvalidStateError
+from typing import Any, Callable, Optional
 
 from . import _process
 from ._ffi import ffi
 from .threads import ort_callback
 
-__all__ = ["AsyncJob", "run_async_callback", "pending_jobs", "releaser", "starter"]
+__all__ = ["AsyncJob", "RunFuture", "run_async_callback", "pending_jobs", "releaser",
+           "starter"]
 
 #: the jobs in flight (set.add and discard are each one atomic step: no lock, which a Ctrl-C on
 #: the main thread could leave held: see ortc/_handle.py)
@@ -36,6 +37,29 @@ def _nothing(*_args: Any) -> Any:
     return None
 
 
+class RunFuture(Future):  # type: ignore[type-arg]  # (Future is generic only from 3.9's typing)
+    """The Future of one run_async run. :meth:`cancel` stops the run when the run has run
+    options of its own (the caller passed none: the options the run terminates are nobody
+    else's), as ``asyncio.wrap_future``'s awaitable does when its task is cancelled; with the
+    caller's run options, which other runs may share, it cannot stop this run alone and
+    refuses (False), as a running ``concurrent.futures`` task does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: terminates this run's own run options (None: the caller's options, not ours to stop)
+        self.stop: Optional[Callable[[], None]] = None
+
+    def cancel(self) -> bool:
+        stop = self.stop
+        if stop is None or self.done():
+            return False
+        try:
+            stop()  # the run ends in ORT's terminated status; the completion sees the cancel
+        except Exception:  # noqa: BLE001 - the run finished and its options were closed
+            return False
+        return super().cancel()
+
+
 class AsyncJob:
     """One RunAsync in flight: what must stay alive, and how to finish it.
 
@@ -48,7 +72,7 @@ class AsyncJob:
 
     def __init__(self, finish: Callable[[Any, int, Any], Any], keep: tuple[Any, ...],
                  on_done: Callable[[], None]) -> None:
-        self.future: Future[Any] = Future()
+        self.future = RunFuture()
         self.finish = finish
         self.keep = keep
         self.on_done = on_done
@@ -91,11 +115,14 @@ class AsyncJob:
         # on an ORT pool thread: a guard conflict here (also in done-callbacks) raises, never waits
         with ort_callback():
             try:
-                result = self.finish(outputs, count, status)
-            except BaseException as exc:  # noqa: BLE001 - delivered through the Future
-                self.future.set_exception(exc)
-            else:
-                self.future.set_result(result)
+                try:
+                    result = self.finish(outputs, count, status)
+                except BaseException as exc:  # noqa: BLE001 - delivered through the Future
+                    self.future.set_exception(exc)
+                else:
+                    self.future.set_result(result)
+            except InvalidStateError:
+                pass  # cancelled (RunFuture.cancel stopped the run): nothing to deliver
             finally:
                 self.keep = ()
                 try:

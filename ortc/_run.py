@@ -159,12 +159,17 @@ class RunContext:
             entries = self.entries_made = Entries(self.frame, self.call, self.job)
         return entries
 
-    def arm(self, run_options: Any, timeout: Any, ctrl_c: bool = True) -> None:
+    def arm(self, run_options: Any, timeout: Any, ctrl_c: bool = True,
+            own_options: bool = False) -> None:
         """Choose the run's options and wire in the deadline and, on the main thread, Ctrl-C.
-        The caller's options were entered by the marker's wrapper (shared, for the call)."""
+        The caller's options were entered by the marker's wrapper (shared, for the call).
+        ``own_options``: a run the caller gives no options gets private ones (run_async: its
+        Future's cancel terminates them, and nobody else's run)."""
         ro = run_options
         if ro is not None:
             checked_run_options(ro)
+        elif own_options:
+            ro = self.private = RunOptions()
         main = ctrl_c and _get_ident() == _interrupt.MAIN_THREAD and (watcher.sigint_ready or
                                                                       watcher.ctrl_c_ready())
         if main and watcher.interrupted:  # options a Ctrl-C terminated that nobody re-armed
@@ -685,7 +690,8 @@ class RunEngine:
                 session._unretain(retained)
 
         try:
-            ctx.arm(run_options, timeout, ctrl_c=False)  # not on this thread: no Ctrl-C
+            # not on this thread: no Ctrl-C; options of its own for the Future's cancel
+            ctx.arm(run_options, timeout, ctrl_c=False, own_options=True)
             if ctx.run_options is not None and ctx.private is None:
                 ctx.entries.enter(ctx.run_options)  # the job's until it completes
             wanted = self.output_list(output_names)
@@ -711,6 +717,8 @@ class RunEngine:
 
             session._retain(retained)  # not released while ORT still runs the job
             job = AsyncJob(finish, (ctx,), done)
+            if ctx.private is not None:  # the run's own options: cancel stops this run only
+                job.future.stop = ctx.private.terminate
             ctx.entries.accept()  # from the hand-over on, ORT may own the run (see Entries)
             handle = job.handle
 

@@ -271,3 +271,75 @@ print(json.dumps(out))
         "after the result": True, "alive while it runs": True, "in flight, then done": True,
         "failed run": "RunTimeout", "after a failed run": True, "after a refused call": True,
         "compat": True}
+
+
+def _long_run(seconds: float) -> tuple[ortc.Session, dict[str, np.ndarray]]:
+    s = ortc.Session(models.loop_chain_model(128), intra_op_num_threads=2)
+    n = models.loop_iterations_for(s, seconds, 128)
+    return s, {"x": np.ones((128, 128), np.float32), "n": np.array(n, np.int64)}
+
+
+def test_cancelling_the_future_of_a_run_async_stops_the_run() -> None:
+    """A run_async given no run options runs under options of its own, and Future.cancel()
+    terminates them: the run stops (its inputs and session let go as after any run), the
+    Future is cancelled. Before, cancel() returned True and the run went on to its end."""
+    import time
+
+    s, feeds = _long_run(20.0)  # about 20 s if nothing stopped it
+    f = s.run_async(None, feeds)
+    time.sleep(0.2)
+    t0 = time.perf_counter()
+    assert f.cancel()
+    assert f.cancelled()
+    for _ in range(400):  # the completion, after ORT saw the terminate, lets the job go
+        if pending_jobs() == 0:
+            break
+        time.sleep(0.025)
+    assert pending_jobs() == 0
+    assert time.perf_counter() - t0 < 10.0  # stopped, not run to its end
+    # the session runs again, and a run_async that was not cancelled completes
+    [y] = s.run_async(None, {"x": feeds["x"], "n": np.array(2, np.int64)}).result(timeout=60)
+    assert y.shape == (128, 128)
+    s.close()
+
+
+def test_a_run_async_on_the_callers_run_options_is_not_cancelled() -> None:
+    """With the caller's run options (which other runs may share) cancel() cannot stop this
+    run alone: it refuses, as a running concurrent.futures task does, and the run completes;
+    ``run_options.terminate()`` is how to stop it."""
+    s, feeds = _long_run(0.3)
+    ro = ortc.RunOptions()
+    f = s.run_async(None, feeds, ro)
+    assert not f.cancel()
+    [y] = f.result(timeout=120)
+    assert y.shape == (128, 128) and not f.cancelled()
+    s.close()
+
+
+def test_a_done_run_async_future_is_not_cancelled() -> None:
+    one = np.ones(1, np.float32)
+    s = ortc.Session(models.add_model(), intra_op_num_threads=2)
+    f = s.run_async(None, {"a": one, "b": one})
+    [c] = f.result(timeout=60)
+    assert not f.cancel() and not f.cancelled() and c[0] == 2.0
+
+
+def test_an_asyncio_timeout_on_a_run_async_stops_the_run() -> None:
+    """``asyncio.wait_for(asyncio.wrap_future(session.run_async(...)), t)`` cancels the
+    wrapped Future at the timeout, which stops the run (it went on to its end before)."""
+    import time
+
+    s, feeds = _long_run(20.0)
+
+    async def main() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.wrap_future(s.run_async(None, feeds)), 0.2)
+
+    t0 = time.perf_counter()
+    asyncio.run(main())
+    for _ in range(400):
+        if pending_jobs() == 0:
+            break
+        time.sleep(0.025)
+    assert pending_jobs() == 0 and time.perf_counter() - t0 < 10.0
+    s.close()
