@@ -1,0 +1,117 @@
+"""What onnxruntime's own Python test-suite asserts about its CPU API, checked on ortc.compat.
+
+onnxruntime's tests (onnxruntime/test/python in its repository) are the contract its users'
+code leans on. Each test here takes one behaviour those tests assert, on models built here
+with onnx.helper, and runs it with the real onnxruntime and with ortc.compat: the two must
+give the same results, or raise the same class. Where compat differs on purpose, the test
+asserts what docs/COMPAT.md says it does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import onnx
+import onnxruntime as real_ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import models
+import ortc.compat as compat
+
+CPU = ["CPUExecutionProvider"]
+
+
+def _plain(x: Any) -> Any:
+    """x with its arrays as (dtype, shape, items), for comparing results of both bindings."""
+    if isinstance(x, np.ndarray):
+        return ("array", x.dtype.str, x.shape, x.tolist())
+    if isinstance(x, (list, tuple)):
+        return [_plain(i) for i in x]
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def _outcome(fn: Callable[[Any], Any], ort: Any) -> Any:
+    try:
+        return ("ok", _plain(fn(ort)))
+    except Exception as err:  # noqa: BLE001 - the class is the outcome compared
+        return ("raised", type(err).__name__)
+
+
+def agree(fn: Callable[[Any], Any]) -> Any:
+    """fn's outcome with onnxruntime and with compat, asserted equal; compat's returned."""
+    expected, got = _outcome(fn, real_ort), _outcome(fn, compat)
+    assert got == expected
+    return got
+
+
+def _square_model(meta: dict[str, str] | None = None) -> bytes:
+    """y = x * w for x float [3, 2], w an initializer equal to x's test value."""
+    w = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["X", "W"], ["Y"])], "square",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 2])],
+        [numpy_helper.from_array(w, "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    for key, value in (meta or {}).items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    return model.SerializeToString()
+
+
+X = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+
+
+# -- dicts fed for map inputs --------------------------------------------------------------------
+INT_KEYS = models.dict_vectorizer_model([0, 1, 2])
+STR_KEYS = models.dict_vectorizer_model(["a", "0", "1.5", "None", "True"])
+
+
+def _feed(model: bytes, data: Any) -> Callable[[Any], Any]:
+    return lambda ort: ort.InferenceSession(model, providers=CPU).run(None, {"x": data})
+
+
+@pytest.mark.parametrize("data", [{0: 1.0, "a": 2.0}, {0: 1.0, b"a": 2.0}, {0: 1.0, None: 2.0},
+                                  {0: 1.0, 1.5: 2.0}, {0: 1.0, 2**63: 2.0}, {1.5: 1.0},
+                                  {b"a": 1.0}, {None: 1.0}, {0: "1.0"}, {0: None}])
+@pytest.mark.parametrize("model", [INT_KEYS, STR_KEYS], ids=["int64_keys", "str_keys"])
+def test_a_dict_with_a_key_or_value_onnxruntime_cannot_read_raises_runtime_error(
+        model: bytes, data: dict[Any, Any]) -> None:
+    # the first key decides how the keys are read: after an int, a str key is refused as a
+    # RuntimeError (not as the type mismatch the map input's key type would make of it)
+    assert agree(_feed(model, data)) == ("raised", "RuntimeError")
+    with pytest.raises(RuntimeError):
+        _feed(model, data)(compat)
+
+
+@pytest.mark.parametrize("data", [{"a": 1.0, 0: 2.0}, {"a": 1.0, 1.5: 2.0},
+                                  {"a": 1.0, None: 2.0}, {"a": 1.0, True: 2.0},
+                                  {"a": 1.0, "0": 3.0, 0: 2.0}])
+def test_after_a_str_key_every_key_is_read_as_its_str(data: dict[Any, Any]) -> None:
+    got = agree(_feed(STR_KEYS, data))
+    assert got[0] == "ok"
+
+
+def test_after_a_str_key_a_number_key_still_mismatches_an_int64_map() -> None:
+    assert agree(_feed(INT_KEYS, {"a": 1.0, 1.5: 2.0})) == ("raised", "InvalidArgument")
+
+
+def test_dict_values_are_read_as_python_reads_numbers() -> None:
+    got = agree(_feed(INT_KEYS, {0: np.array(2.0), 1: np.float16(3), 2: True}))
+    assert got == ("ok", [("array", "<f4", (1, 3), [[2.0, 3.0, 1.0]])])
+    # a complex is a number Python cannot make a float of: its TypeError, in onnxruntime's Fail
+    assert agree(_feed(INT_KEYS, {0: 1 + 2j})) == ("raised", "Fail")
+
+
+def test_dict_keys_of_numpy_integer_types_are_int64_keys() -> None:
+    x = {0: 25.0, 1: 5.13, 2: 0.0}
+    for keys in (np.int64, np.int32, np.uint8):
+        got = agree(_feed(INT_KEYS, {keys(k): np.float64(v) for k, v in x.items()}))
+        assert got[0] == "ok"
