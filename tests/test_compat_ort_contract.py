@@ -69,6 +69,62 @@ def _square_model(meta: dict[str, str] | None = None) -> bytes:
 X = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
 
 
+# -- session options a model carries (ORT_LOAD_CONFIG_FROM_MODEL) ------------------------------
+@pytest.fixture
+def config_from_model() -> Iterator[None]:
+    before = os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL")
+    os.environ["ORT_LOAD_CONFIG_FROM_MODEL"] = "1"
+    yield
+    if before is None:
+        del os.environ["ORT_LOAD_CONFIG_FROM_MODEL"]
+    else:
+        os.environ["ORT_LOAD_CONFIG_FROM_MODEL"] = before
+
+
+def _reported_options(ort: Any, model: bytes) -> list[Any]:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads, so.inter_op_num_threads = 1, 2
+    so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.logid = "mine"
+    sess = ort.InferenceSession(model, so, providers=CPU)
+    got = sess.get_session_options()
+    profile = sess.end_profiling()
+    if profile:
+        os.remove(profile)
+    return [got.inter_op_num_threads, got.intra_op_num_threads, str(got.execution_mode),
+            str(got.graph_optimization_level), got.enable_profiling, got.logid, bool(profile),
+            so.intra_op_num_threads]
+
+
+@pytest.mark.usefixtures("config_from_model")
+def test_a_models_ort_config_gives_the_options_the_session_reports() -> None:
+    config = {"session_options": {"inter_op_num_threads": 5, "intra_op_num_threads": 2,
+                                  "graph_optimization_level": 1, "enable_profiling": 1}}
+    model = _square_model({"ort_config": json.dumps(config)})
+    got = agree(lambda ort: _reported_options(ort, model))
+    # the model's values over ORT's defaults, not over the caller's (execution_mode, logid);
+    # the caller's own options object keeps its values
+    assert got == ("ok", [5, 2, "ExecutionMode.ORT_SEQUENTIAL",
+                          "GraphOptimizationLevel.ORT_ENABLE_BASIC", True, "", True, 1])
+
+
+@pytest.mark.usefixtures("config_from_model")
+def test_with_model_config_on_a_model_without_one_the_session_has_the_defaults() -> None:
+    got = agree(lambda ort: _reported_options(ort, _square_model({"other": "x"})))
+    assert got == ("ok", [0, 0, "ExecutionMode.ORT_SEQUENTIAL",
+                          "GraphOptimizationLevel.ORT_ENABLE_ALL", False, "", False, 1])
+
+
+def test_without_model_config_the_session_reports_the_callers_options() -> None:
+    assert os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL", "0") != "1"
+    model = _square_model({"ort_config": json.dumps({"session_options":
+                                                     {"inter_op_num_threads": 5}})})
+    got = agree(lambda ort: _reported_options(ort, model))
+    assert got == ("ok", [2, 1, "ExecutionMode.ORT_PARALLEL",
+                          "GraphOptimizationLevel.ORT_ENABLE_BASIC", False, "mine", False, 1])
+
+
 # -- dicts fed for map inputs --------------------------------------------------------------------
 INT_KEYS = models.dict_vectorizer_model([0, 1, 2])
 STR_KEYS = models.dict_vectorizer_model(["a", "0", "1.5", "None", "True"])
