@@ -171,3 +171,36 @@ def test_dict_keys_of_numpy_integer_types_are_int64_keys() -> None:
     for keys in (np.int64, np.int32, np.uint8):
         got = agree(_feed(INT_KEYS, {keys(k): np.float64(v) for k, v in x.items()}))
         assert got[0] == "ok"
+
+
+# -- devices and sparse tensors ------------------------------------------------------------------
+def test_device_vendor_ids_are_an_int_enum_as_onnxruntimes() -> None:
+    assert [(m.name, int(m)) for m in compat.OrtDeviceVendorId] == \
+        [(m.name, int(m)) for m in real_ort.OrtDeviceVendorId]
+    assert compat.OrtDeviceVendorId.__module__ == real_ort.OrtDeviceVendorId.__module__
+    assert str(compat.OrtDeviceVendorId.NVIDIA) == str(real_ort.OrtDeviceVendorId.NVIDIA)
+    assert repr(compat.OrtDeviceVendorId.NVIDIA) == repr(real_ort.OrtDeviceVendorId.NVIDIA)
+
+    def vendors(ort: Any) -> list[Any]:
+        cpu, cuda = ort.OrtDevice.make("cpu", 0), ort.OrtDevice.make("cuda", 0)
+        return [cpu.device_vendor_id() == ort.OrtDeviceVendorId.NONE,
+                cuda.device_vendor_id() == ort.OrtDeviceVendorId.NVIDIA,
+                ort.OrtDeviceVendorId.NVIDIA == 0x10DE, type(cpu.device_vendor_id()).__name__]
+    assert agree(vendors) == ("ok", [True, True, True, "int"])
+
+
+def _coo(ort: Any) -> Any:
+    return ort.SparseTensor.sparse_coo_from_numpy(
+        [9, 9], np.array([1.0, 2.0], np.float32), np.array([3, 5], np.int64),
+        ort.OrtDevice.make("cpu", 0))
+
+
+def test_a_sparse_tensor_copied_to_cuda_raises_runtime_error_without_cuda() -> None:
+    # (onnxruntime's CPU build; compat keeps sparse tensors in CPU memory whatever the build)
+    assert agree(lambda ort: _coo(ort).to_cuda(ort.OrtDevice.make("cuda", 0))) == \
+        ("raised", "RuntimeError")
+    assert agree(lambda ort: _coo(ort).to_cuda("cuda")) == ("raised", "AttributeError")
+
+
+def test_a_block_sparse_view_of_another_format_raises_runtime_error() -> None:
+    assert agree(lambda ort: _coo(ort).as_blocksparse_view()) == ("raised", "RuntimeError")
