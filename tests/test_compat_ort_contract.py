@@ -204,3 +204,83 @@ def test_a_sparse_tensor_copied_to_cuda_raises_runtime_error_without_cuda() -> N
 
 def test_a_block_sparse_view_of_another_format_raises_runtime_error() -> None:
     assert agree(lambda ort: _coo(ort).as_blocksparse_view()) == ("raised", "RuntimeError")
+
+
+# -- descriptions and runs the suite checks ------------------------------------------------------
+def test_a_dimension_named_None_reads_as_that_string() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["Y"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["None", 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["None", 1])],
+        [numpy_helper.from_array(np.array([[1], [2]], np.float32), "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    data = model.SerializeToString()
+
+    def shapes(ort: Any) -> Any:
+        sess = ort.InferenceSession(data, providers=CPU)
+        return [sess.get_inputs()[0].shape, sess.get_outputs()[0].shape,
+                sess.run(None, {"X": X})]
+    got = agree(shapes)
+    assert got[1][:2] == [["None", 2], ["None", 1]]
+
+
+def test_the_c_sessions_run_with_ort_values_returns_a_list_of_ortvalues() -> None:
+    # onnxruntime returns its OrtValueVector there, which compat does not provide
+    # (docs/COMPAT.md, "Not provided"): a list of OrtValue serves, indexed and sized alike
+    sess = compat.InferenceSession(_square_model(), providers=CPU)
+    value = compat.OrtValue.ortvalue_from_numpy(X)
+    got = sess._sess.run_with_ort_values({"X": value._get_c_value()}, ["Y"],
+                                         compat.capi.onnxruntime_pybind11_state.RunOptions())
+    assert type(got) is list and len(got) == 1 and isinstance(got[0], compat.OrtValue)
+    np.testing.assert_array_equal(got[0].numpy(), X * X)
+    assert not hasattr(compat, "OrtValueVector")
+
+
+def test_tree_ensemble_logistic_probabilities_are_onnxruntimes() -> None:
+    def classifier(weights: list[float], base: float, split: bool) -> bytes:
+        modes = ["BRANCH_LT", "LEAF", "LEAF"] if split else ["LEAF"]
+        n = len(modes)
+        node = helper.make_node(
+            "TreeEnsembleClassifier", ["X"], ["label", "probs"], domain="ai.onnx.ml",
+            nodes_treeids=[0] * n, nodes_nodeids=list(range(n)), nodes_featureids=[0] * n,
+            nodes_values=[0.5, 0.0, 0.0][:n], nodes_modes=modes,
+            nodes_truenodeids=[1, 0, 0][:n], nodes_falsenodeids=[2, 0, 0][:n],
+            nodes_missing_value_tracks_true=[0] * n, nodes_hitrates=[1.0] * n,
+            class_treeids=[0] * len(weights), class_nodeids=[1, 2] if split else [0],
+            class_ids=[0] * len(weights), class_weights=weights, classlabels_int64s=[0, 1],
+            post_transform="LOGISTIC", base_values=[base])
+        graph = helper.make_graph(
+            [node], "trees", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 3])],
+            [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+             helper.make_tensor_value_info("probs", TensorProto.FLOAT, [None, 2])])
+        return helper.make_model(graph, opset_imports=[
+            helper.make_opsetid("", 15), helper.make_opsetid("ai.onnx.ml", 3)]).SerializeToString()
+    feed = {"X": np.array([[0.1, 0.0, 0.0]], np.float32)}
+    for weights, base, split in (([0.3, -0.3], -0.405, True), ([0.0], -0.405, False),
+                                 ([-0.405], 0.0, False)):
+        model = classifier(weights, base, split)
+        got = agree(lambda ort: ort.InferenceSession(model).run(None, feed))
+        assert got[0] == "ok"
+
+
+def test_a_model_saved_optimized_with_external_initializers_loads_from_its_directory(
+        tmp_path: Any) -> None:
+    big = models.mlp_model(layers=2, width=16)
+
+    def optimize(ort: Any) -> Any:
+        where = tmp_path / ort.__name__
+        where.mkdir()
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = str(where / "opt.onnx")
+        so.add_session_config_entry("session.optimized_model_external_initializers_file_name",
+                                    "weights.bin")
+        so.add_session_config_entry(
+            "session.optimized_model_external_initializers_min_size_in_bytes", "10")
+        ort.InferenceSession(big, so, providers=CPU)
+        files = sorted(os.listdir(where))
+        again = ort.InferenceSession(str(where / "opt.onnx"), providers=CPU)
+        return [files, [i.name for i in again.get_inputs()]]
+    got = agree(optimize)
+    assert got[1][0] == ["opt.onnx", "weights.bin"]
+    assert onnx.load(str(tmp_path / "ortc.compat" / "opt.onnx"), load_external_data=False)
