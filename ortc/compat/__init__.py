@@ -28,7 +28,7 @@ from ._functions import (disable_telemetry_events, enable_telemetry_events, get_
 from ._install import install, installed, make_capi
 from ._options import SessionOptions, get_default_session_options
 from ._run_options import LoraAdapter, RunOptions
-from ._device import OrtDevice
+from ._device import OrtDevice, OrtDeviceVendorId
 from ._providers import check_and_normalize_provider_args
 from ._ortvalue import OrtValue
 from ._nodes import ModelMetadata, NodeArg
@@ -38,6 +38,7 @@ from ._sparse import SparseTensor
 __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "IOBinding", "OrtValue", "OrtDevice",
     "NodeArg", "ModelMetadata", "LoraAdapter", "SparseTensor", "get_default_session_options",
+    "OrtDeviceVendorId",
     "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "OrtAllocatorType",
     "OrtMemType", "OrtSparseFormat", "ArenaExtendStrategy", "OrtDeviceMemoryType",
     "OrtMemoryInfoDeviceType",

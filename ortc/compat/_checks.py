@@ -84,20 +84,49 @@ def _list_as(data: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:
         return None
 
 
+def _int_key(key: Any) -> bool:
+    return isinstance(key, (int, np.integer)) and -2**63 <= int(key) < 2**63
+
+
+def _number(value: Any) -> bool:
+    """A value onnxruntime reads as a number (Python's own test for one: an int, a float, a
+    complex, a numpy scalar or 0-d array, a Decimal, ...); a str or None is none."""
+    kind = type(value)
+    return isinstance(value, complex) or hasattr(kind, "__float__") or hasattr(kind, "__index__")
+
+
+def _dict_keys_are_ints(data: Mapping[Any, Any]) -> bool | None:
+    """How onnxruntime reads a dict's keys, decided by its first key: as int64 (True: a number,
+    and every key must then be an int64), as strings (False: a str; every later key is then
+    read as its ``str()``), or not at all (None: any other first key)."""
+    first = next(iter(data))
+    if isinstance(first, str):
+        return False
+    return True if _number(first) else None
+
+
 def _map_as(data: Mapping[Any, Any], info: ortc.TypeInfo) -> ortc.Value | None:
-    """A dict for a map input as a map of the input's key and value types, numbers converted
-    as onnxruntime converts them (``{"a": 1}`` for map(string, float) is ``{"a": 1.0}``); None
-    when a key or value is not of a kind onnxruntime converts (it refuses those)."""
-    if info.key_type is None or info.element is None or info.element.element_type is None:
+    """A dict for a map input as a map the way onnxruntime reads it: its keys as int64 or as
+    strings as its first key says (``{"a": 1, 2: 3}`` has the keys "a" and "2"), its numbers
+    converted to the map input's types (``{"a": 1}`` for map(string, float) is
+    ``{"a": 1.0}``), or to float where the keys are not of the input's kind (the run then
+    reports the type mismatch, as onnxruntime does); None when a key or value is not of a kind
+    onnxruntime converts (it refuses those)."""
+    if info.key_type is None or info.element is None or info.element.element_type is None \
+            or not data:
         return None
     key_dtype, value_dtype = dtype_for(info.key_type), dtype_for(info.element.element_type)
     if key_dtype is None or value_dtype is None:
         return None
-    items = list(data.items())
-    key_kind = (str,) if key_dtype.kind == "O" else (int, np.integer)
-    value_kind = (str,) if value_dtype.kind == "O" else (int, float, np.integer, np.floating)
-    if not items or not all(isinstance(k, key_kind) and isinstance(v, value_kind)
-                            for k, v in items):
+    ints = _dict_keys_are_ints(data)
+    if ints is None:
+        return None
+    if ints != (key_dtype.kind != "O"):  # the keys make a map of another type than the input's
+        key_dtype, value_dtype = np.dtype(np.int64 if ints else object), np.dtype(np.float32)
+    items = list(data.items()) if ints else list({str(k): v for k, v in data.items()}.items())
+    numbers = value_dtype.kind != "O"
+    if not all((_int_key(k) or not ints) and (_number(v) if numbers else isinstance(v, str))
+               for k, v in items):
         return None
     try:
         keys = np.array([k for k, _ in items], dtype=key_dtype)
@@ -107,18 +136,32 @@ def _map_as(data: Mapping[Any, Any], info: ortc.TypeInfo) -> ortc.Value | None:
     return ortc.Value.from_map((keys, values))
 
 
-def _map_item_refused(data: Mapping[Any, Any], value_type: ortc.ElementType) -> str | None:
-    """What onnxruntime refuses in a dict fed for a map of ``value_type`` values: a key
-    neither str nor an int64 (a float, 2**70), or a value that is not a number for a map of
-    numbers (a str, None). (str keys for an int64 map are a type mismatch, reported as such.)"""
+def _map_item_refused(data: Mapping[Any, Any], value_type: ortc.ElementType
+                      ) -> BaseException | None:
+    """What onnxruntime refuses in a dict fed for a map of ``value_type`` values (a dict fed
+    for another input is read as for a map of floats), item by item in the dict's order: a
+    first key neither a number nor a str; once the first key is a number, a key that is no int64
+    (a str, a float, 2**70); a value that is no number for a map of numbers (a str, None),
+    or a number that is no real number (a complex: Python's TypeError, within its Fail)."""
+    ints = _dict_keys_are_ints(data)
+    if ints is None:
+        return RuntimeError(f"A map's first key decides its key type, int or str; "
+                            f"{type(next(iter(data)))} is neither")
     numbers = value_type != ortc.ElementType.STRING
     for k, v in data.items():
-        if not isinstance(k, (str, int, np.integer)) or \
-                not isinstance(k, str) and not -2**63 <= int(k) < 2**63:
-            return f"Unexpected key type {type(k)}, it cannot be a str or int64 map key"
-        if numbers and not isinstance(v, (int, float, np.integer, np.floating)):
-            return (f"Unexpected value type {type(v)}, it cannot be a value of a map of "
-                    f"{value_type.name}")
+        if ints and not _int_key(k):
+            return RuntimeError(f"Unexpected key type {type(k)}, it cannot be an int64 map "
+                                f"key")
+        if numbers and not _number(v):
+            return RuntimeError(f"Unexpected value type {type(v)}, it cannot be a value of a "
+                                f"map of {value_type.name}")
+        if numbers:
+            try:
+                float(v)
+            except (TypeError, ValueError) as err:
+                fail = Fail(f"{type(err)}: {err}", 1)
+                fail.plain = True  # type: ignore[attr-defined]
+                return fail
     return None
 
 
@@ -203,12 +246,16 @@ def _dict_refused(info: ortc.TypeInfo | None, name: str, data: dict[Any, Any]
     map input's own types here: compat converts to them); what it refuses in one, or None."""
     if info is not None and info.kind == ortc.ValueKind.MAP:
         value_type = info.element.element_type if info.element is not None else None
+        if not data:  # (an empty one for a map input runs: COMPAT.md)
+            return None
         wrong = _map_item_refused(data, value_type or ortc.ElementType.FLOAT)
-    elif not data:  # (an empty one for a map input runs: COMPAT.md)
+    elif not data:
         return RuntimeError("Size of dictionary is empty, unable to run the prediction.")
     else:
         wrong = _map_item_refused(data, ortc.ElementType.FLOAT)
-    return RuntimeError(f"{wrong} for input '{name}'.") if wrong else None
+    if wrong is None or isinstance(wrong, Fail):
+        return wrong
+    return RuntimeError(f"{wrong} for input '{name}'.")
 
 
 def _list_refused(info: ortc.TypeInfo | None, name: str, data: Sequence[Any]

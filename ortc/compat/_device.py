@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
-from ._errors import InvalidArgument, shallow_copy, unpicklable
+from enum import IntEnum
+
+from ._errors import COLLECTION_MODULE, InvalidArgument, shallow_copy, unpicklable
+
+class OrtDeviceVendorId(IntEnum):
+    """The PCI vendor ids onnxruntime names (a plain IntEnum there too)."""
+    NONE = 0
+    AMD = 0x1002
+    NVIDIA = 0x10DE
+    ARM = 0x13B5
+    MICROSOFT = 0x1414
+    HUAWEI = 0x19E5
+    QUALCOMM = 0x5143
+    INTEL = 0x8086
+
+
+OrtDeviceVendorId.__module__ = COLLECTION_MODULE
 
 _DEVICE_TYPES = {"cpu": 0, "gpu": 1, "cuda": 1, "dml": 1, "webgpu": 1, "npu": 3, "cann": 3}
 #: the PCI vendor id onnxruntime gives a device of these names (NVIDIA, Microsoft, Huawei)
 #: unless one is given; a "dml" device is Microsoft's whatever is given
-_VENDORS = {"cuda": 0x10DE, "dml": 0x1414, "cann": 0x19E5}
+_VENDORS = {"cuda": int(OrtDeviceVendorId.NVIDIA), "dml": int(OrtDeviceVendorId.MICROSOFT),
+            "cann": int(OrtDeviceVendorId.HUAWEI)}
 
 
 class OrtDevice:

@@ -39,6 +39,10 @@ _SESSION_DEFAULTS: dict[str, Any] = {
     "use_deterministic_compute": False,
     "use_per_session_threads": True,
 }
+#: the session options ORT reads from a model's "ort_config" metadata
+_MODEL_CONFIG_KEYS = ("intra_op_num_threads", "inter_op_num_threads", "execution_mode",
+                      "graph_optimization_level", "enable_profiling")
+
 _ENUM_ATTRS = {"execution_mode": ExecutionMode, "execution_order": ExecutionOrder,
                "graph_optimization_level": GraphOptimizationLevel}
 _BOOL_ATTRS = {"enable_cpu_mem_arena", "enable_mem_pattern", "enable_mem_reuse",
@@ -234,6 +238,30 @@ class SessionOptions:
         new._dim_denotations.update(self._dim_denotations)
         new._custom_op_libraries.extend(self._custom_op_libraries)
         return new
+
+    def take_model_config(self, text: str) -> None:
+        """Set what a model's ``ort_config`` metadata (JSON) gives its "session_options":
+        with ORT_LOAD_CONFIG_FROM_MODEL=1 ORT makes the session with those values over the
+        caller's, and onnxruntime's session reports them as its options. The session was
+        made, so ORT took every value; what is no integer it read is left as it is."""
+        import json
+
+        try:
+            given = json.loads(text).get("session_options", {})
+        except (ValueError, AttributeError):
+            return
+        if not isinstance(given, dict):
+            return
+        for name in _MODEL_CONFIG_KEYS:
+            value = given.get(name)
+            if type(value) is not int:
+                continue
+            if name in _ENUM_ATTRS:
+                try:
+                    value = _ENUM_ATTRS[name](value)
+                except ValueError:
+                    continue
+            self._values[name] = checked(name, value)
 
     def _settings(self) -> dict[str, Any]:
         """The native settings (keywords of ortc.SessionOptions) of the attributes, after

@@ -150,7 +150,15 @@ class InferenceSession:
         # on it reads back; the caller's options stay theirs). Made now: the caller may change
         # its options after this.
         initial = self._sess_options_initial
-        self._sess_options = (initial if initial is not None else _DEFAULT_OPTIONS).copy()
+        if os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") == "1":
+            # ORT read the model's options as it made the session, and made it with them over
+            # its defaults in place of the caller's: the session's options are those
+            self._sess_options = SessionOptions()
+            config = sess.metadata().custom_metadata_map.get("ort_config")
+            if config is not None:
+                self._sess_options.take_model_config(config)
+        else:
+            self._sess_options = (initial if initial is not None else _DEFAULT_OPTIONS).copy()
         self._providers = list(sess.providers)
         self._provider_options: dict[str, dict[str, str]] = {p: {} for p in self._providers}
 

@@ -99,6 +99,16 @@ class SparseTensor:
         assert self._tensor.inner_indices is not None and self._tensor.outer_indices is not None
         return _CsrView(self._tensor.inner_indices, self._tensor.outer_indices)
 
+    def as_blocksparse_view(self) -> Any:
+        # compat makes COO and CSR tensors only: never one of this format
+        raise RuntimeError("This sparse tensor does not contain BlockSparse format")
+
+    def to_cuda(self, ort_device: OrtDevice) -> SparseTensor:
+        """As in an onnxruntime built without CUDA: compat keeps sparse tensors in CPU memory."""
+        if not isinstance(ort_device, OrtDevice):
+            raise AttributeError(f"to_cuda takes an OrtDevice, not {type(ort_device).__name__}")
+        raise RuntimeError("ortc.compat keeps sparse tensors in CPU memory: no copy to CUDA")
+
     def format(self) -> OrtSparseFormat:
         return OrtSparseFormat(int(self._tensor.format))
 
