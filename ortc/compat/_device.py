@@ -6,6 +6,7 @@ from enum import IntEnum
 
 from ._errors import COLLECTION_MODULE, InvalidArgument, shallow_copy, unpicklable
 
+
 class OrtDeviceVendorId(IntEnum):
     """The PCI vendor ids onnxruntime names (a plain IntEnum there too)."""
     NONE = 0
