@@ -19,7 +19,12 @@ Patterns (ortc's loop; onnxruntime's is the one the bench pairs with it):
 * ``Values rebound``: Values made once over the pools, bound every call, then a bound run;
 * ``bind + copy out``: inputs bound, the output left to ORT, the run, the output copied out;
 * ``Values per call``: a Value made for each input every call, ``run_with_values`` (its
-  output a Value: the floor makes the input OrtValues, runs, and releases all three).
+  output a Value: the floor makes the input OrtValues, runs, and releases all three);
+* ``made and dropped``: a session made from the model's bytes with one intra-op thread and
+  dropped (floor: session options made and set, the session created, both released);
+* ``new session + run``: the same session, its first ``run()``, dropped (floor: the above,
+  the inputs, outputs and overridable initializers read as ortc reads them (names, types,
+  shapes), then the C calls of ``run()``).
 
 Figures are medians of round medians (µs per call); ratios are medians of per-round ratios.
 Intra-op threads 1, main thread. The numbers are printed, never asserted.
@@ -167,6 +172,70 @@ class _Floors:
 
         return lambda n: _timed(n, one)
 
+    def new_session(self, model: bytes, pool: list[Any], run: bool) -> Loop:
+        """A session made (options made and set to one intra-op thread, as ortc's keywords
+        make them), then, with ``run``, its inputs, outputs and initializers read and a run
+        (``_t_cffi_run``'s calls, new OrtValues over the inputs), then released."""
+        api, cpu = self.api, self.cpu
+        env = ortc.env.get_env()._ptr
+        data = ffi.from_buffer(model)
+        opts, sess_out = ffi.new("OrtSessionOptions**"), ffi.new("OrtSession**")
+        in_names, out_list = self.made_names  # (the run's, kept alive by the caller)
+        readers = [(api.SessionGetInputCount, api.SessionGetInputName,
+                    api.SessionGetInputTypeInfo),
+                   (api.SessionGetOutputCount, api.SessionGetOutputName,
+                    api.SessionGetOutputTypeInfo),
+                   (api.SessionGetOverridableInitializerCount,
+                    api.SessionGetOverridableInitializerName,
+                    api.SessionGetOverridableInitializerTypeInfo)]
+        name_out, info_out = ffi.new("char**"), ffi.new("OrtTypeInfo**")
+        kind, tinfo = ffi.new("ONNXType*"), ffi.new("OrtTensorTypeAndShapeInfo**")
+        tinfo_arg = ffi.cast("const OrtTensorTypeAndShapeInfo**", tinfo)
+        text, length = ffi.new("char**"), ffi.new("size_t*")
+        text_arg = ffi.cast("const char**", text)
+        dims = ffi.new("int64_t[8]")
+
+        def read_io(sess: Any) -> None:
+            for count_of, name_of, type_of in readers:
+                _ok(count_of(sess, self.count), "count")
+                for i in range(self.count[0]):
+                    _ok(name_of(sess, i, self.alloc, name_out), "name")
+                    ffi.string(name_out[0])
+                    api.AllocatorFree(self.alloc, name_out[0])
+                    _ok(type_of(sess, i, info_out), "type")
+                    info = info_out[0]
+                    _ok(api.GetOnnxTypeFromTypeInfo(info, kind), "kind")
+                    _ok(api.GetDenotationFromTypeInfo(info, text_arg, length), "denotation")
+                    _ok(api.CastTypeInfoToTensorInfo(info, tinfo_arg), "tensor info")
+                    _ok(api.GetTensorElementType(tinfo[0], self.elem), "element type")
+                    _ok(api.GetDimensionsCount(tinfo[0], self.count), "rank")
+                    _ok(api.GetDimensions(tinfo[0], dims, self.count[0]), "dims")
+                    api.ReleaseTypeInfo(info)
+
+        out_names = out_list.names.ptr
+
+        def one(i: int) -> None:
+            _ok(api.CreateSessionOptions(opts), "CreateSessionOptions")
+            _ok(api.SetIntraOpNumThreads(opts[0], 1), "SetIntraOpNumThreads")
+            _ok(api.CreateSessionFromArray(env, data, len(model), opts[0], sess_out),
+                "CreateSessionFromArray")
+            api.ReleaseSessionOptions(opts[0])
+            sess = sess_out[0]
+            if run:
+                read_io(sess)
+                made = [self.value(x, cached=False) for x in pool[i & 15].values()]
+                values = ffi.new("OrtValue*[]", made)
+                slots = ffi.new("OrtValue*[]", 1)
+                _ok(api.Run(sess, _NULL, in_names.ptr, values, len(made), out_names, 1, slots),
+                    "Run")
+                self.copy_out(slots[0])
+                api.ReleaseValue(slots[0])
+                for value in made:
+                    api.ReleaseValue(value)
+            api.ReleaseSession(sess)
+
+        return lambda n: _timed(n, one)
+
     def values_per_call(self, in_names: Any, out_names: Any, pool: list[Any]) -> Loop:
         api = self.api
 
@@ -181,6 +250,10 @@ class _Floors:
                 api.ReleaseValue(value)
 
         return lambda n: _timed(n, one)
+
+
+#: the rows whose calls make a session (timed over fewer calls per round)
+SESSION_ROWS = ("made and dropped", "new session + run")
 
 
 def _timed(n: int, one: Callable[[int], Any]) -> list[int]:
@@ -276,6 +349,14 @@ def patterns() -> tuple[list[tuple[str, Loop, Loop, Loop]], Callable[[], None]]:
          floors.values_per_call(in_names, out_list.names, pool)),
     ]
     floors.made_names = (in_names, out_list)  # (their C arrays live as long as the loops)
+    rows += [
+        ("made and dropped", loop(runner._t_make_drop_session, (ort.InferenceSession, model, so)),
+         loop(runner._t_ortc_make_drop_session, (ortc.Session, model)),
+         floors.new_session(model, pool, run=False)),
+        ("new session + run", loop(runner._t_new_session, (ort.InferenceSession, model, so)),
+         loop(runner._t_ortc_new_session, (ortc.Session, model)),
+         floors.new_session(model, pool, run=True)),
+    ]
     _check_floors(rows, floors, pool, outs)
     return rows, floors.close
 
@@ -306,8 +387,10 @@ def main(argv: list[str] | None = None) -> int:
         medians: dict[tuple[str, int], list[float]] = {}
         for _ in range(args.rounds):
             for name, *loops in rows:
+                # (a session pattern's call takes about 40 times a run's)
+                calls = max(args.calls // 20, 5) if name in SESSION_ROWS else args.calls
                 for k, run in enumerate(loops):
-                    times = run(args.calls)
+                    times = run(calls)
                     medians.setdefault((name, k), []).append(
                         statistics.median(times) / 1e3)  # ns -> µs
         print(f"per call, µs (medians of {args.rounds} rounds of {args.calls} calls); ratios "

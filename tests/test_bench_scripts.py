@@ -165,7 +165,7 @@ def test_bench_floors_times_each_pattern_against_its_c_calls() -> None:
         name, numbers = re.fullmatch(r"(.+?) +([-0-9. ]+)", line).groups()  # type: ignore[union-attr]
         rows[name] = [float(x) for x in numbers.split()]
     assert list(rows) == ["run", "bound", "arrays rebound", "Values rebound", "bind + copy out",
-                          "Values per call"], proc.stdout
+                          "Values per call", "made and dropped", "new session + run"], proc.stdout
     for name, (ort_us, floor_us, ortc_us, _fr, _or, _diff, entries) in rows.items():
         assert ort_us > 0 and floor_us > 0 and ortc_us > 0, (name, proc.stdout)
         assert entries == int(entries) and entries >= 1, (name, proc.stdout)
@@ -173,6 +173,10 @@ def test_bench_floors_times_each_pattern_against_its_c_calls() -> None:
     # Values it reads: more entries than the same pattern over arrays
     assert rows["Values rebound"][-1] > rows["arrays rebound"][-1] + 3, proc.stdout
     assert rows["run"][-1] == 1, proc.stdout  # the session (its run context enters nothing)
+    # a session's first run reads its inputs and outputs: the floor's C calls and ortc's both
+    # take longer than making and dropping a session
+    assert rows["new session + run"][1] > rows["made and dropped"][1], proc.stdout
+    assert rows["new session + run"][2] > rows["made and dropped"][2], proc.stdout
 
 
 @pytest.mark.parametrize("model, order", [("vad", "fixed"), ("matmul", "shuffled")])
