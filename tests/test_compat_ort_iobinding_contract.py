@@ -482,3 +482,33 @@ def test_a_binding_takes_lists_and_scalars_as_run_does() -> None:
         except RuntimeError:
             got = "RuntimeError"
         assert got == expected, ort.__name__
+
+
+def test_big_endian_memory_is_refused_not_misread() -> None:
+    """Documented (docs/COMPAT.md, faults of onnxruntime's binding): onnxruntime reads a
+    big-endian array bound with bind_cpu_input, or memory bound by address with a big-endian
+    element type, as native floats; compat raises RuntimeError for both."""
+    sess = _session(compat)
+    b = sess.io_binding()
+    with pytest.raises(RuntimeError, match=">f4"):
+        b.bind_cpu_input("X", X.astype(">f4"))
+    for bind in (lambda: b.bind_input("X", "cpu", 0, np.dtype(">f4"), [3, 2], X.ctypes.data),
+                 lambda: b.bind_output("Y", "cpu", 0, np.dtype(">f4"), [3, 2], X2.ctypes.data)):
+        with pytest.raises(RuntimeError, match=">f4"):
+            bind()
+
+
+def test_an_ortvalue_input_updated_in_place_is_read_by_the_next_run() -> None:
+    def run(ort: Any) -> Any:
+        sess = _session(ort)
+        b = sess.io_binding()
+        value = ort.OrtValue.ortvalue_from_numpy(X.copy())
+        b.bind_ortvalue_input("X", value)
+        b.bind_output("Y")
+        sess.run_with_iobinding(b)
+        first = b.copy_outputs_to_cpu()
+        value.update_inplace(X2)
+        sess.run_with_iobinding(b)
+        return [first, b.copy_outputs_to_cpu()]
+
+    assert _agree(run)[1][1] == ("list", [_plain(X2 * X2)])
