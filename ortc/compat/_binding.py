@@ -5,6 +5,9 @@ from __future__ import annotations
 import errno
 import math
 import mmap
+import operator
+import types
+from numbers import Number
 from typing import Any, Sequence
 
 import cffi
@@ -14,9 +17,12 @@ import ortc
 from ortc._ffi import ffi
 from ortc.dtypes import dtype_for, element_type_for
 
-from ._device import cpu_only
+from ._device import c_int, cpu_only
 from ._errors import shallow_copy, unpicklable
-from ._ortvalue import OrtValue, c_element_type
+from ._ortvalue import _NO_TENSOR_OF, _ONNX_TYPES, OrtValue, c_element_type
+
+#: ONNX's number of the string element type
+_STRING_NUMBER = 8
 
 
 def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
@@ -38,14 +44,15 @@ def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
     if address >= 1 << 63 or address < -(1 << 63):
         raise TypeError(f"{what}(): incompatible function arguments: buffer_ptr {address} "
                         f"does not fit int64")
-    try:
-        dtype, et = _DTYPES[element_type]
+    try:  # (an ONNX number only as an int: a float or numpy scalar equal to one is no key)
+        dtype, et = _BY_NUMBER[element_type] if type(element_type) is int \
+            else _DTYPES[element_type]
     except (KeyError, TypeError):  # (an unhashable element type is left to np.dtype)
-        dtype, et = _dtype_of(element_type)
+        dtype, et = _dtype_of(element_type, what)
     try:
         dims, count = _SHAPES[shape]
     except (KeyError, TypeError):  # (a list: unhashable)
-        dims, count = _dims_of(shape)
+        dims, count = _dims_of(shape, what)
     if count < 0:  # onnxruntime's class for a negative dimension
         raise RuntimeError(f"{what}: shape {list(dims)} has a negative dimension")
     size = count * dtype.itemsize
@@ -58,19 +65,54 @@ def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
     return address, dtype, et, dims, size
 
 
-#: element type (as onnxruntime's callers give it: a numpy type, a dtype, an ORT enum int) ->
-#: (numpy dtype, ORT element type or -1), filled as they come
+#: element type as onnxruntime's callers give it (a numpy type, a dtype, a type name) ->
+#: (numpy dtype, ORT element type or -1), filled as they come; numbers are never keys here
+#: (a numpy scalar or a float equal to an ONNX number would find that number's entry)
 _DTYPES: dict[Any, tuple[np.dtype[Any], int]] = {}
+#: an ONNX element type number given as a Python int -> the same
+_BY_NUMBER: dict[int, tuple[np.dtype[Any], int]] = {}
 
 
 #: shape tuple (as its caller gives it) -> (dims, element count, or -1 with a negative
-#: dimension), filled as they come
+#: dimension), filled as they come. (A tuple of floats equal to one seen, (3.0, 2.0) after
+#: (3, 2), finds its entry and binds as it: docs/COMPAT.md)
 _SHAPES: dict[Any, tuple[tuple[int, ...], int]] = {}
+_INT64 = 1 << 63
+#: the iterables without __getitem__ that pybind11 takes for a vector argument
+_ITERABLES_TAKEN: tuple[type, ...] = (types.GeneratorType, set, frozenset, type({}.keys()),
+                                      type({}.values()), type({}.items()), map, zip)
 
 
-def _dims_of(shape: Sequence[int]) -> tuple[tuple[int, ...], int]:
-    dims = tuple(map(int, shape))  # (an int as it is, a numpy integer as an int)
-    found = dims, (-1 if dims and min(dims) < 0 else math.prod(dims))
+def _dims_of(shape: Sequence[int], what: str) -> tuple[tuple[int, ...], int]:
+    """(dims, element count or -1) of a shape read as onnxruntime's argument conversion reads
+    it (pybind11's, to a vector of int64): a sequence but a str or bytes (an object with
+    __getitem__ but a dict), a generator, a set, a dict's view or a map object, of integers
+    (numpy's too) or other numbers int() takes but floats; anything else (an iterator such as
+    iter(list)), or a dimension past int64, is its TypeError."""
+    items: Any = shape
+    if type(shape) is not list and type(shape) is not tuple:
+        if isinstance(shape, (str, bytes, dict)) or not (
+                hasattr(type(shape), "__getitem__") or isinstance(shape, _ITERABLES_TAKEN)):
+            raise TypeError(f"{what}(): incompatible function arguments: the shape must be a "
+                            f"sequence of integers, not {type(shape).__name__}")
+        items = list(shape)  # (a generator is read once)
+    try:
+        dims = tuple(map(operator.index, items))  # (an int as it is, a numpy integer as an int)
+    except TypeError:
+        dims = tuple(c_int(d, -_INT64, _INT64 - 1, what, "shape") for d in items)
+    if not dims:
+        count = 1
+    elif min(dims) < 0:
+        if min(dims) < -_INT64:
+            raise TypeError(f"{what}(): incompatible function arguments: dimension "
+                            f"{min(dims)} does not fit int64")
+        count = -1
+    else:
+        count = math.prod(dims)
+        if (count >= _INT64 or count == 0) and max(dims) >= _INT64:
+            raise TypeError(f"{what}(): incompatible function arguments: dimension "
+                            f"{max(dims)} does not fit int64")
+    found = dims, count
     if isinstance(shape, tuple) and len(_SHAPES) < 64:  # (an array's, torch's: a tuple)
         try:
             _SHAPES[shape] = found
@@ -79,21 +121,45 @@ def _dims_of(shape: Sequence[int]) -> tuple[tuple[int, ...], int]:
     return found
 
 
-def _dtype_of(element_type: Any) -> tuple[np.dtype[Any], int]:
-    if isinstance(element_type, int) and not isinstance(element_type, bool):
-        dtype = dtype_for(c_element_type(element_type))
+def _dtype_of(element_type: Any, what: str) -> tuple[np.dtype[Any], int]:
+    """(numpy dtype, ORT element type or -1) of an element type as onnxruntime reads it: an
+    integer (a bool, a numpy integer too) is an ONNX type number, anything else what
+    np.dtype makes of it; what makes no tensor it can bind is its RuntimeError."""
+    if isinstance(element_type, (int, np.integer)):
+        number = int(element_type)
+        if not -(1 << 31) <= number < 1 << 31:  # (no int32: it tries it as a numpy type)
+            raise RuntimeError(f"{what}: element type {number} is not a valid numpy type")
+        if number not in _ONNX_TYPES or number in _NO_TENSOR_OF:
+            raise RuntimeError(f"{what}: tensor type {number} is not supported")
+        if number == _STRING_NUMBER:
+            raise RuntimeError(f"{what}: only tensors of numbers can be bound by address, "
+                               f"not strings")
+        try:
+            dtype = dtype_for(c_element_type(number))
+        except TypeError as err:  # (ml_dtypes missing)
+            raise RuntimeError(f"{what}: {err}") from None
     else:
-        dtype = np.dtype(element_type)
+        try:
+            dtype = np.dtype(element_type)
+        except (TypeError, ValueError):
+            raise RuntimeError(f"{what}: element type {element_type!r} is not a valid numpy "
+                               f"type") from None
+        if dtype.kind in "OSUV":
+            raise RuntimeError(f"{what}: only tensors of numbers can be bound by address, "
+                               f"not {dtype}")
     assert dtype is not None
     try:
         et = int(element_type_for(dtype))
     except Exception:  # noqa: BLE001 - no ORT type: the general path says what is wrong
         et = -1
-    try:
-        if len(_DTYPES) < 64:
+    if type(element_type) is int:
+        if len(_BY_NUMBER) < 64:
+            _BY_NUMBER[element_type] = (dtype, et)
+    elif not isinstance(element_type, (Number, np.generic)) and len(_DTYPES) < 64:
+        try:
             _DTYPES[element_type] = (dtype, et)
-    except TypeError:  # unhashable
-        pass
+        except TypeError:  # unhashable
+            pass
     return dtype, et
 
 
@@ -174,7 +240,8 @@ class IOBinding:
 
     def bind_input(self, name: str, device_type: str, device_id: int, element_type: Any,
                    shape: Sequence[int], buffer_ptr: int) -> None:
-        if device_type != "cpu" or type(device_id) is not int:
+        if device_type != "cpu" or type(device_id) is not int \
+                or not -32768 <= device_id < 32768:  # (an int16 there)
             cpu_only(device_type, device_id, -1)
         self._bind_pointer(name, buffer_ptr, element_type, shape, False)
 
@@ -209,7 +276,8 @@ class IOBinding:
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0,
                     element_type: Any = None, shape: Sequence[int] | None = None,
                     buffer_ptr: int | None = None) -> None:
-        if device_type != "cpu" or type(device_id) is not int:
+        if device_type != "cpu" or type(device_id) is not int \
+                or not -32768 <= device_id < 32768:  # (an int16 there)
             cpu_only(device_type, device_id, -1)
         if buffer_ptr is None:
             try:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 from enum import IntEnum
+from typing import Any
 
 from ._errors import COLLECTION_MODULE, InvalidArgument, shallow_copy, unpicklable
 
@@ -44,12 +46,27 @@ class OrtDevice:
     @staticmethod
     def make(ort_device_name: str, device_id: int, vendor_id: int = -1) -> OrtDevice:
         name = ort_device_name  # (as onnxruntime: "CUDA" is no device name here)
+        # onnxruntime's order: the vendor compared with 0 (a str or None: TypeError), the
+        # name looked up (one that is no str: TypeError, as its message is built by +), then
+        # its C device made of integers (pybind11's conversion: TypeError)
+        negative = vendor_id < 0
         if name not in _DEVICE_TYPES:
+            if not isinstance(name, str):
+                raise TypeError(f"OrtDevice.make(): the device name must be a str, not "
+                                f"{type(name).__name__}")
             raise Exception(f"Unsupported device type: {ort_device_name}")  # as onnxruntime
-        vendor = int(vendor_id)
-        if name == "dml" or vendor < 0:
+        vendor = 0 if negative else c_int(int(vendor_id), 0, _UINT32_MAX, "OrtDevice",
+                                          "vendor id")
+        if name == "dml" or negative:
             vendor = _VENDORS.get(name, 0)
-        return OrtDevice(_DEVICE_TYPES[name], int(device_id), vendor)
+        return OrtDevice(_DEVICE_TYPES[name],
+                         c_int(device_id, _INT16_MIN, _INT16_MAX, "OrtDevice", "device id"),
+                         vendor)
+
+    def _get_c_device(self) -> OrtDevice:
+        """Where onnxruntime keeps its C++ device, which its IOBinding passes on: the device
+        itself here (its C++ device's method names are below too)."""
+        return self
 
     def device_id(self) -> int:
         return self._id
@@ -63,9 +80,41 @@ class OrtDevice:
     def device_mem_type(self) -> int:
         return self._mem
 
+    # the names onnxruntime's C++ device (what _get_c_device() gives) has for these
+    def vendor_id(self) -> int:
+        return self._vendor
+
+    def mem_type(self) -> int:
+        return self._mem
+
+
+def c_int(value: Any, low: int, high: int, where: str, what: str) -> int:
+    """``value`` as pybind11 converts an argument to a C integer (onnxruntime's argument
+    conversion): an int (a bool, a numpy integer) or another number int() takes but a float
+    (numpy's float32 is one it takes, a Python float or numpy's float64 not), within the C
+    type's range; anything else is its TypeError."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = None
+        if not isinstance(value, (float, str, bytes, bytearray)):
+            try:
+                number = int(value)
+            except (TypeError, ValueError):
+                pass
+    if number is None or not low <= number <= high:
+        raise TypeError(f"{where}(): incompatible function arguments: {what} {value!r} is "
+                        f"no integer in [{low}, {high}]")
+    return number
+
+
+#: the C types of a device's id (int16) and vendor id (uint32)
+_INT16_MIN, _INT16_MAX, _UINT32_MAX = -(1 << 15), (1 << 15) - 1, (1 << 32) - 1
+
 
 def cpu_only(device_type: str, device_id: int, vendor_id: int) -> None:
-    if device_type == "cpu" and type(device_id) is int and type(vendor_id) is int:
+    if device_type == "cpu" and type(device_id) is int and type(vendor_id) is int \
+            and _INT16_MIN <= device_id <= _INT16_MAX and vendor_id <= _UINT32_MAX:
         return  # (what make() takes and places on the CPU, with no device object made: a
         # library makes an OrtValue per input per call)
     # the name as given: onnxruntime's OrtValue and IOBinding refuse "CPU" as OrtDevice.make
