@@ -50,14 +50,13 @@ class RunFuture(Future):  # type: ignore[type-arg]  # (Future is generic only fr
         self.stop: Optional[Callable[[], None]] = None
 
     def cancel(self) -> bool:
+        # cancelled first, then stopped: a completion that comes between finds the Future
+        # cancelled (and delivers nothing), never a Future that reports a stopped run's error
         stop = self.stop
-        if stop is None or self.done():
+        if stop is None or not super().cancel():
             return False
-        try:
-            stop()  # the run ends in ORT's terminated status; the completion sees the cancel
-        except Exception:  # noqa: BLE001 - the run finished and its options were closed
-            return False
-        return super().cancel()
+        stop()
+        return True
 
 
 class AsyncJob:

@@ -300,7 +300,10 @@ class Watcher:
         if exc is not None:
             if failure is not None:
                 exc.__context__ = failure
-            raise exc
+            try:
+                raise exc
+            finally:  # (see _status.raise_status: no frame keeps what its traceback holds)
+                del exc, failure
 
     # -- deadlines -----------------------------------------------------------------------------
     @staticmethod

@@ -19,7 +19,7 @@ import _thread
 import math
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -127,8 +127,8 @@ class RunContext:
     """
 
     __slots__ = ("frame", "call", "job", "entries_made", "created", "keep", "outputs", "count",
-                 "release", "run_options", "raw_run_options", "private", "deadline", "timeout",
-                 "main", "outer", "fired", "closed")
+                 "release", "run_options", "raw_run_options", "private", "private_claim",
+                 "deadline", "timeout", "main", "outer", "fired", "closed")
 
     def __init__(self, release: Any, frame: Any, call: str, job: bool = False) -> None:
         self.release = release
@@ -143,6 +143,9 @@ class RunContext:
         self.run_options: RunOptions | None = None
         self.raw_run_options: Any = _NULL
         self.private: RunOptions | None = None
+        #: a one-item list when something besides this context may stop the private options
+        #: (run_async's Future): whoever pops it owns them (see :meth:`stopper`)
+        self.private_claim: list[bool] | None = None
         self.deadline: Deadline | None = None
         self.timeout = 0.0
         self.main = False
@@ -208,12 +211,15 @@ class RunContext:
                 self.deadline = None
                 if fired:
                     self.rearm_options()
-            if deferred:
-                watcher.raise_deferred(err)
-            if fired:
-                raise RunTimeout(f"the run did not finish within {self.timeout:g} s and was "
-                                 f"terminated") from err
-            raise err
+            try:
+                if deferred:
+                    watcher.raise_deferred(err)
+                if fired:
+                    raise RunTimeout(f"the run did not finish within {self.timeout:g} s and "
+                                     f"was terminated") from err
+                raise err
+            finally:  # (see _status.raise_status: no frame keeps what its traceback holds)
+                del err
         if deferred:
             watcher.raise_deferred()
 
@@ -252,7 +258,14 @@ class RunContext:
             self.main = False  # (after: an interrupt between ends it again)
         if self.private is not None:
             private, self.private = self.private, None
-            private.close()
+            owned = True
+            if self.private_claim is not None:
+                try:
+                    self.private_claim.pop()
+                except IndexError:  # a cancel took them, and may be terminating them now:
+                    owned = False  # they go with their last reference, the Future's
+            if owned:
+                private.close()
         elif self.fired:
             self.rearm_options()
         self.frame = None  # it holds this context among its locals
@@ -261,6 +274,25 @@ class RunContext:
         self.keep.clear()
         self.created.clear()
         self.closed = True
+
+    def stopper(self) -> Callable[[], None]:
+        """What stops this run from another thread (run_async's Future.cancel): terminates
+        the private options unless the run's close has taken them. One atomic step (popping
+        ``private_claim``) decides between the two, so a close never meets a terminate inside
+        the options (strict mode refuses such a close) and a terminate never meets closed
+        options."""
+        private = self.private
+        assert private is not None
+        claim = self.private_claim = [True]
+
+        def stop() -> None:
+            try:
+                claim.pop()
+            except IndexError:
+                return  # the run is over: its close took the options
+            private.terminate()
+
+        return stop
 
     def settle_deadline(self) -> None:
         """Take the run's deadline off the watcher (idempotent); note whether it fired."""
@@ -718,7 +750,7 @@ class RunEngine:
             session._retain(retained)  # not released while ORT still runs the job
             job = AsyncJob(finish, (ctx,), done)
             if ctx.private is not None:  # the run's own options: cancel stops this run only
-                job.future.stop = ctx.private.terminate
+                job.future.stop = ctx.stopper()
             ctx.entries.accept()  # from the hand-over on, ORT may own the run (see Entries)
             handle = job.handle
 

@@ -39,9 +39,15 @@ def raise_status(status: Any, context: str | None = None) -> NoReturn:
     err = error_from_status(status)
     if context:
         err = type(err)(f"{context}: {err.message}", err.code)
-    if watcher.deferred is not None:
-        watcher.raise_deferred(err)
-    raise err
+    try:
+        if watcher.deferred is not None:
+            watcher.raise_deferred(err)
+        raise err
+    finally:
+        # this frame, which the traceback holds, must not hold the exception: that cycle
+        # kept the error, and through the traceback's frames the caller's arguments (a
+        # failed run's inputs, its session), until a collection (none with gc disabled)
+        del err
 
 
 def check(status: Any, context: str | None = None) -> None:

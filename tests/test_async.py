@@ -343,3 +343,34 @@ def test_an_asyncio_timeout_on_a_run_async_stops_the_run() -> None:
         time.sleep(0.025)
     assert pending_jobs() == 0 and time.perf_counter() - t0 < 10.0
     s.close()
+
+
+def test_cancels_racing_their_runs_completion_leak_nothing() -> None:
+    """Future.cancel() of short runs, some before ORT finished, some after: each Future is
+    either cancelled or holds the right result, every job ends, and no run options of the
+    runs' own are left (a cancel that lost to the completion refuses; one that won stopped a
+    run whose options its completion then closes)."""
+    import time
+
+    s = ortc.Session(models.add_model(), intra_op_num_threads=2)
+    one = np.ones(1, np.float32)
+    base = ortc.live_handles().get("RunOptions", 0)
+    outcomes = set()
+    for i in range(600):
+        f = s.run_async(None, {"a": one, "b": one})
+        if i % 3 == 0:
+            time.sleep(0)
+        if f.cancel():
+            assert f.cancelled()
+            outcomes.add("cancelled")
+        else:
+            assert f.result(timeout=30)[0][0] == 2.0
+            outcomes.add("done")
+    del f  # (a cancelled run's own options go with its Future)
+    for _ in range(400):
+        if pending_jobs() == 0 and ortc.live_handles().get("RunOptions", 0) == base:
+            break
+        time.sleep(0.025)
+    assert pending_jobs() == 0
+    assert ortc.live_handles().get("RunOptions", 0) == base
+    s.close()
