@@ -773,7 +773,11 @@ class RunEngine:
             else:
                 start(hand_over)
             if job.start_error is not None:
-                raise job.start_error
+                error, job.start_error = job.start_error, None
+                try:
+                    raise error
+                finally:  # (see _status.raise_status)
+                    del error
             return job.future
         finally:
             if job is None or job.claim_back():  # nobody handed it over: undone here

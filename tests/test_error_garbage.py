@@ -49,6 +49,9 @@ def _failing_calls() -> list[tuple[str, Callable[[], Any]]]:
         ("compat: bytes that are no model",
          lambda: compat.InferenceSession(b"not a model", providers=CPU)),
         ("compat: a missing input", lambda: cs.run(None, {"a": one})),
+        ("compat: run_async of a feed its conversion refuses",
+         lambda: cs.run_async(None, {"a": object(), "b": one}, lambda *_: None, None)),
+        ("compat: from_dlpack of no capsule", lambda: compat.OrtValue.from_dlpack(object())),
     ]
 
 

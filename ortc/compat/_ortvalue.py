@@ -307,13 +307,13 @@ class OrtValue:
                 on_cpu = False
             return cls._over(dlpack_array(data.__dlpack__()) if on_cpu
                              else np.from_dlpack(data))
-        refused = TypeError("from_dlpack expected a valid DLPack capsule named 'dltensor'")
+        refused = "from_dlpack expected a valid DLPack capsule named 'dltensor'"
         if type(data).__name__ != "PyCapsule":
-            raise refused
+            raise TypeError(refused)
         try:  # (one already consumed is named 'used_dltensor')
             return cls._over(dlpack_array(data))
         except ValueError:
-            raise refused from None
+            raise TypeError(refused) from None
 
     @classmethod
     def _over(cls, arr: np.ndarray[Any, Any]) -> OrtValue:

@@ -306,7 +306,10 @@ class InferenceSession:
                             f"be callable, not {type(callback).__name__}")
         refused = conversion_refused(self._native, input_feed)
         if refused is not None:
-            raise refused
+            try:
+                raise refused
+            finally:  # (no frame keeps what its traceback holds: _status.raise_status)
+                del refused
         try:
             future = self._start_async(output_names, input_feed, run_options)
         except ortc.OrtError as err:
@@ -614,6 +617,9 @@ def _sequences_checked(native_run: Callable[..., list[Any]] | None, sess: ortc.S
                     # order; what its conversion takes, native ortc's run refuses too)
                     refused = feed_refused(feedable(sess).get(name), name, data)
                     if refused is not None:
-                        raise refused
+                        try:
+                            raise refused
+                        finally:  # (see _status.raise_status)
+                            del refused
         return (native_run or sess.run)(output_names, feeds, run_options)
     return run
