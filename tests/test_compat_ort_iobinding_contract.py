@@ -41,6 +41,14 @@ def _session(ort: Any) -> Any:
     return ort.InferenceSession(SQUARE, providers=["CPUExecutionProvider"])
 
 
+def _bound_x(ort: Any) -> tuple[Any, Any]:
+    """A session of the test model and an IOBinding of it with X bound from the CPU."""
+    sess = _session(ort)
+    b = sess.io_binding()
+    b.bind_cpu_input("X", X)
+    return sess, b
+
+
 def _plain(result: Any) -> Any:
     """A result in comparable terms: an array as (dtype, shape, items), an OrtValue as its
     type, shape and array, containers item by item."""
@@ -152,9 +160,7 @@ def test_outputs_alias_the_bindings_memory_and_runs_reuse_it() -> None:
     through one is what copy_outputs_to_cpu copies; a run writes the memory the last run
     allocated, so an OrtValue taken before shows the new result; copies stay as they were."""
     def run(ort: Any) -> Any:
-        sess = _session(ort)
-        b = sess.io_binding()
-        b.bind_cpu_input("X", X)
+        sess, b = _bound_x(ort)
         b.bind_output("Y")
         sess.run_with_iobinding(b)
         before = b.get_outputs()[0]
@@ -175,9 +181,7 @@ def test_outputs_alias_the_bindings_memory_and_runs_reuse_it() -> None:
 
 def test_an_output_rebound_is_new_memory_and_the_old_value_lives_on() -> None:
     def run(ort: Any) -> Any:
-        sess = _session(ort)
-        b = sess.io_binding()
-        b.bind_cpu_input("X", X)
+        sess, b = _bound_x(ort)
         b.bind_output("Y")
         sess.run_with_iobinding(b)
         old = b.get_outputs()[0]
@@ -192,9 +196,7 @@ def test_an_output_rebound_is_new_memory_and_the_old_value_lives_on() -> None:
 
 def test_outputs_outlive_their_binding_and_session() -> None:
     def run(ort: Any) -> Any:
-        sess = _session(ort)
-        b = sess.io_binding()
-        b.bind_cpu_input("X", X)
+        sess, b = _bound_x(ort)
         b.bind_output("Y")
         sess.run_with_iobinding(b)
         [value] = b.get_outputs()
@@ -211,9 +213,7 @@ def test_a_new_input_shape_needs_the_output_bound_again() -> None:
     bigger = np.ones((5, 2), np.float32)
 
     def run(ort: Any) -> Any:
-        sess = _session(ort)
-        b = sess.io_binding()
-        b.bind_cpu_input("X", X)
+        sess, b = _bound_x(ort)
         b.bind_output("Y")
         sess.run_with_iobinding(b)
         b.bind_cpu_input("X", bigger)
@@ -237,9 +237,7 @@ def test_a_new_input_shape_needs_the_output_bound_again() -> None:
 
 def test_outputs_come_in_the_order_they_were_bound() -> None:
     def run(ort: Any) -> Any:
-        sess = _session(ort)
-        b = sess.io_binding()
-        b.bind_cpu_input("X", X)
+        sess, b = _bound_x(ort)
         b.bind_output("Z")
         b.bind_output("Y")
         sess.run_with_iobinding(b)
@@ -281,9 +279,7 @@ def test_nothing_bound_nothing_out() -> None:
 
 def test_a_string_output_read_as_an_ortvalue() -> None:
     def run(ort: Any) -> Any:
-        sess = _session(ort)
-        b = sess.io_binding()
-        b.bind_cpu_input("X", X)
+        sess, b = _bound_x(ort)
         b.bind_output("S")
         sess.run_with_iobinding(b)
         [value] = b.get_outputs()
@@ -295,9 +291,7 @@ def test_a_string_output_read_as_an_ortvalue() -> None:
 def test_a_string_output_copied_to_the_cpu() -> None:
     """onnxruntime's copy_outputs_to_cpu crashes the process on a string output (documented
     in docs/COMPAT.md); compat's gives the strings as the object array get_outputs has."""
-    sess = _session(compat)
-    b = sess.io_binding()
-    b.bind_cpu_input("X", X)
+    sess, b = _bound_x(compat)
     b.bind_output("S")
     sess.run_with_iobinding(b)
     [copied] = b.copy_outputs_to_cpu()
@@ -429,9 +423,7 @@ def test_devices_read_as_onnxruntime_reads_them(name: str) -> None:
     _agree(_bind_by_address(device=device, output=True))
 
     def output_left_to_ort(ort: Any) -> Any:
-        sess = _session(ort)
-        b = sess.io_binding()
-        b.bind_cpu_input("X", X)
+        sess, b = _bound_x(ort)
         b.bind_output("Y", *device)
         sess.run_with_iobinding(b)
         return b.copy_outputs_to_cpu()
