@@ -74,6 +74,8 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
         got["shared_binding"]
     assert got["concurrent_runs"] is True
     assert got["hold_of_ended_thread"] == expected["add"], got["hold_of_ended_thread"]
+    assert got["hold_of_dropped_binding"] == [expected["add"], True], \
+        got["hold_of_dropped_binding"]
     assert got["pickle_and_fork"] == [expected["add"], expected["add"]]
     assert got["dlpack"] == ["float64", True, "float64", True]
     assert got["repeated_runs"] == 0, got["repeated_runs"]
