@@ -393,6 +393,8 @@ class Guard:
                 if holder not in alive:
                     holds.pop(token, None)
                     dead.append(token)
+            if _COLLECT_FOR_HOLDS and holds and not holds.keys() <= _swept:
+                dead += _sweep_holds(holds)
         if dead and self.waiting:
             self._wake()
         if dead and self.on_idle and not self.calls:
@@ -664,6 +666,31 @@ class Entries:
             if guard.on_idle and not guard.calls:
                 later(guard._run_deferred_release)
         self.frame = None
+
+
+#: PyPy, which counts no references, ends a dropped IoBinding's holds (Hold.__del__) only at a
+#: collection: until then a Value bound as its output refused every other thread, telling
+#: them to unbind it through a binding nothing could reach. A hold of another thread about to
+#: refuse a call is checked by one collection first (once a hold: ``_swept``, its tokens)
+_COLLECT_FOR_HOLDS = sys.implementation.name == "pypy"
+_swept: set[int] = set()
+
+
+def _sweep_holds(holds: dict[int, int]) -> list[int]:
+    """(PyPy) Collect, so that the holds of the bindings nobody can reach end; their
+    tokens."""
+    me = _get_ident()
+    held = [t for t, holder in tuple(holds.items()) if holder != me]
+    if not held or _swept.issuperset(held):
+        return []
+    import gc
+
+    gc.collect()
+    if len(_swept) > 4096:
+        _swept.clear()
+    gone = [t for t in held if t not in holds]
+    _swept.update(t for t in held if t in holds)
+    return gone
 
 
 class _HoldsOfOneThread:

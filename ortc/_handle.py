@@ -21,6 +21,14 @@ from .threads import register
 
 __all__ = ["Handle", "live_handles"]
 
+#: PyPy frees an object only at a collection, and its collector counts only the memory it
+#: allocated: a dropped Session (its thread pool and weights) or a dropped output (ORT's
+#: memory) weighs nothing there, and a loop that drops them without close() grew by
+#: thousands of sessions and threads, or by gigabytes, before a collection came. So ortc
+#: tells it what an ORT object holds: the ``size`` of ``ffi.gc`` (PyPy adds it to the memory
+#: pressure that starts a major collection; CPython ignores it)
+PYPY = sys.implementation.name == "pypy"
+
 #: the ``ortc.lifetime`` logger, once the application has imported ``logging`` (before that,
 #: nothing can have turned its DEBUG on, and ortc does not import it: 2-3 ms of the import)
 _lifetime_log: Any = None
@@ -109,8 +117,13 @@ class Handle:
 
     # -- ownership -----------------------------------------------------------------------------
     def _adopt(self, raw: Any, release: Callable[[Any], None] | None,
-               owners: tuple[Any, ...] = (), slots: Any = None, index: int = 0) -> None:
+               owners: tuple[Any, ...] = (), slots: Any = None, index: int = 0,
+               size: int = 0) -> None:
         """Take ``raw``; ``release`` frees it (None: borrowed, never freed); keep ``owners`` alive.
+
+        ``size``: about how many bytes of native memory the object holds, told to PyPy's
+        collector (see :data:`PYPY`; ignored on CPython, which releases the object with its
+        last reference).
 
         With ``slots``, ``raw`` is ``slots[index]`` (a run's output array), cleared as it is
         taken. The slot is cleared before the releaser is armed: an interrupt between the two
@@ -144,7 +157,7 @@ class Handle:
         live.add(releaser)  # armed and counted, in one step
         for p in parents:  # the releaser takes itself off each (a parent it never reached too)
             p._children.add(releaser)
-        self._ptr = ffi.gc(raw, releaser)
+        self._ptr = ffi.gc(raw, releaser, size)
 
     def close(self) -> None:
         """Release the ORT object now (idempotent). Children keep it alive until they go."""

@@ -22,13 +22,13 @@ import numpy as np
 
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
-from ._handle import Handle
+from ._handle import PYPY, Handle
 from ._loader import Api
 from ._status import call_out, check, ignore, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
     plain_dtypes, unpack_subbyte
-from .errors import InvalidArgument
+from .errors import InvalidArgument, OrtError
 from .memory import cpu_memory_info, default_allocator
 
 #: out-parameter types of the per-call paths (parsed once: ffi.new of a type string parses it
@@ -41,8 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["RunOutput", "MapOutput", "PYTHON_DATA", "array_to_ortvalue", "as_array",
            "convert_python_data",
-           "encode_strings", "is_array_like", "is_empty_optional", "ortvalue_to_python",
-           "own_value", "take_output", "tensor_shape_and_type", "tensor_to_numpy", "tensor_view",
+           "encode_strings", "held_bytes", "is_array_like", "is_empty_optional",
+           "ortvalue_to_python", "own_value", "take_output", "tensor_shape_and_type",
+           "tensor_to_numpy", "tensor_view",
            "value_count", "value_kind", "view_output"]
 
 #: a map output (ONNX's map(K, V)) as Python: str or int keys, scalar values
@@ -517,7 +518,10 @@ def _plain_view(api: Api, raw: Any, dtype: np.dtype[Any], shape: tuple[int, ...]
     status = api.GetTensorMutableData(raw, data)
     if status:
         raise_status(status)
-    pin = ffi.gc(ffi.cast("char*", data[0]), _pin(keep))
+    # PyPy's collector is told of the memory an array over an output holds (see
+    # _handle.PYPY); a Value's is told by the Value
+    pin = ffi.gc(ffi.cast("char*", data[0]), _pin(keep),
+                 0 if isinstance(keep, Handle) else nbytes)
     arr: np.ndarray[Any, Any] = np.ndarray(shape, dtype, ffi.buffer(pin, nbytes))
     if not writable:
         arr.flags.writeable = False
@@ -586,6 +590,22 @@ def is_empty_optional(api: Api, raw: Any) -> bool:
     out = ffi.new("int*")
     check(api.HasValue(raw, out))
     return not out[0]
+
+
+def held_bytes(api: Api, raw: Any) -> int:
+    """About how many bytes of memory the OrtValue ``raw`` (a run's output) holds, for PyPy's
+    collector (see ``_handle.PYPY``; 0 on CPython, which does not need it): its data for a
+    tensor, 0 for other kinds or when ORT cannot say."""
+    if not PYPY:
+        return 0
+    try:
+        if value_kind(api, raw) != ValueKind.TENSOR:
+            return 0
+        et, shape = tensor_shape_and_type(api, raw)
+    except OrtError:
+        return 0
+    dtype = PLAIN_DTYPES.get(et)
+    return math.prod(shape) * (dtype.itemsize if dtype is not None else 8)
 
 
 def value_kind(api: Api, raw: Any) -> int:

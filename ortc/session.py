@@ -23,7 +23,7 @@ from ._cstr import UNSET, fspath, given_options
 from ._enums import ElementType
 from ._ffi import ffi
 from ._guard import Entries, Guard, _returned
-from ._handle import Handle, live_handles
+from ._handle import PYPY, Handle, live_handles
 from ._interrupt import MAIN_THREAD, main_thread_after_fork, watcher
 from ._loader import Api
 from ._run import RunEngine
@@ -136,6 +136,24 @@ def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
         data = bytes(model)
         return data, None, data
     return model, None, None  # Session._create names the bad type
+
+
+#: what a session's thread pool is counted as for PyPy's collector: 1 MiB a CPU (ORT's default
+#: intra-op pool has a thread per core; a thread's stack is reserved, if little of it is used)
+_POOL_BYTES = (os.cpu_count() or 1) << 20
+
+
+def _held_bytes(path: str | None, data: bytes | None) -> int:
+    """About how much native memory a session holds, for PyPy's collector (see
+    ``_handle.PYPY``; 0 on CPython): twice its model (the weights, and the copies ORT
+    prepacks: 15.8 MB a session for an 8.4 MB MLP), and its thread pool."""
+    if not PYPY:
+        return 0
+    try:
+        n = len(data) if data is not None else os.path.getsize(path) if path is not None else 0
+    except OSError:
+        n = 0
+    return 2 * n + _POOL_BYTES
 
 
 def _session_from_recipe(recipe: SessionRecipe) -> Session:
@@ -525,7 +543,7 @@ class Session(Handle):
         #: must not build another model silently (_rebuild_after_fork)
         self._model_file = _file_identity(path) if path is not None else None
         raw, taken, made = _create_session(api, env, model, options, providers, option_kwargs)
-        self._adopt(raw, api.ReleaseSession, (env, *taken))
+        self._adopt(raw, api.ReleaseSession, (env, *taken), size=_held_bytes(path, data))
         # what pickling and a forked child rebuild from, as plain data: the recipe is made when
         # first asked. ``data`` is the very bytes object ORT was given, held until the session
         # is released (_drop_references): with session.use_ort_model_bytes_directly or
@@ -784,7 +802,8 @@ class Session(Handle):
                 opts, None, {})
         finally:
             opts.close()
-        self._adopt(raw, self._api.ReleaseSession, (env, *taken))
+        self._adopt(raw, self._api.ReleaseSession, (env, *taken),
+                    size=_held_bytes(r.model_path, r.model_bytes))
         self._guard = guard  # callers hold this guard: keep it, renewed last (that lets
         self._load_io()      # them in, after the new pointer and engine are in place)
         guard._renew()

@@ -20,7 +20,8 @@ from ._guard import Entries
 from ._handle import Handle
 from ._loader import Api
 from ._numpy_bridge import RunOutput, array_to_ortvalue, as_array, convert_python_data, \
-    is_empty_optional, ortvalue_to_python, tensor_shape_and_type, tensor_view, value_count, value_kind
+    held_bytes, is_empty_optional, ortvalue_to_python, tensor_shape_and_type, tensor_view, \
+    value_count, value_kind
 from ._status import call_out, check
 from .dtypes import bits_for, dtype_for
 from .env import get_env
@@ -190,7 +191,8 @@ class Value(Handle):
         self = object.__new__(cls)
         self._api = api
         self._keep = None
-        self._adopt(slots[index], api.ReleaseValue, owners, slots, index)
+        self._adopt(slots[index], api.ReleaseValue, owners, slots, index,
+                    held_bytes(api, slots[index]))
         return self
 
     @property

@@ -47,6 +47,40 @@ def in_forked_child(fn: Callable[[], Any]) -> Any:
     return result
 
 
+def compat_outputs(directory: str) -> dict[str, Any]:
+    """A typical onnxruntime application's calls, through ``ortc.compat`` (run under PyPy by
+    main(), and under CPython by tests/test_pypy.py): each output's bytes, as hex."""
+    import ortc.compat as onnxruntime
+
+    so = onnxruntime.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = onnxruntime.InferenceSession(os.path.join(directory, "mlp.onnx"), so,
+                                        providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    x = (np.arange(3 * 16, dtype=np.float32).reshape(3, 16) / 7).astype(np.float32)
+    out: dict[str, Any] = {
+        "io": [[i.name, i.shape, i.type] for i in sess.get_inputs() + sess.get_outputs()],
+        "run": sess.run(None, {name: x})[0].tobytes().hex()}
+    io = sess.io_binding()
+    io.bind_cpu_input(name, x)
+    io.bind_output("y")
+    sess.run_with_iobinding(io)
+    out["iobinding"] = io.copy_outputs_to_cpu()[0].tobytes().hex()
+    xv = onnxruntime.OrtValue.ortvalue_from_numpy(x)
+    yv = onnxruntime.OrtValue.ortvalue_from_shape_and_type([3, 16], np.float32, "cpu", 0)
+    io.bind_ortvalue_input(name, xv)
+    io.bind_ortvalue_output("y", yv)
+    sess.run_with_iobinding(io)
+    out["ortvalue"] = yv.numpy().tobytes().hex()
+    out["run_with_ort_values"] = sess.run_with_ort_values(
+        ["y"], {name: xv})[0].numpy().tobytes().hex()
+    try:
+        sess.run(None, {name: x.astype(np.float64)})
+    except Exception as exc:  # noqa: BLE001 - its class and message are compared
+        out["wrong_type"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
 def main(directory: str) -> dict[str, Any]:
     with open(os.path.join(directory, "expected.json")) as f:
         expected = json.load(f)
@@ -206,6 +240,37 @@ def main(directory: str) -> dict[str, Any]:
 
     check("hold_of_ended_thread", hold_of_ended_thread)
 
+    def hold_of_dropped_binding() -> list[Any]:
+        # a Value bound as an output of a binding dropped without close(): PyPy ends the
+        # binding's hold only at a collection; until then another thread's use was refused
+        # (ConcurrentUseError: "unbind it", through a binding nothing can reach)
+        out_value = ortc.Value.from_numpy(np.zeros(4, np.float32))
+
+        def bind_run_and_drop() -> None:
+            binding = add.io_binding()
+            binding.bind_input("a", a)
+            binding.bind_input("b", b)
+            binding.bind_output("c", out_value)
+            add.run_with_binding(binding)
+
+        bind_run_and_drop()
+        seen: list[Any] = []
+
+        def other() -> None:
+            try:
+                seen.append(out_value.numpy().tolist())
+                out_value.close()
+                seen.append(out_value.closed)
+            except ortc.ThreadRuleError as exc:
+                seen.append(type(exc).__name__)
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(60)
+        return seen
+
+    check("hold_of_dropped_binding", hold_of_dropped_binding)
+
     def concurrent_runs() -> bool:
         results: list[bool] = []
 
@@ -269,6 +334,77 @@ def main(directory: str) -> dict[str, Any]:
         return wrong
 
     check("repeated_runs", repeated_runs)
+
+    def threads_now() -> int:
+        """The process's threads (ORT's pool threads among them)."""
+        return len(os.listdir("/proc/self/task"))
+
+    no_spin = ortc.SessionOptions()  # (a pool spins after a run: kept short, not measured)
+    no_spin.add_session_config_entry("session.intra_op.allow_spinning", "0")
+
+    def sessions_closed_at_once() -> list[int]:
+        # close() and a with-block release the session, its thread pool with it, at once:
+        # no collection needed, as on CPython
+        start = (ortc.live_handles().get("Session", 0), threads_now())
+        grown = [0, 0]
+        for _ in range(20):
+            with ortc.Session(_load(directory, "add"), no_spin) as s_w:
+                s_w.run(None, {"a": a, "b": b})
+            s_c = ortc.Session(_load(directory, "add"), no_spin)
+            s_c.run(None, {"a": a, "b": b})
+            s_c.close()
+            grown = [max(grown[0], ortc.live_handles().get("Session", 0) - start[0]),
+                     max(grown[1], threads_now() - start[1])]
+        return grown
+
+    check("sessions_closed_at_once", sessions_closed_at_once)
+
+    def dropped_sessions() -> list[int]:
+        # sessions made per call and dropped without close(): PyPy frees them at a
+        # collection only, and its collector would not count what they hold (ORT's memory,
+        # a thread pool); ortc tells it, so they do not pile up (200 of them did)
+        data = _load(directory, "add")
+        start = (ortc.live_handles().get("Session", 0), threads_now())
+        grown = [0, 0]
+        for _ in range(200):
+            s_d = ortc.Session(data, no_spin)
+            s_d.run(None, {"a": a, "b": b})
+            grown = [max(grown[0], ortc.live_handles().get("Session", 0) - start[0]),
+                     max(grown[1], threads_now() - start[1])]
+        return grown
+
+    check("dropped_sessions", dropped_sessions)
+
+    def dropped_outputs() -> dict[str, int]:
+        # 16 MB outputs of ORT's memory dropped in a loop, as arrays (run) and as Values
+        # (run_with_values): the most the process grew, in MB (before ortc told PyPy's
+        # collector what they hold: by all of them, 960 MB each way)
+        def rss_mb() -> int:
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2 ** 20
+
+        def grown(how: str) -> int:
+            gc.collect()
+            with ortc.Session(_load(directory, "add_n"), intra_op_num_threads=1) as s_n:
+                fn = getattr(s_n, how)
+                x = np.ones(4_000_000, np.float32)
+                start = most = rss_mb()
+                for _ in range(60):
+                    fn(None, {"a": x, "b": x})
+                    most = max(most, rss_mb())
+            return most - start
+
+        # each in a child of its own: memory the first loop freed would serve the second
+        return {how: in_forked_child(lambda: grown(how)) for how in ("run", "run_with_values")}
+
+    check("dropped_outputs", dropped_outputs)
+    no_spin.close()
+
+    def compat_app() -> dict[str, Any]:
+        # onnxruntime's API through ortc.compat: the outputs' bytes, to compare with CPython's
+        return compat_outputs(directory)
+
+    check("compat_app", compat_app)
 
     def handles_released() -> bool:
         # PyPy's GC is not reference counting: finalizers run at a collection

@@ -19,6 +19,7 @@ import pytest
 
 import interpreters
 import models
+import pypy_check
 import ortc
 from conftest import ROOT
 
@@ -37,6 +38,7 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
         "sequence": models.sequence_construct_model(np.float32),
         "zipmap": models.zipmap_model(),
         "chain": models.endless_model(),
+        "mlp": models.mlp_model(3, 16),
     }
     for name, data in built.items():
         (tmp_path / f"{name}.onnx").write_bytes(data)
@@ -45,6 +47,7 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
     add = ortc.Session(built["add"])
     expected = {"add": add.run(None, {"a": a, "b": b})[0].tolist()}
     (tmp_path / "expected.json").write_text(json.dumps(expected))
+    compat_expected = pypy_check.compat_outputs(str(tmp_path))  # CPython's, through ortc.compat
 
     env = dict(os.environ, ORTC_LIBRARY=ortc.version().library_path, PYTHONPATH=ROOT)
     proc = subprocess.run([pypy_python, os.path.join(ROOT, "tests", "pypy_check.py"),
@@ -71,9 +74,21 @@ def test_ortc_under_pypy(pypy_python: str, tmp_path) -> None:
         got["shared_binding"]
     assert got["concurrent_runs"] is True
     assert got["hold_of_ended_thread"] == expected["add"], got["hold_of_ended_thread"]
+    assert got["hold_of_dropped_binding"] == [expected["add"], True], \
+        got["hold_of_dropped_binding"]
     assert got["pickle_and_fork"] == [expected["add"], expected["add"]]
     assert got["dlpack"] == ["float64", True, "float64", True]
     assert got["repeated_runs"] == 0, got["repeated_runs"]
+    # PyPy frees a dropped object only at a collection; close() and with-blocks release at
+    # once (the session and its thread pool), and what is dropped is counted for PyPy's
+    # collector, so a loop that drops sessions or ORT-allocated outputs stays bounded
+    assert got["sessions_closed_at_once"] == [0, 0], got["sessions_closed_at_once"]
+    live, threads = got["dropped_sessions"]
+    assert live <= 64 and threads <= 64 * (os.cpu_count() or 1), got["dropped_sessions"]
+    assert isinstance(got["dropped_outputs"], dict), got["dropped_outputs"]
+    assert all(mb < 400 for mb in got["dropped_outputs"].values()), got["dropped_outputs"]
+    # an onnxruntime application through ortc.compat: the same bytes as under CPython
+    assert got["compat_app"] == compat_expected
     assert got["handles_released"] == {}
 
 
