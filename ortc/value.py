@@ -17,7 +17,7 @@ from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._cstr import c_enum
 from ._guard import Entries
-from ._handle import Handle
+from ._handle import PYPY, Handle
 from ._loader import Api
 from ._numpy_bridge import RunOutput, array_to_ortvalue, as_array, convert_python_data, \
     held_bytes, is_empty_optional, ortvalue_to_python, tensor_shape_and_type, tensor_view, \
@@ -192,7 +192,7 @@ class Value(Handle):
         self._api = api
         self._keep = None
         self._adopt(slots[index], api.ReleaseValue, owners, slots, index,
-                    held_bytes(api, slots[index]))
+                    held_bytes(api, slots[index]) if PYPY else 0)
         return self
 
     @property
