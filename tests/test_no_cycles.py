@@ -39,7 +39,32 @@ def _failing_calls() -> list[tuple[str, Callable[[], Any]]]:
     s = ortc.Session(add, intra_op_num_threads=1)
     cs = compat.InferenceSession(add, providers=CPU)
     one, two, three = (np.ones(n, np.float32) for n in (1, 2, 3))
+    closed = ortc.Session(add)
+    closed.close()
+    value = ortc.Value.from_numpy(one)
+    binding = s.io_binding()
+    binding.bind_output("c", value)  # held by this thread: another thread's close is refused
+
+    def close_on_another_thread() -> None:
+        import threading
+
+        failed: list[BaseException] = []
+
+        def close() -> None:
+            try:
+                value.close()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                failed.append(exc)
+
+        t = threading.Thread(target=close)
+        t.start()
+        t.join()
+        assert isinstance(failed[0], ortc.ConcurrentUseError)
+        raise failed.pop()
+
     return [
+        ("a closed session", lambda: closed.run(None, {"a": one, "b": one})),
+        ("a close the thread rules refuse", close_on_another_thread),
         ("ORT refuses the shapes", lambda: s.run(None, {"a": two, "b": three})),
         ("ORT refuses the shapes, Values", lambda: s.run_with_values(None, {"a": two, "b": three})),
         ("an unknown input", lambda: s.run(None, {"x": one})),
