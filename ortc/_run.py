@@ -127,8 +127,8 @@ class RunContext:
     """
 
     __slots__ = ("frame", "call", "job", "entries_made", "created", "keep", "outputs", "count",
-                 "release", "run_options", "raw_run_options", "private", "deadline", "timeout",
-                 "main", "outer", "fired", "closed")
+                 "release", "run_options", "raw_run_options", "private", "source", "deadline",
+                 "timeout", "main", "outer", "fired", "closed")
 
     def __init__(self, release: Any, frame: Any, call: str, job: bool = False) -> None:
         self.release = release
@@ -143,6 +143,7 @@ class RunContext:
         self.run_options: RunOptions | None = None
         self.raw_run_options: Any = _NULL
         self.private: RunOptions | None = None
+        self.source: RunOptions | None = None  # the caller's options ``private`` stands in for
         self.deadline: Deadline | None = None
         self.timeout = 0.0
         self.main = False
@@ -179,6 +180,11 @@ class RunContext:
             assert seconds is not None
             if ro is None:
                 ro = self.private = RunOptions()
+            else:
+                # the caller's options may serve other threads' runs too: the deadline stops
+                # this one alone, through a stand-in that the caller's terminate() reaches too
+                self.source = ro
+                ro = self.private = ro._stand_in(False)
             self.timeout = seconds
             # kept before it is armed: an interrupt between leaves nothing armed unknown here
             deadline = self.deadline = watcher.deadline(_monotonic() + seconds, ro)
@@ -186,6 +192,10 @@ class RunContext:
         if main:
             if ro is None:
                 ro = _run_options_module._main_options or main_run_options()
+            elif self.private is None:
+                # the caller's options, which other threads' runs may use at once: Ctrl-C
+                # stops the main thread's run alone (KeyboardInterrupt is the main thread's)
+                ro = ro._stand_in(True)
             self.outer = watcher.main_run  # a run a signal handler started inside another
             self.main = True  # before the registration: close() undoes a half-made one
             watcher.main_run = ro
@@ -252,7 +262,11 @@ class RunContext:
             self.main = False  # (after: an interrupt between ends it again)
         if self.private is not None:
             private, self.private = self.private, None
-            private.close()
+            source = self.source
+            if source is not None:
+                source._drop_copy(private)
+            else:
+                private.close()
         elif self.fired:
             self.rearm_options()
         self.frame = None  # it holds this context among its locals
@@ -692,8 +706,8 @@ class RunEngine:
         try:
             # not on this thread: no Ctrl-C; options of its own for the Future's cancel
             ctx.arm(run_options, timeout, ctrl_c=False, own_options=True)
-            if ctx.run_options is not None and ctx.private is None:
-                ctx.entries.enter(ctx.run_options)  # the job's until it completes
+            if run_options is not None:  # (a deadline's stand-in for them too: ``ctx.source``)
+                ctx.entries.enter(run_options)  # the job's until it completes
             wanted = self.output_list(output_names)
             in_names, values = self.prepare_inputs(feeds, ctx)
             count = ctx.count = wanted.count
