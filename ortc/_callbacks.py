@@ -38,15 +38,14 @@ def _nothing(*_args: Any) -> Any:
 
 
 class RunFuture(Future):  # type: ignore[type-arg]  # (Future is generic only from 3.9's typing)
-    """The Future of one run_async run. :meth:`cancel` stops the run when the run has run
-    options of its own (the caller passed none: the options the run terminates are nobody
-    else's), as ``asyncio.wrap_future``'s awaitable does when its task is cancelled; with the
-    caller's run options, which other runs may share, it cannot stop this run alone and
-    refuses (False), as a running ``concurrent.futures`` task does."""
+    """The Future of one run_async run. :meth:`cancel` stops the run (``asyncio.wrap_future``'s
+    awaitable cancels it when its task is cancelled): the run has run options of its own, new
+    ones or a stand-in for the caller's (which other runs may share), and the cancel
+    terminates those alone."""
 
     def __init__(self) -> None:
         super().__init__()
-        #: terminates this run's own run options (None: the caller's options, not ours to stop)
+        #: terminates this run's own run options (set before the Future is handed out)
         self.stop: Optional[Callable[[], None]] = None
 
     def cancel(self) -> bool:

@@ -127,8 +127,8 @@ class RunContext:
     """
 
     __slots__ = ("frame", "call", "job", "entries_made", "created", "keep", "outputs", "count",
-                 "release", "run_options", "raw_run_options", "private", "private_claim",
-                 "deadline", "timeout", "main", "outer", "fired", "closed")
+                 "release", "run_options", "raw_run_options", "private", "source",
+                 "private_claim", "deadline", "timeout", "main", "outer", "fired", "closed")
 
     def __init__(self, release: Any, frame: Any, call: str, job: bool = False) -> None:
         self.release = release
@@ -143,6 +143,7 @@ class RunContext:
         self.run_options: RunOptions | None = None
         self.raw_run_options: Any = _NULL
         self.private: RunOptions | None = None
+        self.source: RunOptions | None = None  # the caller's options ``private`` stands in for
         #: a one-item list when something besides this context may stop the private options
         #: (run_async's Future): whoever pops it owns them (see :meth:`stopper`)
         self.private_claim: list[bool] | None = None
@@ -166,11 +167,18 @@ class RunContext:
             own_options: bool = False) -> None:
         """Choose the run's options and wire in the deadline and, on the main thread, Ctrl-C.
         The caller's options were entered by the marker's wrapper (shared, for the call).
-        ``own_options``: a run the caller gives no options gets private ones (run_async: its
-        Future's cancel terminates them, and nobody else's run)."""
+        ``own_options``: the run gets options of its own (run_async: its Future's cancel
+        terminates them, and nobody else's run): new ones, or a stand-in for the caller's.
+        A deadline's run gets them too; on the main thread, a run with the caller's options
+        gets their main-thread stand-in, which Ctrl-C terminates (the caller's options may
+        serve other threads' runs at once: ORT's terminate flag is the options')."""
         ro = run_options
         if ro is not None:
             checked_run_options(ro)
+            if own_options or timeout is not None:
+                # a stand-in that the caller's terminate() reaches too
+                self.source = ro
+                ro = self.private = ro._stand_in(False)
         elif own_options:
             ro = self.private = RunOptions()
         main = ctrl_c and _get_ident() == _interrupt.MAIN_THREAD and (watcher.sigint_ready or
@@ -189,6 +197,10 @@ class RunContext:
         if main:
             if ro is None:
                 ro = _run_options_module._main_options or main_run_options()
+            elif self.private is None:
+                # the caller's options, which other threads' runs may use at once: Ctrl-C
+                # stops the main thread's run alone (KeyboardInterrupt is the main thread's)
+                ro = ro._stand_in(True)
             self.outer = watcher.main_run  # a run a signal handler started inside another
             self.main = True  # before the registration: close() undoes a half-made one
             watcher.main_run = ro
@@ -264,7 +276,10 @@ class RunContext:
                     self.private_claim.pop()
                 except IndexError:  # a cancel took them, and may be terminating them now:
                     owned = False  # they go with their last reference, the Future's
-            if owned:
+            source = self.source
+            if source is not None:  # a stand-in: off the caller's list, closed if ours
+                source._drop_copy(private, owned)
+            elif owned:
                 private.close()
         elif self.fired:
             self.rearm_options()
@@ -724,8 +739,8 @@ class RunEngine:
         try:
             # not on this thread: no Ctrl-C; options of its own for the Future's cancel
             ctx.arm(run_options, timeout, ctrl_c=False, own_options=True)
-            if ctx.run_options is not None and ctx.private is None:
-                ctx.entries.enter(ctx.run_options)  # the job's until it completes
+            if run_options is not None:  # (a deadline's stand-in for them too: ``ctx.source``)
+                ctx.entries.enter(run_options)  # the job's until it completes
             wanted = self.output_list(output_names)
             in_names, values = self.prepare_inputs(feeds, ctx)
             count = ctx.count = wanted.count

@@ -40,6 +40,11 @@ class RunOptions(Handle):
                 "runs are in flight; other setters are exclusive")
 
     _holds = True  # active LoRA adapters: ORT keeps raw pointers to them
+    #: whether terminate() was called last (not unset_terminate()): a stand-in starts so
+    _terminated = False
+    #: the stand-in the main thread's runs with these options use (made on first need; see
+    #: :meth:`_stand_in`)
+    _main_copy: RunOptions | None = None
 
     def __init__(self, *, tag: str = UNSET, log_severity_level: LoggingLevel | int = UNSET,
                  log_verbosity_level: int = UNSET, **unknown: NoReturn) -> None:
@@ -50,6 +55,8 @@ class RunOptions(Handle):
         raw = call_out(self._api.CreateRunOptions, "OrtRunOptions*")
         self._adopt(raw, self._api.ReleaseRunOptions)
         self._config: dict[str, str] = {}  # run config entries, for pickling by value
+        #: the stand-ins in use (:meth:`_stand_in`): terminate() reaches them too
+        self._copies: list[RunOptions] = []
         for key in options:  # every name checked before any is applied
             if key not in _SETTINGS:
                 raise TypeError(closest_name(key, _SETTINGS, "run option"))
@@ -84,6 +91,7 @@ class RunOptions(Handle):
     @tag.setter
     @exclusive("RunOptionsSetRunTag")
     def tag(self, value: str) -> None:
+        self._forget_main_copy()
         check(self._api.RunOptionsSetRunTag(self._ptr, utf8(value, "run tag")))
 
     @property
@@ -96,6 +104,7 @@ class RunOptions(Handle):
     @log_severity_level.setter
     @exclusive("RunOptionsSetRunLogSeverityLevel")
     def log_severity_level(self, value: LoggingLevel | int) -> None:
+        self._forget_main_copy()
         level = c_enum(value, _enums.LoggingLevel, "run option log_severity_level")
         check(self._api.RunOptionsSetRunLogSeverityLevel(self._ptr, int(level)))
 
@@ -109,6 +118,7 @@ class RunOptions(Handle):
     @log_verbosity_level.setter
     @exclusive("RunOptionsSetRunLogVerbosityLevel")
     def log_verbosity_level(self, value: int) -> None:
+        self._forget_main_copy()
         check(self._api.RunOptionsSetRunLogVerbosityLevel(
             self._ptr, c_integer(value, "run option log_verbosity_level", *INT32)))
 
@@ -118,11 +128,13 @@ class RunOptions(Handle):
         """Make every run using these options fail soon (ORT returns FAIL: :class:`ortc.Fail`);
         callable from any thread while runs are in flight."""
         check(self._api.RunOptionsSetTerminate(self._ptr))
+        self._terminate_copies()
 
     @shared("RunOptionsUnsetTerminate")
     def unset_terminate(self) -> None:
         """Allow runs again after :meth:`terminate`."""
         check(self._api.RunOptionsUnsetTerminate(self._ptr))
+        self._terminated = False
 
     # Used by ortc's watcher thread (Ctrl-C, deadlines): no guard, so it can never wait on a
     # lock held by the thread it is stopping; a closed object is simply skipped.
@@ -131,6 +143,15 @@ class RunOptions(Handle):
         if ptr != ffi.NULL:
             # on the watcher thread, or the exit drain: nobody to raise to
             ignore(self._api.RunOptionsSetTerminate(ptr), "RunOptionsSetTerminate", log=False)
+            self._terminate_copies()  # (the exit drain's runs in flight use stand-ins too)
+
+    def _terminate_copies(self) -> None:
+        """After ORT's terminate of these: the stand-ins in use (:meth:`_stand_in`) too. The
+        flag first, then the stand-ins: a run making one meanwhile links it before it reads
+        the flag, so one of the two terminates it."""
+        self._terminated = True
+        for copy in tuple(self._copies):
+            copy._terminate_now()
 
     def _unset_now(self) -> None:
         ptr = self._ptr
@@ -138,6 +159,73 @@ class RunOptions(Handle):
             # re-arming after Ctrl-C or a deadline (idempotent: a re-arm may be done again)
             ignore(self._api.RunOptionsUnsetTerminate(ptr), "RunOptionsUnsetTerminate",
                    log=False)
+            self._terminated = False
+
+    # -- stand-ins: what a deadline or Ctrl-C terminates in place of options others share ----
+    def _stand_in(self, main: bool) -> RunOptions:
+        """Options with these settings for one run that a deadline (or, ``main``, Ctrl-C on
+        the main thread) may stop without stopping the other runs using these: ORT's terminate
+        flag belongs to the options, and the caller's options may serve other threads' runs
+        (a Ctrl-C failed them all). :meth:`terminate` reaches the stand-in too, and one made
+        while these are terminated starts terminated. The main thread's is made once and kept
+        (until a setter changes these); another is the run's own, given back with
+        :meth:`_drop_copy`. Called inside a run that holds these options (so no setter runs
+        meanwhile)."""
+        if main:
+            copy = self._main_copy
+            if copy is None:
+                made = self._copy_settings()
+                # (a signal handler's run on the main thread may make one meanwhile: the first
+                # stored is kept)
+                copy = self.__dict__.setdefault("_main_copy", made)
+                if copy is made:
+                    self._copies.append(made)
+                else:
+                    made.close()
+            copy._unset_now()  # what a Ctrl-C or an earlier terminate() left
+        else:
+            copy = self._copy_settings()
+            self._copies.append(copy)
+        if self._terminated:  # linked first, read after: see _terminate_copies()
+            copy._terminate_now()
+        return copy
+
+    def _copy_settings(self) -> RunOptions:
+        """New options with these settings: tag, log levels, config entries, LoRA adapters."""
+        severity = ffi.new("int*")  # -1 until set (ORT's "use the session's level")
+        check(self._api.RunOptionsGetRunLogSeverityLevel(self._ptr, severity))
+        copy = RunOptions(tag=self.tag, log_verbosity_level=self.log_verbosity_level)
+        if severity[0] >= 0:
+            copy.log_severity_level = int(severity[0])
+        for key, value in self._config.items():
+            copy.add_run_config_entry(key, value)
+        for adapter in tuple(self._held or ()):  # (what these hold: their active adapters)
+            # (not add_active_lora_adapter: an adapter closed since, whose release these
+            # options defer, is still ORT's to use, and the copy defers it as well)
+            check(self._api.RunOptionsAddActiveLoraAdapter(copy._ptr, adapter._ptr))
+            copy._hold(adapter)
+        return copy
+
+    def _drop_copy(self, copy: RunOptions, close: bool = True) -> None:
+        """Take a stand-in that :meth:`_stand_in` made off the list (its run is over) and
+        release it, unless ``close`` is False (a run_async's Future took it for its cancel:
+        it goes with the Future)."""
+        try:
+            self._copies.remove(copy)
+        except ValueError:
+            pass
+        if close:
+            copy.close()
+
+    def _forget_main_copy(self) -> None:
+        """Drop the main thread's stand-in: these settings change (in a setter, which no run
+        overlaps), or these options are released."""
+        copy = self.__dict__.pop("_main_copy", None)
+        if copy is not None:
+            self._drop_copy(copy)
+
+    def _drop_references(self) -> None:
+        self._forget_main_copy()
 
     @exclusive("RunOptionsAddActiveLoraAdapter", args={"adapter": "shared"})
     def add_active_lora_adapter(self, adapter: Any) -> None:
@@ -146,6 +234,7 @@ class RunOptions(Handle):
         from .lora import check_adapter  # a first session does not import lora
 
         check_adapter(adapter)
+        self._forget_main_copy()
         check(self._api.RunOptionsAddActiveLoraAdapter(self._ptr, adapter._ptr))
         self._hold(adapter)
 
@@ -153,6 +242,7 @@ class RunOptions(Handle):
     def add_run_config_entry(self, key: str, value: str) -> None:
         """Set a run config entry (e.g. ``memory.enable_memory_arena_shrinkage``)."""
         text = config_value(value, f"run config entry {key!r}: the value")
+        self._forget_main_copy()
         check(self._api.AddRunConfigEntry(self._ptr, utf8(key, "run config key"),
                                            utf8(text, "run config value")),
               f"run config entry {key!r}")

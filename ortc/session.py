@@ -949,11 +949,11 @@ class Session(Handle):
         ``asyncio.wrap_future`` turns the Future into an awaitable. ``timeout`` (seconds)
         stops the run as in :meth:`run`; the Future then raises :class:`ortc.RunTimeout`.
         Ctrl-C interrupts a wait on the Future, not the run: the run is not on the main
-        thread. Given no ``run_options``, the run has options of its own and
-        ``Future.cancel()`` stops it (so does cancelling an asyncio task awaiting
-        ``asyncio.wrap_future`` of it, e.g. at ``asyncio.wait_for``'s timeout); with the
-        caller's ``run_options``, which other runs may share, cancel() refuses (False) and
-        ``run_options.terminate()`` stops every run using them.
+        thread. ``Future.cancel()`` stops the run, and it alone (so does cancelling an
+        asyncio task awaiting ``asyncio.wrap_future`` of it, e.g. at ``asyncio.wait_for``'s
+        timeout): the run has options of its own, a stand-in for ``run_options`` when given
+        (which other runs may share), and ``run_options.terminate()`` stops every run using
+        them, this one included.
 
         Done-callbacks (``Future.add_done_callback``) run on that ORT thread too: one that
         waits for another ``run_async`` of this session can wait forever, since that run may

@@ -303,16 +303,27 @@ def test_cancelling_the_future_of_a_run_async_stops_the_run() -> None:
     s.close()
 
 
-def test_a_run_async_on_the_callers_run_options_is_not_cancelled() -> None:
-    """With the caller's run options (which other runs may share) cancel() cannot stop this
-    run alone: it refuses, as a running concurrent.futures task does, and the run completes;
-    ``run_options.terminate()`` is how to stop it."""
-    s, feeds = _long_run(0.3)
-    ro = ortc.RunOptions()
-    f = s.run_async(None, feeds, ro)
-    assert not f.cancel()
-    [y] = f.result(timeout=120)
-    assert y.shape == (128, 128) and not f.cancelled()
+def test_cancelling_a_run_async_on_shared_run_options_stops_it_alone() -> None:
+    """With the caller's run options, which another run uses at once, cancel() stops the
+    cancelled run only (it runs on a stand-in for the options): the other run completes, and
+    the options still serve runs; the caller's terminate() reaches a stand-in too."""
+    import time
+
+    s, feeds = _long_run(3.0)
+    ro = ortc.RunOptions(tag="shared")
+    cancelled = s.run_async(None, feeds, ro)
+    other = s.run_async(None, {"x": feeds["x"], "n": feeds["n"] // 10}, ro)
+    time.sleep(0.1)
+    assert cancelled.cancel() and cancelled.cancelled()
+    [y] = other.result(timeout=120)
+    assert y.shape == (128, 128) and not other.cancelled()
+    [y] = s.run_async(None, {"x": feeds["x"], "n": np.array(2, np.int64)}, ro).result(60)
+    assert y.shape == (128, 128)
+    stopped = s.run_async(None, feeds, ro)
+    time.sleep(0.1)
+    ro.terminate()
+    with pytest.raises(ortc.Fail):
+        stopped.result(timeout=60)
     s.close()
 
 

@@ -211,7 +211,8 @@ def slow_terminate(ro):
 _interrupt._terminate = slow_terminate
 
 def ctrl_c_as_the_watcher_takes_it():
-    while watcher.main_run is not shared:
+    # (a main-thread run stops through a stand-in for the caller's options: RunOptions._stand_in)
+    while watcher.main_run is not shared._main_copy:
         time.sleep(0.0005)
     watcher._on_sigint()
 
