@@ -221,8 +221,6 @@ class RunContext:
             if deadline is not None:  # finished again by close() if an interrupt cuts this
                 fired = self.fired = watcher.finish_deadline(deadline) or self.fired
                 self.deadline = None
-                if fired:
-                    self.rearm_options()
             try:
                 if deferred:
                     watcher.raise_deferred(err)
@@ -281,8 +279,6 @@ class RunContext:
                 source._drop_copy(private, owned)
             elif owned:
                 private.close()
-        elif self.fired:
-            self.rearm_options()
         self.frame = None  # it holds this context among its locals
         # what the run held goes now, not with this context (which has a finalizer: PyPy
         # frees such an object one collection later, and its Values with it)
@@ -315,13 +311,6 @@ class RunContext:
         if deadline is not None:
             self.fired = watcher.finish_deadline(deadline) or self.fired
             self.deadline = None
-
-    def rearm_options(self) -> None:
-        """The caller's options, terminated by this run's deadline, are usable again."""
-        ro = self.run_options
-        if ro is not None and self.private is None:
-            ro._unset_now()
-        self.fired = False  # after the re-arm: an interrupt between leaves it to close()
 
     def __del__(self) -> None:
         # the net for a close an interrupt stopped before its first step
@@ -739,7 +728,7 @@ class RunEngine:
         try:
             # not on this thread: no Ctrl-C; options of its own for the Future's cancel
             ctx.arm(run_options, timeout, ctrl_c=False, own_options=True)
-            if run_options is not None:  # (a deadline's stand-in for them too: ``ctx.source``)
+            if run_options is not None:  # (the run uses a stand-in: ``ctx.source``)
                 ctx.entries.enter(run_options)  # the job's until it completes
             wanted = self.output_list(output_names)
             in_names, values = self.prepare_inputs(feeds, ctx)

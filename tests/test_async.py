@@ -365,6 +365,7 @@ def test_cancels_racing_their_runs_completion_leak_nothing() -> None:
 
     s = ortc.Session(models.add_model(), intra_op_num_threads=2)
     one = np.ones(1, np.float32)
+    gc.collect()  # (what earlier tests left for the collector is not counted against this one)
     base = ortc.live_handles().get("RunOptions", 0)
     outcomes = set()
     for i in range(600):
@@ -379,9 +380,9 @@ def test_cancels_racing_their_runs_completion_leak_nothing() -> None:
             outcomes.add("done")
     del f  # (a cancelled run's own options go with its Future)
     for _ in range(400):
-        if pending_jobs() == 0 and ortc.live_handles().get("RunOptions", 0) == base:
+        if pending_jobs() == 0 and ortc.live_handles().get("RunOptions", 0) <= base:
             break
         time.sleep(0.025)
     assert pending_jobs() == 0
-    assert ortc.live_handles().get("RunOptions", 0) == base
+    assert ortc.live_handles().get("RunOptions", 0) <= base
     s.close()

@@ -91,6 +91,13 @@ def _sessions() -> int:
     return ortc.live_handles().get("Session", 0)
 
 
+def _base_sessions() -> int:
+    """Live sessions before a test, after a collection: sessions earlier tests left to the
+    collector would otherwise go in the middle of the test and move its count."""
+    gc.collect()
+    return _sessions()
+
+
 @pytest.mark.parametrize("api", ALL, ids=lambda a: a.name)
 def test_a_thread_pool_sharing_one_session_gives_the_serial_results(api: Api) -> None:
     """A web server's pool: 8 workers, one session, a request each call; every result is
@@ -225,7 +232,7 @@ def test_closing_a_native_session_while_threads_run_it() -> None:
     'serialize' the close waits for the runs, and a run queued behind it gets ClosedError."""
     size = 64
     x = np.full((size, size), 0.01, np.float32)
-    base = _sessions()
+    base = _base_sessions()
     sess = ortc.Session(models.loop_chain_model(size), intra_op_num_threads=1)
     n = np.array(models.loop_iterations_for(sess, 0.3, size), np.int64)
     ref = sess.run(None, {"x": x, "n": n})[0]
@@ -269,7 +276,7 @@ def test_a_compat_session_replaced_or_dropped_while_threads_run_it() -> None:
     cycle keeps one)."""
     size = 64
     x = np.full((size, size), 0.01, np.float32)
-    base = _sessions()
+    base = _base_sessions()
     gc.collect()
     gc.disable()
     try:
@@ -297,7 +304,7 @@ def test_a_compat_session_replaced_or_dropped_while_threads_run_it() -> None:
 def test_the_last_reference_dropped_on_a_worker_thread(api: Api) -> None:
     """The main thread hands its session to a worker and forgets it; the worker runs it and
     drops it: the session is released on that thread, at once (gc disabled)."""
-    base = _sessions()
+    base = _base_sessions()
     gc.collect()
     gc.disable()
     try:
@@ -334,7 +341,7 @@ def test_run_async_completions_calling_back_into_their_session(api: str) -> None
     sess = ort.InferenceSession(MLP, so, providers=["CPUExecutionProvider"])
     x = REQUESTS[3]
     ref = sess.run(None, {"x": x})[0]
-    base = _sessions()
+    base = _base_sessions()
     log: list[Any] = []
     finished = threading.Event()
 
@@ -563,7 +570,7 @@ def test_thread_local_session_caches_are_released_with_their_threads(api: Api) -
     """A session (and a binding) cached per thread in a threading.local, as per-thread caches
     do: when the pool's threads end, every one of them is released, gc disabled."""
     gc.collect()
-    base = _sessions()
+    base = _base_sessions()
     gc.disable()
     try:
         local = threading.local()
