@@ -556,11 +556,13 @@ class Guard:
         excl = [e[0] for e in tuple(self.calls.values()) if e[1] and e[0] != me]
         if excl and excl[0] < _JOBS_FROM:
             what = f"an exclusive call is in flight on {self._on_thread(excl[0])}"
-        elif not threads:
-            what = "a run_async run still uses it (wait for its Future)"
-        else:
+        elif threads:
             what = f"another call is in flight on {', '.join(map(self._on_thread, threads))}" + (
                 ", and a run_async run still uses it" if job else "")
+        elif job:
+            what = "a run_async run still uses it (wait for its Future)"
+        else:  # (read after the refusal: the call in the way returned in between)
+            what = "another thread's call was in flight (it has returned since)"
         kind = "an exclusive" if exclusive else "a shared"
         why_not = "" if self.sync or exclusive else f" ({name} is not Sync)"
         where = (" from inside an ORT callback (callbacks never wait)"

@@ -182,12 +182,16 @@ class RunOptions(Handle):
                     self._copies.append(made)
                 else:
                     made.close()
-            copy._unset_now()  # what a Ctrl-C or an earlier terminate() left
+            # what a Ctrl-C or an earlier terminate() left (on the run's thread: a failure
+            # is the run's to raise, not to ignore as the watcher's re-arm does)
+            check(self._api.RunOptionsUnsetTerminate(copy._ptr))
+            copy._terminated = False
         else:
             copy = self._copy_settings()
             self._copies.append(copy)
         if self._terminated:  # linked first, read after: see _terminate_copies()
-            copy._terminate_now()
+            check(self._api.RunOptionsSetTerminate(copy._ptr))
+            copy._terminated = True
         return copy
 
     def _copy_settings(self) -> RunOptions:

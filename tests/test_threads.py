@@ -1923,3 +1923,15 @@ def test_a_release_skipped_after_exit_began_uncounts_nothing(monkeypatch) -> Non
     assert _guard._releases_in_flight == [1, 1]
     _guard.release_ends()
     assert _guard._releases_in_flight == [1]
+
+
+def test_a_refusal_read_after_the_call_in_its_way_returned_says_so() -> None:
+    """The message of a refusal is composed after the refusal: when the call in its way has
+    returned in between, it says so (it said a run_async run still used the object, with no
+    run_async anywhere: found as a flaky message under load)."""
+    from ortc._guard import Guard
+
+    guard = Guard(False, True)
+    text = guard._describe(object(), True, None, threading.get_ident(), "IoBinding.bind_input")
+    assert "run_async" not in text, text
+    assert "another thread's call was in flight (it has returned since)" in text, text
