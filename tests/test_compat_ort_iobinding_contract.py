@@ -504,3 +504,16 @@ def test_an_ortvalue_input_updated_in_place_is_read_by_the_next_run() -> None:
         return [first, b.copy_outputs_to_cpu()]
 
     assert _agree(run)[1][1] == ("list", [_plain(X2 * X2)])
+
+
+def test_running_with_what_is_no_binding_of_this_session() -> None:
+    """None or another object where the binding goes is AttributeError, another session's
+    binding ValueError, as onnxruntime's run_with_iobinding reads its argument."""
+    for bad in (None, "binding", object()):
+        def run(ort: Any, bad: Any = bad) -> Any:
+            _session(ort).run_with_iobinding(bad)
+        assert _agree(run) == ("raised", "AttributeError")
+
+    def other(ort: Any) -> Any:
+        _session(ort).run_with_iobinding(_bound_x(ort)[1])
+    assert _agree(other) == ("raised", "ValueError")

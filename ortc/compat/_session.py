@@ -350,7 +350,8 @@ class InferenceSession:
         return IOBinding(self)
 
     def run_with_iobinding(self, iobinding: Any, run_options: RunOptions | None = None) -> None:
-        if getattr(iobinding, "_session", None) is not self._native:
+        # (read as onnxruntime reads it: what is no binding, None included, is AttributeError)
+        if iobinding._session is not self._native:
             raise ValueError("IOBinding must be used with the session that created it.")
         try:
             self._native.run_with_binding(iobinding._binding,
