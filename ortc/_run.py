@@ -373,6 +373,15 @@ class RunEngine:
         #: thread id -> (address, shape, element type) -> the owner of an OrtValue over it
         self.value_cache: dict[int, dict[Any, Any]] = {}
 
+    def for_session(self) -> RunEngine:
+        """This engine for one more session of the same model and settings: the tables and the
+        name and output-list caches (content-keyed, immutable C arrays) shared, a value cache of
+        its own (the OrtValues a session's runs keep go with the session)."""
+        engine = object.__new__(RunEngine)
+        engine.__dict__.update(self.__dict__)
+        engine.value_cache = {}
+        return engine
+
     # -- names ---------------------------------------------------------------------------------
     def name_array(self, names: tuple[str, ...]) -> NameArray:
         arr = self.names.get(names)

@@ -440,6 +440,43 @@ def _file_identity(path: str) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+#: a session's inputs, outputs, overridable initializers and run engine
+Description = Tuple[List[NodeArg], List[NodeArg], List[NodeArg], RunEngine]
+
+#: the descriptions of sessions made from bytes with ORT's defaults or with plain settings
+#: alone (no SessionOptions object, no providers), by model and settings: what ORT describes
+#: depends on nothing else, so a session made again from one model (a session per task or per
+#: operator) shares the first one's description and run engine instead of reading them from
+#: ORT again. The key holds the model's bytes and compares them, so only the same model finds
+#: an entry (a model file is not keyed: it could change between a check and ORT's read). The
+#: run engine's caches are content-keyed (name arrays, output lists, OrtValues over caller
+#: memory per thread, each session's own: RunEngine.for_session), as safe to share between
+#: sessions as between one session's threads.
+_DESCRIPTIONS: dict[Any, Description] = {}
+_DESCRIPTIONS_MAX = 32
+#: the largest model kept as a key (the cache then holds at most 2 MiB of models); a larger
+#: model's description is read from ORT for every session, whose creation dwarfs the reading
+_BYTES_KEY_MAX = 1 << 16
+
+
+def _described(api: Api, io: tuple[list[NodeArg], list[NodeArg], list[NodeArg]]
+               ) -> Description:
+    return (*io, RunEngine(api, *io))
+
+
+def _description_key(data: bytes | None, settings: Any) -> Any:
+    """The _DESCRIPTIONS key of a session made from ``data`` with ``settings`` (plain
+    values), or None when it has none (a model from a file, a large model)."""
+    if data is None or len(data) > _BYTES_KEY_MAX:
+        return None
+    key = (data, settings)
+    try:
+        hash(key)  # (settings are plain values: a check, not an expectation)
+    except TypeError:
+        return None
+    return key
+
+
 class _IoOnFirstUse:
     """A Session attribute read from ORT on its first use (the inputs, outputs, overridable
     initializers, the run engine): the read stores them all in the instance, whose attribute
@@ -555,6 +592,9 @@ class Session(Handle):
         if made is not None:
             frozen, used_providers, self._provider_options = made
         self._recipe_fields = (path, data, frozen)
+        #: what this session's description is shared under (_DESCRIPTIONS), None if it is not
+        self._description_key = _description_key(data, frozen if frozen is not None else ()) \
+            if options is None and not providers else None
         self._recipe: SessionRecipe | None = None
         if "CPUExecutionProvider" not in used_providers:
             used_providers.append("CPUExecutionProvider")  # ORT's fallback, always present
@@ -624,11 +664,10 @@ class Session(Handle):
                                api.SessionGetOverridableInitializerName,
                                api.SessionGetOverridableInitializerTypeInfo, alloc))
 
-    def _publish_io(self, io: tuple[list[NodeArg], list[NodeArg], list[NodeArg]],
-                    replace: bool) -> None:
-        """Make ``io`` and a run engine over it this session's. Without ``replace`` the first
-        to publish wins (two threads that read at once then both use the one engine)."""
-        made = (*io, RunEngine(self._api, *io))
+    def _publish_io(self, made: Description, replace: bool) -> None:
+        """Make ``made`` (inputs, outputs, initializers, run engine) this session's. Without
+        ``replace`` the first to publish wins (two threads that read at once then both use the
+        one engine)."""
         d = self.__dict__
         if replace:
             d["_io"] = made
@@ -640,7 +679,7 @@ class Session(Handle):
     def _load_io(self) -> None:
         """Read the inputs and outputs now and build a new run engine (a rebuilt session: the
         caller holds the session's guard; see _rebuild_after_fork)."""
-        self._publish_io(self._read_io(), replace=True)
+        self._publish_io(_described(self._api, self._read_io()), replace=True)
 
     def _io_on_first_use(self) -> None:
         """(Reached through _IoOnFirstUse.) Read the inputs and outputs inside a shared entry
@@ -650,7 +689,17 @@ class Session(Handle):
         try:
             entries.enter(self)
             if "_engine" not in self.__dict__:  # else the rebuild, or another thread, did
-                self._publish_io(self._read_io(), replace=False)
+                key = self._description_key
+                made = _DESCRIPTIONS.get(key) if key is not None else None
+                if made is None:
+                    made = _described(self._api, self._read_io())
+                    if key is not None:
+                        if len(_DESCRIPTIONS) >= _DESCRIPTIONS_MAX:
+                            _DESCRIPTIONS.clear()
+                        made = _DESCRIPTIONS.setdefault(key, made)
+                if key is not None:  # the cached engine's own value cache is never filled
+                    made = (*made[:3], made[3].for_session())
+                self._publish_io(made, replace=False)
         finally:
             entries.leave()
 
@@ -663,6 +712,7 @@ class Session(Handle):
         if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \
                 not live_handles().get("Session"):
             watcher.uninstall()
+        self._description_key = None  # (it holds the model's bytes)
         self._recipe = self._recipe_fields = None  # type: ignore[assignment]  # arrays may view
         # initializer values
 

@@ -1,0 +1,113 @@
+"""Sessions made again from one model share its description (inputs, outputs, overridable
+initializers) and run engine instead of reading them from ORT again (ortc.session
+``_DESCRIPTIONS``): only sessions from the same bytes with the same plain settings do, and what
+each session reports and computes stays its own model's."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import models
+import ortc
+import ortc.compat as ort
+from ortc import ElementType, GraphOptimizationLevel
+
+
+def _shares(a: ortc.Session, b: ortc.Session) -> bool:
+    """Whether two sessions share a description: its tables and caches, but each its own
+    value cache (the OrtValues its runs keep)."""
+    shared = a._engine.lists is b._engine.lists and a.inputs[0] is b.inputs[0]
+    assert not shared or a._engine.value_cache is not b._engine.value_cache
+    return shared
+
+
+def _ones(dtype: object) -> dict[str, np.ndarray]:
+    return {"a": np.ones(1, dtype), "b": np.full(1, 2, dtype)}
+
+
+def test_sessions_of_one_model_share_its_description_and_run_alike() -> None:
+    data = models.add_model()
+    first = ortc.Session(data, intra_op_num_threads=1)
+    again = ortc.Session(bytes(bytearray(data)), intra_op_num_threads=1)  # equal bytes, new object
+    assert _shares(again, first)
+    assert again.inputs == first.inputs
+    assert again.run(None, _ones(np.float32))[0].tolist() == [3.0]
+    first.close()  # the other session's runs go on
+    assert again.run(None, _ones(np.float32))[0].tolist() == [3.0]
+    third = ortc.Session(data, intra_op_num_threads=1)
+    assert _shares(third, again)
+    assert third.run(None, {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})[0] == 2
+
+
+def test_other_settings_options_providers_files_and_large_models_read_their_own(tmp_path) -> None:
+    data = models.add_model()
+    base = ortc.Session(data)
+    base.inputs
+    assert not _shares(ortc.Session(
+        data, graph_optimization_level=GraphOptimizationLevel.DISABLE_ALL), base)
+    opts = ortc.SessionOptions()
+    assert not _shares(ortc.Session(data, opts), base)  # an options object: unkeyed
+    assert not _shares(ortc.Session(data, providers=["CPUExecutionProvider"]), base)
+    path = tmp_path / "add.onnx"
+    path.write_bytes(data)
+    from_file = ortc.Session(str(path))
+    assert from_file._description_key is None
+    assert not _shares(ortc.Session(str(path)), from_file)
+    large = models.mlp_model(layers=2, width=128)
+    assert len(large) > 1 << 16
+    assert ortc.Session(large)._description_key is None
+
+
+def test_models_of_equal_length_keep_their_own_types() -> None:
+    as_float = models.add_model(np.float32)
+    as_int = models.add_model(np.int32)
+    assert len(as_float) == len(as_int) and as_float != as_int
+    f = ortc.Session(as_float)
+    i = ortc.Session(as_int)
+    assert f.inputs[0].type.element_type == ElementType.FLOAT
+    assert i.inputs[0].type.element_type == ElementType.INT32
+    assert i.run(None, _ones(np.int32))[0].dtype == np.int32
+    with pytest.raises(ortc.InvalidArgument, match="expected tensor"):
+        ortc.Session(as_int).run(None, _ones(np.float32))
+
+
+def test_sessions_sharing_a_description_run_at_once_from_threads() -> None:
+    data = models.add_model(shape=(64,))
+    sessions = [ortc.Session(data, intra_op_num_threads=1) for _ in range(4)]
+    assert all(_shares(s, sessions[0]) for s in sessions[1:])
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for i in range(300):
+                a = np.full(64, i, np.float32)
+                b = np.full(64, k, np.float32)
+                [c] = sessions[(i + k) % 4].run(None, {"a": a, "b": b})
+                assert (c == i + k).all()
+                if i % 50 == 0 and k == 0:
+                    ortc.Session(data, intra_op_num_threads=1).close()  # drops shared caches
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_compat_sessions_made_per_call_share_and_agree() -> None:
+    data = models.add_model()
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    results = [ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+               .run(None, _ones(np.float32))[0].tolist() for _ in range(3)]
+    assert results == [[3.0]] * 3
+    a = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    b = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    assert _shares(a._native, b._native)
+    assert [i.name for i in b.get_inputs()] == ["a", "b"]
