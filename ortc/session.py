@@ -550,6 +550,9 @@ class Session(Handle):
         _outputs = _IoOnFirstUse("_outputs")
         _initializers = _IoOnFirstUse("_initializers")
         _engine = _IoOnFirstUse("_engine")
+    #: made with ORT's defaults or plain settings (no options object, no providers): its
+    #: description may be shared (_DESCRIPTIONS)
+    _describable = False
     evidence = ("several threads may call Run on one session (per execution provider); it "
                 "must outlive its bindings, allocators and the values they allocate")
 
@@ -592,9 +595,8 @@ class Session(Handle):
         if made is not None:
             frozen, used_providers, self._provider_options = made
         self._recipe_fields = (path, data, frozen)
-        #: what this session's description is shared under (_DESCRIPTIONS), None if it is not
-        self._description_key = _description_key(data, frozen if frozen is not None else ()) \
-            if options is None and not providers else None
+        if options is None and not providers:
+            self._describable = True  # (its description may be shared: _DESCRIPTIONS)
         self._recipe: SessionRecipe | None = None
         if "CPUExecutionProvider" not in used_providers:
             used_providers.append("CPUExecutionProvider")  # ORT's fallback, always present
@@ -681,6 +683,13 @@ class Session(Handle):
         caller holds the session's guard; see _rebuild_after_fork)."""
         self._publish_io(_described(self._api, self._read_io()), replace=True)
 
+    def _description_key(self) -> Any:
+        """What this session's description is shared under (_DESCRIPTIONS), or None."""
+        if not self._describable:
+            return None
+        _, data, frozen = self._recipe_fields
+        return _description_key(data, frozen if frozen is not None else ())
+
     def _io_on_first_use(self) -> None:
         """(Reached through _IoOnFirstUse.) Read the inputs and outputs inside a shared entry
         of the session's guard: a ClosedError when it is closed, the rebuild in a forked child
@@ -689,7 +698,7 @@ class Session(Handle):
         try:
             entries.enter(self)
             if "_engine" not in self.__dict__:  # else the rebuild, or another thread, did
-                key = self._description_key
+                key = self._description_key()
                 made = _DESCRIPTIONS.get(key) if key is not None else None
                 if made is None:
                     made = _described(self._api, self._read_io())
@@ -712,7 +721,6 @@ class Session(Handle):
         if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \
                 not live_handles().get("Session"):
             watcher.uninstall()
-        self._description_key = None  # (it holds the model's bytes)
         self._recipe = self._recipe_fields = None  # type: ignore[assignment]  # arrays may view
         # initializer values
 

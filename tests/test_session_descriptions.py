@@ -54,11 +54,11 @@ def test_other_settings_options_providers_files_and_large_models_read_their_own(
     path = tmp_path / "add.onnx"
     path.write_bytes(data)
     from_file = ortc.Session(str(path))
-    assert from_file._description_key is None
+    assert from_file._description_key() is None
     assert not _shares(ortc.Session(str(path)), from_file)
     large = models.mlp_model(layers=2, width=128)
     assert len(large) > 1 << 16
-    assert ortc.Session(large)._description_key is None
+    assert ortc.Session(large)._description_key() is None
 
 
 def test_models_of_equal_length_keep_their_own_types() -> None:
