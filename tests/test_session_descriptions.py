@@ -111,3 +111,27 @@ def test_compat_sessions_made_per_call_share_and_agree() -> None:
     b = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
     assert _shares(a._native, b._native)
     assert [i.name for i in b.get_inputs()] == ["a", "b"]
+
+
+def test_compat_options_changed_between_sessions_make_the_next_session() -> None:
+    # compat keeps what its options' keywords were for equal values: a change is seen
+    data = models.add_model()
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    first = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    so.intra_op_num_threads = 2
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    second = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    assert dict(first._native._recipe_fields[2][0])["intra_op_num_threads"] == 1
+    made = dict(second._native._recipe_fields[2][0])
+    assert made["intra_op_num_threads"] == 2 and made["graph_optimization_level"] == 0
+    assert not _shares(first._native, second._native)
+    assert second.get_session_options().intra_op_num_threads == 2
+    assert first.get_session_options().intra_op_num_threads == 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    third = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    assert third.get_session_options().get_session_config_entry(
+        "session.intra_op.allow_spinning") == "0"
+    so.enable_mem_reuse = False  # no C API setter: refused at every session, cached or not
+    with pytest.raises(Exception, match="enable_mem_reuse"):
+        ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])

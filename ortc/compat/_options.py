@@ -142,7 +142,8 @@ class SessionOptions:
     __reduce_ex__ = unpicklable("SessionOptions")
 
     __slots__ = ("_values", "_config", "_initializers", "_external", "_dim_names",
-                 "_dim_denotations", "_custom_op_libraries")
+                 "_dim_denotations", "_custom_op_libraries", "_keywords_made")
+    _keywords_made: tuple[tuple[Any, ...], dict[str, Any]] | None
 
     def __init__(self) -> None:
         object.__setattr__(self, "_values", dict(_SESSION_DEFAULTS))
@@ -152,6 +153,8 @@ class SessionOptions:
         object.__setattr__(self, "_dim_names", {})
         object.__setattr__(self, "_dim_denotations", {})
         object.__setattr__(self, "_custom_op_libraries", [])
+        #: (the settings' values, what keywords() made of them): a session per call asks again
+        object.__setattr__(self, "_keywords_made", None)
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")
@@ -231,6 +234,7 @@ class SessionOptions:
         """An independent copy (what a session reports as its options)."""
         new = SessionOptions()
         new._values.update(self._values)
+        object.__setattr__(new, "_keywords_made", self._keywords_made)
         new._config.update(self._config)
         new._initializers.update(self._initializers)
         new._external.update(self._external)
@@ -298,15 +302,25 @@ class SessionOptions:
     def keywords(self) -> dict[str, Any] | None:
         """The options as keywords of ``ortc.Session`` (checked and converted as native()
         checks them, with its errors) when they are settings alone, else None (native())."""
+        if self._config or self._dim_names or self._dim_denotations or self._initializers or \
+                self._external or self._custom_op_libraries:
+            self._settings()  # (its errors first, as native() raises them)
+            return None
+        # the values, in their dict's fixed order (every key is there from __init__): equal
+        # values make equal keywords
+        values = tuple(self._values.values())
+        made = self._keywords_made
+        if made is not None and made[0] == values:
+            return made[1]
         settings = self._settings()
-        if not self._values["use_per_session_threads"] or self._config or self._dim_names or \
-                self._dim_denotations or self._initializers or self._external or \
-                self._custom_op_libraries:
+        if not self._values["use_per_session_threads"]:
             return None
         try:
-            return ortc.SessionOptions._converted(settings)
+            keywords = ortc.SessionOptions._converted(settings)
         except BaseException as err:
             raise translate(err) from None
+        object.__setattr__(self, "_keywords_made", (values, keywords))
+        return keywords
 
     def native(self) -> ortc.SessionOptions:
         """A new :class:`ortc.SessionOptions` with everything set here (the caller closes it)."""

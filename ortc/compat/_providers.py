@@ -13,6 +13,9 @@ def normalize_providers(providers: Any, provider_options: Any, available: Sequen
     pairs, or names plus a parallel list of dicts; a provider not in the build warns."""
     if providers is None:
         return [], []
+    if provider_options is None and type(providers) is list and len(providers) == 1 and \
+            providers[0] == "CPUExecutionProvider" and "CPUExecutionProvider" in available:
+        return ["CPUExecutionProvider"], [{}]  # (what nearly every session is given)
     chosen: dict[str, dict[str, str]] = {}
 
     def add(name: str, options: Mapping[Any, Any]) -> None:
