@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
     Optional, Sequence, Tuple, TypeVar, cast
 
 from . import _loader, _process
-from ._cstr import UNSET, fspath, given_options
+from ._cstr import UNSET, fspath
 from ._enums import ElementType
 from ._ffi import ffi
 from ._guard import Entries, Guard, _returned
@@ -154,6 +154,14 @@ def _held_bytes(path: str | None, data: bytes | None) -> int:
     except OSError:
         n = 0
     return 2 * n + _POOL_BYTES
+
+
+#: Session()'s option keywords, in the order its signature lists them
+_SESSION_KEYWORDS = ("intra_op_num_threads", "inter_op_num_threads", "execution_mode",
+                     "graph_optimization_level", "optimized_model_filepath", "enable_profiling",
+                     "profile_file_prefix", "enable_mem_pattern", "enable_cpu_mem_arena",
+                     "logid", "log_severity_level", "log_verbosity_level",
+                     "use_deterministic_compute")
 
 
 def _session_from_recipe(recipe: SessionRecipe) -> Session:
@@ -574,8 +582,14 @@ class Session(Handle):
             raise TypeError("Session() takes the model and SessionOptions positionally; "
                             "providers are keyword-only: Session(model, options, "
                             "providers=[...])")
-        option_kwargs = given_options(locals(), unknown,
-                                      ("model", "options", "providers", "positional"))
+        # (in _SESSION_KEYWORDS' order; tests/test_session.py checks each lands on its name)
+        option_kwargs = {name: value for name, value in zip(_SESSION_KEYWORDS, (
+            intra_op_num_threads, inter_op_num_threads, execution_mode, graph_optimization_level,
+            optimized_model_filepath, enable_profiling, profile_file_prefix, enable_mem_pattern,
+            enable_cpu_mem_arena, logid, log_severity_level, log_verbosity_level,
+            use_deterministic_compute)) if value is not UNSET}
+        if unknown:
+            option_kwargs.update(unknown)
         self._api = api = _loader.api()
         env = get_env()
         model, path, data = model_source(model)

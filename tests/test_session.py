@@ -955,3 +955,29 @@ def test_keyword_options_alone_are_applied_as_session_options_apply_them(tmp_pat
     s = ortc.Session(model, profile_file_prefix=prefix, enable_profiling=True)
     s.run(None, {"a": a, "b": a})
     assert os.path.basename(s.end_profiling()).startswith("kw_profile")
+
+
+def test_each_session_keyword_sets_its_own_option(tmp_path) -> None:
+    # Session() gathers its keywords in _SESSION_KEYWORDS' order: each must land on its name
+    import inspect
+
+    from ortc.session import _SESSION_KEYWORDS
+
+    signature = inspect.signature(ortc.Session.__init__)
+    keywords = [n for n, p in signature.parameters.items()
+                if p.kind is p.KEYWORD_ONLY and n != "providers"]
+    assert list(_SESSION_KEYWORDS) == keywords
+    values = {"intra_op_num_threads": 3, "inter_op_num_threads": 2,
+              "execution_mode": ExecutionMode.PARALLEL,
+              "graph_optimization_level": GraphOptimizationLevel.ENABLE_BASIC,
+              "optimized_model_filepath": str(tmp_path / "opt.onnx"), "enable_profiling": False,
+              "profile_file_prefix": str(tmp_path / "prof"), "enable_mem_pattern": False,
+              "enable_cpu_mem_arena": False, "logid": "kw-test",
+              "log_severity_level": LoggingLevel.ERROR, "log_verbosity_level": 1,
+              "use_deterministic_compute": True}
+    assert sorted(values) == sorted(keywords)
+    for name, value in values.items():
+        s = ortc.Session(models.add_model(), **{name: value})
+        settings = dict(s.recipe().options.settings)
+        assert settings == {name: value}, (name, settings)
+        s.close()
