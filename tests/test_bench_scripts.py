@@ -112,9 +112,12 @@ def test_bench_first_run_times_each_step_of_a_new_session() -> None:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
-    for binding in ("ortc", "onnxruntime"):
+    for binding in ("ortc", "compat", "onnxruntime"):
         row = next(x for x in lines if x.startswith(binding + " "))
         assert all(float(v) > 0 for v in row.split()[1:]), row
+        make, first, drop, whole, ratio = map(float, row.split()[1:])
+        assert whole >= max(make, first, drop), row
+        assert ratio == 1.0 if binding == "onnxruntime" else 0.2 < ratio < 10, row
     for step in ("inputs and outputs read", "run engine", "provider rule", "output list",
                  "input names", "first run (the above in place)", "second run"):
         row = next(x for x in lines if x.strip().startswith(step))
