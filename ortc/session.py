@@ -452,14 +452,14 @@ def _file_identity(path: str) -> tuple[int, ...] | None:
 Description = Tuple[List[NodeArg], List[NodeArg], List[NodeArg], RunEngine]
 
 #: the descriptions of sessions made from bytes with ORT's defaults or with plain settings
-#: alone (no SessionOptions object, no providers), by model and settings: what ORT describes
-#: depends on nothing else, so a session made again from one model (a session per task or per
-#: operator) shares the first one's description and run engine instead of reading them from
-#: ORT again. The key holds the model's bytes and compares them, so only the same model finds
-#: an entry (a model file is not keyed: it could change between a check and ORT's read). The
-#: run engine's caches are content-keyed (name arrays, output lists, OrtValues over caller
-#: memory per thread, each session's own: RunEngine.for_session), as safe to share between
-#: sessions as between one session's threads.
+#: alone (no SessionOptions object, no providers, no ORT_LOAD_CONFIG_FROM_MODEL=1), by model
+#: and settings: what ORT describes depends on nothing else, so a session made again from one
+#: model (a session per task or per operator) shares the first one's description and run
+#: engine instead of reading them from ORT again. The key holds the model's bytes and compares
+#: them, so only the same model finds an entry (a model file is not keyed: it could change
+#: between a check and ORT's read). The run engine's caches are content-keyed (name arrays,
+#: output lists, OrtValues over caller memory per thread, each session's own:
+#: RunEngine.for_session), as safe to share between sessions as between one session's threads.
 _DESCRIPTIONS: dict[Any, Description] = {}
 _DESCRIPTIONS_MAX = 32
 #: the largest model kept as a key (the cache then holds at most 2 MiB of models); a larger
@@ -609,8 +609,12 @@ class Session(Handle):
         if made is not None:
             frozen, used_providers, self._provider_options = made
         self._recipe_fields = (path, data, frozen)
-        if options is None and not providers:
-            self._describable = True  # (its description may be shared: _DESCRIPTIONS)
+        if options is None and not providers and \
+                os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") != "1":
+            # (its description may be shared: _DESCRIPTIONS). Not when ORT took settings
+            # from the model's own metadata: the key does not hold them (the optimization
+            # level changes what ORT infers of the outputs)
+            self._describable = True
         self._recipe: SessionRecipe | None = None
         if "CPUExecutionProvider" not in used_providers:
             used_providers.append("CPUExecutionProvider")  # ORT's fallback, always present

@@ -6,6 +6,7 @@ each session reports and computes stays its own model's."""
 from __future__ import annotations
 
 import threading
+from typing import cast
 
 import numpy as np
 import pytest
@@ -135,3 +136,43 @@ def test_compat_options_changed_between_sessions_make_the_next_session() -> None
     so.enable_mem_reuse = False  # no C API setter: refused at every session, cached or not
     with pytest.raises(Exception, match="enable_mem_reuse"):
         ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+
+
+def _output_shape_by_optimization_model() -> bytes:
+    """y = Reshape(x, c1 + c2): the output's shape is known only once constant folding (the
+    default optimization level) has folded the Add; the model's ort_config asks for none."""
+    import json
+
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    c1 = numpy_helper.from_array(np.array([2, 1], np.int64), "c1")
+    c2 = numpy_helper.from_array(np.array([1, 2], np.int64), "c2")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["c1", "c2"], ["s"]), helper.make_node("Reshape", ["x", "s"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [c1, c2])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    helper.set_model_props(model, {"ort_config": json.dumps(
+        {"session_options": {"graph_optimization_level": 0}})})
+    return cast(bytes, model.SerializeToString())
+
+
+def test_settings_read_from_the_model_are_no_other_sessions_description(monkeypatch) -> None:
+    # with ORT_LOAD_CONFIG_FROM_MODEL=1 ORT makes the session with the model's own settings
+    # (here no optimization: the output's shape unknown), which the description key does not
+    # hold: such a session reads its own, in either order
+    data = _output_shape_by_optimization_model()
+    monkeypatch.delenv("ORT_LOAD_CONFIG_FROM_MODEL", raising=False)
+    optimized = ortc.Session(data)
+    assert optimized.outputs[0].shape == (3, 3)
+    monkeypatch.setenv("ORT_LOAD_CONFIG_FROM_MODEL", "1")
+    from_config = ortc.Session(data)
+    assert from_config.outputs[0].shape == (None, None)
+    assert ort.InferenceSession(data, providers=["CPUExecutionProvider"]) \
+        .get_outputs()[0].shape == [None, None]
+    monkeypatch.delenv("ORT_LOAD_CONFIG_FROM_MODEL")
+    other = ortc.Session(bytes(bytearray(data)))
+    assert other.outputs[0].shape == (3, 3) and _shares(other, optimized)
+    assert other.run(None, {"x": np.arange(9, dtype=np.float32)})[0].shape == (3, 3)
