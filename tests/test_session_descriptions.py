@@ -176,3 +176,140 @@ def test_settings_read_from_the_model_are_no_other_sessions_description(monkeypa
     other = ortc.Session(bytes(bytearray(data)))
     assert other.outputs[0].shape == (3, 3) and _shares(other, optimized)
     assert other.run(None, {"x": np.arange(9, dtype=np.float32)})[0].shape == (3, 3)
+
+
+def _renamed(data: bytes, old: bytes, new: bytes) -> bytes:
+    """``data`` with input name ``old`` spelt ``new`` (one byte each): a model of equal length
+    whose only difference is the input's name."""
+    renamed = data.replace(b"\n\x01" + old, b"\n\x01" + new)
+    assert len(renamed) == len(data) and renamed != data
+    return renamed
+
+
+def test_models_differing_only_in_a_name_report_and_refuse_by_their_own() -> None:
+    data = models.add_model()
+    other = _renamed(data, b"a", b"q")
+    first = ortc.Session(data)
+    assert [a.name for a in first.inputs] == ["a", "b"]
+    renamed = ortc.Session(other)
+    assert [a.name for a in renamed.inputs] == ["q", "b"] and not _shares(renamed, first)
+    with pytest.raises(ortc.InvalidArgument, match=r"unknown input name 'a'; the model's "
+                                                   r"inputs are \['q', 'b'\]"):
+        renamed.run(None, _ones(np.float32))
+    assert renamed.run(None, {"q": np.ones(1, np.float32), "b": np.ones(1, np.float32)})[0] == 2
+    with pytest.raises(ortc.InvalidArgument, match=r"\['a', 'b'\]"):
+        ortc.Session(data).run(None, {"q": np.ones(1, np.float32), "b": np.ones(1, np.float32)})
+    # compat's messages too (its required list is each session's own)
+    compat = ort.InferenceSession(other, providers=["CPUExecutionProvider"])
+    with pytest.raises(ValueError, match="Required inputs \\(\\['q'\\]\\) are missing"):
+        compat.run(None, {"b": np.ones(1, np.float32)})
+
+
+def test_what_a_caller_does_to_the_lists_it_is_given_stays_its_own() -> None:
+    data = models.overridable_initializer_model()
+    first = ortc.Session(data)
+    for listed in (first.inputs, first.outputs, first.overridable_initializers):
+        listed.clear()
+    second = ortc.Session(data)
+    assert _shares(second, first)
+    assert [a.name for a in second.inputs] == ["x"]
+    assert [a.name for a in first.outputs] == ["y"]
+    assert [a.name for a in second.overridable_initializers] == ["bias"]
+    with pytest.raises(AttributeError):
+        second.inputs[0].name = "z"  # type: ignore[misc]
+    assert second.run(None, {"x": np.zeros(3, np.float32)})[0].tolist() == [1, 2, 3]
+    assert first.run(None, {"x": np.zeros(3, np.float32),
+                            "bias": np.ones(3, np.float32)})[0].tolist() == [1, 1, 1]
+
+
+def test_sessions_made_at_once_on_threads_while_the_cache_overflows() -> None:
+    # threads make sessions of one model at the same moment (each first use races the others'
+    # for the entry) while other models push the cache past its bound: every run is right and
+    # nothing is refused
+    from ortc import session as session_module
+
+    data = models.add_model(shape=(8,))
+    start = threading.Barrier(4)
+    errors: list[BaseException] = []
+    clears = []
+
+    def work(k: int) -> None:
+        try:
+            start.wait()
+            for i in range(25):
+                s = ortc.Session(data, intra_op_num_threads=1)
+                [c] = s.run(None, {"a": np.full(8, i, np.float32), "b": np.full(8, k, np.float32)})
+                assert (c == i + k).all()
+                if i % 6 == k:
+                    before = len(session_module._DESCRIPTIONS)
+                    for j in range(12):
+                        ortc.Session(models.add_model(shape=(20 + 12 * k + j,))).inputs
+                    clears.append(len(session_module._DESCRIPTIONS) < before + 12)
+                if i % 2:
+                    s.close()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert any(clears)  # the cache did overflow while sessions of it were in use
+    assert len(session_module._DESCRIPTIONS) <= session_module._DESCRIPTIONS_MAX
+
+
+def test_pickled_sessions_and_forked_children_describe_their_own_model() -> None:
+    from conftest import run_python
+
+    code = r"""
+import os, pickle, numpy as np, ortc, models
+data = models.add_model()
+other = data.replace(b"\n\x01a", b"\n\x01q")
+parent = ortc.Session(data)
+parent.inputs
+back = pickle.loads(pickle.dumps(ortc.Session(other)))
+print("unpickled", [a.name for a in back.inputs])
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    feeds = {"a": np.ones(1, np.float32), "b": np.full(1, 2, np.float32)}
+    made = ortc.Session(data)  # the parent's entry, inherited
+    renamed = ortc.Session(other)
+    out = [made.run(None, feeds)[0].tolist(), parent.run(None, feeds)[0].tolist(),
+           [a.name for a in renamed.inputs],
+           renamed.run(None, {"q": np.ones(1, np.float32), "b": np.ones(1, np.float32)})[0].tolist(),
+           made._engine.value_cache is not parent._engine.value_cache]
+    os.write(w, repr(out).encode())
+    os._exit(0)
+os.close(w)
+print("child", os.read(r, 4096).decode())
+print("exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [
+        "unpickled ['q', 'b']", "child [[3.0], [3.0], ['q', 'b'], [2.0], True]", "exit 0"], \
+        proc.stdout
+
+
+def test_run_async_and_bindings_of_sessions_sharing_a_description() -> None:
+    data = models.add_model(shape=(4,))
+    first = ortc.Session(data, intra_op_num_threads=2)
+    second = ortc.Session(data, intra_op_num_threads=2)
+    assert _shares(second, first)
+    futures = [s.run_async(None, {"a": np.full(4, i, np.float32), "b": np.ones(4, np.float32)})
+               for i, s in enumerate([first, second] * 4)]
+    assert [f.result(30)[0].tolist() for f in futures] == [[i + 1.0] * 4 for i in range(8)]
+    binding = first.io_binding()
+    binding.bind_input("a", np.ones(4, np.float32))
+    binding.bind_input("b", np.full(4, 2, np.float32))
+    binding.bind_output("c")
+    with pytest.raises(ortc.InvalidArgument, match="belongs to another session"):
+        second.run_with_binding(binding)
+    second.close()  # its value cache goes; the first's, which the binding's values use, stays
+    first.run_with_binding(binding)
+    assert binding.get_outputs()[0].tolist() == [3.0] * 4
+    assert first.run_async(None, {"a": np.ones(4, np.float32), "b": np.ones(4, np.float32)}
+                           ).result(30)[0].tolist() == [2.0] * 4
