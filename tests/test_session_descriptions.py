@@ -5,8 +5,10 @@ each session reports and computes stays its own model's."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import threading
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -313,3 +315,54 @@ def test_run_async_and_bindings_of_sessions_sharing_a_description() -> None:
     assert binding.get_outputs()[0].tolist() == [3.0] * 4
     assert first.run_async(None, {"a": np.ones(4, np.float32), "b": np.ones(4, np.float32)}
                            ).result(30)[0].tolist() == [2.0] * 4
+
+
+def test_compat_options_changed_back_and_forth_match_onnxruntime() -> None:
+    # one options object, changed between sessions made per call (values set, refused, set
+    # back, config entries added and set again): each session, made or refused, and what every
+    # session reports as its options afterwards, as onnxruntime has them
+    import onnxruntime as real_ort
+
+    data = models.add_model()
+    names = ("enable_cpu_mem_arena", "enable_mem_pattern", "enable_profiling", "execution_mode",
+             "graph_optimization_level", "inter_op_num_threads", "intra_op_num_threads",
+             "log_severity_level", "log_verbosity_level", "logid", "optimized_model_filepath",
+             "profile_file_prefix", "use_deterministic_compute", "use_per_session_threads")
+
+    def story(lib: Any) -> list[Any]:
+        so = lib.SessionOptions()
+        steps: list[tuple[str, Any]] = [
+            ("intra_op_num_threads", 2), ("intra_op_num_threads", 1), ("intra_op_num_threads", 2),
+            ("log_severity_level", 5), ("log_severity_level", 3), ("logid", "x"), ("logid", ""),
+            ("execution_mode", lib.ExecutionMode.ORT_PARALLEL), ("inter_op_num_threads", 2),
+            ("execution_mode", lib.ExecutionMode.ORT_SEQUENTIAL),
+            ("graph_optimization_level", lib.GraphOptimizationLevel.ORT_DISABLE_ALL),
+            ("enable_mem_pattern", False), ("use_deterministic_compute", True),
+            ("enable_cpu_mem_arena", False), ("log_verbosity_level", 1),
+            ("config", "0"), ("intra_op_num_threads", 1), ("config", "1"), ("config", "1")]
+        seen: list[Any] = []
+        made = []
+        for name, value in steps:
+            if name == "config":
+                so.add_session_config_entry("session.intra_op.allow_spinning", value)
+            else:
+                setattr(so, name, value)
+            try:
+                sess = lib.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+            except RuntimeError as err:
+                seen.append((name, value, type(err).__name__))
+                continue
+            assert sess.run(None, _ones(np.float32))[0].tolist() == [3.0]
+            made.append(sess)
+        for sess in made:
+            opts = sess.get_session_options()
+            try:
+                spinning = opts.get_session_config_entry("session.intra_op.allow_spinning")
+            except RuntimeError:
+                spinning = None
+            seen.append(([str(getattr(opts, n)) for n in names], spinning))
+        return seen
+
+    with contextlib.redirect_stdout(io.StringIO()):  # (both print their fallback's notice)
+        expected = story(real_ort)
+        assert story(ort) == expected
