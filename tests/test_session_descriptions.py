@@ -366,3 +366,24 @@ def test_compat_options_changed_back_and_forth_match_onnxruntime() -> None:
     with contextlib.redirect_stdout(io.StringIO()):  # (both print their fallback's notice)
         expected = story(real_ort)
         assert story(ort) == expected
+
+
+def test_compat_options_changed_while_a_session_reads_them_are_not_kept_mixed() -> None:
+    # compat keeps the keywords it made for the options' values: they must be made from those
+    # very values. Another thread's change in the middle of the reading stands in here as a
+    # prefix whose comparison sets the logid: the session may see either logid, but the
+    # keywords kept for an empty logid must not carry the new one to later sessions
+    so = ort.SessionOptions()
+
+    class Prefix(str):
+        def __ne__(self, other: object) -> bool:
+            so.logid = "changed meanwhile"
+            return str.__ne__(self, other)
+
+    so.profile_file_prefix = Prefix("p_")
+    so.keywords()
+    so.logid = ""  # the values read: what was kept for them is used
+    assert "logid" not in so.keywords()
+    data = models.add_model()
+    sess = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    assert "logid" not in dict(sess._native._recipe_fields[2][0])

@@ -267,12 +267,13 @@ class SessionOptions:
                     continue
             self._values[name] = checked(name, value)
 
-    def _settings(self) -> dict[str, Any]:
-        """The native settings (keywords of ortc.SessionOptions) of the attributes, after
-        onnxruntime's checks of them: only those that differ from a new native options
-        object's values (which are ORT's and onnxruntime's defaults too): each is a call into
-        ORT."""
-        v = self._values
+    def _settings(self, v: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The native settings (keywords of ortc.SessionOptions) of the attributes (or of
+        ``v``, a copy of their values), after onnxruntime's checks of them: only those that
+        differ from a new native options object's values (which are ORT's and onnxruntime's
+        defaults too): each is a call into ORT."""
+        if v is None:
+            v = self._values
         if not v["enable_mem_reuse"] or v["execution_order"] != ExecutionOrder.DEFAULT:
             raise OrtNotImplemented("enable_mem_reuse=False and a non-default execution_order "
                                     "have no C API setter: ortc.compat cannot apply them", 9)
@@ -312,8 +313,10 @@ class SessionOptions:
         made = self._keywords_made
         if made is not None and made[0] == values:
             return made[1]
-        settings = self._settings()
-        if not self._values["use_per_session_threads"]:
+        # made from the very values they are kept under, whatever another thread sets meanwhile
+        current = dict(zip(self._values, values))
+        settings = self._settings(current)
+        if not current["use_per_session_threads"]:
             return None
         try:
             keywords = ortc.SessionOptions._converted(settings)
