@@ -387,3 +387,22 @@ def test_compat_options_changed_while_a_session_reads_them_are_not_kept_mixed() 
     data = models.add_model()
     sess = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
     assert "logid" not in dict(sess._native._recipe_fields[2][0])
+
+
+def test_the_settings_are_part_of_what_is_shared() -> None:
+    # the optimization level changes what ORT infers of the outputs: sessions of one model
+    # with other settings report what theirs found, whichever was described first
+    from ortc import session as session_module
+
+    data = _output_shape_by_optimization_model()
+    plain = GraphOptimizationLevel.DISABLE_ALL
+    for unoptimized_first in (True, False):
+        session_module._DESCRIPTIONS.clear()
+        made = [ortc.Session(data, graph_optimization_level=plain), ortc.Session(data)]
+        for sess in made if unoptimized_first else made[::-1]:
+            sess.outputs
+        assert made[0].outputs[0].shape == (None, None)
+        assert made[1].outputs[0].shape == (3, 3)
+        again = [ortc.Session(data, graph_optimization_level=plain), ortc.Session(data)]
+        assert _shares(again[0], made[0]) and _shares(again[1], made[1])
+        assert not _shares(made[0], made[1])
