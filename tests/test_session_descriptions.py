@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import threading
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 import numpy as np
 import pytest
@@ -25,6 +25,15 @@ def _shares(a: ortc.Session, b: ortc.Session) -> bool:
     shared = a._engine.lists is b._engine.lists and a.inputs[0] is b.inputs[0]
     assert not shared or a._engine.value_cache is not b._engine.value_cache
     return shared
+
+
+def _on_threads(work: Callable[[int], None], count: int) -> None:
+    """``work(k)`` on ``count`` threads at once, k = 0 .. count - 1; returns when all end."""
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def _ones(dtype: object) -> dict[str, np.ndarray]:
@@ -95,11 +104,7 @@ def test_sessions_sharing_a_description_run_at_once_from_threads() -> None:
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _on_threads(work, 3)
     assert errors == []
 
 
@@ -252,11 +257,7 @@ def test_sessions_made_at_once_on_threads_while_the_cache_overflows() -> None:
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _on_threads(work, 4)
     assert errors == []
     assert any(clears)  # the cache did overflow while sessions of it were in use
     assert len(session_module._DESCRIPTIONS) <= session_module._DESCRIPTIONS_MAX
