@@ -451,15 +451,17 @@ def _file_identity(path: str) -> tuple[int, ...] | None:
 #: a session's inputs, outputs, overridable initializers and run engine
 Description = Tuple[List[NodeArg], List[NodeArg], List[NodeArg], RunEngine]
 
-#: the descriptions of sessions made from bytes with ORT's defaults or with plain settings
-#: alone (no SessionOptions object, no providers, no ORT_LOAD_CONFIG_FROM_MODEL=1), by model
-#: and settings: what ORT describes depends on nothing else, so a session made again from one
-#: model (a session per task or per operator) shares the first one's description and run
-#: engine instead of reading them from ORT again. The key holds the model's bytes and compares
-#: them, so only the same model finds an entry (a model file is not keyed: it could change
-#: between a check and ORT's read). The run engine's caches are content-keyed (name arrays,
-#: output lists, OrtValues over caller memory per thread, each session's own:
-#: RunEngine.for_session), as safe to share between sessions as between one session's threads.
+#: the descriptions of sessions made from bytes with ORT's defaults or with options that are
+#: plain data (settings, config entries, free-dimension overrides, per-session threads,
+#: providers and their options: the options' recipe; no initializers or custom-op libraries,
+#: no ORT_LOAD_CONFIG_FROM_MODEL=1), by model and options: what ORT describes depends on nothing
+#: else, so a session made again from one model (a session per task or per operator) shares
+#: the first one's description and run engine instead of reading them from ORT again. The key
+#: holds the model's bytes and compares them, so only the same model finds an entry (a model
+#: file is not keyed: it could change between a check and ORT's read). The run engine's caches
+#: are content-keyed (name arrays, output lists, OrtValues over caller memory per thread, each
+#: session's own: RunEngine.for_session), as safe to share between sessions as between one
+#: session's threads.
 _DESCRIPTIONS: dict[Any, Description] = {}
 _DESCRIPTIONS_MAX = 32
 #: the largest model kept as a key (the cache then holds at most 2 MiB of models); a larger
@@ -558,8 +560,8 @@ class Session(Handle):
         _outputs = _IoOnFirstUse("_outputs")
         _initializers = _IoOnFirstUse("_initializers")
         _engine = _IoOnFirstUse("_engine")
-    #: made with ORT's defaults or plain settings (no options object, no providers): its
-    #: description may be shared (_DESCRIPTIONS)
+    #: made from bytes with options that are plain data (see _DESCRIPTIONS): its description
+    #: may be shared
     _describable = False
     evidence = ("several threads may call Run on one session (per execution provider); it "
                 "must outlive its bindings, allocators and the values they allocate")
@@ -609,11 +611,12 @@ class Session(Handle):
         if made is not None:
             frozen, used_providers, self._provider_options = made
         self._recipe_fields = (path, data, frozen)
-        if options is None and not providers and \
+        if data is not None and (frozen is None or not frozen[5]) and \
                 os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") != "1":
-            # (its description may be shared: _DESCRIPTIONS). Not when ORT took settings
-            # from the model's own metadata: the key does not hold them (the optimization
-            # level changes what ORT infers of the outputs)
+            # (its description may be shared: _DESCRIPTIONS; initializers' arrays make the
+            # key unhashable: none). Not with custom-op libraries (a library's file may
+            # change), nor when ORT took settings from the model's own metadata: the key does
+            # not hold them (the optimization level changes what ORT infers of the outputs)
             self._describable = True
         self._recipe: SessionRecipe | None = None
         if "CPUExecutionProvider" not in used_providers:

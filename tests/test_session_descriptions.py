@@ -61,8 +61,10 @@ def test_other_settings_options_providers_files_and_large_models_read_their_own(
     assert not _shares(ortc.Session(
         data, graph_optimization_level=GraphOptimizationLevel.DISABLE_ALL), base)
     opts = ortc.SessionOptions()
-    assert not _shares(ortc.Session(data, opts), base)  # an options object: unkeyed
-    assert not _shares(ortc.Session(data, providers=["CPUExecutionProvider"]), base)
+    assert not _shares(ortc.Session(data, opts), base)  # its recipe is another key
+    cpu = ortc.Session(data, providers=["CPUExecutionProvider"])
+    assert not _shares(cpu, base)
+    assert _shares(ortc.Session(data, providers=["CPUExecutionProvider"]), cpu)
     path = tmp_path / "add.onnx"
     path.write_bytes(data)
     from_file = ortc.Session(str(path))
@@ -407,3 +409,42 @@ def test_the_settings_are_part_of_what_is_shared() -> None:
         again = [ortc.Session(data, graph_optimization_level=plain), ortc.Session(data)]
         assert _shares(again[0], made[0]) and _shares(again[1], made[1])
         assert not _shares(made[0], made[1])
+
+
+def test_options_objects_share_by_their_recipe_and_never_with_arrays_or_libraries(
+        tmp_path) -> None:
+    # a session made from an options object shares with another whose options' recipe is
+    # equal (settings, config entries, free dimensions, providers), whatever the object
+    data = models.symbolic_dim_model()
+
+    def options(batch: int | None = None, spinning: str | None = None) -> ortc.SessionOptions:
+        opts = ortc.SessionOptions(intra_op_num_threads=1)
+        if batch is not None:
+            opts.add_free_dimension_override_by_name("batch", batch)
+        if spinning is not None:
+            opts.add_session_config_entry("session.intra_op.allow_spinning", spinning)
+        return opts
+
+    plain = ortc.Session(data, options())
+    assert _shares(ortc.Session(data, options()), plain)
+    four = ortc.Session(data, options(batch=4))
+    assert not _shares(four, plain)
+    assert _shares(ortc.Session(data, options(batch=4)), four)
+    two = ortc.Session(data, options(batch=2))
+    assert not _shares(two, four)
+    # ORT describes an overridden dimension by its size: each session its own
+    assert (plain.inputs[0].shape, four.inputs[0].shape, two.inputs[0].shape) == \
+        (("batch", 4), (4, 4), (2, 4))
+    assert two.run(None, {"x": np.ones((2, 4), np.float32)})[0].shape == (2, 4)
+    with pytest.raises(ortc.InvalidArgument):
+        two.run(None, {"x": np.ones((4, 4), np.float32)})  # its own override, not four's
+    assert not _shares(ortc.Session(data, options(spinning="0")), plain)
+    with_initializer = models.overridable_initializer_model()
+    given = ortc.SessionOptions()
+    init = ortc.Session(with_initializer, given)
+    init.inputs
+    given.add_initializer(init.overridable_initializers[0].name,
+                          np.zeros(init.overridable_initializers[0].shape, np.float32))
+    added = ortc.Session(with_initializer, given)
+    assert added._description_key() is None  # an array in the key: read from ORT
+    assert len(added.overridable_initializers) <= len(init.overridable_initializers)
