@@ -901,7 +901,9 @@ class Session(Handle):
         self._guard = guard  # callers hold this guard: keep it, renewed last
         self._inputs, self._outputs = core._inputs, core._outputs
         self._initializers = core._initializers
-        self._engine = RunEngine(self._api, self._inputs, self._outputs, self._initializers)
+        # the core's tables and caches, a value cache of its own (a task's run after the
+        # first unpickled session of the process then builds nothing)
+        self._engine = core._engine.for_session()
         guard._renew()
 
     def _ready(self) -> None:

@@ -448,3 +448,19 @@ def test_options_objects_share_by_their_recipe_and_never_with_arrays_or_librarie
     added = ortc.Session(with_initializer, given)
     assert added._description_key() is None  # an array in the key: read from ORT
     assert len(added.overridable_initializers) <= len(init.overridable_initializers)
+
+
+def test_sessions_unpickled_per_task_share_the_process_sessions_engine_tables() -> None:
+    # a session shipped with each task: every unpickled copy runs over the process's shared
+    # ORT session, with its tables and caches, and a value cache of its own
+    import pickle
+
+    data = models.add_model()
+    blob = pickle.dumps(ortc.Session(data, intra_op_num_threads=1))
+    first, second = pickle.loads(blob), pickle.loads(blob)
+    assert first.run(None, _ones(np.float32))[0].tolist() == [3.0]
+    assert second.run(None, _ones(np.float32))[0].tolist() == [3.0]
+    assert first._engine.lists is second._engine.lists
+    assert first._engine.value_cache is not second._engine.value_cache
+    first.close()
+    assert second.run(None, _ones(np.float32))[0].tolist() == [3.0]
