@@ -284,3 +284,33 @@ def test_a_model_saved_optimized_with_external_initializers_loads_from_its_direc
     got = agree(optimize)
     assert got[1][0] == ["opt.onnx", "weights.bin"]
     assert onnx.load(str(tmp_path / "ortc.compat" / "opt.onnx"), load_external_data=False)
+
+
+class _Index:
+    def __index__(self) -> int:
+        return 2
+
+
+class _Falsy:
+    def __bool__(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("name, value", [
+    ("intra_op_num_threads", np.True_), ("intra_op_num_threads", np.float32(2.5)),
+    ("intra_op_num_threads", _Index()), ("intra_op_num_threads", np.array(2)),
+    ("log_severity_level", np.float32(3.0)), ("intra_op_num_threads", 2.0),
+    ("intra_op_num_threads", "2"), ("intra_op_num_threads", complex(2, 0)),
+    ("enable_profiling", np.array([1])), ("enable_cpu_mem_arena", complex(0, 0)),
+    ("enable_mem_pattern", _Falsy()), ("enable_profiling", np.array([1, 2])),
+    ("enable_profiling", [1]), ("enable_profiling", "1"), ("logid", b"\xff"),
+])
+def test_session_option_values_are_converted_as_onnxruntimes_setters_convert_them(
+        name: str, value: Any) -> None:
+    def made(ort: Any) -> Any:
+        so = ort.SessionOptions()
+        setattr(so, name, value)
+        sess = ort.InferenceSession(_square_model(), so, providers=CPU)
+        return [repr(getattr(so, name)), repr(getattr(sess.get_session_options(), name))]
+
+    agree(made)

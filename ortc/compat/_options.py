@@ -61,29 +61,62 @@ def no_attribute(obj: object, name: str, reading: bool = False) -> AttributeErro
 
 def checked(name: str, value: Any) -> Any:
     """The value as onnxruntime's setter takes it, converted as pybind11 converts it: a flag
-    from anything with a truth value but a str or a container (``1``, ``None``), an int from
-    an int or bool in the C int range, a str from a str or UTF-8 bytes; else TypeError."""
+    from None or anything with a truth value of its own (``1``, ``np.array([1])``, not a str
+    or a list), an int from an int (a bool too) or what ``int()`` reads as a number (a numpy
+    bool or float, a Decimal: truncated; not a Python float) in the C int range, a str from a
+    str or UTF-8 bytes (others: UnicodeDecodeError, as onnxruntime raises reading them back);
+    else TypeError."""
     if name in _ENUM_ATTRS:
         if not isinstance(value, _ENUM_ATTRS[name]):
             raise TypeError(f"{name} must be an onnxruntime.{_ENUM_ATTRS[name].__name__}, not "
                             f"{type(value).__name__} {value!r}")
     elif name in _BOOL_ATTRS:
-        if value is not None and not isinstance(value, (bool, int, float, np.bool_, np.number)):
-            raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+        if value is not None:
+            value = _flag(name, value)
         value = bool(value)
     elif name in _INT_ATTRS:
-        if not isinstance(value, (int, np.integer)) or not -2**31 <= int(value) < 2**31:
+        number = _c_int(value)
+        if number is None:
             raise TypeError(f"{name} must be an int (a C int), not {type(value).__name__} "
                             f"{value!r}")
-        value = int(value)
+        value = number
     elif isinstance(value, bytes):
-        try:
-            value = value.decode("utf-8")
-        except UnicodeDecodeError:
-            raise TypeError(f"{name} must be a str, not bytes that are not UTF-8") from None
+        value = value.decode("utf-8")
     elif not isinstance(value, str):
         raise TypeError(f"{name} must be a str, not {type(value).__name__}")
     return value
+
+
+def _flag(name: str, value: Any) -> bool:
+    """pybind11's bool conversion: the truth value of a type that defines one (a list's comes
+    from its length, which pybind11 does not read); one that fails is a TypeError."""
+    if not hasattr(type(value), "__bool__"):
+        raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+    try:
+        return bool(value)
+    except Exception:  # noqa: BLE001 - an array of several elements: no truth value
+        raise TypeError(f"{name} must be a bool, not {type(value).__name__} {value!r}"
+                        ) from None
+
+
+def _c_int(value: Any) -> int | None:
+    """pybind11's conversion to a C int, or None: an integer (``__index__``), else, but for a
+    Python float, what ``int()`` makes of a number (numpy's bool and float scalars, Decimal,
+    Fraction: truncated, as pybind11 falls back to it)."""
+    if isinstance(value, float):
+        return None
+    try:
+        number = operator.index(value)
+    except TypeError:
+        kind = type(value)
+        if not (isinstance(value, complex) or any(hasattr(kind, attr) for attr in (
+                "__index__", "__int__", "__float__"))):
+            return None
+        try:
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return number if -2**31 <= number < 2**31 else None
 
 
 def _config_text(text: Any) -> str | None:
