@@ -65,8 +65,22 @@ def _bool(value: Any, what: str = "") -> bool:
     return bool(value)
 
 
+def _number(value: Any, what: str, low: int, high: int) -> int:
+    """A plain integer setting's value: a member of one of ortc's enums is refused (TypeError),
+    as c_enum refuses one of another enum: ``SessionOptions(intra_op_num_threads=
+    ExecutionMode.PARALLEL)``, keywords mixed up, ran with one thread."""
+    if isinstance(value, IntEnum) and type(value).__module__.split(".")[0] in ("ortc",
+                                                                               _COMPAT_ENUMS):
+        raise TypeError(f"{what}: expected an int, got {type(value).__name__}.{value.name}")
+    return c_integer(value, what, low, high)
+
+
+#: the module ortc.compat's enums say they are from (onnxruntime's), split as above
+_COMPAT_ENUMS = "onnxruntime"
+
+
 def _count(value: Any, what: str) -> int:
-    return c_integer(value, what, 0, INT64[1])
+    return _number(value, what, 0, INT64[1])
 
 
 #: the most threads a pool may be asked for: ORT creates what it is told, and an absurd count
@@ -75,7 +89,7 @@ MAX_THREADS = 1 << 14
 
 
 def _thread_count(value: Any, what: str) -> int:
-    return c_integer(value, f"{what} (a thread count; 0: ORT chooses)", 0, MAX_THREADS)
+    return _number(value, f"{what} (a thread count; 0: ORT chooses)", 0, MAX_THREADS)
 
 
 def _member_of(enum: type[IntEnum]) -> Callable[[Any, str], IntEnum]:
@@ -281,7 +295,7 @@ class SessionOptions(Handle):
         "log_verbosity_level",
         lambda s, v: check(s._api.SetSessionLogVerbosityLevel(s._ptr, v)), 0,
         "Verbosity of VERBOSE messages (debug builds of ORT).", ("SetSessionLogVerbosityLevel",),
-        lambda v, what: c_integer(v, what, *INT32))
+        lambda v, what: _number(v, what, *INT32))
     use_deterministic_compute: Setting[bool, bool] = _setting(
         "use_deterministic_compute",
         lambda s, v: check(s._api.SetDeterministicCompute(s._ptr, v)), False,

@@ -981,3 +981,18 @@ def test_each_session_keyword_sets_its_own_option(tmp_path) -> None:
         settings = dict(s.recipe().options.settings)
         assert settings == {name: value}, (name, settings)
         s.close()
+
+
+@pytest.mark.parametrize("name", ["intra_op_num_threads", "inter_op_num_threads",
+                                  "log_verbosity_level"])
+def test_a_member_of_ortcs_enums_is_no_plain_integer_option(name: str) -> None:
+    import ortc.compat as compat
+
+    for member in (ExecutionMode.PARALLEL, LoggingLevel.ERROR, compat.ExecutionMode.ORT_PARALLEL):
+        with pytest.raises(TypeError, match=f"{name}.*{member.name}"):
+            ortc.Session(models.add_model(), **{name: member})
+        with pytest.raises(TypeError, match=member.name):
+            setattr(ortc.SessionOptions(), name, member)
+    with ortc.SessionOptions() as opts, pytest.raises(TypeError, match="PARALLEL"):
+        opts.add_free_dimension_override_by_name("N", ExecutionMode.PARALLEL)
+    assert ortc.Session(models.add_model(), **{name: np.int64(1)}).run(None, _feeds_add(1))
