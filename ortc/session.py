@@ -31,7 +31,7 @@ from ._status import call_out, check, ignore
 from .env import Env, get_env
 from .errors import InvalidArgument, InvalidProtobuf, closest_name
 from .memory import Allocator, MemoryInfo, cpu_memory_info, default_allocator
-from .providers import run_is_exclusive, session_run_rule
+from .providers import provider_names, run_is_exclusive, session_run_rule
 from .run_options import RunOptions
 from .threads import exclusive, shared
 from .typeinfo import NodeArg, read_node_args
@@ -218,16 +218,28 @@ def _provider_entries(providers: Any) -> list[tuple[str, Mapping[str, Any] | Non
     if isinstance(providers, (str, bytes)) or not isinstance(providers, Iterable):
         raise TypeError(f"providers must be a list of provider names or (name, options dict) "
                         f"pairs, not {type(providers).__name__} {providers!r}")
+    if isinstance(providers, Mapping):  # its iteration gives the names alone: options dropped
+        raise TypeError(f"providers must be a list of provider names or (name, options dict) "
+                        f"pairs, not {type(providers).__name__} (a dict's pairs: "
+                        f"list(providers.items()))")
     entries: list[tuple[str, Mapping[str, Any] | None]] = []
+    named: dict[str, Any] = {}  # full name -> the options it was first given
     for p in providers:
         if isinstance(p, str):
-            entries.append((p, None))
+            entry: tuple[str, Mapping[str, Any] | None] = (p, None)
         elif (isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[0], str)
               and (p[1] is None or isinstance(p[1], Mapping))):
-            entries.append((p[0], p[1]))
+            entry = (p[0], p[1])
         else:
             raise TypeError(f"providers entry {p!r}: expected a provider name or a "
                             f"(name, options dict) pair")
+        # a provider named twice with other options: the last would silently replace the first
+        full = provider_names(entry[0])[1]
+        given = {k: str(v) for k, v in (entry[1] or {}).items()}
+        if named.setdefault(full, given) != given:
+            raise InvalidArgument(f"providers: {full} is named twice, with other options "
+                                  f"({named[full]!r}, then {given!r}): name it once")
+        entries.append(entry)
     return entries
 
 
@@ -598,7 +610,9 @@ class Session(Handle):
         #: the model file as this session read it: a forked child rebuilds from the file, and
         #: must not build another model silently (_rebuild_after_fork)
         self._model_file = _file_identity(path) if path is not None else None
-        raw, taken, made = _create_session(api, env, model, options, providers, option_kwargs)
+        # read once, here: an array of names has no truth value, a generator one reading
+        entries = _provider_entries(providers)
+        raw, taken, made = _create_session(api, env, model, options, entries, option_kwargs)
         self._adopt(raw, api.ReleaseSession, (env, *taken), size=_held_bytes(path, data))
         # what pickling and a forked child rebuild from, as plain data: the recipe is made when
         # first asked. ``data`` is the very bytes object ORT was given, held until the session

@@ -996,3 +996,24 @@ def test_a_member_of_ortcs_enums_is_no_plain_integer_option(name: str) -> None:
     with ortc.SessionOptions() as opts, pytest.raises(TypeError, match="PARALLEL"):
         opts.add_free_dimension_override_by_name("N", ExecutionMode.PARALLEL)
     assert ortc.Session(models.add_model(), **{name: np.int64(1)}).run(None, _feeds_add(1))
+
+
+def test_providers_are_read_once_as_entries_and_no_options_are_dropped() -> None:
+    cpu = "CPUExecutionProvider"
+    feeds = _feeds_add(1)
+    # an array of names (no truth value of its own), a generator, a tuple
+    for given in (np.array([cpu, cpu]), np.array([], dtype=str), (n for n in [cpu]), (cpu,)):
+        s = ortc.Session(models.add_model(), providers=given)
+        assert s.providers == [cpu]
+        assert s.run(None, feeds)[0].tolist() == [0.0]
+    # a dict's iteration gives its names alone: the options would be dropped
+    with pytest.raises(TypeError, match=r"items\(\)"):
+        ortc.Session(models.add_model(), providers={cpu: {"use_arena": "0"}})
+    # named twice with other options: the second would silently replace the first
+    with pytest.raises(ortc.InvalidArgument, match="named twice"):
+        ortc.Session(models.add_model(),
+                     providers=[(cpu, {"use_arena": "0"}), ("CPU", {"use_arena": "1"})])
+    # named twice alike (an option as the number or its text): one provider
+    s = ortc.Session(models.add_model(),
+                     providers=[("CPU", {"use_arena": 1}), (cpu, {"use_arena": "1"})])
+    assert s.providers == [cpu]
