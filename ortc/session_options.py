@@ -331,19 +331,31 @@ class SessionOptions(Handle):
 
     @exclusive("AddFreeDimensionOverrideByName")
     def add_free_dimension_override_by_name(self, name: str, value: int) -> None:
-        """Fix the symbolic dimension ``name`` to ``value``."""
+        """Fix the symbolic dimension ``name`` to ``value`` (once: ORT keeps a name's first
+        override, so another value for it raises InvalidArgument)."""
+        size = _count(value, f"free dimension {name!r}")
+        self._refuse_another_override("name", name, size)
         check(self._api.AddFreeDimensionOverrideByName(
-            self._ptr, utf8(name, "free dimension name"),
-            _count(value, f"free dimension {name!r}")))
-        self._record.free_dimensions[("name", name)] = int(value)
+            self._ptr, utf8(name, "free dimension name"), size))
+        self._record.free_dimensions[("name", name)] = size
 
     @exclusive("AddFreeDimensionOverride")
     def add_free_dimension_override(self, denotation: str, value: int) -> None:
-        """Fix every dimension with this denotation (e.g. ``DATA_BATCH``) to ``value``."""
+        """Fix every dimension with this denotation (e.g. ``DATA_BATCH``) to ``value`` (once,
+        as by name)."""
+        size = _count(value, f"free dimension denotation {denotation!r}")
+        self._refuse_another_override("denotation", denotation, size)
         check(self._api.AddFreeDimensionOverride(
-            self._ptr, utf8(denotation, "dimension denotation"),
-            _count(value, f"free dimension denotation {denotation!r}")))
-        self._record.free_dimensions[("denotation", denotation)] = int(value)
+            self._ptr, utf8(denotation, "dimension denotation"), size))
+        self._record.free_dimensions[("denotation", denotation)] = size
+
+    def _refuse_another_override(self, kind: str, name: str, size: int) -> None:
+        # ORT applies a name's first override and ignores later ones: a second value would be
+        # ignored by this session and, recorded, taken by one made from the recipe
+        first = self._record.free_dimensions.get((kind, name))
+        if first is not None and first != size:
+            raise InvalidArgument(f"free dimension {kind} {name!r} is overridden to {first} "
+                                  f"already (ORT keeps the first override): {size} refused")
 
     @exclusive("AddInitializer", args={"value": "shared"})
     def add_initializer(self, name: str, value: Value | np.ndarray[Any, Any]) -> None:

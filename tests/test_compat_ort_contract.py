@@ -314,3 +314,26 @@ def test_session_option_values_are_converted_as_onnxruntimes_setters_convert_the
         return [repr(getattr(so, name)), repr(getattr(sess.get_session_options(), name))]
 
     agree(made)
+
+
+def _batch_model() -> bytes:
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])], "batch",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)],
+                             ir_version=10).SerializeToString()
+
+
+@pytest.mark.parametrize("values", [(2, 3), (np.float32(2.0),), (np.int64(3), 3, 4), (2.0,),
+                                    ("2",)])
+def test_free_dimension_overrides_take_values_and_keep_the_first_as_onnxruntime(
+        values: tuple[Any, ...]) -> None:
+    def made(ort: Any) -> Any:
+        so = ort.SessionOptions()
+        for value in values:
+            so.add_free_dimension_override_by_name("N", value)
+        sess = ort.InferenceSession(_batch_model(), so, providers=CPU)
+        return [sess.get_inputs()[0].shape, sess.get_outputs()[0].shape]
+
+    agree(made)

@@ -1017,3 +1017,22 @@ def test_providers_are_read_once_as_entries_and_no_options_are_dropped() -> None
     s = ortc.Session(models.add_model(),
                      providers=[("CPU", {"use_arena": 1}), (cpu, {"use_arena": "1"})])
     assert s.providers == [cpu]
+
+
+def test_a_free_dimension_overridden_again_with_another_value_is_refused() -> None:
+    # ORT keeps the first override: the second was ignored by the session and taken by one
+    # made from its recipe (a pickled session had another input shape)
+    for add in ("add_free_dimension_override_by_name", "add_free_dimension_override"):
+        with ortc.SessionOptions() as opts:
+            getattr(opts, add)("N" if add.endswith("name") else "DATA_BATCH", 2)
+            getattr(opts, add)("N" if add.endswith("name") else "DATA_BATCH", np.int64(2))
+            with pytest.raises(ortc.InvalidArgument, match="first override"):
+                getattr(opts, add)("N" if add.endswith("name") else "DATA_BATCH", 3)
+    with ortc.SessionOptions() as opts:
+        opts.add_free_dimension_override_by_name("N", 2)
+        with pytest.raises(ortc.InvalidArgument):
+            opts.add_free_dimension_override_by_name("N", 3)
+        model = models.add_model(shape=("N",))
+        s = ortc.Session(model, opts)
+        with ortc.SessionOptions.from_recipe(opts.recipe()) as again:
+            assert ortc.Session(model, again).inputs[0].shape == s.inputs[0].shape == (2,)

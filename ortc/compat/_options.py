@@ -99,8 +99,8 @@ def _flag(name: str, value: Any) -> bool:
                         ) from None
 
 
-def _c_int(value: Any) -> int | None:
-    """pybind11's conversion to a C int, or None: an integer (``__index__``), else, but for a
+def _c_int(value: Any, low: int = -2**31, high: int = 2**31) -> int | None:
+    """pybind11's conversion to a C integer in ``[low, high)`` (a C int unless told), or None: an integer (``__index__``), else, but for a
     Python float, what ``int()`` makes of a number (numpy's bool and float scalars, Decimal,
     Fraction: truncated, as pybind11 falls back to it)."""
     if isinstance(value, float):
@@ -116,7 +116,7 @@ def _c_int(value: Any) -> int | None:
             number = int(value)
         except (TypeError, ValueError, OverflowError):
             return None
-    return number if -2**31 <= number < 2**31 else None
+    return number if low <= number < high else None
 
 
 def _config_text(text: Any) -> str | None:
@@ -241,12 +241,14 @@ class SessionOptions:
         for name, value in zip(names, ortvalues):
             self._external[name] = value
 
+    # (ORT applies a name's first override and ignores later ones, in onnxruntime too)
     def add_free_dimension_override_by_name(self, name: str, value: int) -> None:
-        self._dim_names[name] = _dim_override("add_free_dimension_override_by_name", name, value)
+        self._dim_names.setdefault(
+            name, _dim_override("add_free_dimension_override_by_name", name, value))
 
     def add_free_dimension_override_by_denotation(self, denotation: str, value: int) -> None:
-        self._dim_denotations[denotation] = _dim_override(
-            "add_free_dimension_override_by_denotation", denotation, value)
+        self._dim_denotations.setdefault(denotation, _dim_override(
+            "add_free_dimension_override_by_denotation", denotation, value))
 
     def register_custom_ops_library(self, path: str) -> None:
         path = os.fspath(path)
@@ -403,15 +405,11 @@ def get_default_session_options() -> SessionOptions:
 
 def _dim_override(method: str, name: Any, value: Any) -> int:
     """onnxruntime's argument rules for a free dimension override: a str and an integer that
-    fits int64 (anything with ``__index__``: a bool or a numpy int too, not a float or a
-    str); its TypeError otherwise. int() truncated 2.7 to 2 and parsed "3"."""
-    try:
-        number = operator.index(value)
-    except TypeError:
-        number = None
-    if not isinstance(name, str) or number is None or not -2**63 <= number < 2**63:
+    fits int64, converted as pybind11 converts it (see _c_int: a numpy float too, not a Python
+    float or a str); its TypeError otherwise."""
+    number = _c_int(value, -2**63, 2**63)
+    if not isinstance(name, str) or number is None:
         raise TypeError(f"{method}(): incompatible function arguments. The following argument "
                         f"types are supported: (self, arg0: str, arg1: int) -> None; invoked "
                         f"with: {name!r}, {value!r}")
     return number
-
