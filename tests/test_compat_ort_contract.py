@@ -337,3 +337,24 @@ def test_free_dimension_overrides_take_values_and_keep_the_first_as_onnxruntime(
         return [sess.get_inputs()[0].shape, sess.get_outputs()[0].shape]
 
     agree(made)
+
+
+@pytest.mark.parametrize("steps", [("init", "init"), ("ext", "ext"), ("ext2",), ("init", "ext"),
+                                   ("ext", "init")])
+def test_an_initializer_name_given_again_is_refused_as_onnxruntime_refuses_it(
+        steps: tuple[str, ...]) -> None:
+    arrays = [np.full((3, 2), k, np.float32) for k in (2, 3)]  # (alive past each session)
+
+    def made(ort: Any) -> Any:
+        so = ort.SessionOptions()
+        values = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays]
+        for step, value in zip(steps, values):
+            if step == "init":
+                so.add_initializer("W", value)
+            elif step == "ext":
+                so.add_external_initializers(["W"], [value])
+            else:
+                so.add_external_initializers(["W", "W"], values)
+        return "added"
+
+    agree(made)

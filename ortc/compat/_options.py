@@ -159,6 +159,13 @@ def config_key(method: str, key: Any) -> str:
     return text
 
 
+def _added_already(name: str) -> RuntimeError:
+    """What onnxruntime raises for an initializer name given again (the later value would
+    otherwise replace the first silently)."""
+    return RuntimeError(f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : An OrtValue for this "
+                        f"name has already been added: {name}")
+
+
 def _require_tensor(name: str, value: OrtValue) -> None:
     """onnxruntime hands an initializer to ORT at once, which refuses what is not a tensor
     (and crashes on an empty optional): refused here, at the same call."""
@@ -222,6 +229,8 @@ class SessionOptions:
         if not isinstance(ortvalue, OrtValue):
             raise RuntimeError("The provided Python object must be an OrtValue")
         _require_tensor(name, ortvalue)
+        if name in self._initializers:  # (ORT refuses it at once, for onnxruntime)
+            raise _added_already(name)
         self._initializers[name] = ortvalue
 
     def add_external_initializers(self, names: list[str], ortvalues: list[Any]) -> None:
@@ -238,6 +247,11 @@ class SessionOptions:
                             "names must be str")
         for name, value in zip(names, ortvalues):
             _require_tensor(name, value)
+        seen = set(self._external)
+        for name in names:
+            if name in seen:
+                raise _added_already(name)
+            seen.add(name)
         for name, value in zip(names, ortvalues):
             self._external[name] = value
 
