@@ -301,7 +301,7 @@ class _Falsy:
     ("intra_op_num_threads", _Index()), ("intra_op_num_threads", np.array(2)),
     ("log_severity_level", np.float32(3.0)), ("intra_op_num_threads", 2.0),
     ("intra_op_num_threads", "2"), ("intra_op_num_threads", complex(2, 0)),
-    ("enable_profiling", np.array([1])), ("enable_cpu_mem_arena", complex(0, 0)),
+    ("enable_mem_pattern", np.array([1])), ("enable_cpu_mem_arena", complex(0, 0)),
     ("enable_mem_pattern", _Falsy()), ("enable_profiling", np.array([1, 2])),
     ("enable_profiling", [1]), ("enable_profiling", "1"), ("logid", b"\xff"),
 ])
