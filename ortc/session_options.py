@@ -92,6 +92,21 @@ def _thread_count(value: Any, what: str) -> int:
     return _number(value, f"{what} (a thread count; 0: ORT chooses)", 0, MAX_THREADS)
 
 
+def _path_setting(name: str) -> Callable[[Any, str], Any]:
+    """A path setting's check (the value is kept as given, read back as given)."""
+    def check_path(value: Any, what: str) -> Any:
+        fspath(value, name)
+        return value
+    return check_path
+
+
+def _text_setting(name: str) -> Callable[[Any, str], Any]:
+    def check_text(value: Any, what: str) -> Any:
+        utf8(value, name)
+        return value
+    return check_text
+
+
 def _member_of(enum: type[IntEnum]) -> Callable[[Any, str], IntEnum]:
     return lambda value, what: c_enum(value, enum, what)
 
@@ -198,8 +213,9 @@ class SessionOptions(Handle):
                enable_cpu_mem_arena: bool = UNSET, logid: str = UNSET,
                log_severity_level: LoggingLevel | int = UNSET, log_verbosity_level: int = UNSET,
                use_deterministic_compute: bool = UNSET, **unknown: NoReturn) -> SessionOptions:
-        """Set several options at once. Every name is checked before any is applied: an
-        unknown one raises TypeError naming the closest valid one, and nothing changes."""
+        """Set several options at once. Every name and value is checked before any is
+        applied: an unknown name raises TypeError naming the closest valid one, a bad value
+        its error, and nothing changes."""
         return self._update(given_options(locals(), unknown))
 
     @staticmethod
@@ -213,6 +229,7 @@ class SessionOptions(Handle):
         for key in options:
             if key not in _SETTINGS:
                 raise TypeError(closest_name(key, _SETTINGS, "session option"))
+        self._converted(options)  # every value checked before any is applied, too
         for key, value in options.items():
             setattr(self, key, value)
         return self
@@ -258,7 +275,7 @@ class SessionOptions(Handle):
         lambda s, v: check(s._api.SetOptimizedModelFilePath(
             s._ptr, fspath(v, "optimized_model_filepath"))), "",
         "Where ORT saves the optimized model (empty: not saved).",
-        ("SetOptimizedModelFilePath",))
+        ("SetOptimizedModelFilePath",), _path_setting("optimized_model_filepath"))
     enable_profiling: Setting[bool, bool] = _setting(
         "enable_profiling",
         lambda s, v: check(
@@ -271,7 +288,8 @@ class SessionOptions(Handle):
     profile_file_prefix: Setting[StrPath, StrPath] = _setting(
         "profile_file_prefix",
         lambda s, v: _apply_profile_prefix(s, fspath(v, "profile_file_prefix")),
-        "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",))
+        "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",),
+        _path_setting("profile_file_prefix"))
     enable_mem_pattern: Setting[bool, bool] = _setting(
         "enable_mem_pattern",
         lambda s, v: check(s._api.EnableMemPattern(s._ptr) if v
@@ -285,7 +303,7 @@ class SessionOptions(Handle):
         "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"), _bool)
     logid: Setting[str, str] = _setting(
         "logid", lambda s, v: check(s._api.SetSessionLogId(s._ptr, utf8(v, "logid"))), "",
-        "The session's id in log messages.", ("SetSessionLogId",))
+        "The session's id in log messages.", ("SetSessionLogId",), _text_setting("logid"))
     log_severity_level: Setting[LoggingLevel | int, LoggingLevel] = _setting(
         "log_severity_level",
         lambda s, v: check(s._api.SetSessionLogSeverityLevel(s._ptr, int(v))),

@@ -1036,3 +1036,14 @@ def test_a_free_dimension_overridden_again_with_another_value_is_refused() -> No
         s = ortc.Session(model, opts)
         with ortc.SessionOptions.from_recipe(opts.recipe()) as again:
             assert ortc.Session(model, again).inputs[0].shape == s.inputs[0].shape == (2,)
+
+
+@pytest.mark.parametrize("bad", [{"execution_mode": 5}, {"logid": "a\0b"},
+                                 {"optimized_model_filepath": 5},
+                                 {"profile_file_prefix": "p\0"}])
+def test_update_with_a_bad_value_changes_nothing(bad: dict[str, Any]) -> None:
+    with ortc.SessionOptions() as opts:
+        with pytest.raises((TypeError, ValueError)):
+            opts.update(intra_op_num_threads=2, enable_mem_pattern=False, **bad)
+        assert opts.intra_op_num_threads == 0 and opts.enable_mem_pattern is True
+        assert dict(opts.recipe().settings) == {}
