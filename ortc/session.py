@@ -486,14 +486,15 @@ def _described(api: Api, io: tuple[list[NodeArg], list[NodeArg], list[NodeArg]]
     return (*io, RunEngine(api, *io))
 
 
-def _description_key(data: bytes | None, settings: Any) -> Any:
-    """The _DESCRIPTIONS key of a session made from ``data`` with ``settings`` (plain
-    values), or None when it has none (a model from a file, a large model)."""
+def _description_key(data: bytes | None, options: Any) -> Any:
+    """The _DESCRIPTIONS key of a session made from ``data`` with ``options`` (the fields of
+    its options' recipe, or () for ORT's defaults), or None when it has none (a model from a
+    file, a large model, initializers among the options)."""
     if data is None or len(data) > _BYTES_KEY_MAX:
         return None
-    key = (data, settings)
+    key = (data, options)
     try:
-        hash(key)  # (settings are plain values: a check, not an expectation)
+        hash(key)  # (an initializer's array is no key)
     except TypeError:
         return None
     return key
