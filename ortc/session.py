@@ -377,10 +377,10 @@ Made = Optional[Tuple[Tuple[Any, ...], List[str], Dict[str, Dict[str, str]]]]
 
 
 def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOptions | None,
-                    providers: Sequence[Any] | None, option_kwargs: dict[str, Any]
-                    ) -> tuple[Any, tuple[Any, ...], Made]:
+                    providers: list[tuple[str, Mapping[str, Any] | None]],
+                    option_kwargs: dict[str, Any]) -> tuple[Any, tuple[Any, ...], Made]:
     """Create the OrtSession; returns (raw session, what it must keep alive, what it was made
-    with).
+    with). ``providers``: the entries _provider_entries read.
 
     With keywords or providers, the session is made from a temporary copy of ``options``. The
     references ORT keeps into the options (initializer values, their name buffers) are taken
@@ -420,7 +420,7 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
     try:
         if temporary is not None:
             temporary._update(option_kwargs)
-            for name, provider_options in _provider_entries(providers):
+            for name, provider_options in providers:
                 temporary.append_execution_provider(name, provider_options)
             options = temporary
         entries = Entries(sys._getframe(), "Session()")
@@ -893,7 +893,7 @@ class Session(Handle):
         try:
             raw, taken, _ = _create_session(
                 self._api, env, r.model_path if r.model_path is not None else r.model_bytes,
-                opts, None, {})
+                opts, [], {})
         finally:
             opts.close()
         self._adopt(raw, self._api.ReleaseSession, (env, *taken),
