@@ -92,19 +92,14 @@ def _thread_count(value: Any, what: str) -> int:
     return _number(value, f"{what} (a thread count; 0: ORT chooses)", 0, MAX_THREADS)
 
 
-def _path_setting(name: str) -> Callable[[Any, str], Any]:
-    """A path setting's check (the value is kept as given, read back as given)."""
-    def check_path(value: Any, what: str) -> Any:
-        fspath(value, name)
+def _kept_as_given(check_value: Callable[[Any, str], Any], name: str
+                   ) -> Callable[[Any, str], Any]:
+    """A setting's check that keeps the value as given (and reads it back as given):
+    ``check_value`` (fspath, utf8) only refuses what ORT cannot take."""
+    def check_setting(value: Any, what: str) -> Any:
+        check_value(value, name)
         return value
-    return check_path
-
-
-def _text_setting(name: str) -> Callable[[Any, str], Any]:
-    def check_text(value: Any, what: str) -> Any:
-        utf8(value, name)
-        return value
-    return check_text
+    return check_setting
 
 
 def _member_of(enum: type[IntEnum]) -> Callable[[Any, str], IntEnum]:
@@ -275,7 +270,7 @@ class SessionOptions(Handle):
         lambda s, v: check(s._api.SetOptimizedModelFilePath(
             s._ptr, fspath(v, "optimized_model_filepath"))), "",
         "Where ORT saves the optimized model (empty: not saved).",
-        ("SetOptimizedModelFilePath",), _path_setting("optimized_model_filepath"))
+        ("SetOptimizedModelFilePath",), _kept_as_given(fspath, "optimized_model_filepath"))
     enable_profiling: Setting[bool, bool] = _setting(
         "enable_profiling",
         lambda s, v: check(
@@ -289,7 +284,7 @@ class SessionOptions(Handle):
         "profile_file_prefix",
         lambda s, v: _apply_profile_prefix(s, fspath(v, "profile_file_prefix")),
         "onnxruntime_profile_", "Prefix of the profile file's name.", ("EnableProfiling",),
-        _path_setting("profile_file_prefix"))
+        _kept_as_given(fspath, "profile_file_prefix"))
     enable_mem_pattern: Setting[bool, bool] = _setting(
         "enable_mem_pattern",
         lambda s, v: check(s._api.EnableMemPattern(s._ptr) if v
@@ -303,7 +298,7 @@ class SessionOptions(Handle):
         "Use an arena for CPU memory.", ("EnableCpuMemArena", "DisableCpuMemArena"), _bool)
     logid: Setting[str, str] = _setting(
         "logid", lambda s, v: check(s._api.SetSessionLogId(s._ptr, utf8(v, "logid"))), "",
-        "The session's id in log messages.", ("SetSessionLogId",), _text_setting("logid"))
+        "The session's id in log messages.", ("SetSessionLogId",), _kept_as_given(utf8, "logid"))
     log_severity_level: Setting[LoggingLevel | int, LoggingLevel] = _setting(
         "log_severity_level",
         lambda s, v: check(s._api.SetSessionLogSeverityLevel(s._ptr, int(v))),
