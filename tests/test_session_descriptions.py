@@ -158,7 +158,8 @@ def _output_shape_by_optimization_model() -> bytes:
     c1 = numpy_helper.from_array(np.array([2, 1], np.int64), "c1")
     c2 = numpy_helper.from_array(np.array([1, 2], np.int64), "c2")
     graph = helper.make_graph(
-        [helper.make_node("Add", ["c1", "c2"], ["s"]), helper.make_node("Reshape", ["x", "s"], ["y"])],
+        [helper.make_node("Add", ["c1", "c2"], ["s"]),
+         helper.make_node("Reshape", ["x", "s"], ["y"])],
         "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [9])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [c1, c2])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -284,7 +285,8 @@ if pid == 0:
     renamed = ortc.Session(other)
     out = [made.run(None, feeds)[0].tolist(), parent.run(None, feeds)[0].tolist(),
            [a.name for a in renamed.inputs],
-           renamed.run(None, {"q": np.ones(1, np.float32), "b": np.ones(1, np.float32)})[0].tolist(),
+           renamed.run(None, {"q": np.ones(1, np.float32),
+                              "b": np.ones(1, np.float32)})[0].tolist(),
            made._engine.value_cache is not parent._engine.value_cache]
     os.write(w, repr(out).encode())
     os._exit(0)

@@ -100,9 +100,10 @@ def _flag(name: str, value: Any) -> bool:
 
 
 def _c_int(value: Any, low: int = -2**31, high: int = 2**31) -> int | None:
-    """pybind11's conversion to a C integer in ``[low, high)`` (a C int unless told), or None: an integer (``__index__``), else, but for a
-    Python float, what ``int()`` makes of a number (numpy's bool and float scalars, Decimal,
-    Fraction: truncated, as pybind11 falls back to it)."""
+    """pybind11's conversion to a C integer in ``[low, high)`` (a C int unless told), or
+    None: an integer (``__index__``), else, but for a Python float, what ``int()`` makes of a
+    number (numpy's bool and float scalars, Decimal, Fraction: truncated, as pybind11 falls
+    back to it)."""
     if isinstance(value, float):
         return None
     try:
