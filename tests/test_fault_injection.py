@@ -429,7 +429,11 @@ def _settle(baseline: dict[str, int]) -> dict[str, int]:
 
 
 def execute(op: Op, rec: Recorder) -> BaseException | None:
-    """Set up (not recorded), run the action and drop everything (recorded)."""
+    """Set up (not recorded), run the action and drop everything (recorded). Sessions made
+    again from one model share its description (ortc.session._DESCRIPTIONS): emptied first,
+    so that every execution reads what the discovering one read, and a failure injected there
+    is reached."""
+    ortc.session._DESCRIPTIONS.clear()
     objs = op.setup()
     error: BaseException | None = None
     with rec:

@@ -824,7 +824,11 @@ _IO_SLOTS = ("SessionGetInputCount", "SessionGetOutputCount",
 
 def test_inputs_and_outputs_are_read_from_ort_on_first_use_only() -> None:
     """A session made (and dropped) asks ORT nothing about its inputs; the first description
-    or run reads them once, for every later use."""
+    or run reads them once, for every later use (and for later sessions of the model: the
+    shared descriptions are emptied first, as another test may have made this model)."""
+    import ortc.session as session_module
+
+    session_module._DESCRIPTIONS.clear()
     s, counts = _slot_calls(lambda: ortc.Session(models.add_model(), intra_op_num_threads=1),
                             _IO_SLOTS)
     assert counts == dict.fromkeys(_IO_SLOTS, 0)
@@ -837,10 +841,15 @@ def test_inputs_and_outputs_are_read_from_ort_on_first_use_only() -> None:
     out, counts = _slot_calls(lambda: (s.run(None, {"a": a, "b": a}), s.outputs), _IO_SLOTS)
     assert out[0][0].tolist() == [2.0] and [o.name for o in out[1]] == ["c"]
     assert counts == dict.fromkeys(_IO_SLOTS, 0)
-    # a first run reads them too
+    # a first run reads them too: here, the description the first session read
     s2 = ortc.Session(models.add_model(), intra_op_num_threads=1)
-    assert s2.run(None, {"a": a, "b": a})[0].tolist() == [2.0]
+    [out2], counts = _slot_calls(lambda: s2.run(None, {"a": a, "b": a}), _IO_SLOTS)
+    assert out2.tolist() == [2.0] and counts == dict.fromkeys(_IO_SLOTS, 0)
     assert s2.inputs == s.inputs and s2.outputs == s.outputs
+    session_module._DESCRIPTIONS.clear()
+    s3 = ortc.Session(models.add_model(), intra_op_num_threads=1)
+    [out3], counts = _slot_calls(lambda: s3.run(None, {"a": a, "b": a}), _IO_SLOTS)
+    assert out3.tolist() == [2.0] and counts["SessionGetInputTypeInfo"] == 2
 
 
 def test_threads_reading_a_new_sessions_inputs_at_once_get_the_same_answer() -> None:
