@@ -475,6 +475,9 @@ Description = Tuple[List[NodeArg], List[NodeArg], List[NodeArg], RunEngine]
 #: session's own: RunEngine.for_session), as safe to share between sessions as between one
 #: session's threads.
 _DESCRIPTIONS: dict[Any, Description] = {}
+#: where the custom-op libraries are among the fields OptionsRecord.freeze makes (an
+#: OptionsRecipe's, in order)
+_FROZEN_LIBRARIES = 5
 _DESCRIPTIONS_MAX = 32
 #: the largest model kept as a key (the cache then holds at most 2 MiB of models); a larger
 #: model's description is read from ORT for every session, whose creation dwarfs the reading
@@ -626,7 +629,7 @@ class Session(Handle):
         if made is not None:
             frozen, used_providers, self._provider_options = made
         self._recipe_fields = (path, data, frozen)
-        if data is not None and (frozen is None or not frozen[5]) and \
+        if data is not None and (frozen is None or not frozen[_FROZEN_LIBRARIES]) and \
                 os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") != "1":
             # (its description may be shared: _DESCRIPTIONS; initializers' arrays make the
             # key unhashable: none). Not with custom-op libraries (a library's file may

@@ -466,3 +466,17 @@ def test_sessions_unpickled_per_task_share_the_process_sessions_engine_tables() 
     assert first._engine.value_cache is not second._engine.value_cache
     first.close()
     assert second.run(None, _ones(np.float32))[0].tolist() == [3.0]
+
+
+def test_the_libraries_field_a_description_key_looks_at_is_the_recipes() -> None:
+    import ortc.session as session_module
+    from ortc.recipe import OptionsRecipe
+
+    opts = ortc.SessionOptions()
+    frozen = opts._record.freeze(opts._values, ("CPUExecutionProvider",), {})
+    recipe = OptionsRecipe(*frozen)
+    assert frozen[session_module._FROZEN_LIBRARIES] is recipe.custom_op_libraries == ()
+    opts._record.libraries.append("/no/such/lib.so")  # (recorded only: never loaded here)
+    frozen = opts._record.freeze(opts._values, (), {})
+    assert frozen[session_module._FROZEN_LIBRARIES] == ("/no/such/lib.so",) == \
+        OptionsRecipe(*frozen).custom_op_libraries
