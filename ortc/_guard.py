@@ -401,6 +401,12 @@ class Guard:
             self._run_deferred_release()
         return bool(dead)
 
+    def current(self) -> bool:
+        """Whether the object is open and was made in this process (not inherited through a
+        fork, where its first entry renews or refuses it): what code that reads only Python
+        state of the object needs to know, with no entry."""
+        return not self.closed and self.gen == _generation
+
     def busy(self) -> bool:
         """True while a call (other than one an interrupt cut off) is inside."""
         if not self.calls:

@@ -27,7 +27,7 @@ from ._cstr import NameArray, shared_name_array
 from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._guard import Entries
-from . import _interrupt
+from . import _interrupt, _process
 from . import run_options as _run_options_module
 from ._interrupt import Deadline, watcher
 from ._loader import Api
@@ -102,15 +102,22 @@ def _plain_tensors(args: Iterable[NodeArg]) -> dict[str, tuple[np.dtype[Any], in
     return found
 
 
-def _this_threads(tables: dict[int, dict[Any, Any]]) -> dict[Any, Any]:
-    """This thread's table in ``tables`` (thread id -> dict), made on first use; past 64 threads
-    the mapping restarts (what a table holds is only ever a cache)."""
+#: the value cache (see RunEngine.prepare_inputs): thread id -> (address, shape, element type)
+#: -> the owner of an OrtValue over that memory. One for every session: such a value holds an
+#: address, a shape and a type and belongs to no session, so a session made per call (per task,
+#: per operator) finds the values its predecessor made over the caller's buffers
+_value_caches: dict[int, dict[Any, Any]] = _process.emptied(__name__, "_value_caches", {})
+
+
+def _thread_values() -> dict[Any, Any]:
+    """This thread's value cache, made on first use; past 64 threads the mapping restarts
+    (what a table holds is only ever a cache)."""
     tid = _get_ident()
-    table = tables.get(tid)
+    table = _value_caches.get(tid)
     if table is None:
-        if len(tables) > 64:
-            tables.clear()
-        table = tables[tid] = {}
+        if len(_value_caches) > 64:
+            _value_caches.clear()
+        table = _value_caches[tid] = {}
     return table
 
 
@@ -370,17 +377,6 @@ class RunEngine:
         #: the outputs that are also inputs or overridable initializers (ORT hands back the
         #: fed value for them)
         self.echoes = frozenset(self.output_index.keys() & feedable.keys())
-        #: thread id -> (address, shape, element type) -> the owner of an OrtValue over it
-        self.value_cache: dict[int, dict[Any, Any]] = {}
-
-    def for_session(self) -> RunEngine:
-        """This engine for one more session of the same model and settings: the tables and the
-        name and output-list caches (content-keyed, immutable C arrays) shared, a value cache of
-        its own (the OrtValues a session's runs keep go with the session)."""
-        engine = object.__new__(RunEngine)
-        engine.__dict__.update(self.__dict__)
-        engine.value_cache = {}
-        return engine
 
     # -- names ---------------------------------------------------------------------------------
     def name_array(self, names: tuple[str, ...]) -> NameArray:
@@ -466,10 +462,6 @@ class RunEngine:
             raise InvalidArgument(f"unknown input name {name!r}; the model's inputs are "
                                   f"{[a.name for a in self.inputs]}")
 
-    def drop_caches(self) -> None:
-        """Let the OrtValues kept for later runs go (the value cache): on close."""
-        self.value_cache = {}  # non-owning values over caller memory: released with the dict
-
     def prepare_inputs(self, feeds: Mapping[str, Any], ctx: RunContext) -> tuple[NameArray, Any]:
         """An OrtValue per feed (read once: :meth:`snapshot`), into ``ctx``: the OrtValues
         made for this run only go to ``ctx.created``, what must stay alive (or entered) until
@@ -502,7 +494,7 @@ class RunEngine:
                         values[i] = self.feed_value(name, array, ctx)
                         continue
                     if cache is None:
-                        cache = _this_threads(self.value_cache)
+                        cache = _thread_values()
                     shape = array.shape
                     owner = cache.get((buf, shape, et))
                     if owner is None:
@@ -527,7 +519,7 @@ class RunEngine:
             buf = _from_buffer(array)
         except ValueError:  # not C-contiguous
             return None
-        cache = _this_threads(self.value_cache)
+        cache = _thread_values()
         owner = cache.get((buf, array.shape, et))
         if owner is None:
             owner = self.cached_value(buf, array.nbytes, array.shape, et, what, cache)
@@ -538,7 +530,7 @@ class RunEngine:
         """An OrtValue over ``nbytes`` at a raw CPU address its caller vouches for (what
         onnxruntime's IOBinding takes from libraries that rebind pointers every call), from
         this thread's value cache."""
-        cache = _this_threads(self.value_cache)
+        cache = _thread_values()
         key = (address, shape, et)  # (an int: no pointer object made for a hit)
         owner = cache.get(key)
         if owner is None:

@@ -122,11 +122,27 @@ def session_run_rule(providers: Sequence[str],
             "reasons": reasons}
 
 
+#: run_is_exclusive's answers for providers given without options (the usual session), by
+#: their names: one library per process, so the names decide
+_EXCLUSIVE_WITHOUT_OPTIONS: dict[tuple[str, ...], bool] = {}
+
+
 def run_is_exclusive(providers: Sequence[str],
                      provider_options: dict[str, dict[str, str]] | None = None) -> bool:
     """Whether :func:`session_run_rule` makes Run exclusive for a session with these providers
     and options, with the loaded library (its decision without the reasons' text: every new
-    session asks it)."""
+    session asks it, so the answer for providers without options is kept)."""
+    if not provider_options:
+        names = tuple(providers)
+        known = _EXCLUSIVE_WITHOUT_OPTIONS.get(names)
+        if known is None:
+            known = _EXCLUSIVE_WITHOUT_OPTIONS[names] = _run_is_exclusive(names, None)
+        return known
+    return _run_is_exclusive(providers, provider_options)
+
+
+def _run_is_exclusive(providers: Sequence[str],
+                      provider_options: dict[str, dict[str, str]] | None) -> bool:
     ort_version = _loader.library_info().version
     return not all([_provider_run_rule(p, provider_options, ort_version)[0]
                     for p in providers])

@@ -471,9 +471,9 @@ Description = Tuple[List[NodeArg], List[NodeArg], List[NodeArg], RunEngine]
 #: the first one's description and run engine instead of reading them from ORT again. The key
 #: holds the model's bytes and compares them, so only the same model finds an entry (a model
 #: file is not keyed: it could change between a check and ORT's read). The run engine's caches
-#: are content-keyed (name arrays, output lists, OrtValues over caller memory per thread, each
-#: session's own: RunEngine.for_session), as safe to share between sessions as between one
-#: session's threads.
+#: are content-keyed (name arrays, output lists), as safe to share between sessions as between
+#: one session's threads; the OrtValues over caller memory are every session's already
+#: (ortc/_run.py, ``_value_caches``).
 _DESCRIPTIONS: dict[Any, Description] = {}
 #: where the custom-op libraries are among the fields OptionsRecord.freeze makes (an
 #: OptionsRecipe's, in order)
@@ -724,15 +724,25 @@ class Session(Handle):
 
     def _description_key(self) -> Any:
         """What this session's description is shared under (_DESCRIPTIONS), or None."""
-        if not self._describable:
+        fields = self._recipe_fields  # (None once closed)
+        if not self._describable or fields is None:
             return None
-        _, data, frozen = self._recipe_fields
+        _, data, frozen = fields
         return _description_key(data, frozen if frozen is not None else ())
 
     def _io_on_first_use(self) -> None:
-        """(Reached through _IoOnFirstUse.) Read the inputs and outputs inside a shared entry
-        of the session's guard: a ClosedError when it is closed, the rebuild in a forked child
-        (which reads them itself), and no release while ORT is asked."""
+        """(Reached through _IoOnFirstUse.) Take the shared description when there is one and
+        the session is open and of this process (nothing is asked of ORT: no entry); else read
+        the inputs and outputs inside a shared entry of the session's guard: a ClosedError
+        when it is closed, the rebuild in a forked child (which reads them itself), and no
+        release while ORT is asked."""
+        guard = self._guard
+        if guard is not None and guard.current():
+            key = self._description_key()
+            made = _DESCRIPTIONS.get(key) if key is not None else None
+            if made is not None:
+                self._publish_io(made, replace=False)
+                return
         entries = Entries(sys._getframe(), "Session.inputs")
         try:
             entries.enter(self)
@@ -745,16 +755,11 @@ class Session(Handle):
                         if len(_DESCRIPTIONS) >= _DESCRIPTIONS_MAX:
                             _DESCRIPTIONS.clear()
                         made = _DESCRIPTIONS.setdefault(key, made)
-                if key is not None:  # the cached engine's own value cache is never filled
-                    made = (*made[:3], made[3].for_session())
                 self._publish_io(made, replace=False)
         finally:
             entries.leave()
 
     def _drop_references(self) -> None:
-        engine = self.__dict__.get("_engine")  # (never read: nothing to drop)
-        if engine is not None:
-            engine.drop_caches()
         # the last Session released on the main thread gives back the signal wakeup fd its
         # runs took for Ctrl-C (only the main thread may set it)
         if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \
@@ -919,9 +924,9 @@ class Session(Handle):
         self._guard = guard  # callers hold this guard: keep it, renewed last
         self._inputs, self._outputs = core._inputs, core._outputs
         self._initializers = core._initializers
-        # the core's tables and caches, a value cache of its own (a task's run after the
-        # first unpickled session of the process then builds nothing)
-        self._engine = core._engine.for_session()
+        # the core's run engine (a task's run after the first unpickled session of the process
+        # then builds nothing)
+        self._engine = core._engine
         guard._renew()
 
     def _ready(self) -> None:

@@ -1341,12 +1341,13 @@ _OPAQUE = "a sequence or map value"
 
 
 def _cache_faults(s: Any, path: str) -> list[str]:
-    """The session's cached values whose shape is not their key's (a value ORT reshaped, found
-    by a later feed or buffer at its address: see RunEngine.as_ort_made)."""
+    """The cached values (every session's) whose shape is not their key's (a value ORT
+    reshaped would be found by a later feed or buffer at its address)."""
     from ortc._numpy_bridge import tensor_shape_and_type
+    from ortc._run import _value_caches
 
     faults = []
-    for cache in list(s._engine.value_cache.values()):
+    for cache in list(_value_caches.values()):
         for (_address, shape, _et), owner in list(cache.items()):
             made = tensor_shape_and_type(s._engine.api, owner)[1]
             if made != shape:

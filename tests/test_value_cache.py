@@ -1,6 +1,7 @@
-"""The per-thread cache of OrtValues over caller memory (RunEngine.new_cached_value), which the
-general path and the lanes share: an OrtValue is reused only for the same address, shape and
-type, results are never shared or stale, and the cache stays bounded."""
+"""The per-thread cache of OrtValues over caller memory (``ortc._run._value_caches``, filled by
+RunEngine.cached_value), which every session's runs and bindings share: an OrtValue is reused
+only for the same address, shape and type, results are never shared or stale, and the cache
+stays bounded."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import numpy as np
 
 import models
 import ortc
-from ortc._run import _VALUE_CACHE_MAX
+from ortc._run import _VALUE_CACHE_MAX, _value_caches
 
-N = 8192  # 32 KB float32 tensors: above the stage's limit (the general path and lanes share the cache)
+N = 8192  # 32 KB float32 tensors
 
 
 def _creates(s: ortc.Session, monkeypatch) -> list[int]:
@@ -79,7 +80,7 @@ def test_the_cache_is_bounded_and_per_thread() -> None:
         a = np.ones(n, np.float32)
         keep.append(a)
         assert s.run(None, {"a": a, "b": a})[0][0] == 2.0
-    mine = s._engine.value_cache[threading.get_ident()]
+    mine = _value_caches[threading.get_ident()]
     assert 0 < len(mine) <= _VALUE_CACHE_MAX
     seen: list[int] = []
 
@@ -91,8 +92,8 @@ def test_the_cache_is_bounded_and_per_thread() -> None:
     t = threading.Thread(target=other)
     t.start()
     t.join()
-    assert seen and seen[0] in s._engine.value_cache
-    assert s._engine.value_cache[seen[0]] is not mine
+    assert seen and seen[0] in _value_caches
+    assert _value_caches[seen[0]] is not mine
 
 
 def test_outputs_fed_back_as_inputs() -> None:
