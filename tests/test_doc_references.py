@@ -2,7 +2,10 @@
 docs/*.md and the Rust crate's README and comments, and in the strings of the rules table's
 sources (ortc/rules_table.py, ortc/slot_rules.py, ortc/evidence.py) and the rules they render,
 is a check the kit registers or a test in tests/; every link between these pages reaches a file,
-and every #anchor a heading (or an explicit anchor) of the page it names.
+and every #anchor a heading (or an explicit anchor) of the page it names; and every piece of
+code the pages name where they describe the code as it is now (a class and its member, a module
+and its function, a file) exists (the rule, and which parts of which pages it covers:
+test_the_code_the_pages_name_exists's docstring).
 
 tests/test_evidence.py checks the evidence records' structured references; this file checks
 the free text around them, where a renamed test or check went stale unnoticed (docs cited
@@ -11,12 +14,16 @@ tests that the run core's rewrite had removed).
 
 from __future__ import annotations
 
+import ast
 import glob
+import importlib
+import importlib.util
 import io
 import json
 import os
 import re
 import tokenize
+from functools import lru_cache
 
 import pytest
 
@@ -217,3 +224,308 @@ def test_a_stale_citation_is_reported(text: str, found: str | None) -> None:
 def test_a_broken_link_is_reported(link: str, found: str | None) -> None:
     bad = link_problems("README.md", link)
     assert (bad == []) if found is None else (len(bad) == 1 and found in bad[0]), bad
+
+
+# -- the code the pages name -------------------------------------------------------------------
+# (the rule: test_the_code_the_pages_name_exists's docstring)
+
+PERFORMANCE_CURRENT = ("Reproduce", "The rows", "Targets", "How it measures")
+#: pages whose code names are not ortc's: only their paths are checked
+NAMES_NOT_ORTCS = {os.path.join("docs", n) for n in ("COMPAT.md", "CONFORMANCE.md",
+                                                     "THREAD_RULES.md")}
+GONE = re.compile(r"no\s+longer\s+exists?|(?:went|gone)\s+with\s+the\s+run\s+core's\s+rewrite",
+                  re.I)
+#: names of other projects the current pages cite that no file of this project spells:
+#: CPython's frame attribute and C's thread exit (RELIABILITY's crash reports), an ONNX
+#: attribute and an ORT node attribute (models RELIABILITY describes)
+OUTSIDE = frozenset({"f_back", "pthread_exit", "ngram_indexes", "embed_mode"})
+PATH_SPAN = re.compile(r"(?:ortc|bench|examples|include|rust)/[\w./-]*")
+#: a file named without its folder (`_guard.py`, `rules.rs`)
+FILE_SPAN = re.compile(r"[\w-]+\.(?:py|rs|h|c|md|toml)")
+NAME_SPAN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+CODE_WORD = re.compile(r"_+[A-Za-z]\w*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+[A-Z]\w*"
+                       r"|[A-Z][a-z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+#: the name ortc gives an instance of these classes wherever it holds one
+INSTANCE_NAMES = {"guard": "Guard"}
+
+
+class _CodeIndex:
+    """ortc's classes (members, bases), modules (top-level names) and the project's words."""
+
+    def __init__(self) -> None:
+        self.members: dict[str, set[str]] = {}
+        self.bases: dict[str, set[str]] = {}
+        self.modules: dict[str, set[str]] = {}  # short name -> top-level names (merged)
+        self.words: set[str] = set()
+        self.files: set[str] = set()
+        for folder, dirs, names in os.walk(ROOT):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d != "target"]
+            self.files.update(names)
+        for path in sorted(glob.glob(os.path.join(ROOT, "ortc", "**", "*.py"), recursive=True)):
+            rel = os.path.relpath(path, ROOT)
+            self._index_ortc(ast.parse(_read(rel)), os.path.basename(path)[:-3])
+        for pattern in ("tests/**/*.py", "bench/*.py", "examples/*.py"):
+            for path in glob.glob(os.path.join(ROOT, pattern), recursive=True):
+                self._words(ast.parse(_read(os.path.relpath(path, ROOT))))
+        for pattern in ("rust/ortc-rules/src/*.rs", "rust/ortc-rules/tests/**/*.rs",
+                        "include/*.h"):
+            for path in glob.glob(os.path.join(ROOT, pattern), recursive=True):
+                code = re.sub(r"//[^\n]*|/\*.*?\*/", "", _read(os.path.relpath(path, ROOT)),
+                              flags=re.S)
+                self.words.update(re.findall(r"[A-Za-z_]\w*", code))
+
+    def _words(self, tree: ast.AST) -> None:
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.words.add(n.name)
+            elif isinstance(n, ast.Name):
+                self.words.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                self.words.add(n.attr)
+            elif isinstance(n, ast.arg):
+                self.words.add(n.arg)
+            elif isinstance(n, ast.keyword) and n.arg:
+                self.words.add(n.arg)
+            elif isinstance(n, ast.alias):
+                self.words.update((n.asname or n.name).split("."))
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and \
+                    re.fullmatch(r"\w+", n.value):
+                self.words.add(n.value)
+
+    def _index_ortc(self, tree: ast.Module, module: str) -> None:
+        self._words(tree)
+        self.words.add(module)
+        top = self.modules.setdefault(module, set())
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                top.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                top.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                top.update((a.asname or a.name).split(".")[0] for a in node.names)
+        for cls in ast.walk(tree):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            members = self.members.setdefault(cls.name, set())
+            self.bases.setdefault(cls.name, set()).update(
+                b.id if isinstance(b, ast.Name) else b.attr for b in cls.bases
+                if isinstance(b, (ast.Name, ast.Attribute)))
+            for n in ast.walk(cls):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    members.add(n.name)
+                elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    members.add(n.id)
+                elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and \
+                        isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
+                    members.add(n.attr)
+                elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    members.add(n.value)  # __slots__, names set through setattr or a table
+
+    def class_members(self, name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        found = set(self.members.get(name, ())) | set(dir(object))
+        for base in self.bases.get(name, ()):
+            if base not in seen:
+                found |= self.class_members(base, seen | {name})
+        return found
+
+    def known_word(self, word: str) -> bool:
+        if word in self.words or word in OUTSIDE:
+            return True
+        try:
+            return importlib.util.find_spec(word) is not None
+        except (ImportError, ValueError):
+            return False
+
+
+@lru_cache(maxsize=1)
+def _code_index() -> _CodeIndex:
+    return _CodeIndex()
+
+
+def _ortc_name_problem(dotted: str) -> str | None:
+    """Why ``ortc.a.b...`` names nothing, or None."""
+    parts = dotted.split(".")
+    module, i = "ortc", 1
+    while i < len(parts):  # the longest prefix that is a module or a package
+        path = os.path.join(ROOT, *module.split("."), parts[i])
+        if not (os.path.isfile(path + ".py") or os.path.isdir(path)):
+            break
+        module, i = f"{module}.{parts[i]}", i + 1
+    if i == len(parts):
+        return None
+    try:
+        obj = getattr(importlib.import_module(module), parts[i])
+    except AttributeError:
+        return f"{module} has no {parts[i]!r}"
+    if i + 1 < len(parts) and isinstance(obj, type) and not hasattr(obj, parts[i + 1]) and \
+            parts[i + 1] not in _code_index().class_members(obj.__name__):
+        return f"{module}.{parts[i]} has no member {parts[i + 1]!r}"
+    return None
+
+
+def name_problem(span: str) -> str | None:
+    """Why the backtick span ``span`` names code that does not exist, or None (the rule:
+    test_the_code_the_pages_name_exists)."""
+    span = span.strip()
+    if span.endswith(")") and "(" in span:
+        span = span[:span.index("(")]  # a call: the name called
+    if PATH_SPAN.fullmatch(span):
+        return None if os.path.exists(os.path.join(ROOT, span.rstrip("/"))) else \
+            f"no file or folder {span}"
+    index = _code_index()
+    if FILE_SPAN.fullmatch(span):
+        return None if span in index.files else f"no file {span} in the repository"
+    if not NAME_SPAN.fullmatch(span) or span.startswith("__") and span.endswith("__"):
+        return None
+    head, _, rest = span.partition(".")
+    member = rest.split(".")[0]
+    if head == "ortc" and rest:
+        return _ortc_name_problem(span)
+    if rest and head in index.members:
+        return None if member in index.class_members(head) else \
+            f"no {member!r} in class {head}"
+    if rest and head.startswith("_") and head in index.modules:
+        return None if member in index.modules[head] else f"no {member!r} in ortc's {head}"
+    if rest and head in INSTANCE_NAMES:
+        cls = INSTANCE_NAMES[head]
+        return None if member in index.class_members(cls) else f"no {member!r} in class {cls}"
+    if CODE_WORD.fullmatch(head) and head not in index.members and \
+            (not rest or head[0].isupper() or head[0] == "_") and not index.known_word(head):
+        return f"no {head!r} anywhere in the project's code"
+    return None
+
+
+def _blocks(markdown: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each paragraph, list item and table row; fenced code
+    blocks are left out (their names are a program's, checked by running it)."""
+    found: list[tuple[int, list[str]]] = []
+    fenced = False
+    open_block = False
+    for n, line in enumerate(markdown.splitlines(), 1):
+        if line.startswith("```"):
+            fenced, open_block = not fenced, False
+            continue
+        if fenced or not line.strip() or line.startswith("    ") and not open_block:
+            open_block = False
+            continue
+        starts = line.startswith("|") or line.startswith("#") or \
+            re.match(r"\s*(?:[*-]|\d+\.)\s", line) is not None
+        if starts or not open_block:
+            found.append((n, [line]))
+        else:
+            found[-1][1].append(line)
+        open_block = not line.startswith("|") and not line.startswith("#")
+    return [(n, "\n".join(lines)) for n, lines in found]
+
+
+def current_text(page: str, markdown: str) -> str:
+    """The parts of ``page`` that describe the code as it is now (the rule:
+    test_the_code_the_pages_name_exists)."""
+    if page != os.path.join("docs", "PERFORMANCE.md"):
+        return markdown
+    kept: list[str] = []
+    keep = True
+    for line in markdown.splitlines():
+        m = re.match(r"## (.*)", line)
+        if m:
+            keep = m.group(1).strip() in PERFORMANCE_CURRENT
+        kept.append(line if keep else "")
+    return "\n".join(kept)
+
+
+def code_name_problems(page: str, markdown: str) -> list[str]:
+    """The code ``page`` names in its current parts that does not exist (the rule:
+    test_the_code_the_pages_name_exists)."""
+    bad = []
+    text = current_text(page, markdown)
+    for line, block in _blocks(text):
+        if GONE.search(block):
+            continue  # a record of code that is gone
+        for m in re.finditer(r"`([^`\n]+)`", block):
+            span = m.group(1)
+            problem = name_problem(span) if page not in NAMES_NOT_ORTCS or \
+                PATH_SPAN.fullmatch(span.strip()) else None
+            if problem:
+                bad.append(f"{page}:{line}: `{span}`: {problem}")
+    return bad
+
+
+def test_the_code_the_pages_name_exists() -> None:
+    """A page that says how the code works names it: `Guard.enter`, `RunContext.close`,
+    `_status.ignore`, `ortc/_run.py`, `release_begins`. After the run core's rewrite several pages
+    went on describing, as current, code it had deleted (`release_run`, `Guard.call_shared_alone`,
+    `guard.users`), which no citation check saw. The rule:
+
+    * Current: README.md, the Rust crate's README and every page under docs/ describe the code as
+      it is now, but for
+      - docs/PERFORMANCE.md, of which only the introduction and the sections PERFORMANCE_CURRENT
+        name are: its other sections are dated records of past runs and name the code of then;
+      - docs/COMPAT.md, whose code names are onnxruntime's API (what ortc.compat provides, and
+        what it does not), held to onnxruntime itself by tests/test_compat*.py;
+      - docs/CONFORMANCE.md and docs/THREAD_RULES.md, generated from ortc's own sources (the check
+        registry; the rules table, whose strings test_every_cited_check_and_test_exists reads),
+        and naming ORT's C and C++ code rather than ortc's.
+      Those pages' paths into the repository (`ortc/_guard.py`) are checked all the same.
+    * A record inside a current page: a block (a paragraph, a list item, a table row) that says
+      the code it names is gone (GONE: "... no longer exists", "... went with the run core's
+      rewrite") is history and may name that code.
+    * What is checked, per backtick span that is one name (a call's arguments dropped):
+      - a path under ortc/, bench/, examples/, include/ or rust/ exists, and so does a file
+        named without its folder somewhere in the repository;
+      - `ortc.mod.name` imports; `Class.member` (Class one of ortc's classes) is a member of it or
+        of a base; `_module.name` (one of ortc's private modules) is a name of that module, and
+        `guard.member` a member of Guard (the name ortc gives a guard everywhere);
+      - a bare name that looks like code (a leading underscore, snake_case, CamelCase,
+        UPPER_CASE), and the head of a dotted name that is not one of the above, occurs in the
+        project's own code (ortc/, tests/, bench/, examples/, the Rust crate, include/) as a
+        name or a one-word string, or is an importable module. OUTSIDE lists the few names of
+        other projects the current pages cite.
+      Other dotted names (`np.ndarray`, `os.fork`, `session.intra_op.allow_spinning`, check ids)
+      are other projects' or ORT's, and are not checked.
+    """
+    bad: list[str] = []
+    checked = 0
+    for page in PAGES:
+        text = _read(page)
+        bad += code_name_problems(page, text)
+        checked += len(re.findall(r"`[^`\n]+`", current_text(page, text)))
+    assert bad == []
+    assert checked > 1000  # (the scan sees the pages it is for)
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    # names the run core's rewrite deleted, as the pages named them after it
+    ("a `finally` leaves with one C call (`guard.users.remove(token)`)",
+     "no 'users' in class Guard"),
+    ("cleanups (`release_run`, the binding's `_release_outputs`) are made of steps",
+     "no 'release_run' anywhere"),
+    ("the stages of `ortc._stage`", "ortc has no '_stage'"),
+    ("the bound run's entries (`Guard.call_shared_alone`)", "no 'call_shared_alone' in class"),
+    ("its leases (`Lease(obj, into=keep)`)", "no 'Lease' anywhere"),
+    ("see `_plan.one_element`", "no '_plan' anywhere"),
+    ("see `Session._stoppable`", "no '_stoppable' in class Session"),
+    ("the pipeline of `ortc/_stage.py`", "no file or folder ortc/_stage.py"),
+    ("`ortc._run.RunContext.reopen`", "ortc._run.RunContext has no member 'reopen'"),
+    ("`_run.release_run`", "no 'release_run' in ortc's _run"),
+    # names that exist, and names of other projects
+    ("`Guard.enter`, `RunContext.close`, `ortc/_run.py`, `_status.ignore`, `guard.calls`", None),
+    ("`ortc._guard.Guard.leave`, `Entries.leave_quietly`, `release_begins`, `Hold`", None),
+    ("`np.ndarray`, `os.fork`, `session.intra_op.allow_spinning`, `thread.shared-binding`",
+     None),
+    ("`sys._current_frames()`, `frame.clear()`, `list.remove`, `_thread`, `ml_dtypes`", None),
+    ("`Future.cancel`, `test_a_marked_argument_is_held_for_the_call`, `f_back`", None),
+    # a record says the code is gone
+    ("| lanes | a lane held (`Lease`) | lanes went with the run core's rewrite |", None),
+])
+def test_a_name_of_code_that_is_gone_is_reported(text: str, found: str | None) -> None:
+    bad = code_name_problems("README.md", text)
+    assert (bad == []) if found is None else (len(bad) == 1 and found in bad[0]), bad
+
+
+def test_only_the_current_sections_of_performance_md_are_held_to_the_code() -> None:
+    page = os.path.join("docs", "PERFORMANCE.md")
+    text = "## Reproduce\n\n`release_run`\n\n## A run (2026-01-01)\n\n`release_run`\n"
+    assert len(code_name_problems(page, text)) == 1
+    for name in PERFORMANCE_CURRENT:
+        assert f"## {name}\n" in _read(page)
