@@ -386,25 +386,23 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
     references ORT keeps into the options (initializer values, their name buffers) are taken
     over here, right after creation and before that copy is closed: this function is the only
     code that sees the copy, so the order cannot go wrong. Keywords alone (no options, no
-    providers) are applied to a bare ORT options object (BareOptions), which nothing refers to.
+    providers) are applied to a bare ORT options object (bare_options: the same for the same
+    settings), which nothing refers to after ORT read it.
     """
     if options is not None or option_kwargs or providers:
         # imported here: a session with ORT's default options has no use for them (0.4 ms of a
         # cold start)
-        from .session_options import _SETTINGS, BareOptions, SessionOptions
+        from .session_options import _SETTINGS, SessionOptions, bare_options
 
         if options is None and not providers and all(k in _SETTINGS for k in option_kwargs):
-            bare = BareOptions(api, option_kwargs)
+            bare = bare_options(api, option_kwargs)
+            entries = Entries(sys._getframe(), "Session()")
             try:
-                entries = Entries(sys._getframe(), "Session()")
-                try:
-                    entries.enter(env)  # in use (shared) while ORT creates the session
-                    raw = Session._create(api, env, model, bare._ptr)
-                finally:
-                    entries.leave()
+                entries.enter(env)  # in use (shared) while ORT creates the session
+                raw = Session._create(api, env, model, bare._ptr)
             finally:
-                bare.close()
-            return raw, (), (bare.frozen(), [], {})
+                entries.leave()
+            return raw, (), (bare.frozen, [], {})
     if options is not None:
         if not isinstance(options, SessionOptions):
             if isinstance(options, (list, tuple)):  # Session(model, ["CPUExecutionProvider"])

@@ -11,13 +11,13 @@ class does not define are refused, so a misspelt option cannot be stored and ign
 from __future__ import annotations
 
 import os
-from enum import IntEnum
+from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Mapping, NoReturn, TypeVar, \
     Union, cast, overload
 
 import numpy as np
 
-from . import _loader
+from . import _loader, _process
 from ._cstr import INT32, INT64, UNSET, c_enum, c_integer, c_strings, config_value, fspath, \
     given_options, key_value_arrays, utf8
 from ._enums import ExecutionMode, GraphOptimizationLevel, LoggingLevel
@@ -611,33 +611,53 @@ class OptionsRecord:
 
 
 class BareOptions:
-    """Keyword settings applied to a bare ORT options object for one session's creation
+    """Keyword settings applied to a bare ORT options object for session creation
     (``Session(model, intra_op_num_threads=1)``): checked, converted and applied as the
     SessionOptions attributes of those names do, without that class's handle, guard and
-    record, which cost as much again as the rest of a small model's session. Only its
-    creator sees it (no other thread can), and it releases it with :meth:`close`."""
+    record, which cost as much again as the rest of a small model's session. Nothing changes
+    it once made: ORT only reads options while it makes a session, and several creations may
+    read one at once (conformance check thread.concurrent-create), so :func:`bare_options`
+    keeps one per settings for the sessions made with them. The ORT object goes with the last
+    reference (a creation in progress holds one)."""
 
-    __slots__ = ("_api", "_ptr", "_values")
+    __slots__ = ("_api", "_ptr", "_values", "frozen")
 
     def __init__(self, api: Any, settings: Mapping[str, Any]) -> None:
         self._api = api
         self._values: dict[str, Any] = {}
-        self._ptr = call_out(api.CreateSessionOptions, "OrtSessionOptions*")
+        self._ptr = ffi.gc(call_out(api.CreateSessionOptions, "OrtSessionOptions*"),
+                           api.ReleaseSessionOptions)
         try:
             for name, value in settings.items():
                 _set(self, name, value)
         except BaseException:
-            self.close()
+            ffi.release(self._ptr)
             raise
+        #: the OptionsRecipe fields of these settings (as OptionsRecord.freeze makes them)
+        self.frozen: tuple[Any, ...] = (_frozen_settings(self._values), *_NOTHING_FROZEN)
 
-    def close(self) -> None:
-        ptr, self._ptr = self._ptr, ffi.NULL
-        if ptr != ffi.NULL:
-            self._api.ReleaseSessionOptions(ptr)
 
-    def frozen(self) -> tuple[Any, ...]:
-        """The OptionsRecipe fields of these settings (as OptionsRecord.freeze makes them)."""
-        return (_frozen_settings(self._values), *_NOTHING_FROZEN)
+#: BareOptions by their settings (name, the value's type, the value; in the order given), for
+#: settings of immutable types only: an object of another type could convert otherwise next
+#: time (an ``__index__`` over changing state). Bounded: past _BARE_MAX the keep restarts
+_bare: dict[tuple[Any, ...], BareOptions] = _process.emptied(__name__, "_bare", {})
+_BARE_MAX = 16
+_IMMUTABLE = (int, bool, float, str)
+
+
+def bare_options(api: Any, settings: Mapping[str, Any]) -> BareOptions:
+    """The BareOptions of ``settings``: the one made before for equal settings of immutable
+    types (a session made per call converts and applies them once), else new ones."""
+    key = tuple([(name, type(value), value) for name, value in settings.items()])
+    if not all(t in _IMMUTABLE or issubclass(t, Enum) for _, t, _ in key):
+        return BareOptions(api, settings)
+    bare = _bare.get(key)
+    if bare is None:
+        bare = BareOptions(api, settings)
+        if len(_bare) >= _BARE_MAX:
+            _bare.clear()
+        _bare[key] = bare
+    return bare
 
 
 def _frozen_settings(values: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -430,10 +430,13 @@ def _settle(baseline: dict[str, int]) -> dict[str, int]:
 
 def execute(op: Op, rec: Recorder) -> BaseException | None:
     """Set up (not recorded), run the action and drop everything (recorded). Sessions made
-    again from one model share its description (ortc.session._DESCRIPTIONS): emptied first,
-    so that every execution reads what the discovering one read, and a failure injected there
-    is reached."""
-    ortc.session._DESCRIPTIONS.clear()
+    again from one model share its description (ortc.session._DESCRIPTIONS), and the process
+    keeps bare options per settings (session_options._bare) and OrtValues over caller memory
+    (_run._value_caches), bounded caches: emptied first, so that every execution makes what
+    the discovering one made and a failure injected there is reached, and emptied again
+    before the end, so that what they kept is released while it is recorded (what is left
+    then is a leak)."""
+    _empty_caches()
     objs = op.setup()
     error: BaseException | None = None
     with rec:
@@ -448,8 +451,15 @@ def execute(op: Op, rec: Recorder) -> BaseException | None:
             if close is not None:
                 close()
         del objs
+        _empty_caches()
         gc.collect()
     return error
+
+
+def _empty_caches() -> None:
+    ortc.session._DESCRIPTIONS.clear()
+    ortc.session_options._bare.clear()
+    ortc._run._value_caches.clear()
 
 
 def discover(op: Op) -> Recorder:
