@@ -281,16 +281,19 @@ class SessionOptions:
         return False  # providers are only given to InferenceSession here (no add_provider)
 
     def copy(self) -> SessionOptions:
-        """An independent copy (what a session reports as its options)."""
-        new = SessionOptions()
-        new._values.update(self._values)
-        object.__setattr__(new, "_keywords_made", self._keywords_made)
-        new._config.update(self._config)
-        new._initializers.update(self._initializers)
-        new._external.update(self._external)
-        new._dim_names.update(self._dim_names)
-        new._dim_denotations.update(self._dim_denotations)
-        new._custom_op_libraries.extend(self._custom_op_libraries)
+        """An independent copy (what a session reports as its options: one per session made,
+        so each field is set through its slot, not the checked ``__setattr__``)."""
+        new = object.__new__(SessionOptions)
+        values, config, initializers, external, dim_names, dim_denotations, libraries, \
+            keywords_made = _SLOT_SETTERS
+        values(new, self._values.copy())
+        config(new, self._config.copy())
+        initializers(new, self._initializers.copy())
+        external(new, self._external.copy())
+        dim_names(new, self._dim_names.copy())
+        dim_denotations(new, self._dim_denotations.copy())
+        libraries(new, self._custom_op_libraries.copy())
+        keywords_made(new, self._keywords_made)
         return new
 
     def take_model_config(self, text: str) -> None:
@@ -400,6 +403,13 @@ class SessionOptions:
             opts.close()
             raise translate(err) from None
         return opts
+
+
+#: the setter of each slot of SessionOptions, in the order copy() unpacks them
+_SLOT_SETTERS = tuple(SessionOptions.__dict__[name].__set__ for name in (
+    "_values", "_config", "_initializers", "_external", "_dim_names", "_dim_denotations",
+    "_custom_op_libraries", "_keywords_made"))
+assert len(_SLOT_SETTERS) == len(SessionOptions.__slots__)  # a new slot: copy() sets it too
 
 
 SessionOptions.__module__ = PYBIND_MODULE
