@@ -23,7 +23,7 @@ from ._cstr import UNSET, fspath
 from ._enums import ElementType
 from ._ffi import ffi
 from ._guard import Entries, Guard, _returned
-from ._handle import PYPY, Handle, live_handles
+from ._handle import PYPY, Handle, live_count
 from ._interrupt import MAIN_THREAD, main_thread_after_fork, watcher
 from ._loader import Api
 from ._run import RunEngine
@@ -761,7 +761,7 @@ class Session(Handle):
         # the last Session released on the main thread gives back the signal wakeup fd its
         # runs took for Ctrl-C (only the main thread may set it)
         if _get_ident() == MAIN_THREAD and watcher.sigint_ready and \
-                not live_handles().get("Session"):
+                not live_count("Session"):
             watcher.uninstall()
         self._recipe = self._recipe_fields = None  # type: ignore[assignment]  # arrays may view
         # initializer values
