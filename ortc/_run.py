@@ -121,6 +121,16 @@ def _thread_values() -> dict[Any, Any]:
     return table
 
 
+def _reshapeable(shape: Sequence[int]) -> bool:
+    """Whether ORT may give a value of ``shape`` bound as an output another shape in place: it
+    writes a one-element result of another rank into a one-element value (a scalar into a
+    [1], or the reverse) and reshapes that value. Such a value never goes into the value
+    cache, nor comes from it: every session's feeds at that address would get the new shape
+    (Unsqueeze's [1] fed back read as a scalar; a [1] bound for a Squeeze, then fed as a [1],
+    refused as rank 0)."""
+    return math.prod(shape) == 1
+
+
 class RunContext:
     """What one run holds, and the one cleanup that gives it back (:meth:`close`).
 
@@ -506,11 +516,13 @@ class RunEngine:
             values[i] = self.feed_value(name, array, ctx)
         return in_names, values
 
-    def array_value(self, array: np.ndarray[Any, Any], what: str, et: int | None = None
-                    ) -> Any:
+    def array_value(self, array: np.ndarray[Any, Any], what: str, et: int | None = None,
+                    output: bool = False) -> Any:
         """An OrtValue over ``array``'s memory (as element type ``et``, by default its dtype's)
         from this thread's value cache (see :meth:`prepare_inputs`), or None when the array
-        is not one it takes (not C-contiguous, not of a plain numeric dtype)."""
+        is not one it takes (not C-contiguous, not of a plain numeric dtype). ``output``: ORT
+        writes into it (a bound output): one of one element is a value of its own (see
+        :func:`_reshapeable`)."""
         if et is None:
             et = PLAIN_ELEMENT_TYPES.get(array.dtype)
             if et is None:
@@ -519,17 +531,22 @@ class RunEngine:
             buf = _from_buffer(array)
         except ValueError:  # not C-contiguous
             return None
+        shape = array.shape
+        if output and _reshapeable(shape):
+            return self.cached_value(buf, array.nbytes, shape, et, what, None)
         cache = _thread_values()
-        owner = cache.get((buf, array.shape, et))
+        owner = cache.get((buf, shape, et))
         if owner is None:
-            owner = self.cached_value(buf, array.nbytes, array.shape, et, what, cache)
+            owner = self.cached_value(buf, array.nbytes, shape, et, what, cache)
         return owner
 
     def address_value(self, address: int, nbytes: int, shape: tuple[int, ...], et: int,
-                      what: str) -> Any:
+                      what: str, output: bool = False) -> Any:
         """An OrtValue over ``nbytes`` at a raw CPU address its caller vouches for (what
         onnxruntime's IOBinding takes from libraries that rebind pointers every call), from
-        this thread's value cache."""
+        this thread's value cache (``output``: as in :meth:`array_value`)."""
+        if output and _reshapeable(shape):
+            return self.cached_value(_cast("char*", address), nbytes, shape, et, what, None)
         cache = _thread_values()
         key = (address, shape, et)  # (an int: no pointer object made for a hit)
         owner = cache.get(key)
@@ -539,18 +556,19 @@ class RunEngine:
         return owner
 
     def cached_value(self, buf: Any, nbytes: int, shape: tuple[int, ...], et: int,
-                     context: str, cache: dict[Any, Any], key: Any = None) -> Any:
+                     context: str, cache: dict[Any, Any] | None, key: Any = None) -> Any:
         """A new OrtValue over ``nbytes`` at ``buf``, kept in this thread's value cache under
-        ``key`` (by default the pointer's)."""
+        ``key`` (by default the pointer's); ``cache`` None: kept nowhere."""
         out = ffi.new(_VALUE_OUT)
         status = self.api.CreateTensorWithDataAsOrtValue(
             self.cpu_info_ptr, buf, nbytes, shape, len(shape), et, out)
         if status:
             raise_status(status, context)
         owner = _gc(out[0], self.api.ReleaseValue)
-        if len(cache) >= _VALUE_CACHE_MAX:
-            cache.clear()  # entries in use are held by their runs' ``keep``
-        cache[(_cast("char*", buf), shape, et) if key is None else key] = owner
+        if cache is not None:
+            if len(cache) >= _VALUE_CACHE_MAX:
+                cache.clear()  # entries in use are held by their runs' ``keep``
+            cache[(_cast("char*", buf), shape, et) if key is None else key] = owner
         return owner
 
     def feed_value(self, name: str, data: Any, ctx: RunContext) -> Any:

@@ -276,9 +276,10 @@ class IoBinding(Handle):
             if isinstance(value, Value):
                 self._unhold(value)
 
-    def _value_for(self, data: Any, what: str, tensor: bool = False) -> Value | _ArrayBound:
+    def _value_for(self, data: Any, what: str, tensor: bool = False, output: bool = False
+                   ) -> Value | _ArrayBound:
         """What is bound for ``data``: a Value as it is; a C-contiguous array of a plain
-        numeric dtype as an OrtValue over its memory (the session's value cache: rebinding
+        numeric dtype as an OrtValue over its memory (the value cache: rebinding
         arrays every call is what libraries written for onnxruntime do, and a Value handle per
         array cost most of such a call); any other array through a Value (a copy in ORT's
         layout where it needs one)."""
@@ -289,7 +290,7 @@ class IoBinding(Handle):
                 data._require_tensor(what)
             return data
         if type(data) is np.ndarray:
-            owner = self._session._engine.array_value(data, what)
+            owner = self._session._engine.array_value(data, what, None, output)
             if owner is not None:
                 return _ArrayBound(owner, data)
         return Value.from_numpy(data)
@@ -379,7 +380,7 @@ class IoBinding(Handle):
         if spec is None or element_type not in PLAIN_DTYPES:
             return False
         self._bind_plain(name, self._engine.address_value(address, nbytes, shape, element_type,
-                                                          spec[2]), None, spec, output)
+                                                          spec[2], output), None, spec, output)
         return True
 
     def _plain_spec(self, name: str, output: bool) -> _PlainSpec | None:
@@ -442,7 +443,7 @@ class IoBinding(Handle):
             elif kind is np.ndarray:  # (as bind_input's)
                 spec = self._plain_outputs.get(name) or self._plain_spec(name, True)
                 if spec is not None and data.dtype is spec[0] and data.flags.writeable:
-                    owner = self._engine.array_value(data, spec[2], spec[1])
+                    owner = self._engine.array_value(data, spec[2], spec[1], True)
                     if owner is not None:
                         self._bind_plain(name, owner, data, spec, True)
                         return
@@ -488,7 +489,7 @@ class IoBinding(Handle):
                     raise InvalidArgument(f"bind_output {name!r}: expected "
                                           f"{arg.type.type_str}, got dtype {data.dtype}")
             tensor = arg.type.kind == ValueKind.TENSOR
-            value = self._value_for(data, f"output {name!r}", tensor)
+            value = self._value_for(data, f"output {name!r}", tensor, True)
             c_name = _model_name(name)
             if isinstance(data, Value):
                 self._bind_caller_output(name, data, c_name, f"bind_output {name!r}")

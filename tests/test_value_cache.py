@@ -105,3 +105,54 @@ def test_outputs_fed_back_as_inputs() -> None:
     for k in range(1, 30):
         [state] = s.run(None, {"a": state, "b": one})
         assert state[0] == k and state[-1] == k
+
+
+def _cached_shapes_hold() -> list[str]:
+    """The cached values whose shape is not their key's (ORT reshaped one in place)."""
+    from ortc._numpy_bridge import tensor_shape_and_type
+
+    api = ortc._loader.api()
+    return [f"{shape} made {tensor_shape_and_type(api, owner)[1]}"
+            for cache in list(_value_caches.values())
+            for (_address, shape, _et), owner in list(cache.items())
+            if tensor_shape_and_type(api, owner)[1] != shape]
+
+
+def test_a_one_element_output_ort_reshaped_is_never_fed_at_its_address() -> None:
+    """ORT writes a one-element result of another rank into a one-element array bound as an
+    output and gives the bound value that rank in place. That value came from the value cache
+    (every session's): a later feed of the array at its own shape, in the same session or
+    another, was given the reshaped value (a [1] bound for a Squeeze's scalar, fed as a [1],
+    was refused as rank 0; a scalar bound for an Unsqueeze's [1], fed as a scalar, was read
+    as a [1]). onnxruntime reads the array at its own shape."""
+    import onnxruntime as ort
+    import ortc.compat as compat
+    from test_run_pipeline import _one_element_model
+
+    squeeze = _one_element_model(["n"], "Squeeze")  # a [1] in, a scalar out
+    unsqueeze = _one_element_model([], "Unsqueeze")  # a scalar in, a [1] out
+    identity = models.identity_model(np.float32, None)
+    for model, bound_shape in ((squeeze, (1,)), (unsqueeze, ())):
+        fed = np.full(bound_shape, 3.0, np.float32)
+        for how in ("array", "address"):
+            s = ortc.Session(model)
+            out = np.zeros(bound_shape, np.float32)
+            if how == "array":
+                b = s.io_binding()
+                b.bind_input("x", fed)
+                b.bind_output("y", out)
+                s.run_with_binding(b)
+            else:  # onnxruntime's raw pointers, through ortc.compat
+                cs = compat.InferenceSession(model)
+                cb = cs.io_binding()
+                cb.bind_cpu_input("x", fed)
+                cb.bind_output("y", "cpu", 0, np.float32, list(bound_shape), out.ctypes.data)
+                cs.run_with_iobinding(cb)
+            assert out.tolist() == fed.tolist()
+            assert not _cached_shapes_hold()
+            for other in (model, identity):  # the array fed at its own shape, anywhere
+                want = ort.InferenceSession(other).run(None, {"x": out})[0]
+                got = ortc.Session(other).run(None, {"x": out})[0]
+                assert got.shape == want.shape and got.tolist() == want.tolist(), (how, other)
+            assert s.run(None, {"x": out})[0].shape == \
+                ort.InferenceSession(model).run(None, {"x": out})[0].shape
