@@ -123,8 +123,11 @@ def session_run_rule(providers: Sequence[str],
 
 
 #: run_is_exclusive's answers for providers given without options (the usual session), by
-#: their names: one library per process, so the names decide
-_EXCLUSIVE_WITHOUT_OPTIONS: dict[tuple[str, ...], bool] = {}
+#: their names: (the table rows each answer was worked out from, the answer). One library per
+#: process, so the names and their rows decide; the rows are compared (by identity first: one
+#: lookup each) so that an answer never outlives a change of EP_CONCURRENT_RUN or
+#: MIN_CONCURRENT_VERSION (a test's, an application's), which session_run_rule reads at once
+_EXCLUSIVE_WITHOUT_OPTIONS: dict[tuple[str, ...], tuple[tuple[Any, ...], bool]] = {}
 
 
 def run_is_exclusive(providers: Sequence[str],
@@ -134,10 +137,11 @@ def run_is_exclusive(providers: Sequence[str],
     session asks it, so the answer for providers without options is kept)."""
     if not provider_options:
         names = tuple(providers)
+        rows = tuple([(EP_CONCURRENT_RUN.get(p), MIN_CONCURRENT_VERSION.get(p)) for p in names])
         known = _EXCLUSIVE_WITHOUT_OPTIONS.get(names)
-        if known is None:
-            known = _EXCLUSIVE_WITHOUT_OPTIONS[names] = _run_is_exclusive(names, None)
-        return known
+        if known is None or known[0] != rows:
+            known = _EXCLUSIVE_WITHOUT_OPTIONS[names] = (rows, _run_is_exclusive(names, None))
+        return known[1]
     return _run_is_exclusive(providers, provider_options)
 
 

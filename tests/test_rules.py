@@ -477,6 +477,39 @@ print("ok")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
 
 
+def test_a_session_follows_the_table_as_it_is_when_the_session_is_made(monkeypatch) -> None:
+    """The answer for providers without options is kept per name tuple (a session per call
+    asks it every time), and must still follow the table: a session made after a row changed
+    (an item set, the table replaced, a version gate added) was shared by a kept answer while
+    its own thread_rules() said exclusive (tests/test_threads.py's exclusive-run test passed
+    alone and failed after any other session's run)."""
+    import ortc.providers as providers
+
+    a = np.ones(1, np.float32)
+
+    def made() -> ortc.Session:
+        s = ortc.Session(models.add_model(), intra_op_num_threads=1)
+        assert s.run(None, {"a": a, "b": a})[0].tolist() == [2.0]
+        assert s._run_exclusive is (s.thread_rules()["run"] == "exclusive")
+        return s
+
+    assert made()._run_exclusive is False  # the answer is kept from here on
+    monkeypatch.setitem(providers.EP_CONCURRENT_RUN, "CPUExecutionProvider", (False, "pretend"))
+    assert made()._run_exclusive is True
+    monkeypatch.undo()
+    assert made()._run_exclusive is False
+    monkeypatch.setattr(providers, "EP_CONCURRENT_RUN",
+                        {**providers.EP_CONCURRENT_RUN,
+                         "CPUExecutionProvider": (False, "a new table")})
+    assert made()._run_exclusive is True
+    monkeypatch.undo()
+    monkeypatch.setitem(providers.MIN_CONCURRENT_VERSION, "CPUExecutionProvider",
+                        ((999, 0), "pretend"))
+    assert made()._run_exclusive is True
+    monkeypatch.undo()
+    assert made()._run_exclusive is False
+
+
 def test_run_rule_is_exported_in_rules_module() -> None:
     assert EP_CONCURRENT_RUN["CPUExecutionProvider"][0] is True
     assert EP_CONCURRENT_RUN["DmlExecutionProvider"][0] is False
