@@ -11,7 +11,7 @@ class does not define are refused, so a misspelt option cannot be stored and ign
 from __future__ import annotations
 
 import os
-from enum import Enum, IntEnum
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Mapping, NoReturn, TypeVar, \
     Union, cast, overload
 
@@ -638,18 +638,34 @@ class BareOptions:
 
 
 #: BareOptions by their settings (name, the value's type, the value; in the order given), for
-#: settings of immutable types only: an object of another type could convert otherwise next
-#: time (an ``__index__`` over changing state). Bounded: past _BARE_MAX the keep restarts
+#: settings whose every value converts alike every time (_converts_alike): an object of
+#: another type could convert otherwise next time (an ``__index__`` over changing state).
+#: Bounded: past _BARE_MAX the keep restarts
 _bare: dict[tuple[Any, ...], BareOptions] = _process.emptied(__name__, "_bare", {})
 _BARE_MAX = 16
 _IMMUTABLE = (int, bool, float, str)
+#: what the settings' checks convert an int-like value with (c_integer, _bool, _plain)
+_INT_CONVERSIONS = ("__index__", "__int__", "__bool__")
+
+
+def _converts_alike(kind: type) -> bool:
+    """Whether every value of type ``kind`` is checked and converted by its value alone: the
+    builtins, and IntEnums whose conversions are int's (ortc's, onnxruntime's, a library's).
+    Not an Enum of another kind, nor an IntEnum defining a conversion of its own: either
+    converts however its methods say (a member's ``__index__`` may count), so equal members
+    must be converted anew each time, as a new options object would."""
+    if kind in _IMMUTABLE:
+        return True
+    return issubclass(kind, IntEnum) and all(
+        getattr(kind, name) is getattr(int, name) for name in _INT_CONVERSIONS)
 
 
 def bare_options(api: Any, settings: Mapping[str, Any]) -> BareOptions:
-    """The BareOptions of ``settings``: the one made before for equal settings of immutable
-    types (a session made per call converts and applies them once), else new ones."""
+    """The BareOptions of ``settings``: the one made before for equal settings whose values
+    convert alike every time (a session made per call converts and applies them once), else
+    new ones."""
     key = tuple([(name, type(value), value) for name, value in settings.items()])
-    if not all(t in _IMMUTABLE or issubclass(t, Enum) for _, t, _ in key):
+    if not all([_converts_alike(t) for _, t, _ in key]):
         return BareOptions(api, settings)
     bare = _bare.get(key)
     if bare is None:

@@ -966,6 +966,63 @@ def test_keyword_options_alone_are_applied_as_session_options_apply_them(tmp_pat
     assert os.path.basename(s.end_profiling()).startswith("kw_profile")
 
 
+def test_keyword_options_made_again_convert_each_value_as_new_options_would() -> None:
+    """Sessions made per call with equal keywords reuse one bare ORT options object, but only
+    for values that convert alike every time: a member whose conversion is its own (an
+    Enum's ``__index__`` that counts, an IntEnum's ``__bool__``) was converted once and that
+    first result reused (1, 1, 1 where SessionOptions took 1, 2, 3). A refused value raises
+    every time, also after an equal value of another type was accepted."""
+    import enum
+    import itertools
+
+    model = models.add_model()
+    numbers = itertools.count(1)
+
+    class Counting(enum.Enum):
+        A = "a"
+
+        def __index__(self) -> int:
+            return next(numbers)
+
+    took = []
+    for _ in range(3):
+        with ortc.Session(model, intra_op_num_threads=Counting.A) as s:
+            took.append(dict(s.recipe().options.settings)["intra_op_num_threads"])
+        with ortc.SessionOptions(intra_op_num_threads=Counting.A) as opts:
+            took.append(opts.intra_op_num_threads)
+    assert took == sorted(set(took)), took  # each a new number, in turn
+
+    class Flipping(enum.IntEnum):  # a switch whose truth is its own
+        ON = 1
+
+        def __bool__(self) -> bool:
+            return next(numbers) % 2 == 0
+
+    switched = []
+    for _ in range(4):
+        with ortc.Session(model, enable_mem_pattern=Flipping.ON) as s:
+            switched.append(dict(s.recipe().options.settings)["enable_mem_pattern"])
+    assert len(set(switched)) == 2, switched
+
+    class Other(enum.IntEnum):  # converts as its int: made once, reused
+        TWO = 2
+
+    for _ in range(2):
+        with ortc.Session(model, intra_op_num_threads=Other.TWO) as s:
+            assert dict(s.recipe().options.settings) == {"intra_op_num_threads": 2}
+    for _ in range(2):
+        ortc.Session(model, enable_profiling=0).close()  # an int switch: accepted
+        ortc.Session(model, intra_op_num_threads=2).close()
+        with pytest.raises(TypeError, match="bool"):
+            ortc.Session(model, enable_profiling=0.0)
+        with pytest.raises(TypeError, match="intra_op_num_threads"):
+            ortc.Session(model, intra_op_num_threads=2.0)
+        with pytest.raises(TypeError, match="intra_op_num_threads"):
+            ortc.Session(model, intra_op_num_threads=True)
+        with pytest.raises(TypeError, match="graph_optimization_level"):
+            ortc.Session(model, graph_optimization_level=ExecutionMode.PARALLEL)
+
+
 def test_each_session_keyword_sets_its_own_option(tmp_path) -> None:
     # Session() gathers its keywords in _SESSION_KEYWORDS' order: each must land on its name
     import inspect
