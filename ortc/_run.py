@@ -107,27 +107,31 @@ def _plain_tensors(args: Iterable[NodeArg]) -> dict[str, tuple[np.dtype[Any], in
 #: address, a shape and a type and belongs to no session, so a session made per call (per task,
 #: per operator) finds the values its predecessor made over the caller's buffers
 _value_caches: dict[int, dict[Any, Any]] = _process.emptied(__name__, "_value_caches", {})
+#: the same for one-element memory bound as an output (see _reshapeable): kept apart, and never
+#: fed, since ORT may have given such a value another rank
+_output_values: dict[int, dict[Any, Any]] = _process.emptied(__name__, "_output_values", {})
 
 
-def _thread_values() -> dict[Any, Any]:
-    """This thread's value cache, made on first use; past 64 threads the mapping restarts
-    (what a table holds is only ever a cache)."""
+def _thread_values(tables: dict[int, dict[Any, Any]] = _value_caches) -> dict[Any, Any]:
+    """This thread's table in ``tables`` (the value cache by default), made on first use;
+    past 64 threads the mapping restarts (what a table holds is only ever a cache)."""
     tid = _get_ident()
-    table = _value_caches.get(tid)
+    table = tables.get(tid)
     if table is None:
-        if len(_value_caches) > 64:
-            _value_caches.clear()
-        table = _value_caches[tid] = {}
+        if len(tables) > 64:
+            tables.clear()
+        table = tables[tid] = {}
     return table
 
 
 def _reshapeable(shape: Sequence[int]) -> bool:
     """Whether ORT may give a value of ``shape`` bound as an output another shape in place: it
     writes a one-element result of another rank into a one-element value (a scalar into a
-    [1], or the reverse) and reshapes that value. Such a value never goes into the value
-    cache, nor comes from it: every session's feeds at that address would get the new shape
+    [1], or the reverse) and reshapes that value. Such a value is kept in _output_values, not
+    in the value cache: every session's feeds at that address would get the new shape
     (Unsqueeze's [1] fed back read as a scalar; a [1] bound for a Squeeze, then fed as a [1],
-    refused as rank 0)."""
+    refused as rank 0). As an output it may be bound again: ORT takes a one-element value of
+    any rank for a one-element result."""
     return math.prod(shape) == 1
 
 
@@ -521,8 +525,8 @@ class RunEngine:
         """An OrtValue over ``array``'s memory (as element type ``et``, by default its dtype's)
         from this thread's value cache (see :meth:`prepare_inputs`), or None when the array
         is not one it takes (not C-contiguous, not of a plain numeric dtype). ``output``: ORT
-        writes into it (a bound output): one of one element is a value of its own (see
-        :func:`_reshapeable`)."""
+        writes into it (a bound output): one of one element is kept apart from the value cache
+        (see :func:`_reshapeable`)."""
         if et is None:
             et = PLAIN_ELEMENT_TYPES.get(array.dtype)
             if et is None:
@@ -532,9 +536,8 @@ class RunEngine:
         except ValueError:  # not C-contiguous
             return None
         shape = array.shape
-        if output and _reshapeable(shape):
-            return self.cached_value(buf, array.nbytes, shape, et, what, None)
-        cache = _thread_values()
+        cache = _thread_values(_output_values if output and _reshapeable(shape)
+                               else _value_caches)
         owner = cache.get((buf, shape, et))
         if owner is None:
             owner = self.cached_value(buf, array.nbytes, shape, et, what, cache)
@@ -545,9 +548,8 @@ class RunEngine:
         """An OrtValue over ``nbytes`` at a raw CPU address its caller vouches for (what
         onnxruntime's IOBinding takes from libraries that rebind pointers every call), from
         this thread's value cache (``output``: as in :meth:`array_value`)."""
-        if output and _reshapeable(shape):
-            return self.cached_value(_cast("char*", address), nbytes, shape, et, what, None)
-        cache = _thread_values()
+        cache = _thread_values(_output_values if output and _reshapeable(shape)
+                               else _value_caches)
         key = (address, shape, et)  # (an int: no pointer object made for a hit)
         owner = cache.get(key)
         if owner is None:
@@ -556,19 +558,18 @@ class RunEngine:
         return owner
 
     def cached_value(self, buf: Any, nbytes: int, shape: tuple[int, ...], et: int,
-                     context: str, cache: dict[Any, Any] | None, key: Any = None) -> Any:
+                     context: str, cache: dict[Any, Any], key: Any = None) -> Any:
         """A new OrtValue over ``nbytes`` at ``buf``, kept in this thread's value cache under
-        ``key`` (by default the pointer's); ``cache`` None: kept nowhere."""
+        ``key`` (by default the pointer's)."""
         out = ffi.new(_VALUE_OUT)
         status = self.api.CreateTensorWithDataAsOrtValue(
             self.cpu_info_ptr, buf, nbytes, shape, len(shape), et, out)
         if status:
             raise_status(status, context)
         owner = _gc(out[0], self.api.ReleaseValue)
-        if cache is not None:
-            if len(cache) >= _VALUE_CACHE_MAX:
-                cache.clear()  # entries in use are held by their runs' ``keep``
-            cache[(_cast("char*", buf), shape, et) if key is None else key] = owner
+        if len(cache) >= _VALUE_CACHE_MAX:
+            cache.clear()  # entries in use are held by their runs' ``keep``
+        cache[(_cast("char*", buf), shape, et) if key is None else key] = owner
         return owner
 
     def feed_value(self, name: str, data: Any, ctx: RunContext) -> Any:
