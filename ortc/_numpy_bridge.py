@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import sys
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Dict, List, Union, cast
 
 import numpy as np
@@ -24,7 +25,7 @@ from ._enums import ElementType, ValueKind
 from ._ffi import ffi
 from ._handle import PYPY, Handle
 from ._loader import Api
-from ._status import call_out, check, ignore, raise_status
+from ._status import call_into, call_out, check, ignore, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, pack_subbyte, \
     plain_dtypes, unpack_subbyte
@@ -63,8 +64,29 @@ _NULL = ffi.NULL
 
 def encode_strings(arr: np.ndarray[Any, Any], what: str) -> list[bytes]:
     """UTF-8 bytes of every element of a string array (str or bytes elements)."""
+    return _encoded(arr.reshape(-1).tolist(), what)
+
+
+#: the types of a string tensor's elements as a list holds them
+_TEXT_TYPES = frozenset((str, bytes, bytearray))
+_STR_ONLY = frozenset((str,))
+
+
+def _only_text(items: list[Any]) -> bool:
+    """Whether every item is a str, bytes or bytearray (not of a subclass: those are looked
+    at one by one)."""
+    return set(map(type, items)) <= _TEXT_TYPES
+
+
+def _encoded(items: list[Any], what: str) -> list[bytes]:
+    """UTF-8 bytes of every item (str or bytes)."""
+    if set(map(type, items)) <= _STR_ONLY:  # text only, the usual case: encoded at C speed
+        try:
+            return list(map(str.encode, items))  # (UTF-8, strict)
+        except UnicodeEncodeError:
+            pass  # the loop below names the element
     out: list[bytes] = []
-    for i, item in enumerate(arr.reshape(-1).tolist()):
+    for i, item in enumerate(items):
         if isinstance(item, str):
             try:
                 out.append(item.encode("utf-8"))
@@ -301,13 +323,14 @@ def array_to_ortvalue(api: Api, data: Any, what: str = "value",
         raise InvalidArgument(f"{what}: expected strings (str or bytes) for STRING, got dtype "
                               f"{dtype}")
     if dtype.kind in STRING_KINDS:
-        if dtype.kind == "O":
-            for i, item in enumerate(arr.reshape(-1).tolist()):
+        items = arr.reshape(-1).tolist()
+        if dtype.kind == "O" and not _only_text(items):
+            for i, item in enumerate(items):
                 if not isinstance(item, (str, bytes, bytearray)):
                     raise InvalidArgument(
                         f"{what}: object array element {i} is a {type(item).__name__}; only "
                         f"str/bytes object arrays (string tensors) are supported")
-        return _string_tensor(api, arr, what), None
+        return _string_tensor(api, arr.shape, _encoded(items, what), what), None
     try:
         et = element_type_for(dtype) if element_type is None else element_type
     except TypeError as exc:
@@ -339,28 +362,51 @@ def _tensor_over(api: Api, buf: np.ndarray[Any, Any], shape: tuple[int, ...], et
     return out[0]
 
 
-def _string_tensor(api: Api, arr: np.ndarray[Any, Any], what: str) -> Any:
-    encoded = encode_strings(arr, what)
-    shape = arr.shape
+def _string_tensor(api: Api, shape: tuple[int, ...], encoded: list[bytes], what: str) -> Any:
     raw = call_out(api.CreateTensorAsOrtValue, "OrtValue*", default_allocator()._ptr, shape,
                    len(shape), int(ElementType.STRING), context=what)
     try:
-        if encoded:
-            keep = [ffi.new("char[]", s) for s in encoded]  # NUL-terminated copies
-            ptrs = ffi.new("char*[]", keep)
-            check(api.FillStringTensor(raw, ffi.cast("const char* const*", ptrs), len(keep)),
+        count = len(encoded)
+        if count:
+            # one buffer of NUL-terminated strings, one after the other, and the address of
+            # each (a cffi string object per element cost more than ORT's copy of it)
+            blob = b"\0".join(encoded) + b"\0"
+            held = ffi.from_buffer(blob)
+            starts = _string_starts(int(ffi.cast("intptr_t", held)), encoded)
+            check(api.FillStringTensor(raw, ffi.cast("const char* const*", starts), count),
                   what)
             # FillStringTensor reads C strings, which end at a NUL; ONNX strings (std::string)
             # may hold one, and onnxruntime's own binding keeps it: write those whole.
-            for i, s in enumerate(encoded):
-                if b"\0" in s:
-                    buf = ffi.new("char**")
-                    check(api.GetResizedStringTensorElementBuffer(raw, i, len(s), buf), what)
-                    ffi.memmove(buf[0], s, len(s))
+            if blob.count(b"\0") > count:
+                for i, s in enumerate(encoded):
+                    if b"\0" in s:
+                        buf = ffi.new("char**")
+                        check(api.GetResizedStringTensorElementBuffer(raw, i, len(s), buf),
+                              what)
+                        ffi.memmove(buf[0], s, len(s))
     except BaseException:
         api.ReleaseValue(raw)
         raise
     return raw
+
+
+#: up to this many strings, their addresses are summed in Python: numpy's fixed cost is more
+_FEW_STRINGS = 32
+_plus_one = (1).__add__
+
+
+def _string_starts(base: int, encoded: list[bytes]) -> Any:
+    """A C array of the addresses of the strings ``encoded`` laid one after the other from the
+    address ``base``, each followed by its NUL."""
+    if len(encoded) <= _FEW_STRINGS:
+        return ffi.new("intptr_t[]", list(accumulate(map(_plus_one, map(len, encoded)),
+                                                     initial=base)))
+    sizes = np.fromiter(map(len, encoded), np.intp, len(encoded))
+    sizes += 1
+    starts = np.add.accumulate(sizes)
+    starts -= sizes
+    starts += base
+    return ffi.from_buffer("intptr_t[]", starts)
 
 
 #: element type -> numpy dtype of the types whose bytes numpy reads as they are (no strings,
@@ -467,21 +513,27 @@ def tensor_shape_and_type(api: Api, raw: Any) -> tuple[int, tuple[int, ...]]:
 
 
 def _read_strings(api: Api, raw: Any, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
-    count = 1
-    for d in shape:
-        count *= d
+    count = math.prod(shape)
     out = np.empty(count, dtype=object)
     if count:
-        total = ffi.new("size_t*")
-        check(api.GetStringTensorDataLength(raw, total))
-        buf = ffi.new("char[]", max(total[0], 1))
-        offsets = ffi.new("size_t[]", count)
-        check(api.GetStringTensorContent(raw, buf, total[0], offsets, count))
-        data = cast(bytes, ffi.unpack(buf, total[0]))
-        for i in range(count):
-            end = offsets[i + 1] if i + 1 < count else total[0]
-            out[i] = data[offsets[i]:end].decode("utf-8", "surrogateescape")
+        out[:] = _string_items(api, raw, count)
     return out.reshape(shape)
+
+
+def _string_items(api: Api, raw: Any, count: int) -> list[str]:
+    """The ``count`` > 0 strings of the string tensor ``raw``, in order."""
+    total = ffi.new("size_t*")
+    check(api.GetStringTensorDataLength(raw, total))
+    size = total[0]
+    buf = ffi.new("char[]", max(size, 1))
+    offsets = ffi.new("size_t[]", count)
+    check(api.GetStringTensorContent(raw, buf, size, offsets, count))
+    data = cast(bytes, ffi.unpack(buf, size))
+    # the offsets read in one call (an index per element cost a C-level access each)
+    starts = cast("list[int]", ffi.unpack(offsets, count))
+    ends = starts[1:]
+    ends.append(size)
+    return [data[a:b].decode("utf-8", "surrogateescape") for a, b in zip(starts, ends)]
 
 
 def take_output(api: Api, slots: Any, index: int) -> Any:
@@ -629,11 +681,9 @@ def ortvalue_to_python(api: Api, raw: Any, keep: Any = None, owned: bool = False
     if kind == ValueKind.TENSOR:
         return tensor_to_numpy(api, raw, keep, owned)
     if kind == ValueKind.SEQUENCE:
-        out: Any = [_take_element(api, raw, i) for i in range(value_count(api, raw))]
+        out: Any = _sequence_items(api, raw)
     elif kind == ValueKind.MAP:
-        keys = _take_element(api, raw, 0)
-        values = _take_element(api, raw, 1)
-        out = dict(zip(keys.reshape(-1).tolist(), values.reshape(-1).tolist()))
+        out = _map_items(api, raw)
     elif kind == ValueKind.OPTIONAL:
         out = None  # value_kind reports only empty optionals as OPTIONAL
     elif kind == ValueKind.SPARSETENSOR:
@@ -651,11 +701,96 @@ def value_count(api: Api, raw: Any) -> int:
     return int(n[0])
 
 
-def _take_element(api: Api, raw: Any, index: int) -> Any:
-    inner = own_value(api, call_out(api.GetValue, "OrtValue*", raw, index,
-                                    default_allocator()._ptr))
-    # GetValue builds a new value (a copy), so the element owns itself.
-    return ortvalue_to_python(api, inner, inner, True)
+#: a sequence's tensors of at most this many bytes come out as arrays of their own (their
+#: value released at once), as a run's small outputs do (_run.COPY_OUT_MAX): cheaper than a
+#: view's owner chain. A sequence of many small tensors (SplitToSequence) paid that per item.
+ITEM_COPY_MAX = 1 << 16
+
+
+def _sequence_items(api: Api, raw: Any) -> list[Any]:
+    """A sequence's items as Python (GetValue hands out a copy of each: each is its own). An
+    ORT sequence holds tensors or maps, never both: the first item's kind is every item's."""
+    reader = _Reader(api)
+    get, out, alloc, release = api.GetValue, reader.out, reader.alloc, api.ReleaseValue
+    items: list[Any] = []
+    kind = None
+    for i in range(value_count(api, raw)):
+        item = ffi.gc(call_into(get, out, raw, i, alloc), release)
+        if kind is None:
+            kind = value_kind(api, item)
+        if kind == ValueKind.TENSOR:
+            et, shape, copy = reader.copy(item, ITEM_COPY_MAX)
+            if copy is None:
+                items.append(tensor_view(api, item, et, shape, item, True))
+                continue
+            ffi.release(item)
+            items.append(copy)
+        elif kind == ValueKind.MAP:
+            items.append(reader.map(item))
+            ffi.release(item)
+        else:
+            items.append(ortvalue_to_python(api, item, item, True))
+    reader.done()
+    return items
+
+
+def _map_items(api: Api, raw: Any) -> dict[Any, Any]:
+    reader = _Reader(api)
+    out = reader.map(raw)
+    reader.done()
+    return out
+
+
+class _Reader:
+    """What reading a sequence's or a map's items takes, made once for all of them: a
+    ZipMap's sequence holds a map per row, and each map a tensor of keys and one of values."""
+
+    __slots__ = ("api", "out", "alloc", "scratch")
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.out = ffi.new(_VALUE_OUT)
+        self.alloc = default_allocator()._ptr
+        # (this reader's own: another call, even one a signal handler starts on this thread,
+        # takes another from the pool)
+        self.scratch = _scratch_pool.pop() if _scratch_pool else _Scratch()
+
+    def done(self) -> None:
+        """Give the out-parameters back to the pool (the reader is not used after)."""
+        _scratch_pool.append(self.scratch)
+
+    def copy(self, raw: Any, max_bytes: int
+             ) -> tuple[int, tuple[int, ...], np.ndarray[Any, Any] | None]:
+        """:func:`tensor_copy_or_shape` with this reader's out-parameters."""
+        api = self.api
+        if not api.fast_shape:
+            return tensor_copy_or_shape(api, raw, max_bytes)
+        found = copy_plain_tensor(api, raw, self.scratch, max_bytes, False)
+        assert found is not None  # (an error status raised)
+        return found
+
+    def map(self, raw: Any) -> dict[Any, Any]:
+        """A map as a dict. Its keys and its values are two tensors (copies ORT makes), each
+        read into a list at once, through no kind query, view or owner chain."""
+        api, out, alloc = self.api, self.out, self.alloc
+        keys = self.flat(ffi.gc(call_into(api.GetValue, out, raw, 0, alloc), api.ReleaseValue))
+        values = self.flat(ffi.gc(call_into(api.GetValue, out, raw, 1, alloc),
+                                  api.ReleaseValue))
+        return dict(zip(keys, values))
+
+    def flat(self, owner: Any) -> list[Any]:
+        """The elements of the tensor ``owner`` (one only this reader uses) as a flat list;
+        the value released."""
+        et, shape, copy = self.copy(owner, sys.maxsize)
+        if copy is not None:
+            items = copy.reshape(-1).tolist()
+        elif et == ElementType.STRING:
+            count = math.prod(shape)
+            items = _string_items(self.api, owner, count) if count else []
+        else:  # (sub-byte types: converted)
+            return tensor_view(self.api, owner, et, shape, owner, True).reshape(-1).tolist()
+        ffi.release(owner)
+        return items
 
 
 def _sparse_to_python(api: Api, raw: Any) -> Any:

@@ -276,25 +276,27 @@ class Value(Handle):
             parts = [it if isinstance(it, Value) else
                      (cls.from_map(it) if isinstance(it, Mapping) else cls.from_numpy(it))
                      for it in items]
-        else:  # it converts Python data and must match every item; never silently ignored
-            et = element_type  # an ElementType (c_enum above)
-            parts = []
-            for i, it in enumerate(items):
-                if isinstance(it, Mapping):
-                    raise InvalidArgument(f"from_sequence: element_type {et.name} is for "
-                                          f"tensor items; item {i} is a dict")
-                if isinstance(it, Value):
-                    part = it
-                else:
-                    raw, keep = array_to_ortvalue(api, it, f"from_sequence item {i}", et)
-                    part = cls._own(raw, keep)
-                if not part.is_tensor or part.element_type != et:
-                    what = (part.element_type.name if part.is_tensor else part.kind.name)
+            _refuse_mixed_maps(parts)
+            return cls._compose(api, parts, ValueKind.SEQUENCE, "from_sequence")
+        # it converts Python data and must match every item; never silently ignored
+        et = element_type  # an ElementType (c_enum above)
+        made: list[Any] = []
+        keep: list[Any] = []
+        for i, it in enumerate(items):
+            if isinstance(it, Mapping):
+                raise InvalidArgument(f"from_sequence: element_type {et.name} is for "
+                                      f"tensor items; item {i} is a dict")
+            if isinstance(it, Value):
+                if not it.is_tensor or it.element_type != et:
+                    what = (it.element_type.name if it.is_tensor else it.kind.name)
                     raise InvalidArgument(f"from_sequence: element_type is {et.name} but "
                                           f"item {i} is a {what} Value")
-                parts.append(part)
-        _refuse_mixed_maps(parts)
-        return cls._compose(api, parts, ValueKind.SEQUENCE, "from_sequence")
+                made.append(it)
+            else:  # a tensor of ``et`` (converted to it, or refused)
+                raw, buf = array_to_ortvalue(api, it, f"from_sequence item {i}", et)
+                made.append(ffi.gc(raw, api.ReleaseValue))
+                keep.append(buf)
+        return cls._compose(api, made, ValueKind.SEQUENCE, "from_sequence", keep)
 
     @classmethod
     def empty_sequence(cls, element_type: ElementType | int) -> Value:
@@ -362,25 +364,32 @@ class Value(Handle):
                 seen.add(k)
         else:
             raise InvalidArgument(f"from_map: expected a dict, got {type(mapping).__name__}")
-        parts = []
+        parts: list[Any] = []
+        bufs: list[Any] = []
         for arr, et, what in ((keys, kt, "from_map keys"), (values, vt, "from_map values")):
-            raw, keep = array_to_ortvalue(api, arr.reshape(-1), what, et)
-            parts.append(cls._own(raw, keep))
-        return cls._compose(api, parts, ValueKind.MAP, "from_map")
+            raw, buf = array_to_ortvalue(api, arr.reshape(-1), what, et)
+            parts.append(ffi.gc(raw, api.ReleaseValue))
+            bufs.append(buf)
+        return cls._compose(api, parts, ValueKind.MAP, "from_map", bufs)
 
     @classmethod
-    def _compose(cls, api: Api, parts: list[Value], kind: ValueKind, what: str) -> Value:
+    def _compose(cls, api: Api, parts: list[Any], kind: ValueKind, what: str,
+                 keep: Any = None) -> Value:
+        """A sequence or map of ``parts``: Values (the caller's, or made here) or the owners
+        of OrtValues made for it from arrays (``keep``: their arrays), which nobody else sees:
+        a Value each cost more than the item (a sequence fed per run, a dict per row)."""
         entries = Entries(sys._getframe(), f"Value.{what}")  # the parts are in (shared) use while ORT reads them
         try:
             for p in parts:
-                entries.enter(p)
-                p._require_value(what)
-            arr = ffi.new("OrtValue*[]", [p._ptr for p in parts])
+                if isinstance(p, Value):
+                    entries.enter(p)
+                    p._require_value(what)
+            arr = ffi.new("OrtValue*[]", [p._ptr if isinstance(p, Value) else p for p in parts])
             raw = call_out(api.CreateValue, "OrtValue*", ffi.cast("const OrtValue* const*", arr),
                            len(parts), int(kind), context=what)
         finally:
             entries.leave()
-        return cls._own(raw, parts)
+        return cls._own(raw, (parts, keep))
 
     # -- reads ---------------------------------------------------------------------------------
     @property
@@ -399,10 +408,14 @@ class Value(Handle):
     @property
     @shared("IsTensor")
     def is_tensor(self) -> bool:
+        if self._known_tensor:  # (what a value holds never changes: asked once)
+            return True
         if is_empty_optional(self._api, self._ptr):
             return False
         out = ffi.new("int*")
         check(self._api.IsTensor(self._ptr, out))
+        if out[0]:
+            self._known_full = self._known_tensor = True
         return bool(out[0])
 
     def _require_tensor(self, what: str, sparse: bool = False) -> None:
@@ -459,7 +472,7 @@ class Value(Handle):
     def numpy(self) -> np.ndarray[Any, Any]:
         """The tensor as a numpy array: a view over the value's memory (it keeps the value
         alive; read-only when the value's memory is); strings and sub-byte types are copies."""
-        if not self.is_tensor:
+        if not (self._known_tensor or self.is_tensor):
             kind = self.kind
             what = "an empty optional" if kind == ValueKind.OPTIONAL else f"a {kind.name}"
             raise InvalidArgument(f"numpy(): this value is {what}, not a tensor; "

@@ -268,8 +268,11 @@ class OrtValue:
             arr = self._value.numpy()
         except ortc.OrtError as err:
             raise _value_error(err) from err
-        # onnxruntime hands float8e4m3fn out as its uint8 bits, as run() does
-        return arr.view(np.uint8) if arr.dtype.name == "float8_e4m3fn" else arr
+        # onnxruntime hands float8e4m3fn out as its uint8 bits, as run() does (an ml_dtypes
+        # type: of kind "V", whose name numpy works out at each read)
+        dtype = arr.dtype
+        return arr.view(np.uint8) if dtype.kind == "V" and dtype.name == "float8_e4m3fn" \
+            else arr
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
         arr = self.numpy()
