@@ -231,11 +231,16 @@ class OrtValue:
 
     def data_type(self) -> str:
         self._require_value()
-        return self._value.type_info.type_str
+        value = self._value
+        if value.is_tensor:  # its element type alone: no type info built (GetTypeInfo & co)
+            return ortc.TypeInfo(ortc.ValueKind.TENSOR, value.element_type).type_str
+        return value.type_info.type_str
 
     def element_type(self) -> int:
         """The element type of a tensor, a sparse tensor or a sequence of tensors."""
         self._require_value()
+        if self._value.is_tensor:  # (as data_type())
+            return onnx_element_type(self._value.element_type)
         info = self._value.type_info
         if info.kind == ortc.ValueKind.SEQUENCE and info.element is not None:
             info = info.element
