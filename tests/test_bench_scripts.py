@@ -3,8 +3,8 @@ outputs fed back), bench_guard.py (the guard's cost), bench_overhead.py (a run's
 ORT's Run and around it), bench_sessions.py (how sessions of one model differ),
 bench_handlers.py (a run under each SIGINT disposition), bench_floors.py (each
 per-call pattern against the floor of its own C calls), bench_two_threads.py (one thread
-against two on one session) and bench_first_run.py (a new session's steps): they run and print
-what they claim."""
+against two on one session), bench_first_run.py (a new session's steps) and bench_containers.py
+(sequences, maps and strings against onnxruntime): they run and print what they claim."""
 
 from __future__ import annotations
 
@@ -230,3 +230,21 @@ def test_bench_runner_run_as_a_script_says_how_to_run_it() -> None:
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == ("bench/runner.py is a module of the bench: run it as `python -m ortc "
                            "bench [options]` (or `make bench`) from a checkout\n"), proc.stderr
+
+
+def test_bench_containers_compares_every_case_with_onnxruntime() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_containers.py"),
+                           "--rounds", "1", "--seconds", "0.01"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = proc.stdout.splitlines()[1:]
+    names = [re.split(r"\s{2,}", r.strip())[0] for r in rows]
+    assert names == ["zipmap int, 1 rows", "zipmap str, 1 rows", "zipmap int, 100 rows",
+                     "zipmap str, 100 rows", "split to sequence, 3", "concat from sequence, 3",
+                     "split to sequence, 100", "concat from sequence, 100",
+                     "string identity, 100", "string identity, 10000", "dict vectorizer"], names
+    for row in rows:
+        us, compat, native = row.split()[-3:]
+        assert float(us) > 0 and 0.1 < float(compat[:-1]) < 1000 and \
+            0.1 < float(native[:-1]) < 1000, row
