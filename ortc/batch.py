@@ -57,10 +57,14 @@ def kept_session() -> Session:
 
 
 def forget() -> int:
-    """Let go of every kept session (each is released once nothing else uses it); returns
-    how many there were. Run it on each worker (``client.run(ortc.batch.forget)``)."""
+    """Let go of every kept session and of the process's idle one (see docs/CLUSTERS.md;
+    each is released once nothing else uses it); returns how many kept sessions there were.
+    Run it on each worker (``client.run(ortc.batch.forget)``)."""
+    from .session import release_idle
+
     n = len(_kept)
     _kept.clear()
+    release_idle()
     return n
 
 

@@ -19,7 +19,8 @@ PICKLE_AND_FORK: tuple[dict[str, object], ...] = (
      "under protocol 5, or the path; the model's content digest; every option; providers); "
      "unpickling builds nothing: the session is built on its first use, whatever thread comes "
      "first, over the one ORT session the process keeps per model content and options "
-     "(weakly: the last user lets it go); a model file that no longer has the recipe's "
+     "(weakly: the last user lets it go, but the last one let go stays idle until another "
+     "recipe's takes its place or ortc.batch.forget()); a model file that no longer has the recipe's "
      "digest is refused (RecipeError)",
      "fork": "rebuilt from its recipe on first use in the child, once per child whichever "
      "thread comes first (a lock made fresh in the child); the parent's OrtSession is never "
@@ -38,6 +39,10 @@ PICKLE_AND_FORK: tuple[dict[str, object], ...] = (
                   _P + "test_multiprocessing_pool_runs_the_module_level_session",
                   _P + "test_process_pool_executor_with_a_pickled_session",
                   _P + "test_a_pool_initializer_ships_the_session_once_per_worker",
+                  _P + "test_a_session_shipped_with_every_task_is_built_once_per_worker",
+                  _S + "test_the_last_released_shared_session_is_kept_idle_one_at_most",
+                  _S + "test_threads_letting_sessions_go_at_once_leave_one_idle",
+                  _S + "test_a_forked_child_starts_without_the_idle_session",
                   _P + "test_rebuild_failure_in_the_child_names_the_missing_file",
                   _P + "test_a_child_refuses_to_rebuild_from_a_model_file_that_changed"]},
     {"type": "SessionRecipe", "pickle": "plain frozen data (the model bytes out of band under "

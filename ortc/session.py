@@ -112,6 +112,42 @@ def _build_once(claims: list[Any], done: Callable[[], bool], build: Callable[[],
 #: parent's sessions are unusable there.
 _shared: dict[Any, Any] = _process.emptied(__name__, "_shared", {})
 
+#: the shared ORT session whose last unpickled Session went most recently, kept (one, at most)
+#: so that a worker whose tasks each bring the Session anew and let it go (a pool's, which
+#: drops a task's arguments when it ends) does not build and hash the model for every task;
+#: let go when another recipe's takes its place, by :func:`release_idle` (``ortc.batch.forget``)
+#: and at exit. A forked child starts with none (the parent's is unusable there).
+_idle: list[Any] = _process.emptied(__name__, "_idle", [])
+
+
+class _Borrow:
+    """An unpickled Session's hold on the shared ORT session it runs on: when the Session lets
+    it go (closed or collected), the session becomes the process's idle one (``_idle``)."""
+
+    __slots__ = ("core", "pid")
+
+    def __init__(self, core: SharedSession) -> None:
+        self.core = core
+        self.pid = os.getpid()
+
+    def __del__(self) -> None:
+        core = self.core
+        # not in a forked child (the parent's session is unusable there); one list store,
+        # atomic: the one it replaces is released here, whichever thread parks last wins
+        if self.pid == os.getpid() and not core.closed:
+            if _idle:
+                _idle[0] = core
+            else:
+                _idle.append(core)
+            del _idle[1:]  # (two threads appending at once)
+
+
+def release_idle() -> int:
+    """Let go of the idle shared session (released once no Session uses it); how many (0, 1)."""
+    n = len(_idle)
+    _idle.clear()
+    return n
+
 
 def model_source(model: Any) -> tuple[Any, str | None, bytes | None]:
     """(what to hand ORT, recipe path, recipe bytes) for a Session's ``model`` argument.
@@ -916,9 +952,13 @@ class Session(Handle):
         assert recipe is not None
         # a private one when it cannot be shared; either way this Session borrows its pointer
         # and keeps it alive (it is this Session's owner: the last user lets it go)
-        core = _shared_session(recipe) if self._shareable() else \
+        shareable = self._shareable()
+        core = _shared_session(recipe) if shareable else \
             SharedSession.from_recipe(recipe, verify_bytes=True)
-        self._adopt(ffi.cast("OrtSession*", core._ptr), None, (core,))
+        # a shared one is kept idle once this Session lets it go (_idle); a private one is not
+        # found by any other Session: it goes with this one
+        owner: Any = _Borrow(core) if shareable and type(core) is SharedSession else core
+        self._adopt(ffi.cast("OrtSession*", core._ptr), None, (owner,))
         self._guard = guard  # callers hold this guard: keep it, renewed last
         self._inputs, self._outputs = core._inputs, core._outputs
         self._initializers = core._initializers

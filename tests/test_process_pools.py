@@ -56,6 +56,20 @@ def test_process_pool_executor_with_a_pickled_session(method: str) -> None:
         _same([s.run(None, {"x": x})[0] for x in BATCHES], _local())
 
 
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_session_shipped_with_every_task_is_built_once_per_worker(method: str) -> None:
+    """A pool drops each task's arguments when it ends, so the unpickled Session, the last user
+    of the worker's ORT session, went with every task, and the next task built (and hashed)
+    the model again: 1.3-1.6x onnxruntime's own new session per task. The worker now keeps
+    the last one idle (session._idle): one build per worker."""
+    with ortc.Session(worker.MODEL, intra_op_num_threads=1) as s:
+        ctx = multiprocessing.get_context(method)
+        with ProcessPoolExecutor(1, mp_context=ctx) as pool:
+            results = list(pool.map(worker.infer_counting_builds, [(s, x) for x in BATCHES]))
+    assert [n for _, n, _ in results] == [1] * len(BATCHES)
+    _same([y for _, _, y in results], _local())
+
+
 def test_a_pool_initializer_ships_the_session_once_per_worker() -> None:
     with ortc.Session(worker.MODEL, intra_op_num_threads=1) as s:
         ctx = multiprocessing.get_context("spawn")

@@ -17,12 +17,21 @@ from onnx import TensorProto, helper
 
 import models
 import ortc
+import ortc.batch
 import ortc.session as session_module
 from ortc.recipe import RecipeError, RecipePathWarning, content_digest, path_options
 
 F32 = np.float32
 MODEL = models.mlp_model(3, 16, "batch")
 X = np.random.default_rng(5).standard_normal((4, 16)).astype(F32)
+
+
+@pytest.fixture(autouse=True)
+def _no_idle_session() -> Any:
+    """Each test starts and ends without the process's idle shared session (session._idle)."""
+    session_module.release_idle()
+    yield
+    session_module.release_idle()
 
 
 def _counts() -> tuple[int, int]:
@@ -58,6 +67,8 @@ def test_an_unpickled_session_is_built_on_first_use_not_when_unpickled() -> None
     assert y.tobytes() == _shipped.want.tobytes()  # type: ignore[attr-defined]
     assert _counts() == (before[0] + 1, before[1] + 1) and "not built" not in repr(s)
     s.close()
+    assert _counts() == (before[0], before[1] + 1)  # its ORT session kept idle (_idle)
+    session_module.release_idle()
     assert _counts() == before
 
 
@@ -105,10 +116,12 @@ def test_unpickled_sessions_of_one_recipe_share_one_ort_session_weakly() -> None
     assert b.run(None, {"x": X})[0].shape == (4, 16)
     with pytest.raises(ortc.ClosedError):
         a.run(None, {"x": X})
-    del s, c  # (the loop variable was the last user)
+    del s, c  # (the loop variable was the last user): c's kept idle
+    assert _counts()[1] == 2
+    b.close()  # the last user gone: idle in place of c's, which is released
     assert _counts()[1] == 1
-    b.close()
-    assert _counts()[1] == 0  # the last user gone: released
+    session_module.release_idle()
+    assert _counts()[1] == 0
     again = pickle.loads(data)
     again.run(None, {"x": X})  # built again on demand
     assert _counts()[1] == 1
@@ -365,3 +378,80 @@ def test_a_build_once_runs_once_and_a_claim_its_caller_left_behind_stops_nobody(
         t.join(30)
     assert sorted(outcomes) == ["ok"] * 5 + ["the first build fails"], outcomes
     assert len(attempts) == 2 and built == [1] and claims == []
+
+
+def test_the_last_released_shared_session_is_kept_idle_one_at_most() -> None:
+    """A worker's tasks each unpickle the session and drop it: the first builds, the next ones
+    find it idle (session._idle). One idle session per process: another recipe's going takes
+    its place and releases it; ortc.batch.forget() lets it go; a client's own Session (not a
+    SharedSession) is never kept."""
+    data, other = _shipped(), _shipped(enable_mem_pattern=False)
+    n, _ = _counts()  # (Sessions other tests' modules keep)
+    for _ in range(3):
+        s = pickle.loads(data)
+        assert s.run(None, {"x": X})[0].tobytes() == \
+            _shipped.want.tobytes()  # type: ignore[attr-defined]
+        del s
+        assert _counts() == (n, 1)
+    import weakref
+
+    first = weakref.ref(session_module._idle[0])
+    t = pickle.loads(other)
+    t.run(None, {"x": X})
+    assert _counts() == (n + 1, 2)
+    t.close()
+    assert _counts() == (n, 1) and first() is None  # the other's replaced it, released
+    assert ortc.batch.forget() == 0 and _counts() == (n, 0)
+    with ortc.Session(MODEL, intra_op_num_threads=1) as own:
+        copy = pickle.loads(pickle.dumps(own))
+        copy.run(None, {"x": X})
+        del copy
+        assert session_module._idle == []
+
+
+def test_threads_letting_sessions_go_at_once_leave_one_idle() -> None:
+    blobs = [_shipped(), _shipped(enable_mem_pattern=False)]
+    n, _ = _counts()
+    barrier = threading.Barrier(4)
+
+    def task(k: int) -> None:
+        sessions = [pickle.loads(blobs[k % 2]) for _ in range(20)]
+        for s in sessions:
+            s.run(None, {"x": X})
+        barrier.wait()
+        del sessions[:]
+
+    threads = [threading.Thread(target=task, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(session_module._idle) == 1 and _counts() == (n, 1)
+
+
+def test_a_forked_child_starts_without_the_idle_session() -> None:
+    import os
+
+    s = pickle.loads(_shipped())
+    s.run(None, {"x": X})
+    del s
+    assert len(session_module._idle) == 1
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - reports through the pipe
+        try:
+            again = pickle.loads(_shipped())
+            msg = f"{len(session_module._idle)} " \
+                  f"{again.run(None, {'x': X})[0].tobytes() == _shipped.want.tobytes()} "  # type: ignore[attr-defined]
+            del again
+            msg += f"{len(session_module._idle)}"
+        except BaseException as exc:  # noqa: BLE001
+            msg = repr(exc)
+        os.write(w, msg.encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        msg = f.read().decode()
+    os.waitpid(pid, 0)
+    assert msg == "0 True 1", msg  # none inherited; its own kept idle after its task
+    assert len(session_module._idle) == 1
