@@ -4,7 +4,8 @@ ORT's Run and around it), bench_sessions.py (how sessions of one model differ),
 bench_handlers.py (a run under each SIGINT disposition), bench_floors.py (each
 per-call pattern against the floor of its own C calls), bench_two_threads.py (one thread
 against two on one session), bench_first_run.py (a new session's steps) and bench_containers.py
-(sequences, maps and strings against onnxruntime): they run and print what they claim."""
+(sequences, maps and strings against onnxruntime) and bench_tasks.py (a session shipped with
+each task): they run and print what they claim."""
 
 from __future__ import annotations
 
@@ -248,3 +249,16 @@ def test_bench_containers_compares_every_case_with_onnxruntime() -> None:
         us, compat, native = row.split()[-3:]
         assert float(us) > 0 and 0.1 < float(compat[:-1]) < 1000 and \
             0.1 < float(native[:-1]) < 1000, row
+
+
+def test_bench_tasks_times_a_shipped_session_against_new_sessions() -> None:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_tasks.py"),
+                           "--rounds", "3"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [r.split() for r in proc.stdout.splitlines()[1:]]
+    assert [r[0] for r in rows] == ["dropped"] * 3 + ["kept"] * 3, rows
+    for r in rows:
+        assert float(r[-2]) > 0 and float(r[-1][:-1]) > 0, r
+    assert [float(r[-1][:-1]) for r in rows if r[1] == "onnxruntime,"] == [1.0, 1.0], rows
