@@ -455,3 +455,40 @@ def test_a_forked_child_starts_without_the_idle_session() -> None:
     os.waitpid(pid, 0)
     assert msg == "0 True 1", msg  # none inherited; its own kept idle after its task
     assert len(session_module._idle) == 1
+
+
+def test_a_fork_lets_the_parents_idle_session_go_without_releasing_it() -> None:
+    """The idle session is the parent's: a forked child must forget it, not release it (ORT's
+    ReleaseSession there waits for the parent's threads: a fork pool's workers hung at start,
+    in the fork hooks, once the idle list was emptied before the child was a new fork
+    generation). The child lives on and runs a session of its own."""
+    import os
+
+    with ortc.Session(MODEL, intra_op_num_threads=2) as made:
+        blob = pickle.dumps(made)
+    for _ in range(5):  # (each fork a new chance for the release to hang)
+        s = pickle.loads(blob)
+        want = s.run(None, {"x": X})[0]
+        del s
+        assert len(session_module._idle) == 1
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - reports through the pipe
+            try:
+                with ortc.Session(MODEL, intra_op_num_threads=1) as own:
+                    msg = f"{len(session_module._idle)} " \
+                          f"{own.run(None, {'x': X})[0].tobytes() == want.tobytes()}"
+            except BaseException as exc:  # noqa: BLE001
+                msg = repr(exc)
+            os.write(w, msg.encode())
+            os._exit(0)
+        os.close(w)
+        deadline = time.monotonic() + 30
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                pytest.fail("the forked child hung in its fork hooks")
+            time.sleep(0.01)
+        with os.fdopen(r, "rb") as f:
+            assert f.read().decode() == "0 True"
