@@ -6,9 +6,10 @@ at that instant stays held in the child for good (a child then hung making one V
 thread of its parent had been making Values), that thread is gone, a pipe is shared with the
 parent, a queue holds the parent's work. So every module-level lock, thread, pipe and queue of
 ortc (and the objects at module level holding them) is registered here with what a forked child
-gets in its place: ``NEW`` (a new lock or queue), ``EMPTIED`` (cleared in place), ``FORGOTTEN``
-(a thread of the parent: the child starts its own when it needs one), ``CLOSED`` (a pipe) or
-``RESET`` (a value describing the parent: its main thread, its runs in flight). This module is
+gets in its place: ``NEW`` (a new lock or queue), ``EMPTIED`` (cleared in place; what
+:func:`emptied` clears stays referenced, never released in the child), ``FORGOTTEN`` (a thread
+of the parent: the child starts its own when it needs one), ``CLOSED`` (a pipe) or ``RESET`` (a
+value describing the parent: its main thread, its runs in flight). This module is
 the only caller of ``os.register_at_fork``. Its one hook first makes anew the locks registered
 with :func:`lock` and empties what :func:`emptied` names, then runs the hooks of :func:`at_fork`
 in the order they were registered (the order the modules were imported), each whatever another
@@ -124,13 +125,24 @@ def lock(owner: str, name: str, make: Callable[[], T]) -> T:
     return make()
 
 
+#: what emptied() containers held when this process was forked, still referenced: never
+#: released in the child. These renewals run before the hooks, so before the child is a new
+#: fork generation (_guard's hook): a handle dropped here was released in the child, where
+#: ORT's release may wait for a thread or a lock of the parent (ReleaseSession of the parent's
+#: idle session hung a fork pool's workers at start)
+_inherited: list[Any] = []
+
+
 def emptied(owner: str, name: str, container: T) -> T:
-    """``container`` (anything with ``clear()``), which module ``owner`` keeps as its global
-    ``name``; a forked child empties it in place (what it holds is the parent's)."""
+    """``container`` (a list, dict or set), which module ``owner`` keeps as its global
+    ``name``; a forked child empties it in place (what it holds is the parent's, kept
+    referenced in ``_inherited`` rather than released there)."""
     module = _owner(owner)
 
     def empty() -> None:
-        getattr(module, name).clear()
+        held = getattr(module, name)
+        _inherited.append(held.copy())
+        held.clear()
 
     empty.__qualname__ = f"emptied({owner}.{name})"
     _declare(empty, module, {name: EMPTIED})

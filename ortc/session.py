@@ -117,19 +117,7 @@ _shared: dict[Any, Any] = _process.emptied(__name__, "_shared", {})
 #: drops a task's arguments when it ends) does not build and hash the model for every task;
 #: let go when another recipe's takes its place, by :func:`release_idle` (``ortc.batch.forget``)
 #: and at exit. A forked child starts with none (the parent's is unusable there).
-_idle: list[Any] = []
-
-
-def _forget_idle_in_child() -> None:
-    # A hook, not emptied(): those run before the hooks, and _guard's hook (registered first:
-    # session imports _guard) is what makes the child a new fork generation. Let go before
-    # it, the parent's session was released in the child, and ReleaseSession waited there for
-    # the parent's pool threads, forever (a fork pool's workers hung at start); let go after,
-    # its releaser leaks it, as every other handle of the parent's
-    _idle.clear()
-
-
-_process.at_fork(_forget_idle_in_child, __name__, _idle=_process.EMPTIED)
+_idle: list[Any] = _process.emptied(__name__, "_idle", [])
 
 
 class _Borrow:
