@@ -429,30 +429,47 @@ def test_threads_letting_sessions_go_at_once_leave_one_idle() -> None:
     assert len(session_module._idle) == 1 and _counts() == (n, 1)
 
 
-def test_a_forked_child_starts_without_the_idle_session() -> None:
+def _in_a_fork(child: Any) -> str:
+    """What ``child()`` returns (a str; an exception's repr) in a forked child, read through a
+    pipe; the test fails if the child does not end within 30 s (stuck in its fork hooks)."""
     import os
 
-    s = pickle.loads(_shipped())
-    s.run(None, {"x": X})
-    del s
-    assert len(session_module._idle) == 1
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - reports through the pipe
         try:
-            again = pickle.loads(_shipped())
-            msg = f"{len(session_module._idle)} " \
-                  f"{again.run(None, {'x': X})[0].tobytes() == _shipped.want.tobytes()} "  # type: ignore[attr-defined]
-            del again
-            msg += f"{len(session_module._idle)}"
+            msg = child()
         except BaseException as exc:  # noqa: BLE001
             msg = repr(exc)
         os.write(w, msg.encode())
         os._exit(0)
     os.close(w)
+    deadline = time.monotonic() + 30
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung (in its fork hooks)")
+        time.sleep(0.01)
     with os.fdopen(r, "rb") as f:
-        msg = f.read().decode()
-    os.waitpid(pid, 0)
+        return f.read().decode()
+
+
+def test_a_forked_child_starts_without_the_idle_session() -> None:
+    s = pickle.loads(_shipped())
+    s.run(None, {"x": X})
+    del s
+    assert len(session_module._idle) == 1
+
+    def child() -> str:
+        again = pickle.loads(_shipped())
+        want = _shipped.want  # type: ignore[attr-defined]
+        msg = f"{len(session_module._idle)} " \
+              f"{again.run(None, {'x': X})[0].tobytes() == want.tobytes()} "
+        del again
+        return msg + f"{len(session_module._idle)}"
+
+    msg = _in_a_fork(child)
     assert msg == "0 True 1", msg  # none inherited; its own kept idle after its task
     assert len(session_module._idle) == 1
 
@@ -460,10 +477,8 @@ def test_a_forked_child_starts_without_the_idle_session() -> None:
 def test_a_fork_lets_the_parents_idle_session_go_without_releasing_it() -> None:
     """The idle session is the parent's: a forked child must forget it, not release it (ORT's
     ReleaseSession there waits for the parent's threads: a fork pool's workers hung at start,
-    in the fork hooks, once the idle list was emptied before the child was a new fork
-    generation). The child lives on and runs a session of its own."""
-    import os
-
+    in the fork hooks, once the idle list was emptied, and its session released, before the
+    child was a new fork generation). The child lives on and runs a session of its own."""
     with ortc.Session(MODEL, intra_op_num_threads=2) as made:
         blob = pickle.dumps(made)
     for _ in range(5):  # (each fork a new chance for the release to hang)
@@ -471,24 +486,10 @@ def test_a_fork_lets_the_parents_idle_session_go_without_releasing_it() -> None:
         want = s.run(None, {"x": X})[0]
         del s
         assert len(session_module._idle) == 1
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - reports through the pipe
-            try:
-                with ortc.Session(MODEL, intra_op_num_threads=1) as own:
-                    msg = f"{len(session_module._idle)} " \
-                          f"{own.run(None, {'x': X})[0].tobytes() == want.tobytes()}"
-            except BaseException as exc:  # noqa: BLE001
-                msg = repr(exc)
-            os.write(w, msg.encode())
-            os._exit(0)
-        os.close(w)
-        deadline = time.monotonic() + 30
-        while os.waitpid(pid, os.WNOHANG) == (0, 0):
-            if time.monotonic() > deadline:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                pytest.fail("the forked child hung in its fork hooks")
-            time.sleep(0.01)
-        with os.fdopen(r, "rb") as f:
-            assert f.read().decode() == "0 True"
+
+        def child() -> str:
+            with ortc.Session(MODEL, intra_op_num_threads=1) as own:
+                return f"{len(session_module._idle)} " \
+                       f"{own.run(None, {'x': X})[0].tobytes() == want.tobytes()}"
+
+        assert _in_a_fork(child) == "0 True"
