@@ -122,8 +122,9 @@ class SessionRecipe:
     Exactly one of ``model_path`` (absolute; external-data files resolve next to it) and
     ``model_bytes`` is set. ``model_digest`` is ``"sha256:<hex>"`` of the model file or bytes
     (None in a format-1 recipe): a path recipe whose file no longer has it is refused
-    (:func:`verify_model`). External-data files are not part of the digest. ``format`` is the
-    recipe format (:data:`RECIPE_FORMAT`).
+    (:func:`verify_model`). External-data files are not part of the digest (a session kept
+    for a recipe serves it only while they are the files it read: docs/CLUSTERS.md).
+    ``format`` is the recipe format (:data:`RECIPE_FORMAT`).
     """
 
     model_path: str | None

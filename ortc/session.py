@@ -15,8 +15,8 @@ import sys
 import time
 import weakref
 import _thread
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, NoReturn, \
-    Optional, Sequence, Tuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, \
+    NoReturn, Optional, Sequence, Tuple, TypeVar, cast
 
 from . import _loader, _process
 from ._cstr import UNSET, fspath
@@ -217,7 +217,13 @@ def _shared_session(recipe: SessionRecipe) -> SharedSession:
     def alive() -> SharedSession | None:
         ref = _shared.get(key)
         core = ref() if ref is not None else None
-        return core if core is not None and not core.closed else None
+        if core is None or core.closed:
+            return None
+        # the key holds the model, not its external data: a session that read other files
+        # (replaced since, or another folder's, for a model from bytes) is not this recipe's
+        # here and now
+        external = core._external
+        return core if external is None or external.unchanged() else None
 
     made: list[SharedSession] = []  # what this thread built (the table keeps a weak reference)
 
@@ -317,18 +323,50 @@ EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path
 _MEMORY_ADDRESS_TAG = "*/_ORT_MEM_ADDR_/*"
 
 
-def _check_external_data(model: str | bytes | bytearray, named_folder: str | None) -> None:
+class ExternalData(NamedTuple):
+    """The external-data files a session read when it was made: the model's locations, where
+    they resolve and what each file was then (:func:`_file_identity`)."""
+
+    locations: tuple[str, ...]
+    #: the model's absolute path (None: from bytes, whose locations resolve in the current
+    #: folder)
+    model_path: str | None
+    named_folder: str | None
+    files: tuple[tuple[str, tuple[int, ...] | None], ...]
+
+    def unchanged(self) -> bool:
+        """Whether a session made now, here, would read the same files: each location
+        resolves to the same path (a model from bytes reads the current folder's), and each
+        file is the same file, as it was (device, inode, size, modification time)."""
+        return _external_files(self.model_path, self.locations, self.named_folder) == \
+            self.files
+
+
+def _external_files(model_path: str | None, locations: tuple[str, ...],
+                    named_folder: str | None) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
+    """Each of ``locations`` in each folder ORT may read it from now, and that file's
+    identity."""
+    folders = [os.path.dirname(model_path) if model_path is not None else os.getcwd()]
+    if named_folder:
+        folders.append(named_folder)
+    return tuple((target, _file_identity(target)) for folder in folders for location in locations
+                 for target in (os.path.abspath(os.path.join(folder, location)),))
+
+
+def _check_external_data(model: str | bytes | bytearray, named_folder: str | None
+                         ) -> ExternalData | None:
     """Refuse a model whose tensors keep their data in a file outside the folders ORT may
     read it from (the model's folder for a model from a path, the current folder for one
     from bytes; either way also the folder ``named_folder`` names), whatever the library's
-    own checks (ORT checks locations only from 1.25.1). The walk never reads tensor data: a
-    model without external data costs a search of its small messages (ortc._model_proto)."""
+    own checks (ORT checks locations only from 1.25.1); else the files it reads, or None when
+    it has no external data. The walk never reads tensor data: a model without external data
+    costs a search of its small messages (ortc._model_proto)."""
     data: Any = model
     if isinstance(model, str):
         try:  # non-blocking: a path swapped for a FIFO since its check must not hang here
             fd = os.open(model, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError:
-            return  # ORT names the problem
+            return None  # ORT names the problem
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -343,23 +381,23 @@ def _check_external_data(model: str | bytes | bytearray, named_folder: str | Non
             os.close(fd)
     try:
         if data[4:8] == b"ORTM":  # an ORT-format model (flatbuffers) has no external data
-            return
+            return None
         if len(data) <= 1 << 16 and data.find(b"location") == -1:
-            return  # a small model without one (the reader is not even imported)
+            return None  # a small model without one (the reader is not even imported)
         from ._model_proto import ProtoError, external_locations
 
         try:
             located = external_locations(data)
         except ProtoError as exc:
             if data.find(b"location") == -1:
-                return  # no external data: ORT names what is wrong
+                return None  # no external data: ORT names what is wrong
             raise InvalidProtobuf(f"the model is not a well-formed ONNX protobuf ({exc}); "
                                   f"its external data could not be checked") from None
     finally:
         if not isinstance(data, (bytes, bytearray)):
             data.close()
     if not located:
-        return
+        return None
     # where ORT looks: beside a model from a path, in the current folder for one from bytes
     folders = [os.path.dirname(os.path.abspath(model)) if isinstance(model, str)
                else os.getcwd()]
@@ -372,6 +410,11 @@ def _check_external_data(model: str | bytes | bytearray, named_folder: str | Non
                 f"tensor {name!r}: external data location {location!r} {why}: refused (ortc "
                 f"lets a model read only files inside its folder, "
                 f"{folders[0] if len(folders) == 1 else ' and '.join(folders)})")
+    locations = tuple(sorted({location for _, location in located}))
+    model_path = os.path.abspath(model) if isinstance(model, str) else None
+    named = os.path.abspath(named_folder) if named_folder else None
+    return ExternalData(locations, model_path, named, _external_files(model_path, locations,
+                                                                      named))
 
 
 def _location_problem(location: str, folders: list[str]) -> str | None:
@@ -414,9 +457,11 @@ Made = Optional[Tuple[Tuple[Any, ...], List[str], Dict[str, Dict[str, str]]]]
 
 def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOptions | None,
                     providers: list[tuple[str, Mapping[str, Any] | None]],
-                    option_kwargs: dict[str, Any]) -> tuple[Any, tuple[Any, ...], Made]:
+                    option_kwargs: dict[str, Any]
+                    ) -> tuple[Any, tuple[Any, ...], Made, ExternalData | None]:
     """Create the OrtSession; returns (raw session, what it must keep alive, what it was made
-    with). ``providers``: the entries _provider_entries read.
+    with, the external-data files it read). ``providers``: the entries _provider_entries
+    read.
 
     With keywords or providers, the session is made from a temporary copy of ``options``. The
     references ORT keeps into the options (initializer values, their name buffers) are taken
@@ -435,10 +480,10 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
             entries = Entries(sys._getframe(), "Session()")
             try:
                 entries.enter(env)  # in use (shared) while ORT creates the session
-                raw = Session._create(api, env, model, bare._ptr)
+                raw, external = Session._create(api, env, model, bare._ptr)
             finally:
                 entries.leave()
-            return raw, (), (bare.frozen, [], {})
+            return raw, (), (bare.frozen, [], {}), external
     if options is not None:
         if not isinstance(options, SessionOptions):
             if isinstance(options, (list, tuple)):  # Session(model, ["CPUExecutionProvider"])
@@ -467,18 +512,18 @@ def _create_session(api: Api, env: Env, model: ModelSource, options: SessionOpti
                 record = options._record
                 given = [*record.initializers, *(i for call in record.external for i in call)]
                 folder = record.config.get(EXTERNAL_DATA_FOLDER_KEY)
-            raw = Session._create(api, env, model,
-                                  options._ptr if options is not None else _NULL, given, folder)
+            raw, external = Session._create(
+                api, env, model, options._ptr if options is not None else _NULL, given, folder)
         finally:
             entries.leave()
         if options is None:
-            return raw, (), None
+            return raw, (), None, external
         # the session refers to the initializer values too: it holds them as its parents
         taken = (*(options._held or ()), *options._keep)
         # (read from the record, not the ORT object: a temporary copy is closed next)
         return raw, taken, (options._record.freeze(options._values, options._providers,
                                                    options._provider_options),
-                            options.providers, dict(options._provider_options))
+                            options.providers, dict(options._provider_options)), external
     finally:
         if temporary is not None:
             temporary.close()
@@ -650,7 +695,11 @@ class Session(Handle):
         self._model_file = _file_identity(path) if path is not None else None
         # read once, here: an array of names has no truth value, a generator one reading
         entries = _provider_entries(providers)
-        raw, taken, made = _create_session(api, env, model, options, entries, option_kwargs)
+        raw, taken, made, external = _create_session(api, env, model, options, entries,
+                                                     option_kwargs)
+        #: the external-data files ORT read (a shared session of the recipe must have read the
+        #: same ones: _shared_session)
+        self._external: ExternalData | None = external
         self._adopt(raw, api.ReleaseSession, (env, *taken), size=_held_bytes(path, data))
         # what pickling and a forked child rebuild from, as plain data: the recipe is made when
         # first asked. ``data`` is the very bytes object ORT was given, held until the session
@@ -686,11 +735,13 @@ class Session(Handle):
     @staticmethod
     def _create(api: Api, env: Env, model: ModelSource, opts_ptr: Any,
                 given: list[tuple[str, Any, int]] | None = None,
-                external_folder: str | None = None) -> Any:
-        """The OrtSession for ``model``; ``given``: the initializers the options hand ORT
-        (name, array, element type), checked against the model's first; ``external_folder``:
-        the folder the options name for external data. A model whose external data lies
-        outside its folder is refused before ORT reads it (_check_external_data)."""
+                external_folder: str | None = None) -> tuple[Any, ExternalData | None]:
+        """The OrtSession for ``model`` and the external-data files it read; ``given``: the
+        initializers the options hand ORT (name, array, element type), checked against the
+        model's first; ``external_folder``: the folder the options name for external data. A
+        model whose external data lies outside its folder is refused before ORT reads it
+        (_check_external_data)."""
+        external = None
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
             cpath = fspath(path, "model path")
@@ -701,11 +752,11 @@ class Session(Handle):
             else:
                 if not stat.S_ISREG(mode):  # a FIFO would block ORT's read forever
                     raise InvalidArgument(f"model path {path!r} is not a regular file")
-                _check_external_data(os.fsdecode(path), external_folder)
+                external = _check_external_data(os.fsdecode(path), external_folder)
                 if given:
                     _check_given_initializers(path, given)
             return call_out(api.CreateSession, "OrtSession*", env._ptr, cpath,
-                            opts_ptr, context=f"loading model {path!r}")
+                            opts_ptr, context=f"loading model {path!r}"), external
         if hasattr(model, "read"):
             model = model.read()
             if not isinstance(model, (bytes, bytearray, memoryview)):  # a str is no path here
@@ -715,12 +766,12 @@ class Session(Handle):
             data = bytes(model) if isinstance(model, memoryview) else model
             if not data:
                 raise InvalidArgument("the model is empty (0 bytes)")
-            _check_external_data(data, external_folder)
+            external = _check_external_data(data, external_folder)
             if given:
                 _check_given_initializers(data, given)
             return call_out(api.CreateSessionFromArray, "OrtSession*", env._ptr,
                             ffi.from_buffer(data), len(data), opts_ptr,
-                            context="loading model from bytes")
+                            context="loading model from bytes"), external
         raise TypeError(f"model must be a path, bytes or a binary file object, "
                         f"not {type(model).__name__}")
 
@@ -869,6 +920,7 @@ class Session(Handle):
         self = cls.__new__(cls)
         self._api = _loader.api()
         self._model_file = None
+        self._external = None  # (its core has them: _build_unpickled)
         self._recipe = recipe
         self._recipe_fields = (recipe.model_path, recipe.model_bytes, None)
         options = recipe.options
@@ -933,7 +985,7 @@ class Session(Handle):
         env = get_env()
         opts = SessionOptions.from_recipe(r.options)
         try:
-            raw, taken, _ = _create_session(
+            raw, taken, _, self._external = _create_session(
                 self._api, env, r.model_path if r.model_path is not None else r.model_bytes,
                 opts, [], {})
         finally:

@@ -111,10 +111,8 @@ def test_every_source_of_a_session_is_checked(tree: Path) -> None:
     assert bytes(pickle.loads(blob).run(None, {})[0]) == DATA
     (tree / "sub" / "w.bin").unlink()
     (tree / "sub" / "w.bin").symlink_to(tree.parent / "secret.bin")
-    # (the process keeps the last unpickled session's ORT session idle, built before the link,
-    # and another unpickled copy would run on it, reading nothing: let it go, so that this
-    # one is built, as in another process)
-    ortc.batch.forget()
+    # (the ORT session the first copy ran on is still kept, idle: it read the file before the
+    # link, and is not this copy's)
     again = pickle.loads(blob)  # built at its first use, where the check runs
     with pytest.raises(ortc.InvalidArgument, match="through a symbolic link"):
         again.run(None, {})
@@ -237,3 +235,35 @@ print(json.dumps(out))
     assert out["version"] == OLD_VERSION
     assert out["bypassed"] == SECRET.decode()  # the library itself would read it
     assert len(out["refused"]) == 24 and all(v is True for v in out["refused"].values()), out
+
+
+def test_unpickled_copies_read_the_external_data_of_where_they_are_built(tree: Path) -> None:
+    """One ORT session serves the unpickled copies of a recipe in a process (kept while one
+    is in use, and idle after), keyed by the model, not by its external data: a copy of a
+    model from bytes unpickled in another folder, or after its data file was replaced,
+    reads the files there and then, as a copy built in another process would."""
+    (tree / "other").mkdir()
+    (tree / "other" / "w.bin").write_bytes(b"other!!!")
+    blob = pickle.dumps(ortc.Session(models.external_data_model("w.bin")))
+    here = pickle.loads(blob)
+    assert bytes(here.run(None, {})[0]) == DATA
+    os.chdir(tree / "other")
+    there = pickle.loads(blob)  # while ``here``'s session is in use
+    assert bytes(there.run(None, {})[0]) == b"other!!!"
+    assert bytes(here.run(None, {})[0]) == DATA  # its own session, as it was built
+    del here, there  # one of the two sessions stays idle
+    (tree / "other" / "new.bin").write_bytes(b"renewed!")
+    os.replace(tree / "other" / "new.bin", tree / "other" / "w.bin")
+    assert bytes(pickle.loads(blob).run(None, {})[0]) == b"renewed!"
+    # a path recipe's data file replaced while a copy is in use: the next copy reads the new
+    path = tree / "sub" / "model.onnx"
+    path.write_bytes(models.external_data_model("w.bin"))
+    blob = pickle.dumps(ortc.Session(str(path)))
+    first = pickle.loads(blob)
+    assert bytes(first.run(None, {})[0]) == DATA
+    (tree / "sub" / "w.bin").write_bytes(b"longer data!")  # (another size: another file)
+    assert bytes(pickle.loads(blob).run(None, {})[0]) == b"longer d"  # (8 bytes are read)
+    (tree / "sub" / "w.bin").write_bytes(b"newdata!")
+    os.utime(tree / "sub" / "w.bin", ns=(1, 1))  # another modification time
+    assert bytes(pickle.loads(blob).run(None, {})[0]) == b"newdata!"
+    assert bytes(first.run(None, {})[0]) == DATA
