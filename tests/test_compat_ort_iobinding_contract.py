@@ -517,3 +517,91 @@ def test_running_with_what_is_no_binding_of_this_session() -> None:
     def other(ort: Any) -> Any:
         _session(ort).run_with_iobinding(_bound_x(ort)[1])
     assert _agree(other) == ("raised", "ValueError")
+
+
+# -- the C++ classes (onnxruntime.capi._pybind_state), which libraries call directly --------
+def _c_api(ort: Any) -> Any:
+    """The module of onnxruntime's C++ classes: its extension's, or compat itself (what
+    install() registers as onnxruntime.capi._pybind_state)."""
+    if ort is real_ort:
+        from onnxruntime.capi import _pybind_state
+        return _pybind_state
+    return compat
+
+
+def _fields(d: Any) -> list[int]:
+    return [d.device_type(), d.mem_type(), d.vendor_id(), d.device_id()]
+
+
+def test_the_c_device_class_makes_devices_as_onnxruntime() -> None:
+    """onnx-array-api makes its CPU device as ``C.OrtDevice(C.OrtDevice.cpu(),
+    OrtMemType.DEFAULT, 0)``; compat's OrtDevice had neither the static type numbers nor the
+    C++ constructor's argument order (device type, memory type[, vendor], device id)."""
+    def make(ort: Any) -> Any:
+        C = _c_api(ort)
+        D = C.OrtDevice
+        numbers = [D.cpu(), D.cuda(), D.gpu(), D.fpga(), D.npu(), D.dml(), D.cann(),
+                   D.webgpu(), D.default_memory()]
+        cpu = D(D.cpu(), C.OrtMemType.DEFAULT, 0)
+        wrapped = ort.OrtDevice(D(1, 5, 0x10DE, 2))  # the Python class over a C++ device
+        return [numbers, _fields(cpu), _fields(D(9, 0, 3)), _fields(D(0, 5, 7, 1)),
+                _fields(D(0, 0, -1)), [wrapped.device_type(), wrapped.device_id(),
+                                       wrapped.device_vendor_id(), wrapped.device_mem_type()]]
+    assert _agree(make) == ("list", [("list", [0, 1, 1, 2, 3, 4, 3, 1, 0]),
+                                     ("list", [0, 0, 0, 0]), ("list", [9, 0, 0, 3]),
+                                     ("list", [0, 5, 7, 1]), ("list", [0, 0, 0, -1]),
+                                     ("list", [1, 2, 0x10DE, 5])])
+    for args in [(0, 0), (0, 0, 1 << 15), (0, 0, -1, 0), (0, 0, 0, 1 << 15), (1.5, 0, 0),
+                 ("a", 0, 0)]:
+        _agree(lambda ort, args=args: _c_api(ort).OrtDevice(*args))  # TypeError in both
+
+
+def test_a_c_device_of_another_memory_type_raises() -> None:
+    """Documented (docs/COMPAT.md): onnxruntime aborts the process (a C++ check) for a
+    memory type other than the default (0) and host accessible (5); compat raises."""
+    for mem in (-1, 1, 4):
+        with pytest.raises(RuntimeError, match="memory type"):
+            compat.OrtDevice(0, mem, 0)
+
+
+def test_c_ortvalue_factories_take_a_device() -> None:
+    """The C++ OrtValue's factories take an OrtDevice where the Python class takes a device
+    name and id: ``ortvalue_from_numpy(array, device)`` (onnx-array-api's tensors),
+    ``ortvalue_from_shape_and_type(shape, numpy_type, device)`` and
+    ``ortvalue_from_shape_and_onnx_type(shape, onnx_type, device)``."""
+    def make(ort: Any) -> Any:
+        C = _c_api(ort)
+        cpu = C.OrtDevice(C.OrtDevice.cpu(), C.OrtMemType.DEFAULT, 0)
+        v = C.OrtValue.ortvalue_from_numpy(X, cpu)
+        shaped = C.OrtValue.ortvalue_from_shape_and_type([2, 5], np.int64, cpu)
+        onnx_typed = C.OrtValue.ortvalue_from_shape_and_onnx_type([4], TensorProto.DOUBLE, cpu)
+        # the Python class over the C++ value (what onnxruntime's OrtValue(c_value) makes)
+        return [v.numpy(), v.shape(), shaped.shape(), shaped.element_type(),
+                onnx_typed.shape(), onnx_typed.element_type(), ort.OrtValue(v).numpy()]
+    _agree(make)
+    with pytest.raises(compat.InvalidArgument, match="CPU only"):  # documented: CPU only
+        compat.OrtValue.ortvalue_from_numpy(X, compat.OrtDevice(1, 0, 0))
+
+
+def test_the_c_binding_forms() -> None:
+    """``IOBinding._iobinding`` (compat: the binding itself) in the C++ binding's forms:
+    ``bind_input(name, array)``, ``bind_output(name, device)``, and ``bind_input``/
+    ``bind_output(name, device, element_type, shape, buffer_ptr)``, run through the C++
+    session's ``run_with_iobinding(binding, run_options)``."""
+    def run(ort: Any) -> Any:
+        C = _c_api(ort)
+        cpu = C.OrtDevice(C.OrtDevice.cpu(), C.OrtDevice.default_memory(), 0)
+        sess = _session(ort)
+        cb = sess.io_binding()._iobinding
+        cb.bind_input("X", X)
+        cb.bind_output("Y", cpu)
+        sess._sess.run_with_iobinding(cb, None)
+        first = [v.numpy() for v in cb.get_outputs()]
+        cb.clear_binding_inputs()
+        cb.clear_binding_outputs()
+        out = np.zeros((3, 2), np.float32)
+        cb.bind_input("X", cpu, np.float32, [3, 2], X2.ctypes.data)
+        cb.bind_output("Z", cpu, np.float32, [3, 2], out.ctypes.data)
+        sess._sess.run_with_iobinding(cb, None)
+        return [first, out]
+    assert _agree(run) == ("list", [("list", [_plain(X * X)]), _plain(X2 + X2)])

@@ -17,12 +17,14 @@ import ortc
 from ortc._ffi import ffi
 from ortc.dtypes import dtype_for, element_type_for
 
-from ._device import c_int, cpu_only
+from ._device import OrtDevice, c_int, cpu_only
 from ._errors import shallow_copy, unpicklable
 from ._ortvalue import _NO_TENSOR_OF, _ONNX_TYPES, OrtValue, c_element_type
 
 #: ONNX's number of the string element type
 _STRING_NUMBER = 8
+#: an argument not given (the forms of onnxruntime's C++ binding leave them out)
+_UNSET: Any = object()
 
 
 def _memory_at(address: Any, element_type: Any, shape: Sequence[int], what: str
@@ -238,11 +240,38 @@ class IOBinding:
         except ortc.OrtError as err:
             raise RuntimeError(err.message) from err
 
-    def bind_input(self, name: str, device_type: str, device_id: int, element_type: Any,
-                   shape: Sequence[int], buffer_ptr: int) -> None:
-        if device_type != "cpu" or type(device_id) is not int \
-                or not -32768 <= device_id < 32768:  # (an int16 there)
-            cpu_only(device_type, device_id, -1)
+    def bind_input(self, name: str, device_type: Any, device_id: Any = _UNSET,
+                   element_type: Any = _UNSET, shape: Any = _UNSET,
+                   buffer_ptr: Any = _UNSET) -> None:
+        if device_id is _UNSET or buffer_ptr is _UNSET or device_type != "cpu" \
+                or type(device_id) is not int or not -32768 <= device_id < 32768:  # (int16)
+            self._bind_input_as_given(name, device_type, device_id, element_type, shape,
+                                      buffer_ptr)
+            return
+        self._bind_pointer(name, buffer_ptr, element_type, shape, False)
+
+    def _bind_input_as_given(self, name: str, device_type: Any, device_id: Any,
+                             element_type: Any, shape: Any, buffer_ptr: Any) -> None:
+        """``bind_input`` but for its common form: the forms of onnxruntime's C++ binding
+        (``IOBinding._iobinding``, this object too), which libraries call directly:
+        ``(name, array)`` and ``(name, OrtDevice, element_type, shape, buffer_ptr)``; and
+        another device than the CPU or arguments missing."""
+        given = (device_id, element_type, shape, buffer_ptr)
+        if all(v is _UNSET for v in given):
+            self.bind_cpu_input(name, device_type)
+            return
+        if isinstance(device_type, OrtDevice) and buffer_ptr is _UNSET \
+                and shape is not _UNSET:
+            cpu_only(device_type, 0, -1)
+            self._bind_pointer(name, shape, device_id, element_type, False)
+            return
+        missing = [repr(n) for n, v in zip(("device_id", "element_type", "shape",
+                                            "buffer_ptr"), given) if v is _UNSET]
+        if missing:
+            raise TypeError(f"IOBinding.bind_input() missing {len(missing)} required "
+                            f"positional argument{'s' if len(missing) > 1 else ''}: "
+                            f"{', '.join(missing)}")
+        cpu_only(device_type, device_id, -1)
         self._bind_pointer(name, buffer_ptr, element_type, shape, False)
 
     def _bind_pointer(self, name: str, buffer_ptr: Any, element_type: Any,
@@ -273,12 +302,18 @@ class IOBinding:
         except ortc.OrtError as err:
             raise RuntimeError(err.message) from err
 
-    def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0,
-                    element_type: Any = None, shape: Sequence[int] | None = None,
+    def bind_output(self, name: str, device_type: str | OrtDevice = "cpu", device_id: Any = 0,
+                    element_type: Any = None, shape: Any = None,
                     buffer_ptr: int | None = None) -> None:
         if device_type != "cpu" or type(device_id) is not int \
                 or not -32768 <= device_id < 32768:  # (an int16 there)
-            cpu_only(device_type, device_id, -1)
+            if isinstance(device_type, OrtDevice) and element_type is not None \
+                    and buffer_ptr is None:
+                # the C++ binding's (name, OrtDevice, element_type, shape, buffer_ptr)
+                cpu_only(device_type, 0, -1)
+                self._bind_pointer(name, shape, device_id, element_type, True)
+                return
+            cpu_only(device_type, device_id, -1)  # (an OrtDevice alone: the C++ form too)
         if buffer_ptr is None:
             try:
                 self._binding.bind_output(name)

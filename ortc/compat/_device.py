@@ -39,9 +39,81 @@ class OrtDevice:
     __reduce_ex__ = unpicklable("OrtDevice")
     __copy__ = shallow_copy
 
-    def __init__(self, device_type: int, device_id: int = 0, vendor_id: int = 0,
-                 mem_type: int = 0) -> None:
+    _type: int
+    _id: int
+    _vendor: int
+    _mem: int
+
+    def __init__(self, *args: Any) -> None:
+        """One class serves onnxruntime's two: ``OrtDevice(c_device)`` (its Python wrapper of
+        the C++ device, which libraries make of what ``_get_c_device()`` gives) takes a
+        device's fields; ``OrtDevice(device_type, mem_type, device_id)`` and
+        ``OrtDevice(device_type, mem_type, vendor_id, device_id)`` (the C++ device, as
+        ``onnxruntime.capi._pybind_state.OrtDevice``: onnx-array-api makes its CPU device so)
+        make one, in that order."""
+        if len(args) == 1 and isinstance(args[0], OrtDevice):
+            other = args[0]
+            self._type, self._id, self._vendor, self._mem = \
+                other._type, other._id, other._vendor, other._mem
+            return
+        if len(args) not in (3, 4):
+            raise TypeError(f"OrtDevice(): incompatible constructor arguments: an OrtDevice, "
+                            f"or (device_type, mem_type[, vendor_id], device_id), not {args!r}")
+        device_type = c_int(args[0], _INT8_MIN, _INT8_MAX, "OrtDevice", "device type")
+        mem_type = c_int(args[1], _INT8_MIN, _INT8_MAX, "OrtDevice", "memory type")
+        vendor_id = c_int(args[2], 0, _UINT32_MAX, "OrtDevice", "vendor id") \
+            if len(args) == 4 else 0
+        device_id = c_int(args[-1], _INT16_MIN, _INT16_MAX, "OrtDevice", "device id")
+        if mem_type not in _MEM_TYPES:  # onnxruntime aborts the process (a C++ check)
+            raise RuntimeError(f"OrtDevice(): invalid memory type: {mem_type} (the default, "
+                               f"{_MEM_TYPES[0]}, or host accessible, {_MEM_TYPES[1]})")
+        self._set(device_type, device_id, vendor_id, mem_type)
+
+    def _set(self, device_type: int, device_id: int, vendor_id: int, mem_type: int) -> None:
         self._type, self._id, self._vendor, self._mem = device_type, device_id, vendor_id, mem_type
+
+    @classmethod
+    def _of(cls, device_type: int, device_id: int, vendor_id: int) -> OrtDevice:
+        device = cls.__new__(cls)
+        device._set(device_type, device_id, vendor_id, 0)
+        return device
+
+    # the C++ device's numbers for its device and memory types (static methods there)
+    @staticmethod
+    def cpu() -> int:
+        return 0
+
+    @staticmethod
+    def cuda() -> int:
+        return 1
+
+    @staticmethod
+    def gpu() -> int:
+        return 1
+
+    @staticmethod
+    def webgpu() -> int:
+        return 1
+
+    @staticmethod
+    def fpga() -> int:
+        return 2
+
+    @staticmethod
+    def npu() -> int:
+        return 3
+
+    @staticmethod
+    def cann() -> int:
+        return 3
+
+    @staticmethod
+    def dml() -> int:
+        return 4
+
+    @staticmethod
+    def default_memory() -> int:
+        return 0
 
     @staticmethod
     def make(ort_device_name: str, device_id: int, vendor_id: int = -1) -> OrtDevice:
@@ -59,9 +131,9 @@ class OrtDevice:
                                           "vendor id")
         if name == "dml" or negative:
             vendor = _VENDORS.get(name, 0)
-        return OrtDevice(_DEVICE_TYPES[name],
-                         c_int(device_id, _INT16_MIN, _INT16_MAX, "OrtDevice", "device id"),
-                         vendor)
+        return OrtDevice._of(_DEVICE_TYPES[name],
+                             c_int(device_id, _INT16_MIN, _INT16_MAX, "OrtDevice", "device id"),
+                             vendor)
 
     def _get_c_device(self) -> OrtDevice:
         """Where onnxruntime keeps its C++ device, which its IOBinding passes on: the device
@@ -108,11 +180,21 @@ def c_int(value: Any, low: int, high: int, where: str, what: str) -> int:
     return number
 
 
-#: the C types of a device's id (int16) and vendor id (uint32)
+#: the C types of a device's id (int16) and vendor id (uint32), device and memory types (int8)
 _INT16_MIN, _INT16_MAX, _UINT32_MAX = -(1 << 15), (1 << 15) - 1, (1 << 32) - 1
+_INT8_MIN, _INT8_MAX = -(1 << 7), (1 << 7) - 1
+#: the memory types a device may have: the default and host accessible
+_MEM_TYPES = (0, 5)
 
 
-def cpu_only(device_type: str, device_id: int, vendor_id: int) -> None:
+def cpu_only(device_type: str | OrtDevice, device_id: int, vendor_id: int) -> None:
+    """Refuse a device other than the CPU: given by name (the Python API's arguments) or as
+    an ``OrtDevice`` (the C++ API's, where the device object is the argument)."""
+    if isinstance(device_type, OrtDevice):
+        if device_type.device_type() != 0:
+            raise InvalidArgument(f"ortc.compat places OrtValues on the CPU only, not on "
+                                  f"device type {device_type.device_type()}", 2)
+        return
     if device_type == "cpu" and type(device_id) is int and type(vendor_id) is int \
             and _INT16_MIN <= device_id <= _INT16_MAX and vendor_id <= _UINT32_MAX:
         return  # (what make() takes and places on the CPU, with no device object made: a

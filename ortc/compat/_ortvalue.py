@@ -10,7 +10,7 @@ import numpy as np
 import ortc
 from ortc.dtypes import PROTO_TO_C, bits_for, dtype_for, element_type_for, unpack_subbyte
 
-from ._device import cpu_only
+from ._device import OrtDevice, cpu_only
 from ._dlpack import array_of as dlpack_array, export as dlpack_export
 from ._errors import shallow_copy, translate, unpicklable
 from ._sparse import SparseTensor
@@ -119,8 +119,11 @@ class OrtValue:
         return self.__dlpack__()
 
     @classmethod
-    def ortvalue_from_numpy(cls, numpy_obj: np.ndarray[Any, Any], /, device_type: str = "cpu",
-                            device_id: int = 0, vendor_id: int = -1) -> OrtValue:
+    def ortvalue_from_numpy(cls, numpy_obj: np.ndarray[Any, Any], /,
+                            device_type: str | OrtDevice = "cpu", device_id: int = 0,
+                            vendor_id: int = -1) -> OrtValue:
+        # device_type an OrtDevice: the C++ OrtValue's form, (array, device), which libraries
+        # call through onnxruntime.capi._pybind_state (this class is that one too)
         cpu_only(device_type, device_id, vendor_id)
         if isinstance(numpy_obj, np.ndarray) and numpy_obj.dtype.kind == "c":
             raise RuntimeError(f"Numpy_type {numpy_obj.dtype.num} can't be converted to "
@@ -170,8 +173,24 @@ class OrtValue:
             raise _value_error(err) from err
 
     @classmethod
+    def ortvalue_from_shape_and_onnx_type(cls, shape: Sequence[int], onnx_element_type: int,
+                                          device: OrtDevice, /) -> OrtValue:
+        """The C++ OrtValue's factory of a tensor of an ONNX element type number on a device
+        (onnxruntime's ``ortvalue_from_shape_and_type`` calls it for a number)."""
+        if isinstance(onnx_element_type, bool) \
+                or not isinstance(onnx_element_type, (int, np.integer)):
+            raise TypeError(f"ortvalue_from_shape_and_onnx_type(): incompatible function "
+                            f"arguments: the element type must be an int, not "
+                            f"{type(onnx_element_type).__name__}")
+        if not isinstance(device, OrtDevice):
+            raise TypeError(f"ortvalue_from_shape_and_onnx_type(): incompatible function "
+                            f"arguments: the device must be an OrtDevice, not "
+                            f"{type(device).__name__}")
+        return cls.ortvalue_from_shape_and_type(shape, int(onnx_element_type), device)
+
+    @classmethod
     def ortvalue_from_shape_and_type(cls, shape: Sequence[int], element_type: Any,
-                                     device_type: str = "cpu", device_id: int = 0,
+                                     device_type: str | OrtDevice = "cpu", device_id: int = 0,
                                      vendor_id: int = -1, memory_info: Any = None) -> OrtValue:
         cpu_only(device_type, device_id, vendor_id)
         try:  # the shape first, as onnxruntime's argument conversion: integers only
