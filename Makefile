@@ -22,8 +22,8 @@ test: $(STAMP)
 
 # Real onnxruntime applications (magika, ddddocr, faster-whisper's VAD, RapidOCR, sklearn-onnx
 # models, onnxruntime-extensions, LightGBM via onnxmltools with onnxconverter-common's float16,
-# rapid_layout, onnxscript's eager mode and models, onnx-asr's Whisper over IOBinding: the apps
-# extra)
+# rapid_layout, onnxscript's eager mode and models, onnx-asr's Whisper over IOBinding,
+# onnx-array-api over onnxruntime's C++ classes: the apps extra)
 # run under ortc.compat and compared with the same runs on onnxruntime (tests/test_compat_apps.py).
 APPS_STAMP := $(VENV)/.installed-apps
 $(APPS_STAMP): $(STAMP)

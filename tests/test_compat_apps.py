@@ -192,3 +192,20 @@ def test_onnx_asr_whisper(tmp_path: Any) -> None:
     assert lines[14].endswith(" [1, 4, 5, 8] True")
     assert lines[16].startswith("features kaldi float32 (2, 120, 80) [120, 95] ")
     assert lines[-1].startswith("features threads (2, 80, 121) [120, 95] ")
+
+
+def test_onnx_array_api(tmp_path: Any) -> None:
+    """onnx-array-api: onnxruntime's C++ classes called directly (an OrtDevice made by the C++
+    constructor, OrtValues made on it, the C++ session's run_with_ort_values), its array API
+    evaluated eagerly a session per operation, jitted functions, ORT's optimized model read back
+    and its profile parsed. Before compat had the C++ forms, its import raised AttributeError."""
+    need("onnx_array_api")
+    need("array_api_strict")
+    out = same_run(tmp_path, [], os.path.join(APPS, "app_onnx_array_api.py"))
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines] == [
+        "tensor", *["xp"] * 10, *["eager"] * 3, *["jit"] * 3, "optimized", "optimized",
+        "profile", "profile", "frame"]
+    assert lines[0] == "tensor (3, 4) DT1 float32[3, 4]:ec77d4c9ee3bf811:[-5.0, -4.0, -3.0]"
+    assert [ln.split()[2:] for ln in lines[11:14]] == [ln.split()[2:] for ln in lines[14:17]]
+    assert lines[-2] == "profile values ['Conv_0', 'Flatten_3', 'MaxPool_2', 'Relu_1']"
