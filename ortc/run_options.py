@@ -127,22 +127,26 @@ class RunOptions(Handle):
     def terminate(self) -> None:
         """Make every run using these options fail soon (ORT returns FAIL: :class:`ortc.Fail`);
         callable from any thread while runs are in flight."""
-        check(self._api.RunOptionsSetTerminate(self._ptr))
-        self._terminate_copies()
+        self._terminate_now(checked=True)
 
     @shared("RunOptionsUnsetTerminate")
     def unset_terminate(self) -> None:
         """Allow runs again after :meth:`terminate`."""
-        check(self._api.RunOptionsUnsetTerminate(self._ptr))
-        self._terminated = False
+        self._unset_now(checked=True)
 
-    # Used by ortc's watcher thread (Ctrl-C, deadlines): no guard, so it can never wait on a
-    # lock held by the thread it is stopping; a closed object is simply skipped.
-    def _terminate_now(self) -> None:
+    # The bodies of terminate() and unset_terminate(), also used unguarded by ortc's watcher
+    # thread (Ctrl-C, deadlines), so that it can never wait on a lock held by the thread it is
+    # stopping, and by a run for its stand-in: a closed object is simply skipped. ``checked``:
+    # a failure raises (a caller's call, a run's thread); else it is ignored (the watcher, the
+    # exit drain: nobody to raise to).
+    def _terminate_now(self, checked: bool = False) -> None:
         ptr = self._ptr
         if ptr != ffi.NULL:
-            # on the watcher thread, or the exit drain: nobody to raise to
-            ignore(self._api.RunOptionsSetTerminate(ptr), "RunOptionsSetTerminate", log=False)
+            status = self._api.RunOptionsSetTerminate(ptr)
+            if checked:
+                check(status)
+            else:
+                ignore(status, "RunOptionsSetTerminate", log=False)
             self._terminate_copies()  # (the exit drain's runs in flight use stand-ins too)
 
     def _terminate_copies(self) -> None:
@@ -153,12 +157,15 @@ class RunOptions(Handle):
         for copy in tuple(self._copies):
             copy._terminate_now()
 
-    def _unset_now(self) -> None:
+    def _unset_now(self, checked: bool = False) -> None:
         ptr = self._ptr
         if ptr != ffi.NULL:
-            # re-arming after Ctrl-C or a deadline (idempotent: a re-arm may be done again)
-            ignore(self._api.RunOptionsUnsetTerminate(ptr), "RunOptionsUnsetTerminate",
-                   log=False)
+            # (idempotent: the watcher's re-arm after Ctrl-C or a deadline may be done again)
+            status = self._api.RunOptionsUnsetTerminate(ptr)
+            if checked:
+                check(status)
+            else:
+                ignore(status, "RunOptionsUnsetTerminate", log=False)
             self._terminated = False
 
     # -- stand-ins: what a deadline or Ctrl-C terminates in place of options others share ----
@@ -184,14 +191,12 @@ class RunOptions(Handle):
                     made.close()
             # what a Ctrl-C or an earlier terminate() left (on the run's thread: a failure
             # is the run's to raise, not to ignore as the watcher's re-arm does)
-            check(self._api.RunOptionsUnsetTerminate(copy._ptr))
-            copy._terminated = False
+            copy._unset_now(checked=True)
         else:
             copy = self._copy_settings()
             self._copies.append(copy)
         if self._terminated:  # linked first, read after: see _terminate_copies()
-            check(self._api.RunOptionsSetTerminate(copy._ptr))
-            copy._terminated = True
+            copy._terminate_now(checked=True)
         return copy
 
     def _copy_settings(self) -> RunOptions:
