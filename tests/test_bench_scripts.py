@@ -43,10 +43,19 @@ def _recurrent_model() -> bytes:
          helper.make_tensor_value_info("stateN", f, None)], []))
 
 
-def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+def _script(name: str, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    """bench/``name`` run with ``args`` from the checkout (its stdout and stderr kept);
+    ``ok``: it must exit 0."""
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_file.py"), *args],
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", name), *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if ok:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return _script("bench_file.py", *args, ok=False)
 
 
 def test_bench_file_times_both_bindings_with_feedback(tmp_path) -> None:
@@ -77,11 +86,7 @@ def test_bench_file_refuses_a_malformed_feed(tmp_path) -> None:
 
 
 def test_bench_guard_runs_every_variant() -> None:
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_guard.py"),
-                           "--rounds", "1", "--calls", "50"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_guard.py", "--rounds", "1", "--calls", "50")
     for variant in ("run raw", "run strict", "run off", "binding raw", "binding strict",
                     "guard shared", "guard exclusive", "method bare", "marked",
                     "marked arg None", "marked with arg"):
@@ -91,12 +96,8 @@ def test_bench_guard_runs_every_variant() -> None:
 
 
 def test_bench_two_threads_times_every_variant_with_one_and_two_threads() -> None:
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_two_threads.py"),
-                           "--calls", "200", "--repeats", "1", "--gc-off",
-                           "--switch-interval", "0.001"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_two_threads.py", "--calls", "200", "--repeats", "1", "--gc-off",
+                   "--switch-interval", "0.001")
     for variant in ("cffi Run", "cffi Run + copy", "cffi Run + copy + Python",
                     "cffi Run + copy + Python, spread", "ortc run()", "ortc run(), checks off",
                     "ortc run(), a session per thread", "onnxruntime run()"):
@@ -107,11 +108,7 @@ def test_bench_two_threads_times_every_variant_with_one_and_two_threads() -> Non
 
 
 def test_bench_first_run_times_each_step_of_a_new_session() -> None:
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_first_run.py"),
-                           "--sessions", "5"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_first_run.py", "--sessions", "5")
     lines = proc.stdout.splitlines()
     for binding in ("ortc", "compat", "onnxruntime"):
         row = next(x for x in lines if x.startswith(binding + " "))
@@ -126,11 +123,7 @@ def test_bench_first_run_times_each_step_of_a_new_session() -> None:
 
 
 def test_bench_overhead_splits_each_run_into_inside_and_around() -> None:
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_overhead.py"),
-                           "--rounds", "1", "--calls", "20"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_overhead.py", "--rounds", "1", "--calls", "20")
     rows = {}
     for line in proc.stdout.splitlines()[1:]:
         *name, plain, total, inside, around = line.split()
@@ -145,11 +138,8 @@ def test_bench_overhead_splits_each_run_into_inside_and_around() -> None:
 
 
 def test_bench_overhead_crossover_times_copied_and_viewed_outputs_per_size() -> None:
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_overhead.py"),
-                           "--crossover", "4", "256", "--rounds", "1", "--calls", "20"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]  # (each loop checks copy or view)
+    # (each loop checks copy or view)
+    proc = _script("bench_overhead.py", "--crossover", "4", "256", "--rounds", "1", "--calls", "20")
     rows = [line.split() for line in proc.stdout.splitlines()[1:]]
     assert [r[:2] for r in rows] == [["4", "KiB"], ["256", "KiB"]], proc.stdout
     assert all(float(v) > 0 for r in rows for v in r[2:]), proc.stdout
@@ -159,11 +149,7 @@ def test_bench_floors_times_each_pattern_against_its_c_calls() -> None:
     """bench_floors.py times onnxruntime's, ortc's and the bare C calls' loop of every pattern
     (the floors that bind output memory are checked to write the results before timing) and
     counts ortc's guard entries per call: a Value argument is entered, an array is not."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_floors.py"),
-                           "--rounds", "1", "--calls", "20"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_floors.py", "--rounds", "1", "--calls", "20")
     rows = {}
     for line in proc.stdout.splitlines()[2:]:
         name, numbers = re.fullmatch(r"(.+?) +([-0-9. ]+)", line).groups()  # type: ignore[union-attr]
@@ -187,12 +173,8 @@ def test_bench_floors_times_each_pattern_against_its_c_calls() -> None:
 def test_bench_sessions_times_every_session_of_both_bindings(model: str, order: str) -> None:
     """bench_sessions.py times each of the sessions of each binding (the stream with its state
     fed back) and prints each binding's spread."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_sessions.py"),
-                           "--model", model, "--order", order, "--sessions", "2", "--rounds",
-                           "2", "--calls", "5"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_sessions.py", "--model", model, "--order", order, "--sessions", "2",
+                   "--rounds", "2", "--calls", "5")
     lines = proc.stdout.splitlines()
     assert f"2 sessions per binding, {order} order" in lines[0]
     bindings = ["ortc"] + (["onnxruntime"] if HAVE_ORT else [])
@@ -208,11 +190,7 @@ def test_bench_sessions_times_every_session_of_both_bindings(model: str, order: 
 def test_bench_handlers_runs_each_sigint_disposition() -> None:
     """bench_handlers.py: each disposition in its own interpreter; ortc bridges Ctrl-C under
     Python's handler only, and says so."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_handlers.py"),
-                           "--rounds", "1", "--calls", "200"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_handlers.py", "--rounds", "1", "--calls", "200")
     lines = {line.split(":")[0]: line for line in proc.stdout.strip().splitlines()}
     assert set(lines) == {"default", "ignored", "handler"}, proc.stdout
     assert "Ctrl-C bridged yes" in lines["default"], proc.stdout
@@ -234,11 +212,7 @@ def test_bench_runner_run_as_a_script_says_how_to_run_it() -> None:
 
 
 def test_bench_containers_compares_every_case_with_onnxruntime() -> None:
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_containers.py"),
-                           "--rounds", "1", "--seconds", "0.01"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_containers.py", "--rounds", "1", "--seconds", "0.01")
     rows = proc.stdout.splitlines()[1:]
     names = [re.split(r"\s{2,}", r.strip())[0] for r in rows]
     assert names == ["zipmap int, 1 rows", "zipmap str, 1 rows", "zipmap int, 100 rows",
@@ -252,11 +226,7 @@ def test_bench_containers_compares_every_case_with_onnxruntime() -> None:
 
 
 def test_bench_tasks_times_a_shipped_session_against_new_sessions() -> None:
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_tasks.py"),
-                           "--rounds", "3"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _script("bench_tasks.py", "--rounds", "3")
     rows = [r.split() for r in proc.stdout.splitlines()[1:]]
     assert [r[0] for r in rows] == ["dropped"] * 3 + ["kept"] * 3, rows
     for r in rows:
