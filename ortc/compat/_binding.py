@@ -177,6 +177,9 @@ _libc_ffi.cdef("int mincore(uintptr_t addr, size_t length, unsigned char *vec);"
 #: mincore, False where it cannot be had, None until first asked
 _mincore: Any = None
 _PAGE_MASK = mmap.PAGESIZE - 1
+_PAGE_START = ~_PAGE_MASK
+#: the longest range _VEC takes
+_VEC_SPAN = 4096 * mmap.PAGESIZE
 
 
 def _mapped(address: int, size: int) -> bool:
@@ -197,7 +200,7 @@ def _mapped(address: int, size: int) -> bool:
     length = address + size - start
     if address + size > 1 << 64:
         return False
-    vec = _VEC if length <= 4096 * (_PAGE_MASK + 1) else \
+    vec = _VEC if length <= _VEC_SPAN else \
         _libc_ffi.new("unsigned char[]", (length + _PAGE_MASK) // (_PAGE_MASK + 1))
     if _mincore(start, length, vec) == 0:
         return True
@@ -280,8 +283,25 @@ class IOBinding:
         :func:`_memory_at`: as an OrtValue over it straight away (what libraries rebinding
         pointers every call need), or, for what that does not take, through a numpy view of
         it and the general bind."""
-        what = "bind_output" if output else "bind_input"
-        address, dtype, et, dims, size = _memory_at(buffer_ptr, element_type, shape, what)
+        # (the arguments libraries pass every call, an int address, a known type and shape,
+        # over mapped memory, checked here without _memory_at's frames; anything else, or any
+        # doubt, goes through _memory_at, which checks in onnxruntime's order)
+        try:
+            if type(buffer_ptr) is not int or not 0 < buffer_ptr < _INT64:
+                raise KeyError
+            dtype, et = _BY_NUMBER[element_type] if type(element_type) is int \
+                else _DTYPES[element_type]
+            dims, count = _SHAPES[shape]
+            size = count * dtype.itemsize
+            start = buffer_ptr & _PAGE_START
+            length = buffer_ptr + size - start
+            if count < 0 or size and (not _mincore or length > _VEC_SPAN
+                                      or _mincore(start, length, _VEC)):
+                raise KeyError
+            address = buffer_ptr
+        except (KeyError, TypeError):
+            address, dtype, et, dims, size = _memory_at(
+                buffer_ptr, element_type, shape, "bind_output" if output else "bind_input")
         key = "out:" + name if output else name
         try:
             bound = self._binding._bind_address(name, address, size, dims, et, output)
