@@ -173,9 +173,15 @@ _VEC: Any = None
 #: one of its width travel alike on every ABI Linux runs on (LP64 and ILP32), and no cast
 #: object is made per call
 _libc_ffi = cffi.FFI()
-_libc_ffi.cdef("int mincore(uintptr_t addr, size_t length, unsigned char *vec);")
+_libc_ffi.cdef("int mincore(uintptr_t addr, size_t length, unsigned char *vec);"
+               "uintptr_t sbrk(intptr_t increment);")
 #: mincore, False where it cannot be had, None until first asked
 _mincore: Any = None
+#: where the process's brk heap starts (past every address where it is not known) and libc's
+#: sbrk: [start, sbrk(0)) is one mapping by construction, so memory there (malloc's, most
+#: small arrays') is known mapped without mincore's system call
+_heap_start = 1 << 64
+_sbrk: Any = None
 _PAGE_MASK = mmap.PAGESIZE - 1
 _PAGE_START = ~_PAGE_MASK
 #: the longest range _VEC takes
@@ -186,14 +192,26 @@ def _mapped(address: int, size: int) -> bool:
     """Whether every page of [address, address + size) is mapped in this process (Linux's
     mincore fails with ENOMEM on a range with an unmapped page: a made-up address is found
     without touching it). True where the question cannot be asked."""
-    global _mincore, _VEC
+    global _mincore, _VEC, _heap_start, _sbrk
     if _mincore is None:
         try:
-            fn = getattr(_libc_ffi.dlopen(None), "mincore")
+            libc = _libc_ffi.dlopen(None)
+            fn = getattr(libc, "mincore")
             _VEC = _libc_ffi.new("unsigned char[]", 4096)
             _mincore = fn
         except (AttributeError, OSError):
             _mincore = False
+        if _mincore:
+            try:  # (start_brk, field 47 of /proc/self/stat since Linux 3.5)
+                with open("/proc/self/stat", "rb") as f:
+                    start = int(f.read().rsplit(b")", 1)[1].split()[44])
+                _sbrk = getattr(libc, "sbrk")
+                if 0 < start <= _sbrk(0):
+                    _heap_start = start
+            except (OSError, IndexError, ValueError, AttributeError):
+                pass
+    if _heap_start <= address and address + size <= _sbrk(0):
+        return True
     if not _mincore:
         return True
     start = address & ~_PAGE_MASK
@@ -295,8 +313,9 @@ class IOBinding:
             size = count * dtype.itemsize
             start = buffer_ptr & _PAGE_START
             length = buffer_ptr + size - start
-            if count < 0 or size and (not _mincore or length > _VEC_SPAN
-                                      or _mincore(start, length, _VEC)):
+            if count < 0 or size and not (_heap_start <= buffer_ptr and
+                                          buffer_ptr + size <= _sbrk(0)) \
+                    and (not _mincore or length > _VEC_SPAN or _mincore(start, length, _VEC)):
                 raise KeyError
             address = buffer_ptr
         except (KeyError, TypeError):
