@@ -22,6 +22,9 @@ _ELEMENT_TYPES = frozenset(int(t) for t in ortc.ElementType)
 #: them it makes no tensor of from an array (undefined, the complex types, the 6-bit floats)
 _ONNX_TYPES = range(0, 29)
 _NO_TENSOR_OF = frozenset((0, 14, 15, 27, 28))
+#: the dtype kinds ortvalue_from_numpy takes with no question (bool, integers, floats)
+_PLAIN_KINDS = frozenset("biuf")
+_Value = ortc.Value
 #: the item size onnxruntime requires of an array for a STRING tensor: its C++ string object's
 _STRING_ITEM_SIZE = 32
 
@@ -93,11 +96,12 @@ class OrtValue:
 
     def __init__(self, ortvalue: ortc.Value | OrtValue,
                  numpy_obj: np.ndarray[Any, Any] | None = None, session: Any = None) -> None:
-        if isinstance(ortvalue, OrtValue):  # what _get_c_value() gave (onnxruntime's C value)
-            numpy_obj = ortvalue._numpy_obj
-            ortvalue = ortvalue._value
-        if not isinstance(ortvalue, ortc.Value):
-            raise ValueError("`Provided ortvalue` needs to be an ortc.Value")
+        if type(ortvalue) is not _Value:  # (compat's own calls give a Value)
+            if isinstance(ortvalue, OrtValue):  # what _get_c_value() gave (onnxruntime's C value)
+                numpy_obj = ortvalue._numpy_obj
+                ortvalue = ortvalue._value
+            if not isinstance(ortvalue, ortc.Value):
+                raise ValueError("`Provided ortvalue` needs to be an ortc.Value")
         self._value: ortc.Value = ortvalue
         #: the array whose memory the value uses, kept alive
         self._numpy_obj: np.ndarray[Any, Any] | None = numpy_obj
@@ -125,16 +129,18 @@ class OrtValue:
         # device_type an OrtDevice: the C++ OrtValue's form, (array, device), which libraries
         # call through onnxruntime.capi._pybind_state (this class is that one too)
         cpu_only(device_type, device_id, vendor_id)
-        if isinstance(numpy_obj, np.ndarray) and numpy_obj.dtype.kind == "c":
+        if type(numpy_obj) is np.ndarray and numpy_obj.dtype.kind in _PLAIN_KINDS:
+            pass  # (what libraries make an OrtValue of per input per call: no more checks)
+        elif isinstance(numpy_obj, np.ndarray) and numpy_obj.dtype.kind == "c":
             raise RuntimeError(f"Numpy_type {numpy_obj.dtype.num} can't be converted to "
                                f"MLDataType.")
-        if not isinstance(numpy_obj, np.ndarray) or numpy_obj.dtype.kind in "OSUmMV":
+        elif not isinstance(numpy_obj, np.ndarray) or numpy_obj.dtype.kind in "OSUmMV":
             # onnxruntime's words: a list, a numpy scalar, a string array (and the other
             # dtypes with no element type: datetime, void) are refused there
             raise RuntimeError("Creation of OrtValues is currently only supported from "
                                "non-string numpy arrays")
         try:
-            return cls(ortc.Value.from_numpy(numpy_obj), numpy_obj)
+            return cls(_Value.from_numpy(numpy_obj), numpy_obj)
         except ortc.OrtError as err:
             raise _value_error(err) from err
 

@@ -278,8 +278,14 @@ class InferenceSession:
                             run_options: RunOptions | None = None) -> list[OrtValue]:
         # as onnxruntime: its Python-side checks first, and each feed is asked for its value
         # (what is not an OrtValue raises AttributeError there)
-        validate_input(self._required, list(input_dict_ort_values.keys()))
-        feeds = {k: v._get_c_value()._value for k, v in input_dict_ort_values.items()}
+        if type(input_dict_ort_values) is not dict:
+            validate_input(self._required, list(input_dict_ort_values.keys()))
+        else:
+            for name in self._required:  # (what a dict finds, its key list holds too)
+                if name not in input_dict_ort_values:
+                    validate_input(self._required, list(input_dict_ort_values))
+        feeds = {k: v._value if type(v) is OrtValue else v._get_c_value()._value
+                 for k, v in input_dict_ort_values.items()}
         try:
             values = self._native.run_with_values(
                 output_names or None, feeds, None if run_options is None else run_options._for_run())
