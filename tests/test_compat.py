@@ -2214,6 +2214,41 @@ def test_iobinding_pointers_that_onnxruntime_crashes_on_are_refused() -> None:
     assert c.tolist() == (AB["a"] + AB["b"]).tolist()
 
 
+def test_iobinding_pointer_checks_hold_for_the_arguments_libraries_repeat() -> None:
+    """A library rebinding pointers passes an int, a dtype and a shape tuple seen before (the
+    binding's quick path): memory unmapped since is still refused, and so is a range that runs
+    past the end of the process's heap (its own memory known mapped without a system call)."""
+    import ctypes
+    import mmap as _mmap
+
+    sess = compat.InferenceSession(ADD)
+    b = sess.io_binding()
+    c = np.zeros(3, F32)
+    binds = (lambda p: b.bind_input("a", "cpu", 0, F32, (3,), p),
+             lambda p: b.bind_output("c", "cpu", 0, F32, (3,), p))
+    for bind in binds:  # (the type and the shape known from here on)
+        bind(c.ctypes.data)
+    region = _mmap.mmap(-1, 2 * _mmap.PAGESIZE)
+    base = np.frombuffer(region, np.uint8).ctypes.data
+    region.close()  # unmapped now
+    sbrk = ctypes.CDLL(None).sbrk
+    sbrk.restype, sbrk.argtypes = ctypes.c_void_p, [ctypes.c_ssize_t]
+    top = (sbrk(0) + _mmap.PAGESIZE - 1) & ~(_mmap.PAGESIZE - 1)  # the heap's mapping ends
+    with open("/proc/self/maps") as f:
+        starts = {int(line.split("-", 1)[0], 16) for line in f}
+    for bind in binds:
+        with pytest.raises(RuntimeError, match="no memory of this process is mapped"):
+            bind(base)
+        if top not in starts:  # (nothing mapped right after the heap)
+            with pytest.raises(RuntimeError, match="no memory of this process is mapped"):
+                bind(top - 4)  # its last 4 bytes and 8 past them
+    b.bind_input("a", "cpu", 0, F32, (3,), AB["a"].ctypes.data)
+    b.bind_cpu_input("b", AB["b"])
+    b.bind_output("c", "cpu", 0, F32, (3,), c.ctypes.data)
+    sess.run_with_iobinding(b)
+    assert c.tolist() == (AB["a"] + AB["b"]).tolist()
+
+
 def test_iobinding_pointer_shapes_read_alike_however_given_and_however_often() -> None:
     """A bound pointer's shape is read once per shape tuple (libraries rebind every call with
     the same one): a negative dimension is refused every time, and a tuple of numpy integers,
