@@ -297,7 +297,7 @@ class IOBinding:
 
     def _bind_pointer(self, name: str, buffer_ptr: Any, element_type: Any,
                       shape: Sequence[int], output: bool) -> None:
-        """Bind ``name`` to memory at a raw address (onnxruntime's buffer_ptr), checked by
+        """Bind ``name`` to memory at a raw address (onnxruntime's buffer_ptr), checked as
         :func:`_memory_at`: as an OrtValue over it straight away (what libraries rebinding
         pointers every call need), or, for what that does not take, through a numpy view of
         it and the general bind."""
