@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 __all__ = ["RunOptions", "checked_run_options", "checked_timeout", "main_run_options"]
 
+#: ORT's run log severity until one is set: the session's level applies
+_UNSET_SEVERITY = -1
+
 
 class RunOptions(Handle):
     """Options for one or many runs: a tag, log levels, config entries, and termination.
@@ -46,7 +49,8 @@ class RunOptions(Handle):
     #: :meth:`_stand_in`)
     _main_copy: RunOptions | None = None
 
-    def __init__(self, *, tag: str = UNSET, log_severity_level: LoggingLevel | int = UNSET,
+    def __init__(self, *, tag: str = UNSET,
+                 log_severity_level: LoggingLevel | int | None = UNSET,
                  log_verbosity_level: int = UNSET, **unknown: NoReturn) -> None:
         # each keyword is an attribute below (the same names and types); ``unknown`` is typed
         # NoReturn so that a type checker flags a misspelt one, which raises TypeError here
@@ -96,17 +100,22 @@ class RunOptions(Handle):
 
     @property
     @shared("RunOptionsGetRunLogSeverityLevel")
-    def log_severity_level(self) -> LoggingLevel:
+    def log_severity_level(self) -> LoggingLevel | None:
+        """The runs' log severity; None until set (runs log at their session's level)."""
         out = ffi.new("int*")
         check(self._api.RunOptionsGetRunLogSeverityLevel(self._ptr, out))
-        return _enums.LoggingLevel(out[0])
+        # ORT keeps -1 until it is set: read as a LoggingLevel, the fresh options' value raised
+        return None if out[0] < 0 else _enums.LoggingLevel(out[0])
 
     @log_severity_level.setter
     @exclusive("RunOptionsSetRunLogSeverityLevel")
-    def log_severity_level(self, value: LoggingLevel | int) -> None:
+    def log_severity_level(self, value: LoggingLevel | int | None) -> None:
         self._forget_main_copy()
-        level = c_enum(value, _enums.LoggingLevel, "run option log_severity_level")
-        check(self._api.RunOptionsSetRunLogSeverityLevel(self._ptr, int(level)))
+        if value is None:  # back to unset (what the getter reads as None)
+            level = _UNSET_SEVERITY
+        else:
+            level = int(c_enum(value, _enums.LoggingLevel, "run option log_severity_level"))
+        check(self._api.RunOptionsSetRunLogSeverityLevel(self._ptr, level))
 
     @property
     @shared("RunOptionsGetRunLogVerbosityLevel")

@@ -377,6 +377,28 @@ def test_run_options() -> None:
         ortc.RunOptions(bogus=1)
 
 
+def test_run_options_severity_reads_none_until_set() -> None:
+    """ORT keeps -1 (the session's level applies) until a severity is set: a fresh RunOptions'
+    log_severity_level raised ValueError (-1 is no LoggingLevel). It reads None, and None
+    sets it back; copies and pickles keep it unset."""
+    import copy
+    import pickle
+
+    ro = ortc.RunOptions()
+    assert ro.log_severity_level is None
+    ro.log_severity_level = LoggingLevel.INFO
+    assert ro.log_severity_level == LoggingLevel.INFO
+    ro.log_severity_level = None
+    assert ro.log_severity_level is None
+    assert copy.copy(ro).log_severity_level is None
+    assert pickle.loads(pickle.dumps(ro)).log_severity_level is None
+    assert ortc.RunOptions(log_severity_level=None).log_severity_level is None
+    s = ortc.Session(models.add_model())
+    assert s.run(None, _feeds_add(1), ro)[0].tolist() == [0]
+    with pytest.raises(ortc.InvalidArgument):
+        ro.log_severity_level = -1  # an int is a level: None, not -1, means unset
+
+
 def test_terminate_from_another_thread_stops_a_long_run() -> None:
     import threading
     import time

@@ -71,7 +71,7 @@ REVEALED = {
     19: "str | os.PathLike[str]",
     20: "ortc._enums.LoggingLevel",
     22: "str",
-    23: "ortc._enums.LoggingLevel",
+    23: "ortc._enums.LoggingLevel | None",  # None until set (the session's level)
     24: "int",
     25: "ortc.session_options.SessionOptions",
     27: "numpy.ndarray[Any, Any]",
