@@ -98,6 +98,8 @@ class MemoryInfo(Handle):
     @shared("CompareMemoryInfo", args={"other": "shared"})
     def same_as(self, other: MemoryInfo) -> bool:
         """Whether both describe the same memory (CompareMemoryInfo)."""
+        if not isinstance(other, MemoryInfo):
+            raise TypeError(f"same_as: expected an ortc.MemoryInfo, not {type(other).__name__}")
         other._check_open()
         out = ffi.new("int*")
         check(self._api.CompareMemoryInfo(self._ptr, other._ptr, out))
@@ -108,7 +110,16 @@ class MemoryInfo(Handle):
             return NotImplemented
         return self.same_as(other)
 
-    __hash__ = Handle.__hash__
+    def __hash__(self) -> int:
+        # Equal infos must hash alike (== is ORT's comparison, not identity). Only the fields
+        # every ORT version compares (the allocator and memory types; which of name, id and
+        # device count varies), read once: a dict or set holding it must find it after close().
+        cached = self._hash
+        if cached is None:
+            cached = self._hash = hash((int(self.allocator_type), int(self.mem_type)))
+        return cached
+
+    _hash: int | None = None
 
     def __repr__(self) -> str:
         if self.closed:

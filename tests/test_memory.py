@@ -23,6 +23,24 @@ def test_cpu_memory_info_attributes() -> None:
     assert "Cpu" in repr(other)
 
 
+def test_equal_memory_infos_hash_alike() -> None:
+    """== is ORT's comparison, so equal infos must hash alike: hash was identity, and a set
+    of two equal infos held both (a dict lookup by an equal info missed). The hash holds
+    after close(), so a container keeps finding the object."""
+    a = ortc.MemoryInfo("Cpu", AllocatorType.ARENA_ALLOCATOR, 0, MemType.DEFAULT)
+    b = ortc.MemoryInfo.cpu(AllocatorType.ARENA_ALLOCATOR, MemType.DEFAULT)
+    c = ortc.MemoryInfo.cpu(AllocatorType.DEVICE_ALLOCATOR, MemType.DEFAULT)
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert {a: "arena"}[b] == "arena"
+    assert a != c and len({a, b, c}) == 2
+    assert ortc.default_allocator().memory_info in {ortc.default_allocator().memory_info}
+    held = {a: 1}
+    a.close()
+    assert held[a] == 1 and a in held
+    with pytest.raises(TypeError, match="ortc.MemoryInfo"):  # was AttributeError
+        b.same_as("Cpu")  # type: ignore[arg-type]
+
+
 def test_unknown_memory_name_is_refused() -> None:
     with pytest.raises(ortc.OrtError):
         ortc.MemoryInfo("NoSuchDevice", AllocatorType.DEVICE_ALLOCATOR, 0, MemType.DEFAULT)
