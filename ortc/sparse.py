@@ -165,6 +165,7 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
     et = element_type_for(values.dtype)
     # checked here too: a SparseTensor made directly, not through coo()/csr(), is not checked
     dense = _shape(sparse.dense_shape)
+    _check_layout(sparse, values, dense)
     raw = call_out(api.CreateSparseTensorAsOrtValue, "OrtValue*", allocator, dense, len(dense),
                    int(et), context="CreateSparseTensorAsOrtValue")
     try:
@@ -196,6 +197,35 @@ def sparse_from_python(api: Api, sparse: SparseTensor, allocator: Any, memory_in
 
 
 _INT64_MAX = 2 ** 63 - 1
+
+
+# What ORT would take without a word (a values array of any rank, flattened) or refuse as a
+# FAIL naming its own source files (the element count's overflow, a CSR's rank and row
+# count), said here as InvalidArgument naming the argument.
+def _check_layout(sparse: SparseTensor, values: np.ndarray[Any, Any],
+                  dense: tuple[int, ...]) -> None:
+    if values.ndim != 1:
+        raise InvalidArgument(f"sparse tensor: values must be 1-D (one value per index), got "
+                              f"shape {values.shape}")
+    if math.prod(dense) > _INT64_MAX:
+        raise InvalidArgument(f"sparse tensor: dense shape {dense} has "
+                              f"{math.prod(dense)} elements, more than int64 counts")
+    if sparse.format == SparseFormat.COO and sparse.indices is not None:
+        shape = np.shape(sparse.indices)  # ([nnz, 1]: linear, as np.argwhere gives them)
+        if len(shape) > 2 or len(shape) == 2 and shape[1] != 1 and \
+                (len(dense) != 2 or shape[1] != 2):
+            raise InvalidArgument(
+                f"sparse COO tensor: indices are [nnz] linear indices or, for a 2-D dense "
+                f"shape, [nnz, 2] (row, column) pairs; got shape {shape} for dense shape "
+                f"{dense}")
+    elif sparse.format == SparseFormat.CSRC:
+        if len(dense) != 2:
+            raise InvalidArgument(f"sparse CSR tensor: the dense shape must be 2-D, got {dense}")
+        outer = sparse.outer_indices
+        if outer is not None and np.size(outer) not in (0, dense[0] + 1):
+            raise InvalidArgument(f"sparse CSR tensor: {np.size(outer)} outer (row start) "
+                                  f"indices for {dense[0]} rows; expected rows + 1 = "
+                                  f"{dense[0] + 1}")
 
 
 # Not every ORT version checks that FillSparseTensorCoo/Csr indices lie inside the dense shape;
@@ -241,3 +271,13 @@ def _check_csr_bounds(inner: np.ndarray[Any, Any], outer: np.ndarray[Any, Any], 
         raise InvalidArgument(f"sparse CSR tensor: outer (row start) indices must rise from 0 "
                               f"to the value count {nvalues} without falling; got "
                               f"{outer.tolist()[:16]}")
+    if outer.size != dense[0] + 1 or outer[0] != 0 or outer[-1] != inner.size:
+        return  # ORT's own check names these
+    # a column given twice in one row has two values: ORT keeps one without a word (as COO)
+    rows = np.repeat(np.arange(dense[0], dtype=np.int64), np.diff(outer))
+    linear = rows * dense[1] + inner
+    uniq, counts = np.unique(linear, return_counts=True)
+    if (counts > 1).any():
+        row, col = divmod(int(uniq[counts > 1][0]), dense[1])
+        raise InvalidArgument(f"sparse CSR tensor: column {col} of row {row} is given more "
+                              f"than once (each position takes one value)")
