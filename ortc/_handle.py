@@ -145,9 +145,6 @@ class Handle:
         self._owners = owners
         parents = tuple(o for o in owners if isinstance(o, Handle)) if owners else ()
         kind = type(self).__name__
-        log = _lifetime_debug()
-        if log is not None:
-            log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
         held: list[Handle] | None = [] if self._holds else None
         self._held = held
         self._children = set()
@@ -167,6 +164,11 @@ class Handle:
         for p in parents:  # the releaser takes itself off each (a parent it never reached too)
             p._children.add(releaser)
         self._ptr = ffi.gc(raw, releaser, size)
+        # logged once armed: a logging handler that raises (its emit propagates to this call)
+        # then fails the constructor, and the dropped object is still released
+        log = _lifetime_debug()
+        if log is not None:
+            log.debug("+NEW %s %s", kind, hex(int(ffi.cast("uintptr_t", raw))))
 
     def close(self) -> None:
         """Release the ORT object now (idempotent). Children keep it alive until they go."""
@@ -376,9 +378,6 @@ class _Releaser:
                 finally:
                     if allowed:
                         release_ends()
-        log = _lifetime_debug()
-        if log is not None:
-            log.debug("-DROP %s %s", self.kind, hex(int(ffi.cast("uintptr_t", self.raw))))
         for p in self.parents:
             if self in p._children:
                 p._child_released(self)
@@ -394,6 +393,11 @@ class _Releaser:
         self.parents = ()
         self.held = None
         _doomed.pop(self, None)  # filed by the net when the handle went first: done now
+        # logged last: a logging handler that raises stopped the steps above, leaving the
+        # parents waiting for good (never released) and live_handles() raising at each drain
+        log = _lifetime_debug()
+        if log is not None:
+            log.debug("-DROP %s %s", self.kind, hex(int(ffi.cast("uintptr_t", self.raw))))
 
 
 #: finalizers whose run a signal handler's exception may have stopped: each handle also owns a

@@ -126,6 +126,41 @@ def test_lifetime_log(caplog) -> None:
     assert any(m.startswith("-DROP Value") for m in msgs)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_lifetime_log_handler_that_raises_leaves_the_handle_tree_whole() -> None:
+    """A logging handler's emit propagates to the log call. The release logged before its
+    bookkeeping, so a raising handler on ``ortc.lifetime`` left a closed binding's session
+    waiting for good (never released) and live_handles() raising at each drain; a creation
+    logged before arming leaked the new ORT object. Both are logged once the tree is whole."""
+
+    class Raising(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            raise RuntimeError("handler failed")
+
+    s = ortc.Session(models.add_model())
+    before = ortc.live_handles()
+    log = logging.getLogger("ortc.lifetime")
+    handler, level = Raising(), log.level
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    try:
+        with pytest.raises(RuntimeError, match="handler failed"):
+            s.io_binding()  # armed before the log raised: collected and released below
+        gc.collect()
+        log.setLevel(logging.WARNING)
+        b = s.io_binding()
+        log.setLevel(logging.DEBUG)
+        b.close()  # the release's log raises inside the finalizer (reported as unraisable)
+        del b
+        s.close()
+        gc.collect()
+        assert ortc.live_handles().get("Session", 0) == before["Session"] - 1
+        assert ortc.live_handles().get("IoBinding", 0) == before.get("IoBinding", 0)
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+
+
 def test_closed_parent_value_in_sequence() -> None:
     part = ortc.Value.from_numpy(np.array([1, 2], np.int64))
     part.close()
