@@ -283,7 +283,9 @@ class Handle:
         """A new object with its own ORT object, made through the class's ``__reduce__`` when it
         has one (a picklable class rebuilds from its description); else refused."""
         cls = type(self)
-        if cls.__reduce__ is not object.__reduce__:
+        if self._process_wide:  # never released, so sharing it is safe: the one object
+            return self
+        if cls.__reduce__ is not Handle.__reduce__:  # (Handle's refuses, naming pickle)
             self._check_open()
             rv = self.__reduce__()
             if isinstance(rv, tuple) and len(rv) >= 2:

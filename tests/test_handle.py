@@ -161,6 +161,22 @@ def test_a_lifetime_log_handler_that_raises_leaves_the_handle_tree_whole() -> No
         log.setLevel(level)
 
 
+def test_copies_are_refused_as_copies_and_process_wide_objects_are_themselves() -> None:
+    """copy.copy of an object that cannot be copied said "cannot pickle" (Handle's refusal of
+    pickle answered for copy), and the Env's told the caller to create a new Env; the
+    process-wide objects (never released) are their own copies."""
+    import copy
+
+    s = ortc.Session(models.add_model())
+    adapter = ortc.LoraAdapter(models.lora_adapter_bytes({"bias": np.ones(3, np.float32)}))
+    for obj in (s.io_binding(), s.allocator(), adapter, ortc.MemoryInfo.cpu()):
+        for copier in (copy.copy, copy.deepcopy):
+            with pytest.raises(TypeError, match=f"cannot copy an ortc.{type(obj).__name__}"):
+                copier(obj)
+    for shared in (ortc.get_env(), ortc.default_allocator()):
+        assert copy.copy(shared) is shared and copy.deepcopy(shared) is shared
+
+
 def test_closed_parent_value_in_sequence() -> None:
     part = ortc.Value.from_numpy(np.array([1, 2], np.int64))
     part.close()
