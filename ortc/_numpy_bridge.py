@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import sys
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, Dict, List, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Union, cast, overload
 
 import numpy as np
 
@@ -438,6 +438,18 @@ _memmove = ffi.memmove
 _empty = np.empty
 
 
+def take_scratch() -> _Scratch:
+    """A set of out-parameters from the pool (given back with :func:`give_scratch`; one
+    lost to an exception is simply not given back: the pool makes another)."""
+    try:
+        return _scratch_pool.pop()
+    except IndexError:
+        return _Scratch()
+
+
+give_scratch = _scratch_pool.append
+
+
 def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
                          ) -> tuple[int, tuple[int, ...], np.ndarray[Any, Any] | None]:
     """The element type and shape of the tensor ``raw``, and a new array holding a copy of
@@ -449,15 +461,21 @@ def tensor_copy_or_shape(api: Api, raw: Any, max_bytes: int
         if dtype is None or dtype.itemsize * math.prod(shape) > max_bytes:
             return et, shape, None
         return et, shape, np.array(tensor_view(api, raw, et, shape, None, False), copy=True)
-    pool = _scratch_pool
-    try:
-        sc = pool.pop()
-    except IndexError:
-        sc = _Scratch()
+    sc = take_scratch()
     found = copy_plain_tensor(api, raw, sc, max_bytes, False)
-    pool.append(sc)
-    assert found is not None  # (an error status raised)
+    _scratch_pool.append(sc)
     return found
+
+
+@overload
+def copy_plain_tensor(api: Api, raw: Any, sc: _Scratch, max_bytes: int,
+                      none_on_error: Literal[False]
+                      ) -> tuple[int, tuple[int, ...], np.ndarray[Any, Any] | None]: ...
+
+
+@overload
+def copy_plain_tensor(api: Api, raw: Any, sc: _Scratch, max_bytes: int, none_on_error: bool
+                      ) -> tuple[int, tuple[int, ...], np.ndarray[Any, Any] | None] | None: ...
 
 
 def copy_plain_tensor(api: Api, raw: Any, sc: _Scratch, max_bytes: int, none_on_error: bool

@@ -32,8 +32,9 @@ from . import run_options as _run_options_module
 from ._interrupt import Deadline, watcher
 from ._loader import Api
 from ._numpy_bridge import (PLAIN_DTYPES, PLAIN_ELEMENT_TYPES, PYTHON_DATA, array_to_ortvalue,
-                            as_array, is_array_like, ortvalue_to_python, take_output,
-                            tensor_copy_or_shape, tensor_view, view_output)
+                            as_array, copy_plain_tensor, give_scratch, is_array_like,
+                            ortvalue_to_python, take_output, take_scratch, tensor_copy_or_shape,
+                            tensor_view, view_output)
 from ._status import error_from_status, raise_status
 from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, feed_dtype
@@ -157,7 +158,7 @@ class RunContext:
         self.call = call
         self.job = job
         self.entries_made: Entries | None = None
-        self.created: list[Any] = []
+        self.created: list[Any] | None = None  # (made by the first: most runs make none)
         self.keep: list[Any] = []
         self.outputs: Any = None
         self.count = 0
@@ -272,8 +273,10 @@ class RunContext:
         entries = self.entries_made
         if entries is not None:
             entries.leave()
-        for owner in self.created:
-            _ffi_release(owner)  # idempotent: a cffi owner runs its destructor once
+        created = self.created
+        if created is not None:
+            for owner in created:
+                _ffi_release(owner)  # idempotent: a cffi owner runs its destructor once
         outputs = self.outputs
         if outputs is not None:
             release = self.release
@@ -304,7 +307,8 @@ class RunContext:
         # what the run held goes now, not with this context (which has a finalizer: PyPy
         # frees such an object one collection later, and its Values with it)
         self.keep.clear()
-        self.created.clear()
+        if created is not None:
+            created.clear()
         self.closed = True
 
     def stopper(self) -> Callable[[], None]:
@@ -436,10 +440,11 @@ class RunEngine:
         return found
 
     # -- inputs --------------------------------------------------------------------------------
-    def snapshot(self, feeds: Mapping[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        """The feeds as (names, data), read once: whatever the mapping does later (another
-        thread editing it, a __getitem__ that builds arrays), the run uses these objects, and
-        the run holds them, so every buffer stays alive until the C call returns."""
+    def snapshot(self, feeds: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[Any, Any]]:
+        """The feeds as (names, a dict of their own), read once: whatever the mapping does
+        later (another thread editing it, a __getitem__ that builds arrays), the run uses these
+        objects, and the run holds them, so every buffer stays alive until the C call
+        returns."""
         if type(feeds) is dict:
             copy = feeds.copy()  # one call: a dict is copied atomically
         elif isinstance(feeds, Mapping):
@@ -451,7 +456,7 @@ class RunEngine:
         if optional and any(v is None and k in optional for k, v in copy.items()):
             # an empty optional input is passed by leaving it out
             copy = {k: v for k, v in copy.items() if not (v is None and k in optional)}
-        return tuple(copy), tuple(copy.values())
+        return tuple(copy), copy
 
     def input_names(self, names: tuple[Any, ...]) -> NameArray:
         """The C array of a run's input names, cached per name tuple once the tuple is known
@@ -476,10 +481,13 @@ class RunEngine:
             raise InvalidArgument(f"unknown input name {name!r}; the model's inputs are "
                                   f"{[a.name for a in self.inputs]}")
 
-    def prepare_inputs(self, feeds: Mapping[str, Any], ctx: RunContext) -> tuple[NameArray, Any]:
+    def prepare_inputs(self, feeds: Mapping[str, Any], ctx: RunContext
+                       ) -> tuple[NameArray, list[Any]]:
         """An OrtValue per feed (read once: :meth:`snapshot`), into ``ctx``: the OrtValues
         made for this run only go to ``ctx.created``, what must stay alive (or entered) until
-        the C call returns to ``ctx.keep`` (and ``ctx.entries``).
+        the C call returns to ``ctx.keep`` (and ``ctx.entries``). The values come as a list,
+        which cffi passes to Run as the C array (a C array of their own for RunAsync, which
+        ORT may read after the call returns).
 
         An exact-dtype, C-contiguous numpy array takes the value cache: ORT's value over
         caller memory holds only the address, the shape and the type, so one made for an
@@ -490,14 +498,16 @@ class RunEngine:
         ``test_the_value_cache_finds_a_buffer_by_its_address``, holds cffi to that) and stored
         with a plain pointer, which does not keep the array alive."""
         names, data = self.snapshot(feeds)
-        in_names = self.input_names(names)
+        in_names = self.names.get(names)
+        if in_names is None:
+            in_names = self.input_names(names)
         keep = ctx.keep
         keep.append(data)
-        values = ffi.new(_VALUE_ARRAY, in_names.count)
+        values: list[Any] = []
+        keep.append(values)  # (which holds each cached value the run uses)
         fast = self.fast_inputs
         cache: dict[Any, Any] | None = None  # this thread's value cache, looked up once
-        for i, name in enumerate(names):
-            array = data[i]
+        for name, array in data.items():
             spec = fast.get(name)
             if spec is not None and type(array) is np.ndarray:
                 dtype, et = spec
@@ -505,19 +515,18 @@ class RunEngine:
                     try:
                         buf = _from_buffer(array)
                     except ValueError:  # not C-contiguous: the general path copies it
-                        values[i] = self.feed_value(name, array, ctx)
+                        values.append(self.feed_value(name, array, ctx))
                         continue
                     if cache is None:
-                        cache = _thread_values()
+                        cache = _value_caches.get(_get_ident()) or _thread_values()
                     shape = array.shape
                     owner = cache.get((buf, shape, et))
                     if owner is None:
                         owner = self.cached_value(buf, array.nbytes, shape, et,
                                                   f"input {name!r}", cache)
-                    keep.append(owner)
-                    values[i] = owner
+                    values.append(owner)
                     continue
-            values[i] = self.feed_value(name, array, ctx)
+            values.append(self.feed_value(name, array, ctx))
         return in_names, values
 
     def array_value(self, array: np.ndarray[Any, Any], what: str, et: int | None = None,
@@ -611,7 +620,11 @@ class RunEngine:
                                          expected if expected is not None and
                                          expected != ElementType.STRING and
                                          not isinstance(data, np.ndarray) else None)
-            ctx.created.append(_gc(raw, self.api.ReleaseValue))
+            owner = _gc(raw, self.api.ReleaseValue)
+            created = ctx.created
+            if created is None:
+                created = ctx.created = []
+            created.append(owner)
             keep.append(buf)
             return raw
         if kind == ValueKind.SEQUENCE:  # the item type converts Python data (and types [])
@@ -643,6 +656,9 @@ class RunEngine:
                 result[i] = _copied_value(result[i])
         else:
             tensor = wanted.tensor
+            # one set of out-parameters for every output's query (None: the library has no
+            # one-call query)
+            sc = take_scratch() if api.fast_shape else None
             for i in range(count):
                 raw = outputs[i]
                 if raw == _NULL:
@@ -650,7 +666,8 @@ class RunEngine:
                 if tensor[i]:
                     # small: a copy of its own (the value stays in its slot, for close() to
                     # release), cheaper than a view's owner chain
-                    et, shape, out = tensor_copy_or_shape(api, raw, COPY_OUT_MAX)
+                    et, shape, out = tensor_copy_or_shape(api, raw, COPY_OUT_MAX) \
+                        if sc is None else copy_plain_tensor(api, raw, sc, COPY_OUT_MAX, False)
                     if out is None:
                         dtype = PLAIN_DTYPES.get(et)
                         nbytes = math.prod(shape) * dtype.itemsize if dtype is not None else 0
@@ -663,6 +680,8 @@ class RunEngine:
                 else:
                     owner = take_output(api, outputs, i)
                     result[i] = ortvalue_to_python(api, owner, owner, True)
+            if sc is not None:
+                give_scratch(sc)
             for i in wanted.handed_back:
                 if type(result[i]) is np.ndarray:
                     result[i] = result[i].copy()
@@ -751,7 +770,10 @@ class RunEngine:
             if run_options is not None:  # (the run uses a stand-in: ``ctx.source``)
                 ctx.entries.enter(run_options)  # the job's until it completes
             wanted = self.output_list(output_names)
-            in_names, values = self.prepare_inputs(feeds, ctx)
+            in_names, listed = self.prepare_inputs(feeds, ctx)
+            # ORT may read the arrays after RunAsync returned: the job's context keeps them
+            values = ffi.new(_VALUE_ARRAY, listed)
+            ctx.keep += (values, in_names)
             count = ctx.count = wanted.count
             outputs = ctx.outputs = ffi.new(_VALUE_ARRAY, count)
 
