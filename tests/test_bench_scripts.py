@@ -232,3 +232,18 @@ def test_bench_tasks_times_a_shipped_session_against_new_sessions() -> None:
     for r in rows:
         assert float(r[-2]) > 0 and float(r[-1][:-1]) > 0, r
     assert [float(r[-1][:-1]) for r in rows if r[1] == "onnxruntime,"] == [1.0, 1.0], rows
+
+
+def test_bench_ab_times_two_trees_in_turn() -> None:
+    """bench_ab.py: a process per tree, the rows asked of each in turn; the same tree twice is
+    the A/A."""
+    proc = _script("bench_ab.py", ROOT, ROOT, "--rounds", "2", "--calls", "20")
+    rows = {line.split()[0]: [float(v) for v in line.split()[1:]]
+            for line in proc.stdout.splitlines()[2:]}
+    assert list(rows) == ["run", "run3", "values", "bound"], proc.stdout
+    for name, (base, new, ratio, base_cpu, new_cpu, cpu_ratio) in rows.items():
+        assert base > 0 and new > 0 and base_cpu > 0 and new_cpu > 0, (name, proc.stdout)
+        assert 0.2 < ratio < 5 and 0.2 < cpu_ratio < 5, (name, proc.stdout)
+    assert rows["run3"][0] > rows["run"][0] * 0.8, proc.stdout  # (three outputs to convert)
+    proc = _script("bench_ab.py", ROOT, ROOT, "--rows", "run,nope", ok=False)
+    assert proc.returncode == 2 and "unknown rows ['nope']" in proc.stderr, proc.stderr
