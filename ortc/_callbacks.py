@@ -14,7 +14,8 @@ import _thread
 import os
 import threading
 import time
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import CancelledError, Future, InvalidStateError
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable, Optional
 
 from . import _process
@@ -251,23 +252,44 @@ def pending_jobs() -> int:
     return len(_pending)
 
 
-def _drain_at_exit(limit: float = 30.0) -> None:
-    """Give the runs in flight, and the completions still running, ``limit`` seconds in all.
+#: seconds the exit waits for run_async runs in flight before it stops them
+EXIT_WAIT = 30.0
+
+
+def _drain_at_exit(limit: float | None = None, stopped_limit: float = 5.0) -> None:
+    """Give the runs in flight, and the completions still running, ``limit`` seconds
+    (:data:`EXIT_WAIT`) in all; then stop the runs still going (each through its own run
+    options, as ``Future.cancel`` does: their Futures fail with ORT's error) and give their
+    completions ``stopped_limit`` seconds more. A Ctrl-C during the wait stops them at once.
 
     A completion arriving after the interpreter is torn down would call into a dead
-    interpreter. One that is still running Python when it is torn down is worse: its thread
-    is ORT's, and Python 3.11 ends a thread that asks for the GIL during finalization with
-    pthread_exit, whose unwinding through ORT's thread pool aborts the process ("FATAL:
+    interpreter (a run longer than the wait, left running, killed the process at exit with
+    SIGSEGV or SIGILL). One that is still running Python when it is torn down is worse: its
+    thread is ORT's, and Python 3.11 ends a thread that asks for the GIL during finalization
+    with pthread_exit, whose unwinding through ORT's thread pool aborts the process ("FATAL:
     exception not rethrown"). A completion runs on after its Future is set: the Future's
     done-callbacks run there, then the job's releases (tests/test_async.py).
     """
-    deadline = time.monotonic() + limit
-    jobs = list(_pending)
-    for job in jobs:
-        try:
-            job.future.exception(timeout=max(0.0, deadline - time.monotonic()))
-        except BaseException:  # noqa: BLE001
-            pass
+    deadline = time.monotonic() + (EXIT_WAIT if limit is None else limit)
+    try:
+        for job in list(_pending):
+            try:
+                job.future.exception(timeout=max(0.0, deadline - time.monotonic()))
+            except (TimeoutError, CancelledError, FutureTimeout):
+                pass
+    except BaseException:  # noqa: BLE001 - a Ctrl-C at exit: stop the runs now
+        pass
+    if _pending:
+        for job in list(_pending):
+            stop = job.future.stop
+            if stop is not None:
+                try:
+                    stop()
+                except Exception:  # noqa: BLE001 - the others must still be stopped
+                    pass
+        deadline = time.monotonic() + stopped_limit
+        while _pending and time.monotonic() < deadline:
+            time.sleep(0.001)
     while _in_completion and time.monotonic() < deadline:
         time.sleep(0.001)  # the GIL released: the completions' threads can finish
     if _completions_seen:

@@ -23,8 +23,9 @@ registered here; and holds every registered lock from another thread across a fo
 Exit: one atexit hook runs the steps modules register with :func:`at_exit`, in this order:
 
 1. ``ASYNC_JOBS`` (ortc._callbacks): wait, bounded, for RunAsync completions still to come, and
-   for those still running Python on ORT's threads; one arriving after the interpreter is torn
-   down would call into a dead interpreter, one running then would abort the process.
+   for those still running Python on ORT's threads, then stop the runs still going and wait for
+   their completions; one arriving after the interpreter is torn down would call into a dead
+   interpreter, one running then would abort the process.
 2. ``RUNS_IN_FLIGHT`` (ortc._guard): park new calls, terminate the RunOptions of runs other
    threads are inside, and give them a bounded time to leave ORT and finish releases.
 3. ``QUIET_LOGGER`` (ortc.env): raise ORT's log threshold and make the logging callback inert;

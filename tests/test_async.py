@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -386,3 +387,44 @@ def test_cancels_racing_their_runs_completion_leak_nothing() -> None:
     assert pending_jobs() == 0
     assert ortc.live_handles().get("RunOptions", 0) <= base
     s.close()
+
+
+_EXIT_WITH_RUNS_IN_FLIGHT = r"""
+import os, signal, sys, threading, time, numpy as np, ortc, ortc._callbacks, ortc.compat, models
+mode = %(mode)r
+if mode == "bounded":
+    ortc._callbacks.EXIT_WAIT = 0.2  # (30 s by default)
+endless = {"x": np.full((64, 64), 0.01, np.float32), "n": np.array(10 ** 9, np.int64)}
+s = ortc.Session(models.loop_chain_model(64), intra_op_num_threads=2)
+s.run_async(None, endless).add_done_callback(
+    lambda f: os.write(1, f"native {type(f.exception()).__name__}\n".encode()))
+so = ortc.compat.SessionOptions()
+so.intra_op_num_threads = 2
+c = ortc.compat.InferenceSession(models.loop_chain_model(64), so,
+                                 providers=["CPUExecutionProvider"])
+c.run_async(None, endless, lambda res, data, err: os.write(1, f"{data} {bool(err)}\n".encode()),
+            "compat")
+if mode == "ctrl-c":
+    # a daemon timer: the exit does not wait for it, its signal comes during ortc's exit wait
+    t = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    t.daemon = True
+    t.start()
+os.write(1, b"exiting\n")  # (one write each: the lines come from three threads)
+"""
+
+
+@pytest.mark.parametrize("mode", ["bounded", "ctrl-c"])
+def test_the_interpreter_exits_cleanly_with_run_async_runs_that_never_end(mode: str) -> None:
+    """A script that ends with run_async runs in flight that outlast the exit's wait for them
+    (or is interrupted with Ctrl-C during that wait): the exit stops them, their Futures and
+    onnxruntime-style callbacks get the failure, and the process exits 0. The exit used to go
+    on into finalization with the runs still going: a completion then called into a dead
+    interpreter (SIGSEGV or SIGILL, after a 30 s wait; a Ctrl-C just cut the wait short)."""
+    from conftest import run_python
+
+    t = time.monotonic()
+    proc = run_python(_EXIT_WITH_RUNS_IN_FLIGHT % {"mode": mode}, timeout=25)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert sorted(proc.stdout.splitlines()) == ["compat True", "exiting", "native Fail"], \
+        proc.stdout
+    assert time.monotonic() - t < 20
