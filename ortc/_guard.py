@@ -98,8 +98,8 @@ _process.at_fork(_after_fork_in_child, __name__, _generation=_process.RESET, _pi
 # logs from C++ destructors, and a callback that cannot take the GIL any more exits the thread
 # through those noexcept frames (std::terminate, measured: "terminate called without an active
 # exception"). So at exit, while the GIL can still be taken, ortc parks every other thread at its
-# next guarded call, stops runs in flight that have RunOptions, and waits (bounded) until no call
-# and no release is inside ORT.
+# next guarded call, stops runs in flight (a run given no RunOptions has the workers' own), and
+# waits (bounded) until no call and no release is inside ORT.
 _exiting = False
 _exit_thread = 0
 #: one entry per C release in progress (append and pop are atomic: no lock on this path)
@@ -147,8 +147,8 @@ def _drain_at_exit(limit: float = 2.0) -> None:
         if not hasattr(type(obj), "_terminate_now"):
             continue
         guard = getattr(obj, "_guard", None)
-        if type(guard) is Guard and guard.busy():
-            obj._terminate_now()  # RunOptions of runs in flight
+        if type(guard) is Guard and (guard.busy() or obj._stop_at_exit):
+            obj._terminate_now()  # RunOptions of runs in flight, and those of runs given none
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline and (
             _releases_in_flight or any(g.busy() for g in guards)):

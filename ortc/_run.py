@@ -40,7 +40,8 @@ from .dlpack import dlpack_array, is_dlpack_producer
 from .dtypes import STRING_KINDS, bits_for, dtype_for, element_type_for, feed_dtype
 from .errors import InvalidArgument, RunTimeout
 from .memory import cpu_memory_info
-from .run_options import RunOptions, checked_run_options, checked_timeout, main_run_options
+from .run_options import (RunOptions, checked_run_options, checked_timeout, main_run_options,
+                          worker_run_options)
 from .typeinfo import NodeArg, TypeInfo
 from .value import Value
 
@@ -226,6 +227,8 @@ class RunContext:
             self.outer = watcher.main_run  # a run a signal handler started inside another
             self.main = True  # before the registration: close() undoes a half-made one
             watcher.main_run = ro
+        elif ro is None:  # (no Ctrl-C wiring) options the exit drain can terminate
+            ro = _run_options_module._worker_options or worker_run_options()
         if ro is not None:
             self.run_options = ro
             self.raw_run_options = ro._ptr

@@ -48,6 +48,8 @@ class RunOptions(Handle):
     #: the stand-in the main thread's runs with these options use (made on first need; see
     #: :meth:`_stand_in`)
     _main_copy: RunOptions | None = None
+    #: terminated by the exit drain whether or not a run is using it (worker_run_options)
+    _stop_at_exit = False
 
     def __init__(self, *, tag: str = UNSET,
                  log_severity_level: LoggingLevel | int | None = UNSET,
@@ -354,14 +356,37 @@ def main_run_options() -> RunOptions:
     return options
 
 
+#: the RunOptions of runs on other threads that pass none (see :func:`worker_run_options`)
+_worker_options: RunOptions | None = None
+_worker_options_made: list[RunOptions] = []
+
+
+def worker_run_options() -> RunOptions:
+    """The RunOptions of runs off the main thread that pass none, one for them all: the exit
+    drain (ortc._guard) terminates it. A run with no options could not be stopped, and one
+    still inside ORT when the interpreter finalized ran on under ORT's static destructors
+    (SIGSEGV at ``sys.exit`` with daemon threads in long runs)."""
+    global _worker_options
+    options = _worker_options
+    if options is None:
+        made = _worker_options_made  # (threads racing here all use the first one claimed)
+        made.append(RunOptions(tag="ortc-worker"))
+        options = _worker_options = made[0]
+        options._stop_at_exit = True
+    return options
+
+
 def _main_options_after_fork() -> None:
     # The child's main thread is the one that forked, and the parent's options may be in any
     # state at that instant (terminated by a Ctrl-C its main thread's run has not yet re-armed):
     # the child makes its own on first use (the parent's are not released there, _handle).
-    global _main_options, _main_options_made
+    global _main_options, _main_options_made, _worker_options, _worker_options_made
     _main_options = None
     _main_options_made = []
+    _worker_options = None
+    _worker_options_made = []
 
 
 _process.at_fork(_main_options_after_fork, __name__, _main_options=_process.RESET,
-                 _main_options_made=_process.RESET)
+                 _main_options_made=_process.RESET, _worker_options=_process.RESET,
+                 _worker_options_made=_process.RESET)

@@ -600,3 +600,44 @@ def test_thread_local_session_caches_are_released_with_their_threads(api: Api) -
         assert ortc.live_handles().get("IoBinding", 0) == bindings
     finally:
         gc.enable()
+
+
+_EXIT_WITH_WORKERS_IN_RUNS = r"""
+import os, sys, threading, numpy as np, ortc, ortc.compat, models
+x = np.full((64, 64), 0.01, np.float32)
+endless = {"x": x, "n": np.array(10 ** 9, np.int64)}
+native = ortc.Session(models.loop_chain_model(64), intra_op_num_threads=1)
+compat = ortc.compat.InferenceSession(models.loop_chain_model(64),
+                                      providers=["CPUExecutionProvider"])
+
+def bound():
+    binding = native.io_binding()  # (one per thread)
+    binding.bind_input("x", x)
+    binding.bind_input("n", endless["n"])
+    binding.bind_output("y")
+    native.run_with_binding(binding)
+
+def work(run):
+    try:
+        run()
+    except Exception as e:  # the exit stops the run: its error, as for any stopped run
+        os.write(1, (type(e).__name__ + "\n").encode())
+
+for run in [lambda: native.run(None, endless), lambda: compat.run(None, endless), bound] * 2:
+    threading.Thread(target=work, args=(run,), daemon=True).start()
+guards = [native._guard, compat._native._guard]
+while sum(len(g.calls) for g in guards) < 6:  # every run is inside its guarded call
+    threading.Event().wait(0.001)
+sys.exit(3)  # (a server's SIGTERM handler, say) with six daemon threads inside ORT
+"""
+
+
+def test_exiting_with_daemon_threads_inside_runs_given_no_run_options() -> None:
+    """The process exits (sys.exit) while daemon worker threads are inside long runs to which
+    they gave no RunOptions (run, compat's run, run_with_binding): the exit stops them and
+    the process ends with its own status. Such runs could not be stopped: the exit went on
+    into finalization with them inside ORT, under ORT's static destructors (SIGSEGV or SIGILL
+    every time; onnxruntime's binding aborts)."""
+    proc = run_python(_EXIT_WITH_WORKERS_IN_RUNS, timeout=WAIT)
+    assert proc.returncode == 3, (proc.returncode, proc.stderr[-3000:])
+    assert proc.stdout.split() == ["Fail"] * 6, proc.stdout
