@@ -194,7 +194,9 @@ class RunContext:
         terminates them, and nobody else's run): new ones, or a stand-in for the caller's.
         A deadline's run gets them too; on the main thread, a run with the caller's options
         gets their main-thread stand-in, which Ctrl-C terminates (the caller's options may
-        serve other threads' runs at once: ORT's terminate flag is the options')."""
+        serve other threads' runs at once: ORT's terminate flag is the options'). A run left
+        with none gets the workers' options, which the exit drain terminates (ORT cannot stop
+        a run it was given no options for)."""
         ro = run_options
         if ro is not None:
             checked_run_options(ro)
