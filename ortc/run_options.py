@@ -369,10 +369,14 @@ def worker_run_options() -> RunOptions:
     global _worker_options
     options = _worker_options
     if options is None:
-        made = _worker_options_made  # (threads racing here all use the first one claimed)
-        made.append(RunOptions(tag="ortc-worker"))
-        options = _worker_options = made[0]
-        options._stop_at_exit = True
+        mine = RunOptions(tag="ortc-worker")
+        mine._stop_at_exit = True
+        made = _worker_options_made
+        made.append(mine)
+        options = _worker_options = made[0]  # threads racing here all use the first claimed
+        if options is not mine:  # (nobody else has it: released now, not kept for good)
+            made.remove(mine)
+            mine.close()
     return options
 
 

@@ -86,10 +86,15 @@ def main(directory: str) -> dict[str, Any]:
         expected = json.load(f)
     out: dict[str, Any] = {"implementation": platform.python_implementation(),
                            "library_version": ortc.version().library_version}
-    # the process-wide objects (env, default allocator, CPU memory info, the main thread's run
-    # options) come with the first run; the baseline is taken after one
+    # the process-wide objects (env, default allocator, CPU memory info, the run options of
+    # the main thread's runs and of other threads' that pass none) come with the first runs;
+    # the baseline is taken after one on each
     warm = ortc.Session(_load(directory, "add"))
     warm.run(None, {"a": np.zeros(4, np.float32), "b": np.zeros(4, np.float32)})
+    worker = threading.Thread(target=warm.run, args=(
+        None, {"a": np.zeros(4, np.float32), "b": np.zeros(4, np.float32)}))
+    worker.start()
+    worker.join()
     warm.close()
     del warm
     gc.collect()

@@ -277,6 +277,11 @@ class World:
             self.reference("mlp", feeds_for("mlp", 0), d)
         with ortc.RunOptions() as ro:  # the deadline path's watcher thread
             self._ref_session("add", None).run(None, feeds_for("add", 0), ro, timeout=60)
+        # the run options of runs off the main thread that pass none (the exit stops them)
+        worker = threading.Thread(target=self._ref_session("add", None).run,
+                                  args=(None, feeds_for("add", 0)))
+        worker.start()
+        worker.join()
         self._files = self._make_files()
         from ortc import compat
 
