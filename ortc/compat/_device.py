@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from enum import IntEnum
-from typing import Any
+from typing import Any, Callable
 
 from ._errors import COLLECTION_MODULE, InvalidArgument, shallow_copy, unpicklable
 
@@ -28,6 +28,13 @@ _DEVICE_TYPES = {"cpu": 0, "gpu": 1, "cuda": 1, "dml": 1, "webgpu": 1, "npu": 3,
 #: unless one is given; a "dml" device is Microsoft's whatever is given
 _VENDORS = {"cuda": int(OrtDeviceVendorId.NVIDIA), "dml": int(OrtDeviceVendorId.MICROSOFT),
             "cann": int(OrtDeviceVendorId.HUAWEI)}
+
+
+def _number(value: int) -> Callable[[], int]:
+    """A function returning ``value`` (the C++ device's static number methods)."""
+    def number() -> int:
+        return value
+    return number
 
 
 class OrtDevice:
@@ -79,41 +86,12 @@ class OrtDevice:
         return device
 
     # the C++ device's numbers for its device and memory types (static methods there)
-    @staticmethod
-    def cpu() -> int:
-        return 0
-
-    @staticmethod
-    def cuda() -> int:
-        return 1
-
-    @staticmethod
-    def gpu() -> int:
-        return 1
-
-    @staticmethod
-    def webgpu() -> int:
-        return 1
-
-    @staticmethod
-    def fpga() -> int:
-        return 2
-
-    @staticmethod
-    def npu() -> int:
-        return 3
-
-    @staticmethod
-    def cann() -> int:
-        return 3
-
-    @staticmethod
-    def dml() -> int:
-        return 4
-
-    @staticmethod
-    def default_memory() -> int:
-        return 0
+    cpu = staticmethod(_number(0))
+    cuda = gpu = webgpu = staticmethod(_number(1))
+    fpga = staticmethod(_number(2))
+    npu = cann = staticmethod(_number(3))
+    dml = staticmethod(_number(4))
+    default_memory = staticmethod(_number(0))
 
     @staticmethod
     def make(ort_device_name: str, device_id: int, vendor_id: int = -1) -> OrtDevice:
