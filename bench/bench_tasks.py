@@ -53,19 +53,18 @@ def main(argv: list[str] | None = None) -> int:
         session_blob = pickle.dumps(s, protocol=5)
     bytes_blob = pickle.dumps(model, protocol=5)
 
-    def ort_task() -> tuple[Any, Any]:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = 1
-        s = ort.InferenceSession(pickle.loads(bytes_blob), so,
-                                 providers=["CPUExecutionProvider"])
-        return s, s.run(None, {"x": x})[0]
+    def bytes_task(binding: Any) -> Callable[[], tuple[Any, Any]]:
+        """A task of onnxruntime's idiom in ``binding`` (onnxruntime or ortc.compat): the
+        model's bytes unpickled, a new session, one run."""
+        def task() -> tuple[Any, Any]:
+            so = binding.SessionOptions()
+            so.intra_op_num_threads = 1
+            s = binding.InferenceSession(pickle.loads(bytes_blob), so,
+                                         providers=["CPUExecutionProvider"])
+            return s, s.run(None, {"x": x})[0]
+        return task
 
-    def compat_task() -> tuple[Any, Any]:
-        so = compat.SessionOptions()
-        so.intra_op_num_threads = 1
-        s = compat.InferenceSession(pickle.loads(bytes_blob), so,
-                                    providers=["CPUExecutionProvider"])
-        return s, s.run(None, {"x": x})[0]
+    ort_task, compat_task = bytes_task(ort), bytes_task(compat)
 
     def ortc_task() -> tuple[Any, Any]:
         s = pickle.loads(session_blob)
