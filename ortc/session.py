@@ -346,11 +346,20 @@ def _external_files(model_path: str | None, locations: tuple[str, ...],
                     named_folder: str | None) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
     """Each of ``locations`` in each folder ORT may read it from now, and that file's
     identity."""
-    folders = [os.path.dirname(model_path) if model_path is not None else os.getcwd()]
-    if named_folder:
-        folders.append(named_folder)
-    return tuple((target, _file_identity(target)) for folder in folders for location in locations
+    return tuple((target, _file_identity(target))
+                 for folder in _data_folders(model_path, named_folder)
+                 for location in locations
                  for target in (os.path.abspath(os.path.join(folder, location)),))
+
+
+def _data_folders(model_path: str | None, named_folder: str | None) -> list[str]:
+    """Where ORT looks for external data (absolute): beside a model from ``model_path``, in
+    the current folder for one from bytes (None); also in the folder the options name."""
+    folders = [os.path.dirname(os.path.abspath(model_path)) if model_path is not None
+               else os.getcwd()]
+    if named_folder:
+        folders.append(os.path.abspath(named_folder))
+    return folders
 
 
 def _check_external_data(model: str | bytes | bytearray, named_folder: str | None
@@ -398,11 +407,9 @@ def _check_external_data(model: str | bytes | bytearray, named_folder: str | Non
             data.close()
     if not located:
         return None
-    # where ORT looks: beside a model from a path, in the current folder for one from bytes
-    folders = [os.path.dirname(os.path.abspath(model)) if isinstance(model, str)
-               else os.getcwd()]
-    if named_folder:
-        folders.append(os.path.abspath(named_folder))
+    model_path = os.path.abspath(model) if isinstance(model, str) else None
+    named = os.path.abspath(named_folder) if named_folder else None
+    folders = _data_folders(model_path, named)
     for name, location in located:
         why = _location_problem(location, folders)
         if why is not None:
@@ -411,8 +418,6 @@ def _check_external_data(model: str | bytes | bytearray, named_folder: str | Non
                 f"lets a model read only files inside its folder, "
                 f"{folders[0] if len(folders) == 1 else ' and '.join(folders)})")
     locations = tuple(sorted({location for _, location in located}))
-    model_path = os.path.abspath(model) if isinstance(model, str) else None
-    named = os.path.abspath(named_folder) if named_folder else None
     return ExternalData(locations, model_path, named, _external_files(model_path, locations,
                                                                       named))
 
